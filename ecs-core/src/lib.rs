@@ -1,0 +1,2 @@
+//! sigecs runtime.
+pub mod entity;

@@ -1,2 +1,4 @@
 //! sigecs runtime.
 pub mod entity;
+pub mod soa;
+pub mod transform;

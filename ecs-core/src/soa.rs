@@ -1,0 +1,1 @@
+//! SoA component managers (seed part 2). Work in progress.

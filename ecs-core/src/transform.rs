@@ -1,0 +1,1 @@
+//! Transform hierarchy (seed part 3). Work in progress.

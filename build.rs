@@ -1,1 +1,22 @@
-fn main() {}
+//! Generates the bundled world from `components/` and the benchmark fixture worlds from
+//! `benches/worlds/`.
+
+use ecs_codegen::Builder;
+
+fn main() {
+    Builder::new()
+        .scan("components", "crate::components")
+        .generate_or_exit();
+
+    let simple_iter = "crate::bench_worlds::simple_iter";
+    for layout in ["columns", "rows"] {
+        Builder::new()
+            .scan("benches/worlds/simple_iter/mod.rs", simple_iter)
+            .scan(
+                format!("benches/worlds/simple_iter/{layout}.rs"),
+                &format!("{simple_iter}::{layout}"),
+            )
+            .out_file(&format!("simple_iter_{layout}.rs"))
+            .generate_or_exit();
+    }
+}

@@ -1,1 +1,38 @@
-//! sigecs.
+//! # sigecs
+//!
+//! An entity–component system whose storage is generated at build time: one packed array per
+//! declared signature, systems matched to arrays by bitmask before the crate compiles. This
+//! crate is the bundled world — the declarations in `components/`, the `World` that `build.rs`
+//! generates from them, and the main job in `src/main.rs`. The runtime is `ecs_core`, the
+//! macros `ecs_derive`, the generator `ecs_codegen`.
+//!
+//! ```
+//! use sigecs::components::physics::*;
+//! use sigecs::components::signatures::Body;
+//! use sigecs::World;
+//! use glam::Vec3;
+//!
+//! let mut world = World::new();
+//! let e = world.spawn(Body {
+//!     position: Position(Vec3::ZERO),
+//!     velocity: Velocity(Vec3::X),
+//!     acceleration: Acceleration(Vec3::ZERO),
+//!     mass: Mass(1.0),
+//! });
+//! world.run_integrate();
+//! let dt = world.resource::<sigecs::components::resources::Time>().dt;
+//! assert_eq!(world.get::<Position>(e).unwrap().0, Vec3::X * dt);
+//! assert!(world.despawn(e));
+//! assert!(world.get::<Position>(e).is_none());
+//! ```
+
+#[path = "../components/mod.rs"]
+pub mod components;
+
+pub use ecs_core;
+
+include!(concat!(env!("OUT_DIR"), "/world.rs"));
+
+#[doc(hidden)]
+#[path = "../benches/worlds/mod.rs"]
+pub mod bench_worlds;

@@ -1,8 +1,70 @@
-//! sigecs proc macros.
+//! # ecs-derive: the sigecs declaration macros
+//!
+//! `#[derive(Component)]`, `#[derive(Signature)]`, `#[derive(Resource)]` and `#[system]`
+//! validate a declaration where it is written and report errors spanned on the offending token.
+//! What counts as valid is decided by `ecs_codegen::decl`, which the build script uses too; this
+//! crate only dispatches and expands. Ids, masks and stores are the build script's job.
+//!
+//! Use them through `ecs_core` (which re-exports them), as in:
+//!
+//! ```
+//! use ecs_core::prelude::*;
+//!
+//! #[derive(Component)]
+//! pub struct Position(pub [f32; 3]);
+//!
+//! #[derive(Component)]
+//! #[component(cold)]
+//! pub struct DebugName(pub String);
+//!
+//! #[derive(Signature)]
+//! pub struct Named { pub position: Position, pub name: DebugName }
+//!
+//! #[derive(Resource, Default)]
+//! pub struct Time { pub dt: f32 }
+//!
+//! #[system]
+//! pub fn drift(position: &mut Position, time: &Time) {
+//!     position.0[0] += time.dt;
+//! }
+//! # fn main() {}
+//! ```
+
+mod expand;
 mod soa;
+
+use proc_macro::TokenStream;
+
+/// Declares a component. `#[component(cold)]` keeps it out of the hot row in `rows` signatures.
+#[proc_macro_derive(Component, attributes(component))]
+pub fn derive_component(input: TokenStream) -> TokenStream {
+    expand::component(input.into()).into()
+}
+
+/// Declares a signature: a named set of components, stored in one packed array.
+/// `#[signature(layout = "rows")]` selects the rows layout (default `columns`).
+#[proc_macro_derive(Signature, attributes(signature))]
+pub fn derive_signature(input: TokenStream) -> TokenStream {
+    expand::signature(input.into()).into()
+}
+
+/// Declares a resource: a `Default` singleton owned by the world, passed to systems by `&R` or
+/// `&mut R`.
+#[proc_macro_derive(Resource)]
+pub fn derive_resource(input: TokenStream) -> TokenStream {
+    expand::resource(input.into()).into()
+}
+
+/// Declares a system: a function run once per row of every signature that has its components.
+/// Parameters: `&C`, `&mut C`, `Option<&C>`, `Option<&mut C>`, `&R`, `&mut R`, `Entity`.
+/// Filters: `#[system(with(A), without(B))]`.
+#[proc_macro_attribute]
+pub fn system(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::system(args.into(), item.into()).into()
+}
 
 /// Generates a structure-of-arrays component manager from a struct declaration (seed part 2).
 #[proc_macro_derive(SoaManager, attributes(soa))]
-pub fn derive_soa_manager(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
+pub fn derive_soa_manager(input: TokenStream) -> TokenStream {
     soa::expand(input.into()).into()
 }

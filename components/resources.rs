@@ -1,0 +1,27 @@
+//! The bundled world's resources.
+
+use ecs_core::prelude::*;
+use glam::Vec3;
+
+/// Frame time.
+#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+pub struct Time {
+    /// Seconds per frame.
+    pub dt: f32,
+}
+
+impl Default for Time {
+    fn default() -> Self {
+        Time { dt: 1.0 / 60.0 }
+    }
+}
+
+/// Acceleration of bodies with mass.
+#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+pub struct Gravity(pub Vec3);
+
+impl Default for Gravity {
+    fn default() -> Self {
+        Gravity(Vec3::new(0.0, -9.81, 0.0))
+    }
+}

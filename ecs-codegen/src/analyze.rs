@@ -1,0 +1,364 @@
+//! Whole-crate analysis: resolves names, assigns component ids and bits, builds signature and
+//! system masks, and matches systems to signatures. The output, [`Model`], is everything the
+//! generator needs; every cross-declaration error is reported here with a location and a fix.
+
+use crate::decl::{LayoutDecl, ParamKind};
+use crate::diagnostic::{closest, Diagnostic};
+use crate::scan::{Found, Scan};
+use proc_macro2::{Ident, Span};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// The most components a world can have: the width of the widest bitflags type.
+pub const MAX_COMPONENTS: usize = 128;
+
+/// A component with its id (its index in [`Model::components`]) and bit `1 << id`.
+#[derive(Clone, Debug)]
+pub struct Component {
+    /// Type name.
+    pub ident: Ident,
+    /// Full path, e.g. `crate::components::Position`.
+    pub path: syn::Path,
+    /// `#[component(cold)]`.
+    pub cold: bool,
+}
+
+/// A signature with its store id (its index in [`Model::signatures`]).
+#[derive(Clone, Debug)]
+pub struct Signature {
+    /// Struct name.
+    pub ident: Ident,
+    /// Full path of the struct.
+    pub path: syn::Path,
+    /// Storage layout.
+    pub layout: LayoutDecl,
+    /// (field name, component id) in declaration order.
+    pub fields: Vec<(Ident, usize)>,
+    /// Bit set of its components.
+    pub mask: u128,
+}
+
+impl Signature {
+    /// Does this signature hold component `id`?
+    pub fn has(&self, id: usize) -> bool {
+        self.mask & (1u128 << id) != 0
+    }
+}
+
+/// A resource, stored in a field of the generated `Resources` struct.
+#[derive(Clone, Debug)]
+pub struct Resource {
+    /// Type name.
+    pub ident: Ident,
+    /// Full path.
+    pub path: syn::Path,
+}
+
+/// A resolved system parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Param {
+    /// A component by id.
+    Component {
+        /// Component id.
+        id: usize,
+        /// `&mut`.
+        mutable: bool,
+        /// `Option<..>`.
+        optional: bool,
+    },
+    /// A resource by index.
+    Resource {
+        /// Resource index.
+        id: usize,
+        /// `&mut`.
+        mutable: bool,
+    },
+    /// The row's entity.
+    Entity,
+}
+
+/// A system with its masks and the signatures it runs over.
+#[derive(Clone, Debug)]
+pub struct System {
+    /// Function name.
+    pub ident: Ident,
+    /// Full path of the function.
+    pub path: syn::Path,
+    /// Parameters in order.
+    pub params: Vec<Param>,
+    /// Components an entity must have.
+    pub required: u128,
+    /// Components an entity must not have.
+    pub excluded: u128,
+    /// Ids of the matching signatures, ascending.
+    pub matches: Vec<usize>,
+}
+
+/// The analysed world.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// Components sorted by name; index = id.
+    pub components: Vec<Component>,
+    /// Signatures sorted by name; index = store id.
+    pub signatures: Vec<Signature>,
+    /// Resources sorted by name.
+    pub resources: Vec<Resource>,
+    /// Systems in declaration order.
+    pub systems: Vec<System>,
+}
+
+impl Model {
+    /// Bits of the generated component-set type: 32, 64 or 128.
+    pub fn mask_width(&self) -> u32 {
+        match self.components.len() {
+            0..=32 => 32,
+            33..=64 => 64,
+            _ => 128,
+        }
+    }
+}
+
+fn full_path(module: &str, ident: &Ident) -> syn::Path {
+    syn::parse_str(&format!("{module}::{ident}")).unwrap_or_else(|_| ident.clone().into())
+}
+
+fn diag<T>(f: &Found<T>, span: Span, msg: impl Into<String>) -> Diagnostic {
+    Diagnostic::at(&f.file, span, msg)
+}
+
+fn location(file: &Path, span: Span) -> String {
+    let s = span.start();
+    format!("{}:{}:{}", file.display(), s.line, s.column + 1)
+}
+
+/// Sorts by name and reports every name declared twice (among `all_names`, which spans kinds).
+fn unique_by_name<T: Clone>(
+    items: &[Found<T>],
+    ident: impl Fn(&T) -> &Ident,
+    kind: &str,
+    taken: &mut HashMap<String, (String, String)>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Found<T>> {
+    let mut kept = Vec::new();
+    for f in items {
+        let id = ident(&f.decl);
+        let name = id.to_string();
+        if let Some((other_kind, at)) = taken.get(&name) {
+            diags.push(
+                diag(f, id.span(), format!("`{name}` is declared twice: as a {other_kind} at {at} and as a {kind} here"))
+                    .with_help("names of components, signatures and resources must be unique across the scanned files, because the generated world names them without their module; rename one"),
+            );
+        } else {
+            taken.insert(name, (kind.to_string(), location(&f.file, id.span())));
+            kept.push(f.clone());
+        }
+    }
+    kept.sort_by_key(|f| ident(&f.decl).to_string());
+    kept
+}
+
+/// Builds the model, or returns every error found.
+pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let mut taken = HashMap::new();
+    let comps = unique_by_name(&scan.components, |c| &c.ident, "component", &mut taken, &mut diags);
+    let sigs = unique_by_name(&scan.signatures, |s| &s.ident, "signature", &mut taken, &mut diags);
+    let ress = unique_by_name(&scan.resources, |r| &r.ident, "resource", &mut taken, &mut diags);
+
+    if comps.len() > MAX_COMPONENTS {
+        let f = &comps[MAX_COMPONENTS];
+        diags.push(
+            diag(f, f.decl.ident.span(), format!(
+                "{} components are declared but a world holds at most {MAX_COMPONENTS}, the width of the widest component-set type (u128)",
+                comps.len()
+            ))
+            .with_help("split the declarations into two worlds (two builders scanning different directories), or merge components that are always used together"),
+        );
+        return Err(diags);
+    }
+
+    let components: Vec<Component> = comps
+        .iter()
+        .map(|f| Component {
+            ident: f.decl.ident.clone(),
+            path: full_path(&f.module, &f.decl.ident),
+            cold: f.decl.cold,
+        })
+        .collect();
+    let comp_id: HashMap<String, usize> = components
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.ident.to_string(), i))
+        .collect();
+    let res_id: HashMap<String, usize> = ress
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.decl.ident.to_string(), i))
+        .collect();
+    let comp_names = || components.iter().map(|c| c.ident.to_string()).collect::<Vec<_>>();
+    let unknown_component = |ty: &Ident| {
+        let names = comp_names();
+        let hint = match closest(&ty.to_string(), names.iter().map(String::as_str)) {
+            Some(c) => format!("did you mean `{c}`? "),
+            None => String::new(),
+        };
+        format!("{hint}declare `{ty}` with `#[derive(Component)]` in a scanned file, or fix the name")
+    };
+
+    let mut signatures = Vec::new();
+    let mut by_mask: HashMap<u128, (String, String)> = HashMap::new();
+    for f in &sigs {
+        let mut fields = Vec::new();
+        let mut mask = 0u128;
+        let mut ok = true;
+        for (field, ty) in &f.decl.fields {
+            match comp_id.get(&ty.to_string()) {
+                Some(&id) => {
+                    fields.push((field.clone(), id));
+                    mask |= 1u128 << id;
+                }
+                None => {
+                    ok = false;
+                    let msg = if res_id.contains_key(&ty.to_string()) {
+                        format!("`{ty}` in signature `{}` is a resource, not a component", f.decl.ident)
+                    } else {
+                        format!("unknown component `{ty}` in signature `{}`", f.decl.ident)
+                    };
+                    diags.push(diag(f, ty.span(), msg).with_help(unknown_component(ty)));
+                }
+            }
+        }
+        if !ok {
+            continue;
+        }
+        if let Some((other, at)) = by_mask.get(&mask) {
+            diags.push(
+                diag(f, f.decl.ident.span(), format!(
+                    "signature `{}` has the same component set as signature `{other}` (at {at})",
+                    f.decl.ident
+                ))
+                .with_help("each component set gets exactly one store; remove one of the two signatures, or spawn both through one of them"),
+            );
+            continue;
+        }
+        by_mask.insert(mask, (f.decl.ident.to_string(), location(&f.file, f.decl.ident.span())));
+        signatures.push(Signature {
+            ident: f.decl.ident.clone(),
+            path: full_path(&f.module, &f.decl.ident),
+            layout: f.decl.layout,
+            fields,
+            mask,
+        });
+    }
+
+    let resources: Vec<Resource> = ress
+        .iter()
+        .map(|f| Resource {
+            ident: f.decl.ident.clone(),
+            path: full_path(&f.module, &f.decl.ident),
+        })
+        .collect();
+
+    let mut systems = Vec::new();
+    let mut system_names: HashMap<String, String> = HashMap::new();
+    for f in &scan.systems {
+        let d = &f.decl;
+        if let Some(at) = system_names.get(&d.ident.to_string()) {
+            diags.push(
+                diag(f, d.ident.span(), format!("system `{}` is declared twice (also at {at})", d.ident))
+                    .with_help("the world generates one `run_<system>` method per system, so system names must be unique; rename one"),
+            );
+            continue;
+        }
+        system_names.insert(d.ident.to_string(), location(&f.file, d.ident.span()));
+        let mut params = Vec::new();
+        let mut required = 0u128;
+        let mut excluded = 0u128;
+        let mut ok = true;
+        for p in &d.params {
+            match &p.kind {
+                ParamKind::Entity => params.push(Param::Entity),
+                ParamKind::Ref { ty, mutable, optional } => {
+                    let name = ty.to_string();
+                    if let Some(&id) = comp_id.get(&name) {
+                        if !optional {
+                            required |= 1u128 << id;
+                        }
+                        params.push(Param::Component { id, mutable: *mutable, optional: *optional });
+                    } else if let Some(&id) = res_id.get(&name) {
+                        if *optional {
+                            ok = false;
+                            diags.push(diag(f, p.span, format!("resource `{ty}` cannot be optional: the world always holds one"))
+                                .with_help(format!("take it as `&{ty}` or `&mut {ty}`")));
+                        } else {
+                            params.push(Param::Resource { id, mutable: *mutable });
+                        }
+                    } else {
+                        ok = false;
+                        diags.push(
+                            diag(f, ty.span(), format!("unknown component or resource `{ty}` in system `{}`", d.ident))
+                                .with_help(format!("{} (or `#[derive(Resource)]` for a singleton)", unknown_component(ty))),
+                        );
+                    }
+                }
+            }
+        }
+        for (list, mask, what) in [(&d.with, &mut required, "with"), (&d.without, &mut excluded, "without")] {
+            for ty in list {
+                match comp_id.get(&ty.to_string()) {
+                    Some(&id) => *mask |= 1u128 << id,
+                    None => {
+                        ok = false;
+                        diags.push(
+                            diag(f, ty.span(), format!("unknown component `{ty}` in `{what}(..)` of system `{}`", d.ident))
+                                .with_help(unknown_component(ty)),
+                        );
+                    }
+                }
+            }
+        }
+        if !ok {
+            continue;
+        }
+        let matches: Vec<usize> = signatures
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.mask & required == required && s.mask & excluded == 0)
+            .map(|(i, _)| i)
+            .collect();
+        if matches.is_empty() {
+            let names = |m: u128| {
+                components
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| m & (1u128 << i) != 0)
+                    .map(|(_, c)| c.ident.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let mut msg = format!("system `{}` matches no signature: no declared signature has all of {{{}}}", d.ident, names(required));
+            if excluded != 0 {
+                msg.push_str(&format!(" and none of {{{}}}", names(excluded)));
+            }
+            diags.push(diag(f, d.ident.span(), msg).with_help(
+                "declare a signature with these components (`#[derive(Signature)]`), or change the system's parameters or filters",
+            ));
+            continue;
+        }
+        systems.push(System {
+            ident: d.ident.clone(),
+            path: full_path(&f.module, &d.ident),
+            params,
+            required,
+            excluded,
+            matches,
+        });
+    }
+
+    if diags.is_empty() {
+        Ok(Model { components, signatures, resources, systems })
+    } else {
+        diags.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+        Err(diags)
+    }
+}

@@ -1,0 +1,577 @@
+//! Declarations: what one `#[derive(Component)]`, `#[derive(Signature)]`,
+//! `#[derive(Resource)]` or `#[system]` item says, parsed and validated in isolation.
+//!
+//! This is the one place that decides what a valid declaration is. `ecs-derive` calls these
+//! functions and turns an `Err` into a compile error at the offending token; the build script
+//! calls the same functions on every scanned item, then does the whole-crate checks (unknown
+//! names, duplicates, matching) in [`crate::analyze`].
+
+use proc_macro2::{Span, TokenStream};
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{
+    Data, DeriveInput, Fields, FnArg, GenericArgument, Ident, ItemFn, LitStr, PathArguments,
+    ReturnType, Token, Type, Visibility,
+};
+
+/// A `#[derive(Component)]` type.
+#[derive(Clone, Debug)]
+pub struct ComponentDecl {
+    /// The type's name.
+    pub ident: Ident,
+    /// `#[component(cold)]`.
+    pub cold: bool,
+}
+
+/// Storage layout requested by `#[signature(layout = "...")]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutDecl {
+    /// One column per component (the default).
+    Columns,
+    /// Row structs of the hot components plus a parallel array of the cold ones.
+    Rows,
+}
+
+/// A `#[derive(Signature)]` struct: a named set of components.
+#[derive(Clone, Debug)]
+pub struct SignatureDecl {
+    /// The struct's name.
+    pub ident: Ident,
+    /// The requested layout.
+    pub layout: LayoutDecl,
+    /// Fields in declaration order: (field name, component type name).
+    pub fields: Vec<(Ident, Ident)>,
+}
+
+/// A `#[derive(Resource)]` type.
+#[derive(Clone, Debug)]
+pub struct ResourceDecl {
+    /// The type's name.
+    pub ident: Ident,
+}
+
+/// How a system parameter borrows its data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// `&T`, `&mut T`, `Option<&T>` or `Option<&mut T>`: a component or a resource, resolved by
+    /// the build script.
+    Ref {
+        /// The named type.
+        ty: Ident,
+        /// `&mut`.
+        mutable: bool,
+        /// Wrapped in `Option`.
+        optional: bool,
+    },
+    /// The entity of the row.
+    Entity,
+}
+
+/// One parameter of a system.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// What it borrows.
+    pub kind: ParamKind,
+    /// The parameter's span, for errors.
+    pub span: Span,
+}
+
+/// A `#[system]` function.
+#[derive(Clone, Debug)]
+pub struct SystemDecl {
+    /// The function's name.
+    pub ident: Ident,
+    /// Parameters in order.
+    pub params: Vec<Param>,
+    /// `with(..)`: components the entity must have without the system reading them.
+    pub with: Vec<Ident>,
+    /// `without(..)`: components the entity must not have.
+    pub without: Vec<Ident>,
+}
+
+fn require_no_generics(generics: &syn::Generics, what: &str) -> syn::Result<()> {
+    if generics.params.is_empty() && generics.where_clause.is_none() {
+        Ok(())
+    } else {
+        Err(syn::Error::new(
+            generics.span(),
+            format!(
+                "{what} cannot be generic: the build script lays out concrete types; declare one \
+                 concrete type per use"
+            ),
+        ))
+    }
+}
+
+fn require_visible(vis: &Visibility, ident: &Ident, what: &str) -> syn::Result<()> {
+    if matches!(vis, Visibility::Inherited) {
+        Err(syn::Error::new(
+            ident.span(),
+            format!(
+                "{what} `{ident}` must be `pub` or `pub(crate)`: the generated world names it \
+                 from outside this module"
+            ),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Combines errors so that every problem of a declaration is reported at once.
+#[derive(Default)]
+struct Errors(Option<syn::Error>);
+
+impl Errors {
+    fn push(&mut self, e: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(e),
+            None => self.0 = Some(e),
+        }
+    }
+    fn check(&mut self, r: syn::Result<()>) {
+        if let Err(e) = r {
+            self.push(e);
+        }
+    }
+    fn finish<T>(self, value: T) -> syn::Result<T> {
+        match self.0 {
+            Some(e) => Err(e),
+            None => Ok(value),
+        }
+    }
+}
+
+/// Parses and validates a `#[derive(Component)]` input.
+pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
+    let mut errors = Errors::default();
+    if let Data::Union(u) = &input.data {
+        errors.push(syn::Error::new(
+            u.union_token.span,
+            "a component cannot be a union; use a struct or an enum",
+        ));
+    }
+    errors.check(require_no_generics(&input.generics, "a component"));
+    errors.check(require_visible(&input.vis, &input.ident, "component"));
+    let mut cold = false;
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("component")) {
+        let r = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("cold") {
+                cold = true;
+                Ok(())
+            } else {
+                Err(meta.error(
+                    "unknown component option; the only option is `cold`, as in \
+                     `#[component(cold)]`",
+                ))
+            }
+        });
+        errors.check(r);
+    }
+    errors.finish(ComponentDecl {
+        ident: input.ident.clone(),
+        cold,
+    })
+}
+
+/// Parses and validates a `#[derive(Signature)]` input.
+pub fn parse_signature(input: &DeriveInput) -> syn::Result<SignatureDecl> {
+    let mut errors = Errors::default();
+    errors.check(require_no_generics(&input.generics, "a signature"));
+    errors.check(require_visible(&input.vis, &input.ident, "signature"));
+    let mut layout = LayoutDecl::Columns;
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("signature")) {
+        let r = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("layout") {
+                let lit: LitStr = meta.value()?.parse()?;
+                layout = match lit.value().as_str() {
+                    "columns" => LayoutDecl::Columns,
+                    "rows" => LayoutDecl::Rows,
+                    other => {
+                        return Err(syn::Error::new(
+                            lit.span(),
+                            format!(
+                                "unknown layout \"{other}\"; use `layout = \"columns\"` (the \
+                                 default) or `layout = \"rows\"`"
+                            ),
+                        ))
+                    }
+                };
+                Ok(())
+            } else {
+                Err(meta.error(
+                    "unknown signature option; the only option is `layout = \"columns\"` or \
+                     `layout = \"rows\"`",
+                ))
+            }
+        });
+        errors.check(r);
+    }
+    let mut fields = Vec::new();
+    match &input.data {
+        Data::Struct(s) => match &s.fields {
+            Fields::Named(named) => {
+                for f in &named.named {
+                    let name = f.ident.clone().expect("named field");
+                    match plain_type_name(&f.ty) {
+                        Some(ty) => {
+                            if let Some((_, first)) = fields.iter().find(|(_, t)| *t == ty) {
+                                errors.push(syn::Error::new(
+                                    f.ty.span(),
+                                    format!(
+                                        "component `{ty}` appears twice in signature `{}` (also \
+                                         as field `{first}`); an entity holds one value per \
+                                         component, so remove one field",
+                                        input.ident
+                                    ),
+                                ));
+                            } else {
+                                fields.push((name, ty));
+                            }
+                        }
+                        None => errors.push(syn::Error::new(
+                            f.ty.span(),
+                            "a signature field must name a component type, as in \
+                             `position: Position` (no references, generics or tuples)",
+                        )),
+                    }
+                }
+                if named.named.is_empty() {
+                    errors.push(syn::Error::new(
+                        input.ident.span(),
+                        "a signature needs at least one component field",
+                    ));
+                }
+            }
+            _ => errors.push(syn::Error::new(
+                input.ident.span(),
+                "a signature must be a struct with named fields, one per component, as in \
+                 `struct Ship { position: Position, velocity: Velocity }`",
+            )),
+        },
+        _ => errors.push(syn::Error::new(
+            input.ident.span(),
+            "a signature must be a struct with named fields, one per component",
+        )),
+    }
+    errors.finish(SignatureDecl {
+        ident: input.ident.clone(),
+        layout,
+        fields,
+    })
+}
+
+/// Parses and validates a `#[derive(Resource)]` input.
+pub fn parse_resource(input: &DeriveInput) -> syn::Result<ResourceDecl> {
+    let mut errors = Errors::default();
+    if let Data::Union(u) = &input.data {
+        errors.push(syn::Error::new(
+            u.union_token.span,
+            "a resource cannot be a union; use a struct or an enum",
+        ));
+    }
+    errors.check(require_no_generics(&input.generics, "a resource"));
+    errors.check(require_visible(&input.vis, &input.ident, "resource"));
+    errors.finish(ResourceDecl {
+        ident: input.ident.clone(),
+    })
+}
+
+/// The arguments of `#[system(...)]`.
+#[derive(Default)]
+struct SystemArgs {
+    with: Vec<Ident>,
+    without: Vec<Ident>,
+}
+
+impl Parse for SystemArgs {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut args = SystemArgs::default();
+        let metas = Punctuated::<syn::Meta, Token![,]>::parse_terminated(input)?;
+        for meta in metas {
+            let list = match &meta {
+                syn::Meta::List(list) if list.path.is_ident("with") => &mut args.with,
+                syn::Meta::List(list) if list.path.is_ident("without") => &mut args.without,
+                _ => {
+                    return Err(syn::Error::new(
+                        meta.span(),
+                        "unknown system option; use `with(A, B)` or `without(C)`",
+                    ))
+                }
+            };
+            let syn::Meta::List(l) = &meta else {
+                unreachable!()
+            };
+            let names = l.parse_args_with(Punctuated::<syn::Path, Token![,]>::parse_terminated)?;
+            for p in names {
+                match p.segments.last() {
+                    Some(seg) if seg.arguments.is_none() => list.push(seg.ident.clone()),
+                    _ => {
+                        return Err(syn::Error::new(
+                            p.span(),
+                            "expected a component name, as in `with(Position)`",
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(args)
+    }
+}
+
+/// Parses and validates a `#[system(...)]` function; `args` are the attribute's arguments.
+pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl> {
+    let mut errors = Errors::default();
+    let args: SystemArgs = match syn::parse2(args) {
+        Ok(a) => a,
+        Err(e) => {
+            errors.push(e);
+            SystemArgs::default()
+        }
+    };
+    let sig = &item.sig;
+    errors.check(require_visible(&item.vis, &sig.ident, "system"));
+    errors.check(require_no_generics(&sig.generics, "a system"));
+    if let Some(a) = &sig.asyncness {
+        errors.push(syn::Error::new(a.span, "a system cannot be `async`"));
+    }
+    if let Some(u) = &sig.unsafety {
+        errors.push(syn::Error::new(u.span, "a system cannot be `unsafe`"));
+    }
+    if let ReturnType::Type(_, ty) = &sig.output {
+        let unit = matches!(&**ty, Type::Tuple(t) if t.elems.is_empty());
+        if !unit {
+            errors.push(syn::Error::new(
+                ty.span(),
+                "a system returns nothing: it runs once per row and writes through `&mut` \
+                 parameters",
+            ));
+        }
+    }
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(r) => errors.push(syn::Error::new(
+                r.span(),
+                "a system is a free function; it cannot take `self`",
+            )),
+            FnArg::Typed(pt) => match parse_param(&pt.ty) {
+                Ok(kind) => {
+                    if let ParamKind::Ref { ty, mutable, .. } = &kind {
+                        let clash = params.iter().find_map(|p: &Param| match &p.kind {
+                            ParamKind::Ref {
+                                ty: t, mutable: m, ..
+                            } if t == ty => Some(*m),
+                            _ => None,
+                        });
+                        if let Some(other_mut) = clash {
+                            let msg = if *mutable || other_mut {
+                                format!(
+                                    "`{ty}` is borrowed twice in one system and at least once \
+                                     mutably (`&mut {ty}` with `&{ty}`), which would alias; take \
+                                     it once, as `&mut {ty}`"
+                                )
+                            } else {
+                                format!("`&{ty}` appears twice; take it once")
+                            };
+                            errors.push(syn::Error::new(pt.ty.span(), msg));
+                            continue;
+                        }
+                    }
+                    params.push(Param {
+                        kind,
+                        span: pt.ty.span(),
+                    });
+                }
+                Err(e) => errors.push(e),
+            },
+        }
+    }
+    if params.is_empty() && errors.0.is_none() {
+        errors.push(syn::Error::new(
+            sig.ident.span(),
+            "a system needs at least one per-row parameter: `&C`, `&mut C`, `Option<&C>`, \
+             `Option<&mut C>` or `Entity`",
+        ));
+    }
+    errors.finish(SystemDecl {
+        ident: sig.ident.clone(),
+        params,
+        with: args.with,
+        without: args.without,
+    })
+}
+
+const PARAM_HELP: &str = "a system parameter must be `&C`, `&mut C`, `Option<&C>`, \
+    `Option<&mut C>` for a component C, `&R` or `&mut R` for a resource R, or `Entity`";
+
+fn parse_param(ty: &Type) -> syn::Result<ParamKind> {
+    let unsupported = || syn::Error::new(ty.span(), format!("unsupported parameter: {PARAM_HELP}"));
+    match ty {
+        Type::Reference(r) => {
+            if r.lifetime.is_some() {
+                return Err(syn::Error::new(
+                    r.span(),
+                    "system parameters take no explicit lifetimes; write `&C` or `&mut C`",
+                ));
+            }
+            let name = plain_type_name(&r.elem).ok_or_else(unsupported)?;
+            Ok(ParamKind::Ref {
+                ty: name,
+                mutable: r.mutability.is_some(),
+                optional: false,
+            })
+        }
+        Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last().ok_or_else(unsupported)?;
+            if last.ident == "Entity" && last.arguments.is_none() {
+                return Ok(ParamKind::Entity);
+            }
+            if last.ident == "Option" {
+                if let PathArguments::AngleBracketed(a) = &last.arguments {
+                    if let Some(GenericArgument::Type(Type::Reference(r))) = a.args.first() {
+                        if a.args.len() == 1 && r.lifetime.is_none() {
+                            let name = plain_type_name(&r.elem).ok_or_else(unsupported)?;
+                            return Ok(ParamKind::Ref {
+                                ty: name,
+                                mutable: r.mutability.is_some(),
+                                optional: true,
+                            });
+                        }
+                    }
+                }
+            }
+            Err(unsupported())
+        }
+        _ => Err(unsupported()),
+    }
+}
+
+/// The name of a plain path type such as `Position` or `physics::Position`; `None` for
+/// anything with generics, references, tuples and so on.
+pub fn plain_type_name(ty: &Type) -> Option<Ident> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => {
+            if p.path.segments.iter().any(|s| !s.arguments.is_none()) {
+                return None;
+            }
+            p.path.segments.last().map(|s| s.ident.clone())
+        }
+        Type::Group(g) => plain_type_name(&g.elem),
+        Type::Paren(p) => plain_type_name(&p.elem),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    fn derive(tokens: TokenStream) -> DeriveInput {
+        syn::parse2(tokens).unwrap()
+    }
+
+    fn system(args: TokenStream, f: TokenStream) -> syn::Result<SystemDecl> {
+        parse_system(args, &syn::parse2(f).unwrap())
+    }
+
+    fn all_messages(e: syn::Error) -> Vec<String> {
+        e.into_iter().map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn component_options() {
+        let c = parse_component(&derive(quote! { #[component(cold)] pub struct Name(String); }))
+            .unwrap();
+        assert!(c.cold);
+        assert_eq!(c.ident, "Name");
+        let e = parse_component(&derive(quote! { #[component(hot)] pub struct A; })).unwrap_err();
+        assert!(e.to_string().contains("unknown component option"), "{e}");
+        let e = parse_component(&derive(quote! { pub struct A<T>(T); })).unwrap_err();
+        assert!(e.to_string().contains("cannot be generic"), "{e}");
+        let e = parse_component(&derive(quote! { struct A; })).unwrap_err();
+        assert!(e.to_string().contains("must be `pub` or `pub(crate)`"), "{e}");
+    }
+
+    #[test]
+    fn signature_fields_and_layout() {
+        let s = parse_signature(&derive(quote! {
+            #[signature(layout = "rows")]
+            pub struct Ship { pub p: physics::Position, v: Velocity }
+        }))
+        .unwrap();
+        assert_eq!(s.layout, LayoutDecl::Rows);
+        let names: Vec<String> = s.fields.iter().map(|(f, t)| format!("{f}:{t}")).collect();
+        assert_eq!(names, ["p:Position", "v:Velocity"]);
+
+        let e = parse_signature(&derive(quote! {
+            #[signature(layout = "diagonal")] pub struct S { a: A }
+        }))
+        .unwrap_err();
+        assert!(e.to_string().contains("unknown layout \"diagonal\""), "{e}");
+
+        let e = parse_signature(&derive(quote! { pub struct S { a: A, b: A, c: &'static B } }))
+            .unwrap_err();
+        let msgs = all_messages(e);
+        assert_eq!(msgs.len(), 2, "{msgs:?}");
+        assert!(msgs[0].contains("appears twice"));
+        assert!(msgs[1].contains("must name a component type"));
+
+        let e = parse_signature(&derive(quote! { pub struct S(A); })).unwrap_err();
+        assert!(e.to_string().contains("named fields"), "{e}");
+        let e = parse_signature(&derive(quote! { pub struct S {} })).unwrap_err();
+        assert!(e.to_string().contains("at least one component"), "{e}");
+    }
+
+    #[test]
+    fn system_parameters() {
+        let s = system(
+            quote! { with(Mass), without(Frozen) },
+            quote! {
+                pub fn integrate(e: Entity, p: &mut Position, v: &Velocity,
+                                 a: Option<&Acceleration>, n: Option<&mut Name>, t: &Time) {}
+            },
+        )
+        .unwrap();
+        assert_eq!(s.with[0], "Mass");
+        assert_eq!(s.without[0], "Frozen");
+        let kinds: Vec<String> = s
+            .params
+            .iter()
+            .map(|p| match &p.kind {
+                ParamKind::Entity => "entity".to_string(),
+                ParamKind::Ref {
+                    ty,
+                    mutable,
+                    optional,
+                } => format!("{ty}{}{}", if *mutable { "!" } else { "" }, if *optional { "?" } else { "" }),
+            })
+            .collect();
+        assert_eq!(kinds, ["entity", "Position!", "Velocity", "Acceleration?", "Name!?", "Time"]);
+    }
+
+    #[test]
+    fn system_errors() {
+        let e = system(quote! {}, quote! { pub fn f(p: &mut Position, q: &Position) {} })
+            .unwrap_err();
+        assert!(e.to_string().contains("would alias"), "{e}");
+        let e = system(quote! {}, quote! { pub fn f(p: Position) {} }).unwrap_err();
+        assert!(e.to_string().contains("unsupported parameter"), "{e}");
+        let e = system(quote! {}, quote! { pub fn f(p: Vec<&Position>) {} }).unwrap_err();
+        assert!(e.to_string().contains("unsupported parameter"), "{e}");
+        let e = system(quote! { sometimes(A) }, quote! { pub fn f(p: &A) {} }).unwrap_err();
+        assert!(e.to_string().contains("unknown system option"), "{e}");
+        let e = system(quote! {}, quote! { fn f(p: &A) {} }).unwrap_err();
+        assert!(e.to_string().contains("must be `pub`"), "{e}");
+        let e = system(quote! {}, quote! { pub fn f(p: &A) -> u32 { 0 } }).unwrap_err();
+        assert!(e.to_string().contains("returns nothing"), "{e}");
+        let e = system(quote! {}, quote! { pub fn f() {} }).unwrap_err();
+        assert!(e.to_string().contains("at least one per-row parameter"), "{e}");
+        let e = system(quote! {}, quote! { pub fn f<T>(p: &T) {} }).unwrap_err();
+        assert!(e.to_string().contains("cannot be generic"), "{e}");
+        // Several problems are reported together.
+        let e = system(quote! {}, quote! { fn f(a: A, b: B) {} }).unwrap_err();
+        assert_eq!(all_messages(e).len(), 3);
+    }
+}

@@ -1,0 +1,142 @@
+//! Build-time errors: each names the file, line and column of the offending declaration and
+//! says how to fix it, in the style of rustc so editors and terminals pick the location up.
+
+use proc_macro2::Span;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// One build error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The file, as the build script named it.
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it, when the message does not already say.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// An error at `span` in `file`.
+    pub fn at(file: &Path, span: Span, message: impl Into<String>) -> Self {
+        let start = span.start();
+        Diagnostic {
+            file: file.to_path_buf(),
+            line: start.line,
+            column: start.column + 1,
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    /// Adds a fix hint.
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Every error of a (possibly combined) `syn::Error`.
+    pub fn from_syn(file: &Path, error: syn::Error) -> Vec<Self> {
+        error
+            .into_iter()
+            .map(|e| Diagnostic::at(file, e.span(), e.to_string()))
+            .collect()
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "error: {}\n  --> {}:{}:{}",
+            self.message,
+            self.file.display(),
+            self.line,
+            self.column
+        )?;
+        if let Some(help) = &self.help {
+            write!(f, "\n   = help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+/// All errors of one build, reported together.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError {
+    /// The individual errors, in file order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for d in &self.diagnostics {
+            writeln!(f, "{d}\n")?;
+        }
+        write!(
+            f,
+            "sigecs: could not generate the world because of {} previous error{}",
+            self.diagnostics.len(),
+            if self.diagnostics.len() == 1 { "" } else { "s" }
+        )
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// The declared name closest to `name`, for "did you mean" hints.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(&name.to_lowercase(), &c.to_lowercase()), c))
+        .filter(|(d, c)| *d <= (c.len().max(name.len()) / 3).max(1))
+        .min()
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_is_rustc_like() {
+        let d = Diagnostic {
+            file: "components/a.rs".into(),
+            line: 3,
+            column: 5,
+            message: "bad".into(),
+            help: Some("fix it".into()),
+        };
+        assert_eq!(d.to_string(), "error: bad\n  --> components/a.rs:3:5\n   = help: fix it");
+        let e = BuildError {
+            diagnostics: vec![d.clone(), d],
+        };
+        assert!(e.to_string().ends_with("because of 2 previous errors"));
+    }
+
+    #[test]
+    fn closest_name() {
+        assert_eq!(closest("Postion", ["Position", "Velocity"]), Some("Position"));
+        assert_eq!(closest("Zebra", ["Position", "Velocity"]), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+}

@@ -1,0 +1,145 @@
+//! Memory statistics of a world's stores, with the memory-efficiency measure of "next step":
+//! bytes of live components divided by bytes allocated for components.
+
+use std::fmt;
+
+/// How a signature's store lays out its components (DESIGN.md decision 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// One dense column per component.
+    Columns,
+    /// One array of row structs holding the hot components, and a parallel array of the cold.
+    Rows,
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Layout::Columns => "columns",
+            Layout::Rows => "rows",
+        })
+    }
+}
+
+/// Statistics of one signature's store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreStats {
+    /// The signature's name.
+    pub name: &'static str,
+    /// The store's layout.
+    pub layout: Layout,
+    /// Live entities in the store.
+    pub entities: usize,
+    /// Bytes of live component values (entities × the sum of the component sizes).
+    pub live_bytes: usize,
+    /// Bytes allocated for components (capacity × size, padding of row structs included).
+    pub component_bytes: usize,
+    /// Bytes allocated in all, entity id column included.
+    pub allocated_bytes: usize,
+}
+
+impl StoreStats {
+    /// `live_bytes / component_bytes`; 1.0 for a store that allocated nothing.
+    pub fn efficiency(&self) -> f64 {
+        ratio(self.live_bytes, self.component_bytes)
+    }
+}
+
+/// Statistics of every store of a world, in store id order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorldStats {
+    /// One entry per declared signature.
+    pub stores: Vec<StoreStats>,
+}
+
+impl WorldStats {
+    /// Live entities in all stores.
+    pub fn entities(&self) -> usize {
+        self.stores.iter().map(|s| s.entities).sum()
+    }
+
+    /// Bytes allocated in all stores.
+    pub fn allocated_bytes(&self) -> usize {
+        self.stores.iter().map(|s| s.allocated_bytes).sum()
+    }
+
+    /// Memory efficiency of the whole world: live component bytes / allocated component bytes.
+    pub fn efficiency(&self) -> f64 {
+        ratio(
+            self.stores.iter().map(|s| s.live_bytes).sum(),
+            self.stores.iter().map(|s| s.component_bytes).sum(),
+        )
+    }
+}
+
+fn ratio(live: usize, allocated: usize) -> f64 {
+    if allocated == 0 {
+        1.0
+    } else {
+        live as f64 / allocated as f64
+    }
+}
+
+impl fmt::Display for WorldStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{:<24} {:<8} {:>10} {:>14} {:>11}",
+            "signature", "layout", "entities", "bytes", "efficiency"
+        )?;
+        for s in &self.stores {
+            writeln!(
+                f,
+                "{:<24} {:<8} {:>10} {:>14} {:>10.1}%",
+                s.name,
+                s.layout,
+                s.entities,
+                s.allocated_bytes,
+                100.0 * s.efficiency()
+            )?;
+        }
+        write!(
+            f,
+            "{:<24} {:<8} {:>10} {:>14} {:>10.1}%",
+            "total",
+            "",
+            self.entities(),
+            self.allocated_bytes(),
+            100.0 * self.efficiency()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn efficiency_is_live_over_allocated() {
+        let s = StoreStats {
+            name: "A",
+            layout: Layout::Columns,
+            entities: 3,
+            live_bytes: 30,
+            component_bytes: 40,
+            allocated_bytes: 56,
+        };
+        assert_eq!(s.efficiency(), 0.75);
+        let w = WorldStats {
+            stores: vec![
+                s.clone(),
+                StoreStats {
+                    live_bytes: 10,
+                    component_bytes: 10,
+                    ..s
+                },
+            ],
+        };
+        assert_eq!(w.efficiency(), 40.0 / 50.0);
+        assert_eq!(w.entities(), 6);
+        let text = w.to_string();
+        assert!(text.contains("75.0%"), "{text}");
+        assert!(text.contains("80.0%"), "{text}");
+        assert_eq!(WorldStats::default().efficiency(), 1.0);
+    }
+}

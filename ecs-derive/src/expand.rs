@@ -1,0 +1,105 @@
+//! Expansion of the declaration macros. Parsing and validation live in `ecs_codegen::decl`.
+
+use ecs_codegen::decl;
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Data, DeriveInput, Fields, ItemFn};
+
+fn parse<T: syn::parse::Parse>(input: TokenStream) -> Result<T, TokenStream> {
+    syn::parse2(input).map_err(|e| e.to_compile_error())
+}
+
+pub fn component(input: TokenStream) -> TokenStream {
+    let input: DeriveInput = match parse(input) {
+        Ok(i) => i,
+        Err(e) => return e,
+    };
+    match decl::parse_component(&input) {
+        Ok(c) => {
+            let ident = &c.ident;
+            let cold = c.cold;
+            quote! {
+                const _: () = {
+                    impl ::ecs_core::Component for #ident {
+                        const COLD: bool = #cold;
+                    }
+                };
+            }
+        }
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+pub fn signature(input: TokenStream) -> TokenStream {
+    let input: DeriveInput = match parse(input) {
+        Ok(i) => i,
+        Err(e) => return e,
+    };
+    let sig = match decl::parse_signature(&input) {
+        Ok(s) => s,
+        Err(e) => return e.to_compile_error(),
+    };
+    let ident = &sig.ident;
+    let Data::Struct(data) = &input.data else {
+        unreachable!("parse_signature accepts structs only")
+    };
+    let Fields::Named(named) = &data.fields else {
+        unreachable!("parse_signature accepts named fields only")
+    };
+    let names: Vec<_> = named.named.iter().map(|f| f.ident.as_ref().unwrap()).collect();
+    let types: Vec<_> = named.named.iter().map(|f| &f.ty).collect();
+    // Each field type must be a component; the error points at the field's type.
+    let checks = types.iter().map(|ty| {
+        quote_spanned! {ty.span()=> assert_component::<#ty>(); }
+    });
+    quote! {
+        const _: () = {
+            fn assert_component<T: ::ecs_core::Component>() {}
+            #[allow(dead_code)]
+            fn check() { #(#checks)* }
+            impl ::ecs_core::Signature for #ident {
+                type Parts = ( #(#types,)* );
+                #[inline]
+                fn into_parts(self) -> Self::Parts {
+                    ( #(self.#names,)* )
+                }
+            }
+        };
+    }
+}
+
+pub fn resource(input: TokenStream) -> TokenStream {
+    let input: DeriveInput = match parse(input) {
+        Ok(i) => i,
+        Err(e) => return e,
+    };
+    match decl::parse_resource(&input) {
+        Ok(r) => {
+            let ident = &r.ident;
+            quote! {
+                const _: () = {
+                    impl ::ecs_core::Resource for #ident {}
+                };
+            }
+        }
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+pub fn system(args: TokenStream, item: TokenStream) -> TokenStream {
+    let f: ItemFn = match parse(item.clone()) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
+    match decl::parse_system(args, &f) {
+        // The function is kept as written; the build script generates the loops that call it.
+        // `#[inline]` lets the call melt into the generated loop.
+        Ok(_) => quote!(#[inline] #f),
+        // Keep the function so one mistake does not cascade into "cannot find function" errors.
+        Err(e) => {
+            let err = e.to_compile_error();
+            quote!(#err #f)
+        }
+    }
+}

@@ -459,9 +459,14 @@ pub fn generate(model: &Model) -> TokenStream {
     let spawns = model.signatures.iter().enumerate().map(|(i, s)| gen_spawn(i, s));
     let access = (0..model.components.len()).map(|c| gen_component_access(model, c));
     let systems = model.systems.iter().map(|s| gen_system(model, s));
-    let run_all = model.systems.iter().map(|s| format_ident!("run_{}", s.ident));
+    let run_all: Vec<Ident> = model.systems.iter().map(|s| format_ident!("run_{}", s.ident)).collect();
     let system_names: Vec<String> = model.systems.iter().map(|s| s.ident.to_string()).collect();
     let n_systems = model.systems.len();
+    let system_matches = model.systems.iter().map(|s| {
+        let ids = s.matches.iter().map(|&m| m as u32);
+        quote!(&[#(#ids),*])
+    });
+    let system_ids: Vec<usize> = (0..n_systems).collect();
     let entities_iter = if n_sigs == 0 {
         quote!(::core::iter::empty())
     } else {
@@ -499,6 +504,8 @@ pub fn generate(model: &Model) -> TokenStream {
         pub const STORE_NAMES: [&str; #n_sigs] = [#(#sig_names),*];
         /// The systems, in declaration order.
         pub const SYSTEM_NAMES: [&str; #n_systems] = [#(#system_names),*];
+        /// The store ids each system runs over, by system index.
+        pub const SYSTEM_STORES: [&[u32]; #n_systems] = [#(#system_matches),*];
 
         /// The generated world: one packed store per declared signature, the entity table, and
         /// the resources.
@@ -633,6 +640,21 @@ pub fn generate(model: &Model) -> TokenStream {
             /// Memory statistics of every store.
             pub fn stats(&self) -> ::ecs_core::WorldStats {
                 ::ecs_core::WorldStats { stores: ::std::vec![ #( self.stores.#store_fields.stats(), )* ] }
+            }
+
+            /// Runs the system at `index` in [`SYSTEM_NAMES`]; returns false when there is none.
+            pub fn run_system(&mut self, index: usize) -> bool {
+                match index {
+                    #( #system_ids => self.#run_all(), )*
+                    _ => return false,
+                }
+                true
+            }
+
+            /// Number of rows system `index` visits: the entities of its matching stores.
+            pub fn system_rows(&self, index: usize) -> usize {
+                let stats = self.stats();
+                SYSTEM_STORES.get(index).map_or(0, |ids| ids.iter().map(|&s| stats.stores[s as usize].entities).sum())
             }
 
             /// Runs every system once, sequentially, in declaration order.

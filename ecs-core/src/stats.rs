@@ -14,7 +14,8 @@ pub enum Layout {
 
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        // `pad` so width and alignment flags apply in tables.
+        f.pad(match self {
             Layout::Columns => "columns",
             Layout::Rows => "rows",
         })

@@ -1,5 +1,5 @@
-//! Generates the bundled world from `components/` and the benchmark fixture worlds from
-//! `benches/worlds/`.
+//! Generates the bundled world from `components/`, the benchmark fixture worlds from
+//! `benches/worlds/`, and the integration tests' fixture world from `tests/worlds/`.
 
 use ecs_codegen::Builder;
 
@@ -19,4 +19,9 @@ fn main() {
             .out_file(&format!("simple_iter_{layout}.rs"))
             .generate_or_exit();
     }
+
+    Builder::new()
+        .scan("tests/worlds/fixture.rs", "crate::fixture")
+        .out_file("fixture_world.rs")
+        .generate_or_exit();
 }

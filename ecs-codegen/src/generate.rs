@@ -9,18 +9,21 @@ use crate::decl::LayoutDecl;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
-/// `PointMass` → `point_mass`.
+/// `PointMass` → `point_mass`, `ABZst` → `ab_zst`, `HTTPServer` → `http_server`: a word starts
+/// at an uppercase letter that follows a lowercase one, or that precedes a lowercase one after
+/// an uppercase run.
 pub fn snake_case(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
     let mut out = String::new();
-    for (i, ch) in name.chars().enumerate() {
-        if ch.is_uppercase() {
-            if i > 0 {
+    for (i, &ch) in chars.iter().enumerate() {
+        if ch.is_uppercase() && i > 0 {
+            let prev = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
                 out.push('_');
             }
-            out.extend(ch.to_lowercase());
-        } else {
-            out.push(ch);
         }
+        out.extend(ch.to_lowercase());
     }
     out
 }
@@ -689,5 +692,10 @@ mod tests {
         assert_eq!(snake_case("PointMass"), "point_mass");
         assert_eq!(snake_case("Time"), "time");
         assert_eq!(snake_case("A"), "a");
+        assert_eq!(snake_case("AB"), "ab");
+        assert_eq!(snake_case("ABZst"), "ab_zst");
+        assert_eq!(snake_case("ACounted"), "a_counted");
+        assert_eq!(snake_case("HTTPServer"), "http_server");
+        assert_eq!(snake_case("Vec3Data"), "vec3_data");
     }
 }

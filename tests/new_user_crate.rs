@@ -1,0 +1,92 @@
+//! The README quick start, proven: the code blocks of README.md's "Quick start" section are
+//! written into a fresh crate in a temporary directory (path dependencies pointing at this
+//! workspace), which is then built and run with cargo, as a new user would.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The quick start's code blocks, each as (file path, content). A block names its file on its
+/// first line: `# Cargo.toml` or `// src/main.rs`.
+fn quick_start_files(readme: &str) -> Vec<(String, String)> {
+    let section = readme
+        .split("\n## ")
+        .find(|s| s.starts_with("Quick start"))
+        .expect("README has a Quick start section");
+    let mut files = Vec::new();
+    let mut lines = section.lines();
+    while let Some(line) = lines.next() {
+        if !(line.starts_with("```rust") || line.starts_with("```toml")) {
+            continue;
+        }
+        let body: Vec<&str> = lines.by_ref().take_while(|l| !l.starts_with("```")).collect();
+        let first = body.first().copied().unwrap_or_default();
+        let name = first
+            .strip_prefix("// ")
+            .or_else(|| first.strip_prefix("# "))
+            .unwrap_or_else(|| panic!("quick start block does not name its file: {first:?}"));
+        files.push((name.trim().to_string(), body.join("\n") + "\n"));
+    }
+    files
+}
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn cargo(dir: &Path, target: &Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET_DIR");
+    cmd.output().expect("cargo runs")
+}
+
+#[test]
+fn readme_quick_start_builds_and_runs_in_a_new_crate() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let files = quick_start_files(&readme);
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["Cargo.toml", "build.rs", "src/components/mod.rs", "src/main.rs"]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = workspace();
+    for (name, content) in &files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let content = content.replace("/path/to/sigecs", &root.display().to_string());
+        std::fs::write(path, content).unwrap();
+    }
+    // Same dependency versions as the workspace, so the build needs nothing new.
+    std::fs::copy(root.join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
+    // A target dir of its own (kept between runs) so it never waits on the outer build's lock.
+    let target = root.join("target").join("new-user-crate");
+
+    let out = cargo(dir.path(), &target, &["run", "--quiet"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the quick start failed:\n{stderr}\n{stdout}");
+    assert!(stdout.contains("ball at Position { x: 1.0, y: 0.5 }"), "{stdout}");
+    assert!(stdout.contains("ada at Position { x: 9.5, y: 0.0 }"), "{stdout}");
+    assert!(stdout.contains("Ball") && stdout.contains("Player") && stdout.contains("rows"), "{stdout}");
+    assert!(!stderr.contains("warning"), "the quick start compiles without warnings:\n{stderr}");
+
+    // A mistake in a declaration fails the build with the file, line and column.
+    let components = dir.path().join("src/components/mod.rs");
+    let good = std::fs::read_to_string(&components).unwrap();
+    let bad = good.replacen("pub velocity: Velocity,\n}", "pub velocity: Velocty,\n}", 1);
+    assert_ne!(good, bad);
+    std::fs::write(&components, &bad).unwrap();
+    let out = cargo(dir.path(), &target, &["build", "--quiet"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    let line = bad.lines().position(|l| l.contains("Velocty")).unwrap() + 1;
+    assert!(
+        stderr.contains(&format!("src/components/mod.rs:{line}:19")),
+        "error lacks its location:\n{stderr}"
+    );
+    assert!(stderr.contains("unknown component `Velocty` in signature `Ball`"), "{stderr}");
+    assert!(stderr.contains("did you mean `Velocity`?"), "{stderr}");
+}

@@ -94,8 +94,8 @@ fn require_no_generics(generics: &syn::Generics, what: &str) -> syn::Result<()> 
     if generics.params.is_empty() && generics.where_clause.is_none() {
         Ok(())
     } else {
-        Err(syn::Error::new(
-            generics.span(),
+        Err(syn::Error::new_spanned(
+            generics,
             format!(
                 "{what} cannot be generic: the build script lays out concrete types; declare one \
                  concrete type per use"
@@ -215,9 +215,9 @@ pub fn parse_signature(input: &DeriveInput) -> syn::Result<SignatureDecl> {
                     let name = f.ident.clone().expect("named field");
                     match plain_type_name(&f.ty) {
                         Some(ty) => {
-                            if let Some((_, first)) = fields.iter().find(|(_, t)| *t == ty) {
-                                errors.push(syn::Error::new(
-                                    f.ty.span(),
+                            if let Some((first, _)) = fields.iter().find(|(_, t)| *t == ty) {
+                                errors.push(syn::Error::new_spanned(
+                                    &f.ty,
                                     format!(
                                         "component `{ty}` appears twice in signature `{}` (also \
                                          as field `{first}`); an entity holds one value per \
@@ -229,8 +229,8 @@ pub fn parse_signature(input: &DeriveInput) -> syn::Result<SignatureDecl> {
                                 fields.push((name, ty));
                             }
                         }
-                        None => errors.push(syn::Error::new(
-                            f.ty.span(),
+                        None => errors.push(syn::Error::new_spanned(
+                            &f.ty,
                             "a signature field must name a component type, as in \
                              `position: Position` (no references, generics or tuples)",
                         )),
@@ -293,8 +293,8 @@ impl Parse for SystemArgs {
                 syn::Meta::List(list) if list.path.is_ident("with") => &mut args.with,
                 syn::Meta::List(list) if list.path.is_ident("without") => &mut args.without,
                 _ => {
-                    return Err(syn::Error::new(
-                        meta.span(),
+                    return Err(syn::Error::new_spanned(
+                        &meta,
                         "unknown system option; use `with(A, B)` or `without(C)`",
                     ))
                 }
@@ -341,8 +341,8 @@ pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl>
     if let ReturnType::Type(_, ty) = &sig.output {
         let unit = matches!(&**ty, Type::Tuple(t) if t.elems.is_empty());
         if !unit {
-            errors.push(syn::Error::new(
-                ty.span(),
+            errors.push(syn::Error::new_spanned(
+                ty,
                 "a system returns nothing: it runs once per row and writes through `&mut` \
                  parameters",
             ));
@@ -351,8 +351,8 @@ pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl>
     let mut params = Vec::new();
     for input in &sig.inputs {
         match input {
-            FnArg::Receiver(r) => errors.push(syn::Error::new(
-                r.span(),
+            FnArg::Receiver(r) => errors.push(syn::Error::new_spanned(
+                r,
                 "a system is a free function; it cannot take `self`",
             )),
             FnArg::Typed(pt) => match parse_param(&pt.ty) {
@@ -374,7 +374,7 @@ pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl>
                             } else {
                                 format!("`&{ty}` appears twice; take it once")
                             };
-                            errors.push(syn::Error::new(pt.ty.span(), msg));
+                            errors.push(syn::Error::new_spanned(&pt.ty, msg));
                             continue;
                         }
                     }
@@ -406,7 +406,7 @@ const PARAM_HELP: &str = "a system parameter must be `&C`, `&mut C`, `Option<&C>
     `Option<&mut C>` for a component C, `&R` or `&mut R` for a resource R, or `Entity`";
 
 fn parse_param(ty: &Type) -> syn::Result<ParamKind> {
-    let unsupported = || syn::Error::new(ty.span(), format!("unsupported parameter: {PARAM_HELP}"));
+    let unsupported = || syn::Error::new_spanned(ty, format!("unsupported parameter: {PARAM_HELP}"));
     match ty {
         Type::Reference(r) => {
             if r.lifetime.is_some() {
@@ -516,6 +516,7 @@ mod tests {
         let msgs = all_messages(e);
         assert_eq!(msgs.len(), 2, "{msgs:?}");
         assert!(msgs[0].contains("appears twice"));
+        assert!(msgs[0].contains("(also as field `a`)"), "{}", msgs[0]);
         assert!(msgs[1].contains("must name a component type"));
 
         let e = parse_signature(&derive(quote! { pub struct S(A); })).unwrap_err();

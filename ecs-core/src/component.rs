@@ -5,6 +5,11 @@
 /// A piece of per-entity data. Implemented by `#[derive(Component)]`.
 ///
 /// `Send + Sync` because systems run over components on rayon's pool.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a component",
+    label = "not a component",
+    note = "derive it with `#[derive(Component)]`"
+)]
 pub trait Component: Send + Sync + 'static {
     /// Set by `#[component(cold)]`: in a `rows` signature the component lives in a parallel
     /// array, so loops over the hot row never pull it through the cache.
@@ -13,6 +18,10 @@ pub trait Component: Send + Sync + 'static {
 
 /// A declared set of components: the value spawned as one entity, and the unit of storage (one
 /// packed store per signature). Implemented by `#[derive(Signature)]`.
+///
+/// A signature's components must be at least as visible as the signature itself (a `pub`
+/// signature needs `pub` components), because [`Signature::Parts`] names them; rustc reports
+/// E0446 "private type in public interface" otherwise.
 pub trait Signature: Sized + 'static {
     /// The component values in field declaration order.
     type Parts;

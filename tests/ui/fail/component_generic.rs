@@ -1,0 +1,6 @@
+use ecs_core::prelude::*;
+
+#[derive(Component)]
+pub struct Wrapper<T>(pub T);
+
+fn main() {}

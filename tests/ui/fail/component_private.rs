@@ -1,0 +1,6 @@
+use ecs_core::prelude::*;
+
+#[derive(Component)]
+struct Position(pub f32);
+
+fn main() {}

@@ -1,0 +1,9 @@
+use ecs_core::prelude::*;
+
+#[derive(Component)]
+pub union Bits {
+    pub f: f32,
+    pub u: u32,
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use ecs_core::prelude::*;
+
+#[derive(Component)]
+#[component(hot)]
+pub struct Position(pub f32);
+
+fn main() {}

@@ -1,0 +1,8 @@
+use ecs_core::prelude::*;
+
+#[derive(Resource)]
+pub struct Time {
+    pub dt: f32,
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use ecs_core::prelude::*;
+
+#[derive(Signature)]
+pub struct Nothing {}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use ecs_core::prelude::*;
+
+#[derive(Component)]
+pub struct Position(pub f32);
+
+#[derive(Signature)]
+pub struct Body {
+    pub position: &'static Position,
+}
+
+fn main() {}

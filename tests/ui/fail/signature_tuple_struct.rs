@@ -1,0 +1,12 @@
+use ecs_core::prelude::*;
+
+#[derive(Component)]
+pub struct Position(pub f32);
+
+#[derive(Component)]
+pub struct Velocity(pub f32);
+
+#[derive(Signature)]
+pub struct Body(pub Position, pub Velocity);
+
+fn main() {}

@@ -1,0 +1,11 @@
+use ecs_core::prelude::*;
+
+#[derive(Component)]
+pub struct Position(pub f32);
+
+#[system]
+pub fn show(p: Position) {
+    let _ = p.0;
+}
+
+fn main() {}

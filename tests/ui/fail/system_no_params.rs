@@ -1,0 +1,6 @@
+use ecs_core::prelude::*;
+
+#[system]
+pub fn tick() {}
+
+fn main() {}

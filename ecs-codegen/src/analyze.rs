@@ -161,9 +161,27 @@ fn unique_by_name<T: Clone>(
 pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut taken = HashMap::new();
-    let comps = unique_by_name(&scan.components, |c| &c.ident, "component", &mut taken, &mut diags);
-    let sigs = unique_by_name(&scan.signatures, |s| &s.ident, "signature", &mut taken, &mut diags);
-    let ress = unique_by_name(&scan.resources, |r| &r.ident, "resource", &mut taken, &mut diags);
+    let comps = unique_by_name(
+        &scan.components,
+        |c| &c.ident,
+        "component",
+        &mut taken,
+        &mut diags,
+    );
+    let sigs = unique_by_name(
+        &scan.signatures,
+        |s| &s.ident,
+        "signature",
+        &mut taken,
+        &mut diags,
+    );
+    let ress = unique_by_name(
+        &scan.resources,
+        |r| &r.ident,
+        "resource",
+        &mut taken,
+        &mut diags,
+    );
 
     if comps.len() > MAX_COMPONENTS {
         let f = &comps[MAX_COMPONENTS];
@@ -195,14 +213,21 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
         .enumerate()
         .map(|(i, r)| (r.decl.ident.to_string(), i))
         .collect();
-    let comp_names = || components.iter().map(|c| c.ident.to_string()).collect::<Vec<_>>();
+    let comp_names = || {
+        components
+            .iter()
+            .map(|c| c.ident.to_string())
+            .collect::<Vec<_>>()
+    };
     let unknown_component = |ty: &Ident| {
         let names = comp_names();
         let hint = match closest(&ty.to_string(), names.iter().map(String::as_str)) {
             Some(c) => format!("did you mean `{c}`? "),
             None => String::new(),
         };
-        format!("{hint}declare `{ty}` with `#[derive(Component)]` in a scanned file, or fix the name")
+        format!(
+            "{hint}declare `{ty}` with `#[derive(Component)]` in a scanned file, or fix the name"
+        )
     };
 
     let mut signatures = Vec::new();
@@ -220,7 +245,10 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
                 None => {
                     ok = false;
                     let msg = if res_id.contains_key(&ty.to_string()) {
-                        format!("`{ty}` in signature `{}` is a resource, not a component", f.decl.ident)
+                        format!(
+                            "`{ty}` in signature `{}` is a resource, not a component",
+                            f.decl.ident
+                        )
                     } else {
                         format!("unknown component `{ty}` in signature `{}`", f.decl.ident)
                     };
@@ -241,7 +269,13 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
             );
             continue;
         }
-        by_mask.insert(mask, (f.decl.ident.to_string(), location(&f.file, f.decl.ident.span())));
+        by_mask.insert(
+            mask,
+            (
+                f.decl.ident.to_string(),
+                location(&f.file, f.decl.ident.span()),
+            ),
+        );
         signatures.push(Signature {
             ident: f.decl.ident.clone(),
             path: full_path(&f.module, &f.decl.ident),
@@ -278,40 +312,71 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
         for p in &d.params {
             match &p.kind {
                 ParamKind::Entity => params.push(Param::Entity),
-                ParamKind::Ref { ty, mutable, optional } => {
+                ParamKind::Ref {
+                    ty,
+                    mutable,
+                    optional,
+                } => {
                     let name = ty.to_string();
                     if let Some(&id) = comp_id.get(&name) {
                         if !optional {
                             required |= 1u128 << id;
                         }
-                        params.push(Param::Component { id, mutable: *mutable, optional: *optional });
+                        params.push(Param::Component {
+                            id,
+                            mutable: *mutable,
+                            optional: *optional,
+                        });
                     } else if let Some(&id) = res_id.get(&name) {
                         if *optional {
                             ok = false;
                             diags.push(diag(f, p.span, format!("resource `{ty}` cannot be optional: the world always holds one"))
                                 .with_help(format!("take it as `&{ty}` or `&mut {ty}`")));
                         } else {
-                            params.push(Param::Resource { id, mutable: *mutable });
+                            params.push(Param::Resource {
+                                id,
+                                mutable: *mutable,
+                            });
                         }
                     } else {
                         ok = false;
                         diags.push(
-                            diag(f, ty.span(), format!("unknown component or resource `{ty}` in system `{}`", d.ident))
-                                .with_help(format!("{} (or `#[derive(Resource)]` for a singleton)", unknown_component(ty))),
+                            diag(
+                                f,
+                                ty.span(),
+                                format!(
+                                    "unknown component or resource `{ty}` in system `{}`",
+                                    d.ident
+                                ),
+                            )
+                            .with_help(format!(
+                                "{} (or `#[derive(Resource)]` for a singleton)",
+                                unknown_component(ty)
+                            )),
                         );
                     }
                 }
             }
         }
-        for (list, mask, what) in [(&d.with, &mut required, "with"), (&d.without, &mut excluded, "without")] {
+        for (list, mask, what) in [
+            (&d.with, &mut required, "with"),
+            (&d.without, &mut excluded, "without"),
+        ] {
             for ty in list {
                 match comp_id.get(&ty.to_string()) {
                     Some(&id) => *mask |= 1u128 << id,
                     None => {
                         ok = false;
                         diags.push(
-                            diag(f, ty.span(), format!("unknown component `{ty}` in `{what}(..)` of system `{}`", d.ident))
-                                .with_help(unknown_component(ty)),
+                            diag(
+                                f,
+                                ty.span(),
+                                format!(
+                                    "unknown component `{ty}` in `{what}(..)` of system `{}`",
+                                    d.ident
+                                ),
+                            )
+                            .with_help(unknown_component(ty)),
                         );
                     }
                 }
@@ -336,7 +401,11 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
                     .collect::<Vec<_>>()
                     .join(", ")
             };
-            let mut msg = format!("system `{}` matches no signature: no declared signature has all of {{{}}}", d.ident, names(required));
+            let mut msg = format!(
+                "system `{}` matches no signature: no declared signature has all of {{{}}}",
+                d.ident,
+                names(required)
+            );
             if excluded != 0 {
                 msg.push_str(&format!(" and none of {{{}}}", names(excluded)));
             }
@@ -356,7 +425,12 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
     }
 
     if diags.is_empty() {
-        Ok(Model { components, signatures, resources, systems })
+        Ok(Model {
+            components,
+            signatures,
+            resources,
+            systems,
+        })
     } else {
         diags.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
         Err(diags)

@@ -154,7 +154,11 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
     errors.check(require_no_generics(&input.generics, "a component"));
     errors.check(require_visible(&input.vis, &input.ident, "component"));
     let mut cold = false;
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("component")) {
+    for attr in input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("component"))
+    {
         let r = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("cold") {
                 cold = true;
@@ -180,7 +184,11 @@ pub fn parse_signature(input: &DeriveInput) -> syn::Result<SignatureDecl> {
     errors.check(require_no_generics(&input.generics, "a signature"));
     errors.check(require_visible(&input.vis, &input.ident, "signature"));
     let mut layout = LayoutDecl::Columns;
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("signature")) {
+    for attr in input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("signature"))
+    {
         let r = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("layout") {
                 let lit: LitStr = meta.value()?.parse()?;
@@ -406,7 +414,8 @@ const PARAM_HELP: &str = "a system parameter must be `&C`, `&mut C`, `Option<&C>
     `Option<&mut C>` for a component C, `&R` or `&mut R` for a resource R, or `Entity`";
 
 fn parse_param(ty: &Type) -> syn::Result<ParamKind> {
-    let unsupported = || syn::Error::new_spanned(ty, format!("unsupported parameter: {PARAM_HELP}"));
+    let unsupported =
+        || syn::Error::new_spanned(ty, format!("unsupported parameter: {PARAM_HELP}"));
     match ty {
         Type::Reference(r) => {
             if r.lifetime.is_some() {
@@ -482,8 +491,10 @@ mod tests {
 
     #[test]
     fn component_options() {
-        let c = parse_component(&derive(quote! { #[component(cold)] pub struct Name(String); }))
-            .unwrap();
+        let c = parse_component(&derive(
+            quote! { #[component(cold)] pub struct Name(String); },
+        ))
+        .unwrap();
         assert!(c.cold);
         assert_eq!(c.ident, "Name");
         let e = parse_component(&derive(quote! { #[component(hot)] pub struct A; })).unwrap_err();
@@ -491,7 +502,10 @@ mod tests {
         let e = parse_component(&derive(quote! { pub struct A<T>(T); })).unwrap_err();
         assert!(e.to_string().contains("cannot be generic"), "{e}");
         let e = parse_component(&derive(quote! { struct A; })).unwrap_err();
-        assert!(e.to_string().contains("must be `pub` or `pub(crate)`"), "{e}");
+        assert!(
+            e.to_string().contains("must be `pub` or `pub(crate)`"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -511,8 +525,10 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("unknown layout \"diagonal\""), "{e}");
 
-        let e = parse_signature(&derive(quote! { pub struct S { a: A, b: A, c: &'static B } }))
-            .unwrap_err();
+        let e = parse_signature(&derive(
+            quote! { pub struct S { a: A, b: A, c: &'static B } },
+        ))
+        .unwrap_err();
         let msgs = all_messages(e);
         assert_eq!(msgs.len(), 2, "{msgs:?}");
         assert!(msgs[0].contains("appears twice"));
@@ -546,16 +562,33 @@ mod tests {
                     ty,
                     mutable,
                     optional,
-                } => format!("{ty}{}{}", if *mutable { "!" } else { "" }, if *optional { "?" } else { "" }),
+                } => format!(
+                    "{ty}{}{}",
+                    if *mutable { "!" } else { "" },
+                    if *optional { "?" } else { "" }
+                ),
             })
             .collect();
-        assert_eq!(kinds, ["entity", "Position!", "Velocity", "Acceleration?", "Name!?", "Time"]);
+        assert_eq!(
+            kinds,
+            [
+                "entity",
+                "Position!",
+                "Velocity",
+                "Acceleration?",
+                "Name!?",
+                "Time"
+            ]
+        );
     }
 
     #[test]
     fn system_errors() {
-        let e = system(quote! {}, quote! { pub fn f(p: &mut Position, q: &Position) {} })
-            .unwrap_err();
+        let e = system(
+            quote! {},
+            quote! { pub fn f(p: &mut Position, q: &Position) {} },
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("would alias"), "{e}");
         let e = system(quote! {}, quote! { pub fn f(p: Position) {} }).unwrap_err();
         assert!(e.to_string().contains("unsupported parameter"), "{e}");
@@ -568,7 +601,10 @@ mod tests {
         let e = system(quote! {}, quote! { pub fn f(p: &A) -> u32 { 0 } }).unwrap_err();
         assert!(e.to_string().contains("returns nothing"), "{e}");
         let e = system(quote! {}, quote! { pub fn f() {} }).unwrap_err();
-        assert!(e.to_string().contains("at least one per-row parameter"), "{e}");
+        assert!(
+            e.to_string().contains("at least one per-row parameter"),
+            "{e}"
+        );
         let e = system(quote! {}, quote! { pub fn f<T>(p: &T) {} }).unwrap_err();
         assert!(e.to_string().contains("cannot be generic"), "{e}");
         // Several problems are reported together.

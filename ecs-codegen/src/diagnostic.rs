@@ -126,7 +126,10 @@ mod tests {
             message: "bad".into(),
             help: Some("fix it".into()),
         };
-        assert_eq!(d.to_string(), "error: bad\n  --> components/a.rs:3:5\n   = help: fix it");
+        assert_eq!(
+            d.to_string(),
+            "error: bad\n  --> components/a.rs:3:5\n   = help: fix it"
+        );
         let e = BuildError {
             diagnostics: vec![d.clone(), d],
         };
@@ -135,7 +138,10 @@ mod tests {
 
     #[test]
     fn closest_name() {
-        assert_eq!(closest("Postion", ["Position", "Velocity"]), Some("Position"));
+        assert_eq!(
+            closest("Postion", ["Position", "Velocity"]),
+            Some("Position")
+        );
         assert_eq!(closest("Zebra", ["Position", "Velocity"]), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
     }

@@ -32,6 +32,12 @@ fn ident(s: &str) -> Ident {
     Ident::new(s, Span::call_site())
 }
 
+/// `a + b + c`; the terms are never empty (a signature has at least one field).
+fn sum(terms: impl IntoIterator<Item = TokenStream>) -> TokenStream {
+    let terms: Vec<TokenStream> = terms.into_iter().collect();
+    quote!(#(#terms)+*)
+}
+
 fn doc(text: String) -> TokenStream {
     quote!(#[doc = #text])
 }
@@ -64,16 +70,35 @@ fn is_cold(model: &Model, sig: &Signature, id: usize) -> bool {
 }
 
 fn hot_fields(model: &Model, sig: &Signature) -> Vec<(Ident, usize)> {
-    sig.fields.iter().filter(|(_, id)| !is_cold(model, sig, *id)).cloned().collect()
+    sig.fields
+        .iter()
+        .filter(|(_, id)| !is_cold(model, sig, *id))
+        .cloned()
+        .collect()
 }
 
 fn cold_fields(model: &Model, sig: &Signature) -> Vec<(Ident, usize)> {
-    sig.fields.iter().filter(|(_, id)| is_cold(model, sig, *id)).cloned().collect()
+    sig.fields
+        .iter()
+        .filter(|(_, id)| is_cold(model, sig, *id))
+        .cloned()
+        .collect()
 }
 
 /// Access path to component `id` at row `row` of a store bound to `store`.
-fn element(model: &Model, sig: &Signature, id: usize, store: &TokenStream, row: &TokenStream) -> TokenStream {
-    let field = &sig.fields.iter().find(|(_, c)| *c == id).expect("signature holds the component").0;
+fn element(
+    model: &Model,
+    sig: &Signature,
+    id: usize,
+    store: &TokenStream,
+    row: &TokenStream,
+) -> TokenStream {
+    let field = &sig
+        .fields
+        .iter()
+        .find(|(_, c)| *c == id)
+        .expect("signature holds the component")
+        .0;
     match sig.layout {
         LayoutDecl::Columns => quote!(#store.#field[#row]),
         LayoutDecl::Rows if is_cold(model, sig, id) => quote!(#store.cold[#row].#field),
@@ -92,17 +117,26 @@ fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenStream {
     let store_doc = doc(format!(
         "The packed store of signature [`{sig_name}`]({}) ({} layout), store id {sig_id}.",
         quote!(#sig_path).to_string().replace(' ', ""),
-        match sig.layout { LayoutDecl::Columns => "columns", LayoutDecl::Rows => "rows" }
+        match sig.layout {
+            LayoutDecl::Columns => "columns",
+            LayoutDecl::Rows => "rows",
+        }
     ));
-    let live_size = quote!(0 #(+ ::core::mem::size_of::<#all_types>())*);
+    let live_size = sum(all_types.iter().map(|t| quote!(::core::mem::size_of::<#t>())));
 
     match sig.layout {
         LayoutDecl::Columns => {
+            let column_bytes = sum(sig.fields.iter().map(|(f, id)| {
+                let t = comp_ty(*id);
+                quote!(self.#f.capacity() * ::core::mem::size_of::<#t>())
+            }));
             let accessors = sig.fields.iter().map(|(f, id)| {
                 let t = comp_ty(*id);
                 let f_mut = format_ident!("{}_mut", f);
                 let d = doc(format!("The `{f}` column, one value per row."));
-                let dm = doc(format!("The `{f}` column, mutable (its length cannot change)."));
+                let dm = doc(format!(
+                    "The `{f}` column, mutable (its length cannot change)."
+                ));
                 quote! {
                     #d
                     #[inline]
@@ -146,13 +180,13 @@ fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenStream {
                     /// Removes `row` by moving the last row into it. Returns the entity that
                     /// moved (if any) and the removed values, which the caller drops once the
                     /// world is consistent again.
-                    fn swap_remove(&mut self, row: usize) -> (::core::option::Option<::ecs_core::Entity>, (#(#all_types,)*)) {
+                    fn swap_remove(&mut self, row: usize) -> (::core::option::Option<::ecs_core::Entity>, <#sig_path as ::ecs_core::Signature>::Parts) {
                         self.entities.swap_remove(row);
                         let removed = ( #( self.#all_fields.swap_remove(row), )* );
                         (self.entities.get(row).copied(), removed)
                     }
                     fn stats(&self) -> ::ecs_core::StoreStats {
-                        let component_bytes = 0 #( + self.#all_fields.capacity() * ::core::mem::size_of::<#all_types>() )*;
+                        let component_bytes = #column_bytes;
                         ::ecs_core::StoreStats {
                             name: #sig_name,
                             layout: ::ecs_core::Layout::Columns,
@@ -173,20 +207,28 @@ fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenStream {
             let cold_f: Vec<&Ident> = cold.iter().map(|(f, _)| f).collect();
             let cold_t: Vec<&syn::Path> = cold.iter().map(|(_, id)| comp_ty(*id)).collect();
             let has_cold = !cold.is_empty();
-            let row_doc = doc(format!("One row of `{sig_name}`: its hot components, packed together."));
-            let cold_doc = doc(format!("The cold components of one `{sig_name}` row, kept apart so hot loops skip them."));
-            let cold_decl = has_cold.then(|| quote! {
-                #cold_doc
-                pub struct #cold_ty { #( #[allow(missing_docs)] pub #cold_f: #cold_t, )* }
+            let row_doc = doc(format!(
+                "One row of `{sig_name}`: its hot components, packed together."
+            ));
+            let cold_doc = doc(format!(
+                "The cold components of one `{sig_name}` row, kept apart so hot loops skip them."
+            ));
+            let cold_decl = has_cold.then(|| {
+                quote! {
+                    #cold_doc
+                    pub struct #cold_ty { #( #[allow(missing_docs)] pub #cold_f: #cold_t, )* }
+                }
             });
             let cold_field = has_cold.then(|| quote!(cold: ::std::vec::Vec<#cold_ty>,));
-            let cold_accessors = has_cold.then(|| quote! {
-                /// The cold part of each row.
-                #[inline]
-                pub fn cold(&self) -> &[#cold_ty] { &self.cold }
-                /// The cold part of each row, mutable.
-                #[inline]
-                pub fn cold_mut(&mut self) -> &mut [#cold_ty] { &mut self.cold }
+            let cold_accessors = has_cold.then(|| {
+                quote! {
+                    /// The cold part of each row.
+                    #[inline]
+                    pub fn cold(&self) -> &[#cold_ty] { &self.cold }
+                    /// The cold part of each row, mutable.
+                    #[inline]
+                    pub fn cold_mut(&mut self) -> &mut [#cold_ty] { &mut self.cold }
+                }
             });
             let cold_push = has_cold.then(|| quote!(self.cold.push(#cold_ty { #(#cold_f,)* });));
             let cold_reserve = has_cold.then(|| quote!(self.cold.reserve(additional);));
@@ -196,8 +238,13 @@ fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenStream {
             } else {
                 quote!()
             };
-            let cold_parts = if has_cold { quote!(let #cold_ty { #(#cold_f,)* } = cold;) } else { quote!() };
-            let cold_bytes = has_cold.then(|| quote!(+ self.cold.capacity() * ::core::mem::size_of::<#cold_ty>()));
+            let cold_parts = if has_cold {
+                quote!(let #cold_ty { #(#cold_f,)* } = cold;)
+            } else {
+                quote!()
+            };
+            let cold_bytes = has_cold
+                .then(|| quote!(+ self.cold.capacity() * ::core::mem::size_of::<#cold_ty>()));
             quote! {
                 #row_doc
                 #[repr(C)]
@@ -244,7 +291,7 @@ fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenStream {
                         #cold_truncate
                     }
                     /// Removes `row` by moving the last row into it (see the columns stores).
-                    fn swap_remove(&mut self, row: usize) -> (::core::option::Option<::ecs_core::Entity>, (#(#all_types,)*)) {
+                    fn swap_remove(&mut self, row: usize) -> (::core::option::Option<::ecs_core::Entity>, <#sig_path as ::ecs_core::Signature>::Parts) {
                         self.entities.swap_remove(row);
                         let #row_ty { #(#hot_f,)* } = self.rows.swap_remove(row);
                         #cold_remove
@@ -353,15 +400,25 @@ fn gen_system_loop(model: &Model, system: &System, sig: &Signature) -> TokenStre
     let mut args: Vec<TokenStream> = Vec::new();
     let row_mut = system.params.iter().any(|p| matches!(p, Param::Component { id, mutable: true, .. } if sig.has(*id) && !is_cold(model, sig, *id)));
     let cold_mut = system.params.iter().any(|p| matches!(p, Param::Component { id, mutable: true, .. } if sig.has(*id) && is_cold(model, sig, *id)));
-    let needs = |cold: bool| system.params.iter().any(|p| matches!(p, Param::Component { id, .. } if sig.has(*id) && is_cold(model, sig, *id) == cold));
+    let needs = |cold: bool| {
+        system.params.iter().any(|p| matches!(p, Param::Component { id, .. } if sig.has(*id) && is_cold(model, sig, *id) == cold))
+    };
     let (row_b, cold_b) = (ident("row"), ident("cold"));
     if sig.layout == LayoutDecl::Rows {
         if needs(false) {
-            let it = if row_mut { quote!(store.rows.iter_mut()) } else { quote!(store.rows.iter()) };
+            let it = if row_mut {
+                quote!(store.rows.iter_mut())
+            } else {
+                quote!(store.rows.iter())
+            };
             sources.push((it, row_b.clone()));
         }
         if needs(true) {
-            let it = if cold_mut { quote!(store.cold.iter_mut()) } else { quote!(store.cold.iter()) };
+            let it = if cold_mut {
+                quote!(store.cold.iter_mut())
+            } else {
+                quote!(store.cold.iter())
+            };
             sources.push((it, cold_b.clone()));
         }
     }
@@ -373,7 +430,11 @@ fn gen_system_loop(model: &Model, system: &System, sig: &Signature) -> TokenStre
                 args.push(quote!(*#b));
             }
             Param::Resource { .. } => args.push(quote!(#b)),
-            Param::Component { id, mutable, optional } => {
+            Param::Component {
+                id,
+                mutable,
+                optional,
+            } => {
                 if !sig.has(id) {
                     args.push(quote!(::core::option::Option::None));
                     continue;
@@ -381,17 +442,33 @@ fn gen_system_loop(model: &Model, system: &System, sig: &Signature) -> TokenStre
                 let value = match sig.layout {
                     LayoutDecl::Columns => {
                         let col = &sig.fields.iter().find(|(_, c)| *c == id).unwrap().0;
-                        let it = if mutable { quote!(store.#col.iter_mut()) } else { quote!(store.#col.iter()) };
+                        let it = if mutable {
+                            quote!(store.#col.iter_mut())
+                        } else {
+                            quote!(store.#col.iter())
+                        };
                         sources.push((it, b.clone()));
                         quote!(#b)
                     }
                     LayoutDecl::Rows => {
                         let f = &sig.fields.iter().find(|(_, c)| *c == id).unwrap().0;
-                        let holder = if is_cold(model, sig, id) { &cold_b } else { &row_b };
-                        if mutable { quote!(&mut #holder.#f) } else { quote!(&#holder.#f) }
+                        let holder = if is_cold(model, sig, id) {
+                            &cold_b
+                        } else {
+                            &row_b
+                        };
+                        if mutable {
+                            quote!(&mut #holder.#f)
+                        } else {
+                            quote!(&#holder.#f)
+                        }
                     }
                 };
-                args.push(if optional { quote!(::core::option::Option::Some(#value)) } else { value });
+                args.push(if optional {
+                    quote!(::core::option::Option::Some(#value))
+                } else {
+                    value
+                });
             }
         }
     }
@@ -416,17 +493,35 @@ fn gen_system_loop(model: &Model, system: &System, sig: &Signature) -> TokenStre
 fn gen_system(model: &Model, system: &System) -> TokenStream {
     let name = &system.ident;
     let run = format_ident!("run_{}", name);
-    let resources = system.params.iter().enumerate().filter_map(|(i, p)| match *p {
-        Param::Resource { id, mutable } => {
-            let b = format_ident!("p{}", i);
-            let f = format_ident!("{}", snake_case(&model.resources[id].ident.to_string()));
-            Some(if mutable { quote!(let #b = &mut self.resources.#f;) } else { quote!(let #b = &self.resources.#f;) })
-        }
-        _ => None,
-    });
-    let loops = system.matches.iter().map(|&s| gen_system_loop(model, system, &model.signatures[s]));
-    let sigs: Vec<String> = system.matches.iter().map(|&s| format!("`{}`", model.signatures[s].ident)).collect();
-    let d = doc(format!("Runs system `{name}` over every row of the matching signatures: {}.", sigs.join(", ")));
+    let resources = system
+        .params
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| match *p {
+            Param::Resource { id, mutable } => {
+                let b = format_ident!("p{}", i);
+                let f = format_ident!("{}", snake_case(&model.resources[id].ident.to_string()));
+                Some(if mutable {
+                    quote!(let #b = &mut self.resources.#f;)
+                } else {
+                    quote!(let #b = &self.resources.#f;)
+                })
+            }
+            _ => None,
+        });
+    let loops = system
+        .matches
+        .iter()
+        .map(|&s| gen_system_loop(model, system, &model.signatures[s]));
+    let sigs: Vec<String> = system
+        .matches
+        .iter()
+        .map(|&s| format!("`{}`", model.signatures[s].ident))
+        .collect();
+    let d = doc(format!(
+        "Runs system `{name}` over every row of the matching signatures: {}.",
+        sigs.join(", ")
+    ));
     quote! {
         #d
         pub fn #run(&mut self) {
@@ -444,25 +539,51 @@ pub fn generate(model: &Model) -> TokenStream {
         let d = doc(format!("Component `{}` (id {i}).", c.ident));
         quote!(#d const #name = 1 << #i;)
     });
-    let stores = model.signatures.iter().enumerate().map(|(i, s)| gen_store(model, i, s));
+    let stores = model
+        .signatures
+        .iter()
+        .enumerate()
+        .map(|(i, s)| gen_store(model, i, s));
     let names: Vec<StoreNames> = model.signatures.iter().map(store_names).collect();
     let store_fields: Vec<&Ident> = names.iter().map(|n| &n.field).collect();
     let store_types: Vec<&Ident> = names.iter().map(|n| &n.ty).collect();
-    let store_docs = model.signatures.iter().map(|s| doc(format!("Store of signature `{}`.", s.ident)));
+    let store_docs = model
+        .signatures
+        .iter()
+        .map(|s| doc(format!("Store of signature `{}`.", s.ident)));
     let store_ids: Vec<u32> = (0..model.signatures.len() as u32).collect();
     let sig_masks = model.signatures.iter().map(|s| {
         let m = proc_macro2::Literal::u128_unsuffixed(s.mask);
         quote!(ComponentSet::from_bits_retain(#m))
     });
-    let sig_names: Vec<String> = model.signatures.iter().map(|s| s.ident.to_string()).collect();
+    let sig_names: Vec<String> = model
+        .signatures
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
     let n_sigs = model.signatures.len();
-    let res_fields: Vec<Ident> = model.resources.iter().map(|r| format_ident!("{}", snake_case(&r.ident.to_string()))).collect();
+    let res_fields: Vec<Ident> = model
+        .resources
+        .iter()
+        .map(|r| format_ident!("{}", snake_case(&r.ident.to_string())))
+        .collect();
     let res_types: Vec<&syn::Path> = model.resources.iter().map(|r| &r.path).collect();
-    let res_docs = model.resources.iter().map(|r| doc(format!("The world's `{}`.", r.ident)));
-    let spawns = model.signatures.iter().enumerate().map(|(i, s)| gen_spawn(i, s));
+    let res_docs = model
+        .resources
+        .iter()
+        .map(|r| doc(format!("The world's `{}`.", r.ident)));
+    let spawns = model
+        .signatures
+        .iter()
+        .enumerate()
+        .map(|(i, s)| gen_spawn(i, s));
     let access = (0..model.components.len()).map(|c| gen_component_access(model, c));
     let systems = model.systems.iter().map(|s| gen_system(model, s));
-    let run_all: Vec<Ident> = model.systems.iter().map(|s| format_ident!("run_{}", s.ident)).collect();
+    let run_all: Vec<Ident> = model
+        .systems
+        .iter()
+        .map(|s| format_ident!("run_{}", s.ident))
+        .collect();
     let system_names: Vec<String> = model.systems.iter().map(|s| s.ident.to_string()).collect();
     let n_systems = model.systems.len();
     let system_matches = model.systems.iter().map(|s| {

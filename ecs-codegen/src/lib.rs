@@ -7,13 +7,13 @@
 //! ([`generate`]) to `OUT_DIR/world.rs`: formatted, marked `@generated`, and rewritten only when
 //! its content changes. Errors name file, line and column and say how to fix them.
 //!
+//! The body of `fn main` in the `build.rs` of a game crate whose declarations live in
+//! `src/components/`:
+//!
 //! ```no_run
-//! // build.rs of a game crate whose declarations live in src/components/
-//! fn main() {
-//!     ecs_codegen::Builder::new()
-//!         .scan("src/components", "crate::components")
-//!         .generate_or_exit();
-//! }
+//! ecs_codegen::Builder::new()
+//!     .scan("src/components", "crate::components")
+//!     .generate_or_exit();
 //! ```
 //!
 //! and in the crate: `include!(concat!(env!("OUT_DIR"), "/world.rs"));`
@@ -73,7 +73,8 @@ impl Builder {
     /// package root, and the module path its items are reachable at from where the generated
     /// file is included (e.g. `crate::components`, or `self` for the same module).
     pub fn scan(mut self, path: impl AsRef<Path>, module: &str) -> Self {
-        self.roots.push((path.as_ref().to_path_buf(), module.to_string()));
+        self.roots
+            .push((path.as_ref().to_path_buf(), module.to_string()));
         self
     }
 
@@ -105,7 +106,9 @@ impl Builder {
                 line: 1,
                 column: 1,
                 message: "the builder was given nothing to scan".into(),
-                help: Some("call `.scan(\"components\", \"crate::components\")` before generating".into()),
+                help: Some(
+                    "call `.scan(\"components\", \"crate::components\")` before generating".into(),
+                ),
             });
         }
         for (root, module) in &self.roots {
@@ -168,7 +171,11 @@ impl Builder {
                 }],
             })?;
         }
-        Ok(Generated { path, written, model })
+        Ok(Generated {
+            path,
+            written,
+            model,
+        })
     }
 
     /// [`Builder::generate`] for build scripts: on error prints every diagnostic to stderr

@@ -68,7 +68,10 @@ impl Scan {
         // Sorted, so ids and declaration order do not depend on the file system.
         entries.sort();
         for path in entries {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
             if path.is_dir() {
                 if is_ident(name) {
                     self.read.push(path.clone());
@@ -96,13 +99,21 @@ impl Scan {
         };
         match syn::parse_file(&source) {
             Ok(parsed) => self.scan_items(&parsed.items, file, module, diags),
-            Err(e) => diags.extend(Diagnostic::from_syn(file, e).into_iter().map(|d| {
-                d.with_help("the file must be valid Rust; fix the syntax error first")
-            })),
+            Err(e) => {
+                diags.extend(Diagnostic::from_syn(file, e).into_iter().map(|d| {
+                    d.with_help("the file must be valid Rust; fix the syntax error first")
+                }))
+            }
         }
     }
 
-    fn scan_items(&mut self, items: &[Item], file: &Path, module: &str, diags: &mut Vec<Diagnostic>) {
+    fn scan_items(
+        &mut self,
+        items: &[Item],
+        file: &Path,
+        module: &str,
+        diags: &mut Vec<Diagnostic>,
+    ) {
         for item in items {
             match item {
                 Item::Mod(m) if !has_cfg(&m.attrs) => {
@@ -110,12 +121,20 @@ impl Scan {
                         self.scan_items(inner, file, &format!("{module}::{}", m.ident), diags);
                     }
                 }
-                Item::Struct(s) if !has_cfg(&s.attrs) => {
-                    self.scan_type(&s.attrs, || DeriveInput::from(s.clone()), file, module, diags)
-                }
-                Item::Enum(e) if !has_cfg(&e.attrs) => {
-                    self.scan_type(&e.attrs, || DeriveInput::from(e.clone()), file, module, diags)
-                }
+                Item::Struct(s) if !has_cfg(&s.attrs) => self.scan_type(
+                    &s.attrs,
+                    || DeriveInput::from(s.clone()),
+                    file,
+                    module,
+                    diags,
+                ),
+                Item::Enum(e) if !has_cfg(&e.attrs) => self.scan_type(
+                    &e.attrs,
+                    || DeriveInput::from(e.clone()),
+                    file,
+                    module,
+                    diags,
+                ),
                 Item::Fn(f) if !has_cfg(&f.attrs) => {
                     let Some(attr) = f.attrs.iter().find(|a| last_ident_is(a.path(), "system"))
                     else {

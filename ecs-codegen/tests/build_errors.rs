@@ -31,12 +31,19 @@ fn errors(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<Diagnostic>) {
 fn check(d: &Diagnostic, dir: &Path, file: &str, line: usize, col: usize, msg: &str, help: &str) {
     assert_eq!(d.file, dir.join(file), "{d}");
     assert_eq!((d.line, d.column), (line, col), "{d}");
-    assert!(d.message.contains(msg), "message {:?} lacks {msg:?}", d.message);
+    assert!(
+        d.message.contains(msg),
+        "message {:?} lacks {msg:?}",
+        d.message
+    );
     let h = d.help.as_deref().unwrap_or(&d.message);
     assert!(h.contains(help), "help {h:?} lacks {help:?}");
     // The rendered form is what cargo shows.
     let shown = d.to_string();
-    assert!(shown.contains(&format!("{}:{line}:{col}", dir.join(file).display())), "{shown}");
+    assert!(
+        shown.contains(&format!("{}:{line}:{col}", dir.join(file).display())),
+        "{shown}"
+    );
 }
 
 const COMPONENTS: &str = "\
@@ -85,8 +92,15 @@ pub struct Mover {
         ),
     ]);
     assert_eq!(ds.len(), 1);
-    check(&ds[0], dir.path(), "sig.rs", 5, 12, "unknown component `Postion` in signature `Mover`",
-        "did you mean `Position`?");
+    check(
+        &ds[0],
+        dir.path(),
+        "sig.rs",
+        5,
+        12,
+        "unknown component `Postion` in signature `Mover`",
+        "did you mean `Position`?",
+    );
 }
 
 #[test]
@@ -104,33 +118,77 @@ pub fn f(p: &mut Position, h: &Health) {}
         ),
     ]);
     assert_eq!(ds.len(), 2, "{ds:#?}");
-    check(&ds[0], dir.path(), "sys.rs", 4, 18, "unknown component `Frozen` in `without(..)` of system `f`",
-        "#[derive(Component)]");
-    check(&ds[1], dir.path(), "sys.rs", 5, 32, "unknown component or resource `Health` in system `f`",
-        "#[derive(Resource)]");
+    check(
+        &ds[0],
+        dir.path(),
+        "sys.rs",
+        4,
+        18,
+        "unknown component `Frozen` in `without(..)` of system `f`",
+        "#[derive(Component)]",
+    );
+    check(
+        &ds[1],
+        dir.path(),
+        "sys.rs",
+        5,
+        32,
+        "unknown component or resource `Health` in system `f`",
+        "#[derive(Resource)]",
+    );
 }
 
 #[test]
 fn two_components_with_one_name() {
     let (dir, ds) = errors(&[
         ("a.rs", COMPONENTS),
-        ("z/b.rs", "#[derive(ecs_core::Component)]\npub struct Velocity(pub f64);\n"),
+        (
+            "z/b.rs",
+            "#[derive(ecs_core::Component)]\npub struct Velocity(pub f64);\n",
+        ),
     ]);
     assert_eq!(ds.len(), 1);
-    check(&ds[0], dir.path(), "z/b.rs", 2, 12, "`Velocity` is declared twice: as a component at",
-        "rename one");
-    assert!(ds[0].message.contains(&format!("{}:5:12", dir.path().join("a.rs").display())), "{}", ds[0]);
+    check(
+        &ds[0],
+        dir.path(),
+        "z/b.rs",
+        2,
+        12,
+        "`Velocity` is declared twice: as a component at",
+        "rename one",
+    );
+    assert!(
+        ds[0]
+            .message
+            .contains(&format!("{}:5:12", dir.path().join("a.rs").display())),
+        "{}",
+        ds[0]
+    );
 }
 
 #[test]
 fn two_signatures_with_one_name() {
     let (dir, ds) = errors(&[
         ("a.rs", COMPONENTS),
-        ("b.rs", "#[derive(Signature)]\npub struct S { pub p: Position }\n"),
-        ("c.rs", "#[derive(Signature)]\npub struct S { pub v: Velocity }\n"),
+        (
+            "b.rs",
+            "#[derive(Signature)]\npub struct S { pub p: Position }\n",
+        ),
+        (
+            "c.rs",
+            "#[derive(Signature)]\npub struct S { pub v: Velocity }\n",
+        ),
     ]);
     assert_eq!(ds.len(), 1);
-    check(&ds[0], dir.path(), "c.rs", 2, 12, "`S` is declared twice: as a signature", "unique");
+    check(
+        &ds[0],
+        dir.path(),
+        "c.rs",
+        2,
+        12,
+        "`S` is declared twice: as a signature",
+        "unique",
+    );
 }
 
 #[test]
@@ -149,9 +207,15 @@ pub struct Runner { pub v: Velocity, pub p: Position }
     ]);
     assert_eq!(ds.len(), 1);
     // Signatures are processed in name order, so the second by name is the one reported.
-    check(&ds[0], dir.path(), "b.rs", 5, 12,
+    check(
+        &ds[0],
+        dir.path(),
+        "b.rs",
+        5,
+        12,
         "signature `Runner` has the same component set as signature `Mover`",
-        "each component set gets exactly one store");
+        "each component set gets exactly one store",
+    );
 }
 
 #[test]
@@ -161,15 +225,42 @@ fn mutable_and_shared_borrow_of_one_component() {
         "#[system]\npub fn f(p: &mut Position,\n         q: &Position) {}\n",
     )]);
     assert_eq!(ds.len(), 1);
-    check(&ds[0], dir.path(), "a.rs", 3, 13, "`&mut Position` with `&Position`", "take it once");
+    check(
+        &ds[0],
+        dir.path(),
+        "a.rs",
+        3,
+        13,
+        "`&mut Position` with `&Position`",
+        "take it once",
+    );
 }
 
 #[test]
 fn unsupported_parameter() {
-    let (dir, ds) = errors(&[("a.rs", "#[system]\npub fn f(p: Position, q: &[Velocity]) {}\n")]);
+    let (dir, ds) = errors(&[(
+        "a.rs",
+        "#[system]\npub fn f(p: Position, q: &[Velocity]) {}\n",
+    )]);
     assert_eq!(ds.len(), 2);
-    check(&ds[0], dir.path(), "a.rs", 2, 13, "unsupported parameter", "`Option<&mut C>`");
-    check(&ds[1], dir.path(), "a.rs", 2, 26, "unsupported parameter", "`Entity`");
+    check(
+        &ds[0],
+        dir.path(),
+        "a.rs",
+        2,
+        13,
+        "unsupported parameter",
+        "`Option<&mut C>`",
+    );
+    check(
+        &ds[1],
+        dir.path(),
+        "a.rs",
+        2,
+        26,
+        "unsupported parameter",
+        "`Entity`",
+    );
 }
 
 #[test]
@@ -208,7 +299,15 @@ pub fn f(p: &mut Position) {}
 ",
         ),
     ]);
-    check(&ds[0], dir.path(), "b.rs", 4, 8, "and none of {Velocity}", "filters");
+    check(
+        &ds[0],
+        dir.path(),
+        "b.rs",
+        4,
+        8,
+        "and none of {Velocity}",
+        "filters",
+    );
 }
 
 #[test]
@@ -227,8 +326,24 @@ pub fn f(p: &mut Position, t: Option<&Time>) {}
         ),
     ]);
     assert_eq!(ds.len(), 2, "{ds:#?}");
-    check(&ds[0], dir.path(), "b.rs", 4, 40, "`Time` in signature `S` is a resource", "#[derive(Component)]");
-    check(&ds[1], dir.path(), "b.rs", 6, 31, "resource `Time` cannot be optional", "take it as `&Time`");
+    check(
+        &ds[0],
+        dir.path(),
+        "b.rs",
+        4,
+        40,
+        "`Time` in signature `S` is a resource",
+        "#[derive(Component)]",
+    );
+    check(
+        &ds[1],
+        dir.path(),
+        "b.rs",
+        6,
+        31,
+        "resource `Time` cannot be optional",
+        "take it as `&Time`",
+    );
 }
 
 #[test]
@@ -239,8 +354,15 @@ fn too_many_components() {
     }
     let (dir, ds) = errors(&[("many.rs", &src)]);
     assert_eq!(ds.len(), 1);
-    check(&ds[0], dir.path(), "many.rs", 258, 12, "129 components are declared but a world holds at most 128",
-        "split the declarations into two worlds");
+    check(
+        &ds[0],
+        dir.path(),
+        "many.rs",
+        258,
+        12,
+        "129 components are declared but a world holds at most 128",
+        "split the declarations into two worlds",
+    );
 }
 
 #[test]
@@ -252,7 +374,10 @@ fn mask_width_follows_component_count() {
         }
         let (_d, r) = build(&[("a.rs", &src)]);
         let out: String = r.unwrap().split_whitespace().collect();
-        assert!(out.contains(&format!("pubstructComponentSet:{width}")), "{n} components");
+        assert!(
+            out.contains(&format!("pubstructComponentSet:{width}")),
+            "{n} components"
+        );
     }
 }
 
@@ -263,8 +388,24 @@ fn local_declaration_errors_are_reported_by_the_build_too() {
         "#[derive(Component)]\n#[component(hot)]\npub struct A;\n#[derive(Signature)]\npub struct T(A);\n",
     )]);
     assert_eq!(ds.len(), 2, "{ds:#?}");
-    check(&ds[0], dir.path(), "a.rs", 2, 13, "unknown component option", "`cold`");
-    check(&ds[1], dir.path(), "a.rs", 5, 12, "named fields", "struct Ship");
+    check(
+        &ds[0],
+        dir.path(),
+        "a.rs",
+        2,
+        13,
+        "unknown component option",
+        "`cold`",
+    );
+    check(
+        &ds[1],
+        dir.path(),
+        "a.rs",
+        5,
+        12,
+        "named fields",
+        "struct Ship",
+    );
 }
 
 #[test]
@@ -280,7 +421,10 @@ fn syntax_errors_and_missing_roots() {
     assert!(err.to_string().contains("does not exist"), "{err}");
     let err = Builder::new().generate_string().unwrap_err();
     assert!(err.to_string().contains("nothing to scan"), "{err}");
-    let err = Builder::new().scan(".", "not a path").generate_string().unwrap_err();
+    let err = Builder::new()
+        .scan(".", "not a path")
+        .generate_string()
+        .unwrap_err();
     assert!(err.to_string().contains("is not a module path"), "{err}");
 }
 
@@ -292,7 +436,12 @@ fn module_paths_follow_the_file_tree_and_inline_modules() {
         ("deep/leaf.rs", "#[derive(Signature)]\npub struct S { pub a: A, pub b: B, pub c: C }\n#[cfg(test)]\nmod tests { #[derive(Component)] pub struct Ignored; }\n"),
     ]);
     let src = r.unwrap();
-    for path in ["crate::components::A", "crate::components::inner::B", "crate::components::deep::C", "crate::components::deep::leaf::S"] {
+    for path in [
+        "crate::components::A",
+        "crate::components::inner::B",
+        "crate::components::deep::C",
+        "crate::components::deep::leaf::S",
+    ] {
         assert!(src.contains(path), "missing {path}");
     }
     assert!(!src.contains("Ignored"), "cfg'd items are skipped");
@@ -303,7 +452,11 @@ fn generate_writes_only_on_change_and_lists_inputs() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("c");
     std::fs::create_dir(&src).unwrap();
-    std::fs::write(src.join("a.rs"), format!("{COMPONENTS}#[derive(Signature)]\npub struct S {{ pub p: Position }}\n")).unwrap();
+    std::fs::write(
+        src.join("a.rs"),
+        format!("{COMPONENTS}#[derive(Signature)]\npub struct S {{ pub p: Position }}\n"),
+    )
+    .unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let run = || {
@@ -319,7 +472,11 @@ fn generate_writes_only_on_change_and_lists_inputs() {
     assert_eq!(first.path, out.join("world.rs"));
     let second = run();
     assert!(!second.written, "same content is not rewritten");
-    std::fs::write(src.join("b.rs"), "#[derive(ecs_core::Resource, Default)]\npub struct R;\n").unwrap();
+    std::fs::write(
+        src.join("b.rs"),
+        "#[derive(ecs_core::Resource, Default)]\npub struct R;\n",
+    )
+    .unwrap();
     assert!(run().written);
     assert_eq!(run().model.resources.len(), 1);
 }

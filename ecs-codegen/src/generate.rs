@@ -354,8 +354,36 @@ fn gen_spawn(sig_id: usize, sig: &Signature) -> TokenStream {
     }
 }
 
+/// Binding name of component `id`'s value while a row moves between stores.
+fn value_binding(id: usize) -> Ident {
+    format_ident!("c{}", id)
+}
+
+/// Moves the row at `loc` of store `from` to the end of store `to`, with `extra` (bindings of
+/// component values not in `from`) added; evaluates to nothing, leaves bindings of `from`'s
+/// values that `to` does not take (for `remove`) in scope.
+fn gen_move(model: &Model, from: usize, to: usize) -> TokenStream {
+    let (fs, ts) = (&model.signatures[from], &model.signatures[to]);
+    let (ff, tf) = (store_names(fs).field, store_names(ts).field);
+    let from_vals: Vec<Ident> = fs.fields.iter().map(|(_, id)| value_binding(*id)).collect();
+    let to_vals: Vec<Ident> = ts.fields.iter().map(|(_, id)| value_binding(*id)).collect();
+    let to_id = to as u32;
+    quote! {
+        let (moved, parts) = world.stores.#ff.swap_remove(loc.row());
+        if let ::core::option::Option::Some(moved) = moved { world.table.relocate(moved, loc); }
+        let ( #(#from_vals,)* ) = parts;
+        let row = world.stores.#tf.len();
+        world.stores.#tf.push(entity, ( #(#to_vals,)* ));
+        world.table.relocate(entity, ::ecs_core::Location::new(#to_id, row));
+    }
+}
+
 fn gen_component_access(model: &Model, comp_id: usize) -> TokenStream {
     let path = &model.components[comp_id].path;
+    let name = model.components[comp_id].ident.to_string();
+    let id = comp_id as u32;
+    let bit = 1u128 << comp_id;
+    let by_mask = |mask: u128| model.signatures.iter().position(|s| s.mask == mask);
     let holders: Vec<(u32, &Signature)> = model
         .signatures
         .iter()
@@ -376,8 +404,38 @@ fn gen_component_access(model: &Model, comp_id: usize) -> TokenStream {
         })
     };
     let (get_arms, mut_arms) = (arms(false), arms(true));
+    let value = value_binding(comp_id);
+    let insert_arms = model.signatures.iter().enumerate().map(|(i, sig)| {
+        let store_id = i as u32;
+        if sig.has(comp_id) {
+            let field = store_names(sig).field;
+            let store = quote!(world.stores.#field);
+            let el = element(model, sig, comp_id, &store, &quote!(loc.row()));
+            quote!(#store_id => ::core::result::Result::Ok(::core::option::Option::Some(::core::mem::replace(&mut #el, self))),)
+        } else if let Some(to) = by_mask(sig.mask | bit) {
+            let mv = gen_move(model, i, to);
+            quote!(#store_id => { let #value = self; #mv ::core::result::Result::Ok(::core::option::Option::None) })
+        } else {
+            quote!(#store_id => ::core::result::Result::Err(world.undeclared(entity, loc, ::ecs_core::Change::Insert, #id)),)
+        }
+    });
+    let remove_arms = model.signatures.iter().enumerate().map(|(i, sig)| {
+        let store_id = i as u32;
+        if !sig.has(comp_id) {
+            quote!(#store_id => ::core::result::Result::Err(::ecs_core::WorldError::MissingComponent {
+                entity, signature: STORE_NAMES[#store_id as usize], component: #name,
+            }),)
+        } else if let Some(to) = by_mask(sig.mask & !bit) {
+            let mv = gen_move(model, i, to);
+            quote!(#store_id => { #mv ::core::result::Result::Ok(#value) })
+        } else {
+            quote!(#store_id => ::core::result::Result::Err(world.undeclared(entity, loc, ::ecs_core::Change::Remove, #id)),)
+        }
+    });
     quote! {
         impl ::ecs_core::ComponentIn<World> for #path {
+            const ID: u32 = #id;
+            const NAME: &'static str = #name;
             #[inline]
             #[allow(clippy::match_single_binding, unused_variables)]
             fn get_in(world: &World, loc: ::ecs_core::Location) -> ::core::option::Option<&Self> {
@@ -387,6 +445,22 @@ fn gen_component_access(model: &Model, comp_id: usize) -> TokenStream {
             #[allow(clippy::match_single_binding, unused_variables)]
             fn get_mut_in(world: &mut World, loc: ::ecs_core::Location) -> ::core::option::Option<&mut Self> {
                 match loc.store { #(#mut_arms)* _ => ::core::option::Option::None }
+            }
+            #[allow(clippy::match_single_binding, unused_variables)]
+            fn insert_in(self, world: &mut World, entity: ::ecs_core::Entity) -> ::core::result::Result<::core::option::Option<Self>, ::ecs_core::WorldError> {
+                let loc = world.table.locate(entity).ok_or(::ecs_core::WorldError::NoSuchEntity(entity))?;
+                match loc.store {
+                    #(#insert_arms)*
+                    _ => unreachable!("entity table points at store {} which does not exist", loc.store),
+                }
+            }
+            #[allow(clippy::match_single_binding, unused_variables)]
+            fn remove_in(world: &mut World, entity: ::ecs_core::Entity) -> ::core::result::Result<Self, ::ecs_core::WorldError> {
+                let loc = world.table.locate(entity).ok_or(::ecs_core::WorldError::NoSuchEntity(entity))?;
+                match loc.store {
+                    #(#remove_arms)*
+                    _ => unreachable!("entity table points at store {} which does not exist", loc.store),
+                }
             }
         }
     }
@@ -586,6 +660,8 @@ pub fn generate(model: &Model) -> TokenStream {
         .collect();
     let system_names: Vec<String> = model.systems.iter().map(|s| s.ident.to_string()).collect();
     let n_systems = model.systems.len();
+    let n_components = model.components.len();
+    let component_names: Vec<String> = model.components.iter().map(|c| c.ident.to_string()).collect();
     let system_matches = model.systems.iter().map(|s| {
         let ids = s.matches.iter().map(|&m| m as u32);
         quote!(&[#(#ids),*])
@@ -626,6 +702,8 @@ pub fn generate(model: &Model) -> TokenStream {
         pub const STORE_SETS: [ComponentSet; #n_sigs] = [#(#sig_masks),*];
         /// The signature name of each store, by store id.
         pub const STORE_NAMES: [&str; #n_sigs] = [#(#sig_names),*];
+        /// The component names, by component id.
+        pub const COMPONENT_NAMES: [&str; #n_components] = [#(#component_names),*];
         /// The systems, in declaration order.
         pub const SYSTEM_NAMES: [&str; #n_systems] = [#(#system_names),*];
         /// The store ids each system runs over, by system index.
@@ -724,6 +802,39 @@ pub fn generate(model: &Model) -> TokenStream {
             pub fn get_mut<C: ::ecs_core::ComponentIn<World>>(&mut self, entity: ::ecs_core::Entity) -> ::core::option::Option<&mut C> {
                 let loc = self.table.locate(entity)?;
                 C::get_mut_in(self, loc)
+            }
+
+            /// Adds `component` to `entity`, moving the entity to the declared signature that
+            /// has its components plus this one (O(size of the row); the move is a generated
+            /// table entry, no search). If the entity already has a `C`, the value is replaced
+            /// and the old one returned. On error the entity is unchanged and `component` is
+            /// dropped.
+            pub fn insert<C: ::ecs_core::ComponentIn<World>>(&mut self, entity: ::ecs_core::Entity, component: C) -> ::core::result::Result<::core::option::Option<C>, ::ecs_core::WorldError> {
+                component.insert_in(self, entity)
+            }
+
+            /// Takes the `C` of `entity`, moving the entity to the declared signature without
+            /// it. On error the entity is unchanged.
+            pub fn remove<C: ::ecs_core::ComponentIn<World>>(&mut self, entity: ::ecs_core::Entity) -> ::core::result::Result<C, ::ecs_core::WorldError> {
+                C::remove_in(self, entity)
+            }
+
+            #[cold]
+            fn undeclared(&self, entity: ::ecs_core::Entity, loc: ::ecs_core::Location, change: ::ecs_core::Change, component: u32) -> ::ecs_core::WorldError {
+                let current = STORE_SETS[loc.store as usize].bits() as u128;
+                let bit = 1u128 << component;
+                let missing = match change {
+                    ::ecs_core::Change::Insert => current | bit,
+                    ::ecs_core::Change::Remove => current & !bit,
+                };
+                ::ecs_core::WorldError::UndeclaredSignature {
+                    entity,
+                    change,
+                    component: COMPONENT_NAMES[component as usize],
+                    signature: STORE_NAMES[loc.store as usize],
+                    current: ::ecs_core::world::set_names(current, &COMPONENT_NAMES),
+                    missing: ::ecs_core::world::set_names(missing, &COMPONENT_NAMES),
+                }
             }
 
             /// The component set of `entity`'s signature, or `None` if it is not alive.

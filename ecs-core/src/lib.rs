@@ -35,7 +35,7 @@ pub use component::{Component, Resource, Signature};
 pub use ecs_derive::{system, Component, Resource, Signature, SoaManager};
 pub use entity::Entity;
 pub use stats::{Layout, StoreStats, WorldStats};
-pub use world::{ComponentIn, EntityTable, Location, ResourceIn, SpawnIn, WorldError};
+pub use world::{Change, ComponentIn, EntityTable, Location, ResourceIn, SpawnIn, WorldError};
 
 #[doc(hidden)]
 pub use bitflags;

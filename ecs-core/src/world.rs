@@ -172,20 +172,26 @@ impl<'a, S, F: FnOnce(&mut S)> Rollback<'a, S, F> {
     /// Keeps the change and releases the target.
     pub fn commit(mut self) -> &'a mut S {
         self.undo = None;
-        self.target.take().expect("target is present until commit or drop")
+        self.target
+            .take()
+            .expect("target is present until commit or drop")
     }
 }
 
 impl<S, F: FnOnce(&mut S)> std::ops::Deref for Rollback<'_, S, F> {
     type Target = S;
     fn deref(&self) -> &S {
-        self.target.as_deref().expect("target is present until commit or drop")
+        self.target
+            .as_deref()
+            .expect("target is present until commit or drop")
     }
 }
 
 impl<S, F: FnOnce(&mut S)> std::ops::DerefMut for Rollback<'_, S, F> {
     fn deref_mut(&mut self) -> &mut S {
-        self.target.as_deref_mut().expect("target is present until commit or drop")
+        self.target
+            .as_deref_mut()
+            .expect("target is present until commit or drop")
     }
 }
 
@@ -197,13 +203,51 @@ impl<S, F: FnOnce(&mut S)> Drop for Rollback<'_, S, F> {
     }
 }
 
-/// Run-time errors of a generated world.
+/// A structural change that [`WorldError::UndeclaredSignature`] refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// `insert`: the component would be added.
+    Insert,
+    /// `remove`: the component would be taken away.
+    Remove,
+}
+
+/// Run-time errors of a generated world. Every refused operation leaves the world unchanged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WorldError {
     /// The entity index space is exhausted.
     Entity(EntityError),
     /// The entity is dead, stale (its slot was reused) or was never issued by this world.
     NoSuchEntity(Entity),
+    /// The entity's signature has no such component.
+    MissingComponent {
+        /// The entity.
+        entity: Entity,
+        /// Its signature.
+        signature: &'static str,
+        /// The component it lacks.
+        component: &'static str,
+    },
+    /// An insert or remove would move the entity to a component set no signature declares.
+    UndeclaredSignature {
+        /// The entity, left as it was.
+        entity: Entity,
+        /// Insert or remove.
+        change: Change,
+        /// The component inserted or removed.
+        component: &'static str,
+        /// The entity's signature.
+        signature: &'static str,
+        /// Its component set, e.g. `{A, B}`.
+        current: String,
+        /// The set the change would lead to, which no signature declares.
+        missing: String,
+    },
+    /// A run-time query asked for the same component twice with at least one `&mut`.
+    AliasedQuery {
+        /// The component requested twice.
+        component: &'static str,
+    },
 }
 
 impl fmt::Display for WorldError {
@@ -215,6 +259,43 @@ impl fmt::Display for WorldError {
                 "entity {e} is not alive in this world (despawned, stale after its slot was \
                  reused, or never spawned here)"
             ),
+            WorldError::MissingComponent {
+                entity,
+                signature,
+                component,
+            } => write!(
+                f,
+                "entity {entity} (signature `{signature}`) has no `{component}` component"
+            ),
+            WorldError::UndeclaredSignature {
+                entity,
+                change,
+                component,
+                signature,
+                current,
+                missing,
+            } => {
+                let (verb, prep) = match change {
+                    Change::Insert => ("insert", "into"),
+                    Change::Remove => ("remove", "from"),
+                };
+                write!(
+                    f,
+                    "cannot {verb} `{component}` {prep} entity {entity}: its signature \
+                     `{signature}` is {current}, and {missing} is not a declared signature; \
+                     the entity is unchanged. Declare the set with `#[derive(Signature)]` (a \
+                     struct with one field per component of {missing}) in a scanned file"
+                )?;
+                if missing == "{}" {
+                    write!(f, ", or despawn the entity instead of removing its last component")?;
+                }
+                Ok(())
+            }
+            WorldError::AliasedQuery { component } => write!(
+                f,
+                "query borrows `{component}` twice and at least once mutably, which would \
+                 alias; ask for it once (as `&mut {component}` if it is written)"
+            ),
         }
     }
 }
@@ -223,9 +304,20 @@ impl std::error::Error for WorldError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             WorldError::Entity(e) => Some(e),
-            WorldError::NoSuchEntity(_) => None,
+            _ => None,
         }
     }
+}
+
+/// `{A, B}`: the names of the components in `mask`, in id order.
+pub fn set_names(mask: u128, names: &[&str]) -> String {
+    let parts: Vec<&str> = names
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| mask & (1u128 << i) != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    format!("{{{}}}", parts.join(", "))
 }
 
 impl From<EntityError> for WorldError {
@@ -257,10 +349,19 @@ pub trait SpawnIn<W>: Sized {
     note = "declare it with `#[derive(Component)]` in a file the build script scans, and use it in a signature"
 )]
 pub trait ComponentIn<W>: Sized {
+    /// The component's id in world `W` (its bit is `1 << ID`).
+    const ID: u32;
+    /// The component's name.
+    const NAME: &'static str;
     /// The component of the entity at `loc`, if its store has one.
     fn get_in(world: &W, loc: Location) -> Option<&Self>;
     /// Mutable access to the component of the entity at `loc`, if its store has one.
     fn get_mut_in(world: &mut W, loc: Location) -> Option<&mut Self>;
+    /// Adds the component to `entity` (moving it to the signature with it), or replaces the
+    /// value it has, returning the old one.
+    fn insert_in(self, world: &mut W, entity: Entity) -> Result<Option<Self>, WorldError>;
+    /// Takes the component from `entity`, moving it to the signature without it.
+    fn remove_in(world: &mut W, entity: Entity) -> Result<Self, WorldError>;
 }
 
 /// A resource owned by world `W`. Implemented by the generated code.
@@ -327,6 +428,37 @@ mod tests {
         }));
         assert!(r.is_err());
         assert_eq!(v, [1], "undo ran during unwinding");
+    }
+
+    #[test]
+    fn set_names_in_id_order() {
+        assert_eq!(set_names(0b101, &["A", "B", "C"]), "{A, C}");
+        assert_eq!(set_names(0, &["A"]), "{}");
+    }
+
+    #[test]
+    fn undeclared_signature_error_says_how_to_fix() {
+        let e = WorldError::UndeclaredSignature {
+            entity: Entity::new(4, 0),
+            change: Change::Insert,
+            component: "B",
+            signature: "JustA",
+            current: "{A}".into(),
+            missing: "{A, B}".into(),
+        };
+        let text = e.to_string();
+        assert!(text.starts_with("cannot insert `B` into entity 4v0"), "{text}");
+        assert!(text.contains("`JustA` is {A}, and {A, B} is not a declared signature"));
+        assert!(text.contains("#[derive(Signature)]"));
+        let e = WorldError::UndeclaredSignature {
+            entity: Entity::new(4, 0),
+            change: Change::Remove,
+            component: "A",
+            signature: "JustA",
+            current: "{A}".into(),
+            missing: "{}".into(),
+        };
+        assert!(e.to_string().contains("despawn the entity"));
     }
 
     #[test]

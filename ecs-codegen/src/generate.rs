@@ -466,6 +466,69 @@ fn gen_component_access(model: &Model, comp_id: usize) -> TokenStream {
     }
 }
 
+/// `QueryTarget`: per (store, component), the column's first value and stride.
+fn gen_query_target(model: &Model) -> TokenStream {
+    let mut column_arms = Vec::new();
+    let mut len_arms = Vec::new();
+    let mut entity_arms = Vec::new();
+    for (i, sig) in model.signatures.iter().enumerate() {
+        let n = store_names(sig);
+        let (field, row_ty, cold_ty) = (&n.field, &n.row, &n.cold);
+        len_arms.push(quote!(#i => self.stores.#field.len(),));
+        entity_arms.push(quote!(#i => self.stores.#field.entities.as_ptr(),));
+        for (f, id) in &sig.fields {
+            let c = *id as u32;
+            let ty = &model.components[*id].path;
+            let column = match sig.layout {
+                LayoutDecl::Columns => quote! {
+                    ::ecs_core::query::RawColumn {
+                        ptr: self.stores.#field.#f.as_mut_ptr().cast::<u8>(),
+                        stride: ::core::mem::size_of::<#ty>(),
+                    }
+                },
+                LayoutDecl::Rows => {
+                    let (vec, holder) = if is_cold(model, sig, *id) { (quote!(cold), cold_ty) } else { (quote!(rows), row_ty) };
+                    quote! {
+                        ::ecs_core::query::RawColumn {
+                            ptr: self.stores.#field.#vec.as_mut_ptr().cast::<u8>().wrapping_add(::core::mem::offset_of!(#holder, #f)),
+                            stride: ::core::mem::size_of::<#holder>(),
+                        }
+                    }
+                }
+            };
+            column_arms.push(quote!((#i, #c) => ::core::option::Option::Some(#column),));
+        }
+    }
+    let n = model.signatures.len();
+    quote! {
+        // SAFETY: every column pointer comes from `Vec::as_mut_ptr` of the store's own vector
+        // (no reference to its elements is created), offset within the row struct by
+        // `offset_of!` for `rows` stores, with the stride of the vector's element type; so
+        // `ptr + row * stride` is a valid value of the component for every row < len. Masks and
+        // names are the generated tables.
+        unsafe impl ::ecs_core::query::QueryTarget for World {
+            fn store_count() -> usize { #n }
+            fn store_mask(store: usize) -> u128 { STORE_SETS[store].bits() as u128 }
+            fn store_name(store: usize) -> &'static str { STORE_NAMES[store] }
+            #[allow(clippy::match_single_binding)]
+            fn store_len(&self, store: usize) -> usize {
+                match store { #(#len_arms)* _ => 0 }
+            }
+            #[allow(clippy::match_single_binding)]
+            fn entities(&mut self, store: usize) -> *const ::ecs_core::Entity {
+                match store { #(#entity_arms)* _ => ::core::ptr::null() }
+            }
+            #[allow(clippy::match_single_binding)]
+            fn column(&mut self, store: usize, component: u32) -> ::core::option::Option<::ecs_core::query::RawColumn> {
+                match (store, component) { #(#column_arms)* _ => ::core::option::Option::None }
+            }
+            fn locate_entity(&self, entity: ::ecs_core::Entity) -> ::core::option::Option<::ecs_core::Location> {
+                self.table.locate(entity)
+            }
+        }
+    }
+}
+
 /// The body of one system over one store: a zip of the needed columns (or rows), calling the
 /// system once per row. Written as an iterator chain so a rayon split can replace it.
 fn gen_system_loop(model: &Model, system: &System, sig: &Signature) -> TokenStream {
@@ -653,6 +716,7 @@ pub fn generate(model: &Model) -> TokenStream {
         .map(|(i, s)| gen_spawn(i, s));
     let access = (0..model.components.len()).map(|c| gen_component_access(model, c));
     let systems = model.systems.iter().map(|s| gen_system(model, s));
+    let query_target = gen_query_target(model);
     let run_all: Vec<Ident> = model
         .systems
         .iter()
@@ -837,6 +901,25 @@ pub fn generate(model: &Model) -> TokenStream {
                 }
             }
 
+            /// A run-time query over every entity that has the query's components, e.g.
+            /// `world.query::<(Entity, &mut Position, Option<&Velocity>)>()`. Stores are chosen
+            /// by bitmask once per call; items come store by store in store id order, rows in
+            /// order. Asking for one component twice with a `&mut` is an error.
+            pub fn query<'w, Q: ::ecs_core::query::Query<'w, World>>(&'w mut self) -> ::core::result::Result<::ecs_core::query::QueryIter<'w, World, Q>, ::ecs_core::WorldError> {
+                ::ecs_core::query::QueryIter::new::<()>(self, &|c| COMPONENT_NAMES[c as usize])
+            }
+
+            /// [`World::query`] with a filter: `With<C>`, `Without<C>` or a tuple of them.
+            pub fn query_filtered<'w, Q: ::ecs_core::query::Query<'w, World>, F: ::ecs_core::query::Filter<World>>(&'w mut self) -> ::core::result::Result<::ecs_core::query::QueryIter<'w, World, Q>, ::ecs_core::WorldError> {
+                ::ecs_core::query::QueryIter::new::<F>(self, &|c| COMPONENT_NAMES[c as usize])
+            }
+
+            /// The query's items for one entity; an error if it is not alive or lacks a
+            /// required component.
+            pub fn query_one<'w, Q: ::ecs_core::query::Query<'w, World>>(&'w mut self, entity: ::ecs_core::Entity) -> ::core::result::Result<Q::Item, ::ecs_core::WorldError> {
+                ::ecs_core::query::query_one::<World, Q>(self, entity, &|c| COMPONENT_NAMES[c as usize])
+            }
+
             /// The component set of `entity`'s signature, or `None` if it is not alive.
             pub fn signature_of(&self, entity: ::ecs_core::Entity) -> ::core::option::Option<ComponentSet> {
                 self.table.locate(entity).map(|loc| STORE_SETS[loc.store as usize])
@@ -903,6 +986,8 @@ pub fn generate(model: &Model) -> TokenStream {
         #(#spawns)*
 
         #(#access)*
+
+        #query_target
 
         #(
             impl ::ecs_core::ResourceIn<World> for #res_types {

@@ -9,6 +9,7 @@
 //! - [`world`]: the entity table (entity → store and row), the traits generated code implements,
 //!   and [`WorldError`].
 //! - [`component`]: the traits the derives implement.
+//! - [`query`]: run-time queries over the stores chosen by bitmask.
 //! - [`stats`]: memory statistics and the memory-efficiency measure.
 //! - [`soa`]: classic structure-of-arrays component managers — seed part 2.
 //! - [`transform`]: the transform hierarchy — seed part 3.
@@ -26,6 +27,7 @@
 
 pub mod component;
 pub mod entity;
+pub mod query;
 pub mod soa;
 pub mod stats;
 pub mod transform;
@@ -44,5 +46,6 @@ pub use rayon;
 
 /// Everything a components file and a `main` usually need.
 pub mod prelude {
+    pub use crate::query::{With, Without};
     pub use crate::{system, Component, Entity, Resource, Signature, WorldError};
 }

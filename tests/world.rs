@@ -32,7 +32,11 @@ fn spawn_and_get_every_component() {
     assert_eq!(w.get::<Aligned>(e), Some(&Aligned(21)));
     assert_eq!(w.get::<Label>(e).map(|l| l.0.as_str()), Some("e7"));
     let aligned: *const Aligned = w.get::<Aligned>(e).unwrap();
-    assert_eq!(aligned as usize % 16, 0, "16-byte alignment is kept in storage");
+    assert_eq!(
+        aligned as usize % 16,
+        0,
+        "16-byte alignment is kept in storage"
+    );
 
     let j = w.spawn(JustA { a: A(1) });
     assert_eq!(w.get::<B>(j), None, "missing component is None");
@@ -58,7 +62,14 @@ fn get_mut_writes_only_the_target() {
 #[test]
 fn despawn_is_swap_remove_and_keeps_locations_right() {
     let mut w = World::new();
-    let es: Vec<Entity> = (0..5).map(|i| w.spawn(AB { a: A(i), b: B(f64::from(i)) })).collect();
+    let es: Vec<Entity> = (0..5)
+        .map(|i| {
+            w.spawn(AB {
+                a: A(i),
+                b: B(f64::from(i)),
+            })
+        })
+        .collect();
     assert!(w.despawn(es[1]));
     assert!(!w.despawn(es[1]), "second despawn is refused");
     assert!(!w.is_alive(es[1]));
@@ -95,7 +106,10 @@ fn stale_and_foreign_ids_are_never_another_entity() {
     assert!(!w.despawn(first), "stale id cannot despawn the new entity");
     assert_eq!(w.get::<A>(reused), Some(&A(42)));
     // Ids this world never issued.
-    for bogus in [Entity::new(1_000_000, 0), Entity::new(first.index() + 1, 200)] {
+    for bogus in [
+        Entity::new(1_000_000, 0),
+        Entity::new(first.index() + 1, 200),
+    ] {
         assert!(!w.is_alive(bogus));
         assert_eq!(w.get::<A>(bogus), None);
         assert!(!w.despawn(bogus));
@@ -106,9 +120,16 @@ fn stale_and_foreign_ids_are_never_another_entity() {
 #[test]
 fn spawn_batch_places_every_value_in_order() {
     let mut w = World::new();
-    w.spawn(AB { a: A(100), b: B(0.0) });
+    w.spawn(AB {
+        a: A(100),
+        b: B(0.0),
+    });
     // A filter makes the size hint inexact.
-    let es = w.spawn_batch((0..10).filter(|i| i % 2 == 0).map(|i| AB { a: A(i), b: B(1.0) }));
+    let es = w.spawn_batch(
+        (0..10)
+            .filter(|i| i % 2 == 0)
+            .map(|i| AB { a: A(i), b: B(1.0) }),
+    );
     assert_eq!(es.len(), 5);
     for (e, i) in es.iter().zip([0, 2, 4, 6, 8]) {
         assert_eq!(w.get::<A>(*e), Some(&A(i)));
@@ -125,20 +146,30 @@ fn spawn_batch_places_every_value_in_order() {
 fn panicking_batch_iterator_leaves_the_world_unchanged() {
     let before = Counted::live();
     let mut w = World::new();
-    let keep = w.spawn(ACounted { a: A(1), counted: Counted::new(1) });
+    let keep = w.spawn(ACounted {
+        a: A(1),
+        counted: Counted::new(1),
+    });
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         w.spawn_batch((0..10).map(|i| {
             if i == 5 {
                 panic!("value source failed");
             }
-            ACounted { a: A(i), counted: Counted::new(i) }
+            ACounted {
+                a: A(i),
+                counted: Counted::new(i),
+            }
         }));
     }));
     assert!(result.is_err());
     assert_eq!(w.len(), 1);
     assert_eq!(w.stores().a_counted.len(), 1);
     assert_eq!(w.get::<A>(keep), Some(&A(1)));
-    assert_eq!(Counted::live() - before, 1, "the five pushed values were dropped");
+    assert_eq!(
+        Counted::live() - before,
+        1,
+        "the five pushed values were dropped"
+    );
     drop(w);
     assert_eq!(Counted::live(), before);
 }
@@ -149,12 +180,19 @@ fn drops_are_exact() {
     {
         let mut w = World::new();
         let es = w.spawn_batch((0..50).map(everything));
-        w.spawn_batch((0..30).map(|i| ACounted { a: A(i), counted: Counted::new(i) }));
+        w.spawn_batch((0..30).map(|i| ACounted {
+            a: A(i),
+            counted: Counted::new(i),
+        }));
         assert_eq!(Counted::live() - before, 80);
         for e in es.iter().step_by(2) {
             assert!(w.despawn(*e));
         }
-        assert_eq!(Counted::live() - before, 55, "each despawn drops exactly once");
+        assert_eq!(
+            Counted::live() - before,
+            55,
+            "each despawn drops exactly once"
+        );
         for e in es.iter().step_by(2) {
             assert!(!w.despawn(*e));
         }
@@ -168,22 +206,42 @@ fn systems_visit_exactly_the_matching_rows() {
     let mut w = World::new();
     let just = w.spawn(JustA { a: A(1) });
     let ab = w.spawn(AB { a: A(2), b: B(1.0) });
-    let abz = w.spawn(ABZst { a: A(3), b: B(1.0), zst: Zst });
-    let ba = w.spawn(BAligned { b: B(1.0), aligned: Aligned(0) });
-    let lab = w.spawn(Labelled { a: A(5), aligned: Aligned(0), label: Label("x".into()) });
+    let abz = w.spawn(ABZst {
+        a: A(3),
+        b: B(1.0),
+        zst: Zst,
+    });
+    let ba = w.spawn(BAligned {
+        b: B(1.0),
+        aligned: Aligned(0),
+    });
+    let lab = w.spawn(Labelled {
+        a: A(5),
+        aligned: Aligned(0),
+        label: Label("x".into()),
+    });
     let all = w.spawn(everything(6));
 
     w.run_bump_a();
     let a = |w: &World, e| w.get::<A>(e).unwrap().0;
-    assert_eq!([a(&w, just), a(&w, ab), a(&w, abz), a(&w, lab), a(&w, all)], [2, 3, 4, 6, 7]);
+    assert_eq!(
+        [a(&w, just), a(&w, ab), a(&w, abz), a(&w, lab), a(&w, all)],
+        [2, 3, 4, 6, 7]
+    );
 
     w.run_a_into_b();
     let b = |w: &World, e| w.get::<B>(e).unwrap().0;
-    assert_eq!([b(&w, ab), b(&w, abz), b(&w, ba), b(&w, all)], [4.0, 5.0, 1.0, 10.0]);
+    assert_eq!(
+        [b(&w, ab), b(&w, abz), b(&w, ba), b(&w, all)],
+        [4.0, 5.0, 1.0, 10.0]
+    );
 
     // without(Zst): ABZst and Everything are skipped.
     w.run_double_b();
-    assert_eq!([b(&w, ab), b(&w, abz), b(&w, ba), b(&w, all)], [8.0, 5.0, 2.0, 10.0]);
+    assert_eq!(
+        [b(&w, ab), b(&w, abz), b(&w, ba), b(&w, all)],
+        [8.0, 5.0, 2.0, 10.0]
+    );
 
     // with(Aligned) and Option<&A>: BAligned has no A, so it adds 1.
     w.run_aligned_tick();
@@ -197,13 +255,19 @@ fn systems_visit_exactly_the_matching_rows() {
     assert_eq!(w.get::<Label>(all).unwrap().0, "e6!");
 
     // Entity parameter and a mutable resource.
-    w.spawn(ACounted { a: A(0), counted: Counted::new(100) });
+    w.spawn(ACounted {
+        a: A(0),
+        counted: Counted::new(100),
+    });
     w.run_tally();
     let t = w.resource::<Tally>();
     assert_eq!(t.rows, 2);
     let expected: u64 = w
         .entities()
-        .filter_map(|e| w.get::<Counted>(e).map(|c| u64::from(c.0) + u64::from(e.index())))
+        .filter_map(|e| {
+            w.get::<Counted>(e)
+                .map(|c| u64::from(c.0) + u64::from(e.index()))
+        })
         .sum();
     assert_eq!(t.sum, expected);
 }
@@ -219,14 +283,19 @@ fn run_system_by_index_and_metadata() {
     assert_eq!(w.system_rows(i), 2);
     let j = SYSTEM_NAMES.iter().position(|n| *n == "a_into_b").unwrap();
     assert_eq!(w.system_rows(j), 1);
-    let names: Vec<&str> = SYSTEM_STORES[j].iter().map(|&s| STORE_NAMES[s as usize]).collect();
+    let names: Vec<&str> = SYSTEM_STORES[j]
+        .iter()
+        .map(|&s| STORE_NAMES[s as usize])
+        .collect();
     assert_eq!(names, ["AB", "ABZst", "Everything"]);
     assert_eq!(w.entities().count(), 2);
 }
 
 #[test]
 fn resources_are_owned_by_the_world() {
-    let mut w = World::with_resources(Resources { tally: Tally { rows: 5, sum: 0 } });
+    let mut w = World::with_resources(Resources {
+        tally: Tally { rows: 5, sum: 0 },
+    });
     assert_eq!(w.resource::<Tally>().rows, 5);
     w.resource_mut::<Tally>().sum = 9;
     assert_eq!(w.resources().tally.sum, 9);
@@ -249,10 +318,40 @@ fn stats_measure_memory_efficiency() {
     for e in &es[..50] {
         w.despawn(*e);
     }
-    let ab = w.stats().stores.into_iter().find(|s| s.name == "AB").unwrap();
+    let ab = w
+        .stats()
+        .stores
+        .into_iter()
+        .find(|s| s.name == "AB")
+        .unwrap();
     assert_eq!(ab.live_bytes, 50 * 12);
-    assert!(ab.efficiency() < full, "despawned rows leave capacity unused");
-    let rows = w.stats().stores.into_iter().find(|s| s.name == "Labelled").unwrap();
+    assert!(
+        ab.efficiency() < full,
+        "despawned rows leave capacity unused"
+    );
+    let rows = w
+        .stats()
+        .stores
+        .into_iter()
+        .find(|s| s.name == "Labelled")
+        .unwrap();
     assert_eq!(rows.layout, Layout::Rows);
     assert_eq!(w.stats().entities(), 50);
+}
+
+#[test]
+fn invariants_hold_after_every_kind_of_change() {
+    let mut w = World::new();
+    assert_eq!(w.check_invariants(), Ok(()));
+    let es = w.spawn_batch((0..20).map(everything));
+    w.spawn_batch((0..20).map(|i| AB { a: A(i), b: B(0.0) }));
+    for e in es.iter().step_by(3) {
+        w.despawn(*e);
+    }
+    assert_eq!(w.check_invariants(), Ok(()));
+    let e = w.spawn(JustA { a: A(0) });
+    w.insert(e, B(1.0)).unwrap();
+    w.remove::<B>(e).unwrap();
+    w.run_all();
+    assert_eq!(w.check_invariants(), Ok(()));
 }

@@ -122,7 +122,9 @@ fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenStream {
             LayoutDecl::Rows => "rows",
         }
     ));
-    let live_size = sum(all_types.iter().map(|t| quote!(::core::mem::size_of::<#t>())));
+    let live_size = sum(all_types
+        .iter()
+        .map(|t| quote!(::core::mem::size_of::<#t>())));
 
     match sig.layout {
         LayoutDecl::Columns => {
@@ -185,6 +187,9 @@ fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenStream {
                         let removed = ( #( self.#all_fields.swap_remove(row), )* );
                         (self.entities.get(row).copied(), removed)
                     }
+                    fn columns_agree(&self) -> bool {
+                        #( self.#all_fields.len() == self.entities.len() )&&*
+                    }
                     fn stats(&self) -> ::ecs_core::StoreStats {
                         let component_bytes = #column_bytes;
                         ::ecs_core::StoreStats {
@@ -245,6 +250,7 @@ fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenStream {
             };
             let cold_bytes = has_cold
                 .then(|| quote!(+ self.cold.capacity() * ::core::mem::size_of::<#cold_ty>()));
+            let cold_len_check = has_cold.then(|| quote!(&&self.cold.len() == self.entities.len()));
             quote! {
                 #row_doc
                 #[repr(C)]
@@ -297,6 +303,9 @@ fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenStream {
                         #cold_remove
                         #cold_parts
                         (self.entities.get(row).copied(), ( #(#all_fields,)* ))
+                    }
+                    fn columns_agree(&self) -> bool {
+                        self.rows.len() == self.entities.len() #cold_len_check
                     }
                     fn stats(&self) -> ::ecs_core::StoreStats {
                         let component_bytes = self.rows.capacity() * ::core::mem::size_of::<#row_ty>() #cold_bytes;
@@ -487,7 +496,11 @@ fn gen_query_target(model: &Model) -> TokenStream {
                     }
                 },
                 LayoutDecl::Rows => {
-                    let (vec, holder) = if is_cold(model, sig, *id) { (quote!(cold), cold_ty) } else { (quote!(rows), row_ty) };
+                    let (vec, holder) = if is_cold(model, sig, *id) {
+                        (quote!(cold), cold_ty)
+                    } else {
+                        (quote!(rows), row_ty)
+                    };
                     quote! {
                         ::ecs_core::query::RawColumn {
                             ptr: self.stores.#field.#vec.as_mut_ptr().cast::<u8>().wrapping_add(::core::mem::offset_of!(#holder, #f)),
@@ -725,7 +738,11 @@ pub fn generate(model: &Model) -> TokenStream {
     let system_names: Vec<String> = model.systems.iter().map(|s| s.ident.to_string()).collect();
     let n_systems = model.systems.len();
     let n_components = model.components.len();
-    let component_names: Vec<String> = model.components.iter().map(|c| c.ident.to_string()).collect();
+    let component_names: Vec<String> = model
+        .components
+        .iter()
+        .map(|c| c.ident.to_string())
+        .collect();
     let system_matches = model.systems.iter().map(|s| {
         let ids = s.matches.iter().map(|&m| m as u32);
         quote!(&[#(#ids),*])
@@ -953,6 +970,34 @@ pub fn generate(model: &Model) -> TokenStream {
             /// Every live entity, store by store in store id order, rows in order.
             pub fn entities(&self) -> impl ::core::iter::Iterator<Item = ::ecs_core::Entity> + '_ {
                 #entities_iter
+            }
+
+            /// Checks the world's invariants, for tests: every store's columns have one length;
+            /// every row's entity is alive and located at that row; no entity is in two rows;
+            /// the entity count matches the rows. Returns the first violation.
+            pub fn check_invariants(&self) -> ::core::result::Result<(), ::std::string::String> {
+                let mut rows = 0usize;
+                let mut seen = ::std::collections::HashSet::new();
+                #(
+                    let store = &self.stores.#store_fields;
+                    if !store.columns_agree() {
+                        return Err(::std::format!("store {} has columns of different lengths", STORE_NAMES[#store_ids as usize]));
+                    }
+                    for (row, entity) in store.entities.iter().enumerate() {
+                        if !seen.insert(*entity) {
+                            return Err(::std::format!("entity {} appears in two rows", entity));
+                        }
+                        let expected = ::ecs_core::Location::new(#store_ids, row);
+                        if self.table.locate(*entity) != ::core::option::Option::Some(expected) {
+                            return Err(::std::format!("entity {} in store {} row {} is located at {:?}", entity, STORE_NAMES[#store_ids as usize], row, self.table.locate(*entity)));
+                        }
+                    }
+                    rows += store.len();
+                )*
+                if rows != self.table.len() {
+                    return Err(::std::format!("{} rows but {} live entities", rows, self.table.len()));
+                }
+                Ok(())
             }
 
             /// Memory statistics of every store.

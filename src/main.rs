@@ -291,7 +291,10 @@ mod tests {
         assert_eq!(e, "--entities expects a number of entities, got `lots`");
         let e = parse_args(args("--frames")).unwrap_err();
         assert_eq!(e, "--frames needs a value (a number of frames)");
-        assert_eq!(parse_args(args("--fast")).unwrap_err(), "unknown option `--fast`");
+        assert_eq!(
+            parse_args(args("--fast")).unwrap_err(),
+            "unknown option `--fast`"
+        );
         assert!(parse_args(args("--entities 5000000"))
             .unwrap_err()
             .contains("more than a world can hold"));
@@ -318,7 +321,14 @@ mod tests {
         let mut w = World::new();
         populate(&mut w, 1001, &mut Rng::new(3));
         let stats = w.stats();
-        let count = |name: &str| stats.stores.iter().find(|s| s.name == name).unwrap().entities;
+        let count = |name: &str| {
+            stats
+                .stores
+                .iter()
+                .find(|s| s.name == name)
+                .unwrap()
+                .entities
+        };
         assert_eq!(count("Particle"), 400);
         assert_eq!(count("Body"), 300);
         assert_eq!(count("Ship"), 200);

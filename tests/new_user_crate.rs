@@ -18,7 +18,10 @@ fn quick_start_files(readme: &str) -> Vec<(String, String)> {
         if !(line.starts_with("```rust") || line.starts_with("```toml")) {
             continue;
         }
-        let body: Vec<&str> = lines.by_ref().take_while(|l| !l.starts_with("```")).collect();
+        let body: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| !l.starts_with("```"))
+            .collect();
         let first = body.first().copied().unwrap_or_default();
         let name = first
             .strip_prefix("// ")
@@ -49,7 +52,15 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
     let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
     let files = quick_start_files(&readme);
     let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["Cargo.toml", "build.rs", "src/components/mod.rs", "src/main.rs"]);
+    assert_eq!(
+        names,
+        [
+            "Cargo.toml",
+            "build.rs",
+            "src/components/mod.rs",
+            "src/main.rs"
+        ]
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let root = workspace();
@@ -67,11 +78,26 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
     let out = cargo(dir.path(), &target, &["run", "--quiet"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the quick start failed:\n{stderr}\n{stdout}");
-    assert!(stdout.contains("ball at Position { x: 1.0, y: 0.5 }"), "{stdout}");
-    assert!(stdout.contains("ada at Position { x: 9.5, y: 0.0 }"), "{stdout}");
-    assert!(stdout.contains("Ball") && stdout.contains("Player") && stdout.contains("rows"), "{stdout}");
-    assert!(!stderr.contains("warning"), "the quick start compiles without warnings:\n{stderr}");
+    assert!(
+        out.status.success(),
+        "the quick start failed:\n{stderr}\n{stdout}"
+    );
+    assert!(
+        stdout.contains("ball at Position { x: 1.0, y: 0.5 }"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("ada at Position { x: 9.5, y: 0.0 }"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Ball") && stdout.contains("Player") && stdout.contains("rows"),
+        "{stdout}"
+    );
+    assert!(
+        !stderr.contains("warning"),
+        "the quick start compiles without warnings:\n{stderr}"
+    );
 
     // A mistake in a declaration fails the build with the file, line and column.
     let components = dir.path().join("src/components/mod.rs");
@@ -87,6 +113,9 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
         stderr.contains(&format!("src/components/mod.rs:{line}:19")),
         "error lacks its location:\n{stderr}"
     );
-    assert!(stderr.contains("unknown component `Velocty` in signature `Ball`"), "{stderr}");
+    assert!(
+        stderr.contains("unknown component `Velocty` in signature `Ball`"),
+        "{stderr}"
+    );
     assert!(stderr.contains("did you mean `Velocity`?"), "{stderr}");
 }

@@ -12,9 +12,20 @@ fn world() -> (World, Vec<Entity>) {
     let es = vec![
         w.spawn(JustA { a: A(1) }),
         w.spawn(AB { a: A(2), b: B(2.0) }),
-        w.spawn(ABZst { a: A(3), b: B(3.0), zst: Zst }),
-        w.spawn(BAligned { b: B(4.0), aligned: Aligned(4) }),
-        w.spawn(Labelled { a: A(5), aligned: Aligned(5), label: Label("five".into()) }),
+        w.spawn(ABZst {
+            a: A(3),
+            b: B(3.0),
+            zst: Zst,
+        }),
+        w.spawn(BAligned {
+            b: B(4.0),
+            aligned: Aligned(4),
+        }),
+        w.spawn(Labelled {
+            a: A(5),
+            aligned: Aligned(5),
+            label: Label("five".into()),
+        }),
         w.spawn(AB { a: A(6), b: B(6.0) }),
     ];
     (w, es)
@@ -23,11 +34,18 @@ fn world() -> (World, Vec<Entity>) {
 #[test]
 fn visits_matching_stores_in_store_order() {
     let (mut w, es) = world();
-    let got: Vec<(Entity, u32)> = w.query::<(Entity, &A)>().unwrap().map(|(e, a)| (e, a.0)).collect();
+    let got: Vec<(Entity, u32)> = w
+        .query::<(Entity, &A)>()
+        .unwrap()
+        .map(|(e, a)| (e, a.0))
+        .collect();
     // Store ids follow signature names: AB, ABZst, JustA, Labelled (BAligned has no A).
     let expected = vec![(es[1], 2), (es[5], 6), (es[2], 3), (es[0], 1), (es[4], 5)];
     assert_eq!(got, expected);
-    let order: Vec<&str> = got.iter().map(|(e, _)| w.signature_name_of(*e).unwrap()).collect();
+    let order: Vec<&str> = got
+        .iter()
+        .map(|(e, _)| w.signature_name_of(*e).unwrap())
+        .collect();
     let mut sorted = order.clone();
     sorted.sort();
     assert_eq!(order, sorted, "store id order is signature name order");
@@ -39,7 +57,10 @@ fn writes_through_mutable_items() {
     for (a, b) in w.query::<(&mut A, &B)>().unwrap() {
         a.0 += b.0 as u32 * 10;
     }
-    let values: Vec<u32> = es.iter().map(|e| w.get::<A>(*e).map_or(0, |a| a.0)).collect();
+    let values: Vec<u32> = es
+        .iter()
+        .map(|e| w.get::<A>(*e).map_or(0, |a| a.0))
+        .collect();
     assert_eq!(values, [1, 22, 33, 0, 5, 66]);
 }
 
@@ -53,11 +74,22 @@ fn optional_components_and_filters() {
         .collect();
     assert_eq!(got.len(), 5);
     for (e, b) in got {
-        assert_eq!(b, w.get::<B>(e).map(|b| b.0), "Option matches the entity's signature");
+        assert_eq!(
+            b,
+            w.get::<B>(e).map(|b| b.0),
+            "Option matches the entity's signature"
+        );
     }
-    let without_zst: Vec<Entity> = w.query_filtered::<Entity, (With<B>, Without<Zst>)>().unwrap().collect();
+    let without_zst: Vec<Entity> = w
+        .query_filtered::<Entity, (With<B>, Without<Zst>)>()
+        .unwrap()
+        .collect();
     assert_eq!(without_zst, [es[1], es[5], es[3]]);
-    let with_aligned: Vec<u64> = w.query_filtered::<&Aligned, With<A>>().unwrap().map(|a| a.0).collect();
+    let with_aligned: Vec<u64> = w
+        .query_filtered::<&Aligned, With<A>>()
+        .unwrap()
+        .map(|a| a.0)
+        .collect();
     assert_eq!(with_aligned, [5]);
     let zsts = w.query::<&Zst>().unwrap().count();
     assert_eq!(zsts, 1);
@@ -68,12 +100,20 @@ fn rows_layout_and_cold_components() {
     let (mut w, es) = world();
     for (label, aligned) in w.query::<(&mut Label, &mut Aligned)>().unwrap() {
         label.0.push('!');
-        assert_eq!(aligned as *mut Aligned as usize % 16, 0, "alignment kept in rows");
+        assert_eq!(
+            aligned as *mut Aligned as usize % 16,
+            0,
+            "alignment kept in rows"
+        );
         aligned.0 *= 100;
     }
     assert_eq!(w.get::<Label>(es[4]).unwrap().0, "five!");
     assert_eq!(w.get::<Aligned>(es[4]).unwrap().0, 500);
-    assert_eq!(w.get::<Aligned>(es[3]).unwrap().0, 4, "BAligned has no Label: not visited");
+    assert_eq!(
+        w.get::<Aligned>(es[3]).unwrap().0,
+        4,
+        "BAligned has no Label: not visited"
+    );
 }
 
 #[test]
@@ -84,7 +124,10 @@ fn aliasing_requests_are_rejected() {
     assert!(err.to_string().contains("borrows `A` twice"));
     assert!(w.query::<(&B, &mut B)>().is_err());
     assert!(w.query::<(&mut B, Option<&mut B>)>().is_err());
-    assert!(w.query::<(Entity, &A, &A)>().is_ok(), "two shared borrows are fine");
+    assert!(
+        w.query::<(Entity, &A, &A)>().is_ok(),
+        "two shared borrows are fine"
+    );
 }
 
 #[test]
@@ -96,11 +139,21 @@ fn query_one_reads_one_entity() {
     assert_eq!(w.get::<A>(es[1]), Some(&A(40)));
     assert_eq!(
         w.query_one::<(&A, &B)>(es[0]).err(),
-        Some(WorldError::MissingComponent { entity: es[0], signature: "JustA", component: "B" })
+        Some(WorldError::MissingComponent {
+            entity: es[0],
+            signature: "JustA",
+            component: "B"
+        })
     );
     w.despawn(es[0]);
-    assert_eq!(w.query_one::<&A>(es[0]).err(), Some(WorldError::NoSuchEntity(es[0])));
-    assert_eq!(w.query_one::<(&mut A, &mut A)>(es[1]).err(), Some(WorldError::AliasedQuery { component: "A" }));
+    assert_eq!(
+        w.query_one::<&A>(es[0]).err(),
+        Some(WorldError::NoSuchEntity(es[0]))
+    );
+    assert_eq!(
+        w.query_one::<(&mut A, &mut A)>(es[1]).err(),
+        Some(WorldError::AliasedQuery { component: "A" })
+    );
 }
 
 #[test]

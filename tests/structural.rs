@@ -12,7 +12,14 @@ use fixture::*;
 fn snapshot(w: &World) -> Vec<(Entity, &'static str, Option<A>, Option<B>)> {
     let mut v: Vec<_> = w
         .entities()
-        .map(|e| (e, w.signature_name_of(e).unwrap(), w.get::<A>(e).copied(), w.get::<B>(e).copied()))
+        .map(|e| {
+            (
+                e,
+                w.signature_name_of(e).unwrap(),
+                w.get::<A>(e).copied(),
+                w.get::<B>(e).copied(),
+            )
+        })
         .collect();
     v.sort_by_key(|x| x.0);
     v
@@ -31,18 +38,31 @@ fn insert_moves_to_the_signature_with_the_component() {
     assert_eq!(w.get::<A>(es[2]), Some(&A(2)));
     assert_eq!(w.get::<A>(es[1]), Some(&A(1)));
     // Into a rows store with a cold component: Labelled = {A, Aligned, Label}.
-    let ba = w.spawn(BAligned { b: B(1.0), aligned: Aligned(7) });
-    let err = w.insert(ba, A(9)).unwrap_err().to_string();
-    assert!(err.contains("and {A, Aligned, B} is not a declared signature"), "{err}");
-    let e = w.spawn(Labelled { a: A(1), aligned: Aligned(2), label: Label("l".into()) });
-    assert_eq!(w.remove::<Label>(e).unwrap_err(), WorldError::UndeclaredSignature {
-        entity: e,
-        change: Change::Remove,
-        component: "Label",
-        signature: "Labelled",
-        current: "{A, Aligned, Label}".into(),
-        missing: "{A, Aligned}".into(),
+    let ba = w.spawn(BAligned {
+        b: B(1.0),
+        aligned: Aligned(7),
     });
+    let err = w.insert(ba, A(9)).unwrap_err().to_string();
+    assert!(
+        err.contains("and {A, Aligned, B} is not a declared signature"),
+        "{err}"
+    );
+    let e = w.spawn(Labelled {
+        a: A(1),
+        aligned: Aligned(2),
+        label: Label("l".into()),
+    });
+    assert_eq!(
+        w.remove::<Label>(e).unwrap_err(),
+        WorldError::UndeclaredSignature {
+            entity: e,
+            change: Change::Remove,
+            component: "Label",
+            signature: "Labelled",
+            current: "{A, Aligned, Label}".into(),
+            missing: "{A, Aligned}".into(),
+        }
+    );
 }
 
 #[test]
@@ -66,7 +86,11 @@ fn remove_moves_back_and_returns_the_value() {
     assert_eq!(w.get::<B>(other), Some(&B(9.0)));
     assert_eq!(
         w.remove::<B>(e),
-        Err(WorldError::MissingComponent { entity: e, signature: "JustA", component: "B" })
+        Err(WorldError::MissingComponent {
+            entity: e,
+            signature: "JustA",
+            component: "B"
+        })
     );
 }
 
@@ -77,14 +101,17 @@ fn undeclared_targets_leave_the_entity_exactly_as_it_was() {
     let f = w.spawn(AB { a: A(2), b: B(2.0) });
     let before = snapshot(&w);
     let err = w.insert(e, Zst).unwrap_err();
-    assert_eq!(err, WorldError::UndeclaredSignature {
-        entity: e,
-        change: Change::Insert,
-        component: "Zst",
-        signature: "JustA",
-        current: "{A}".into(),
-        missing: "{A, Zst}".into(),
-    });
+    assert_eq!(
+        err,
+        WorldError::UndeclaredSignature {
+            entity: e,
+            change: Change::Insert,
+            component: "Zst",
+            signature: "JustA",
+            current: "{A}".into(),
+            missing: "{A, Zst}".into(),
+        }
+    );
     let text = err.to_string();
     assert!(text.contains("cannot insert `Zst` into entity"), "{text}");
     assert!(text.contains("#[derive(Signature)]"), "{text}");
@@ -132,13 +159,20 @@ fn moves_keep_drop_counts_exact() {
             let c = w.remove::<Counted>(*e).unwrap();
             assert!(c.0 < 20 || c.0 == 100);
         }
-        assert_eq!(Counted::live() - before, 10, "removed values were handed out and dropped");
+        assert_eq!(
+            Counted::live() - before,
+            10,
+            "removed values were handed out and dropped"
+        );
         for (i, e) in es.iter().enumerate() {
             assert_eq!(w.get::<A>(*e), Some(&A(i as u32)));
             assert_eq!(w.get::<Counted>(*e).is_some(), i >= 10);
         }
         // A refused insert drops the offered value and nothing else.
-        let e = w.spawn(BAligned { b: B(0.0), aligned: Aligned(0) });
+        let e = w.spawn(BAligned {
+            b: B(0.0),
+            aligned: Aligned(0),
+        });
         assert!(w.insert(e, Counted::new(5)).is_err());
         assert_eq!(Counted::live() - before, 10);
     }

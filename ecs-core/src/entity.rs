@@ -180,7 +180,8 @@ impl EntityManager {
 
     /// How many more entities can be created before the index space is exhausted.
     pub fn available(&self) -> usize {
-        (MAX_ENTITIES - self.generation.len()) + self.free.len().saturating_sub(MINIMUM_FREE_INDICES)
+        (MAX_ENTITIES - self.generation.len())
+            + self.free.len().saturating_sub(MINIMUM_FREE_INDICES)
     }
 
     /// Is `e` alive? One array read (see the module docs for ids this manager never issued).
@@ -192,7 +193,10 @@ impl EntityManager {
     /// Creates one entity, or fails when the 2^22 index space is exhausted.
     pub fn create(&mut self) -> Result<Entity, EntityError> {
         if self.free.len() > MINIMUM_FREE_INDICES {
-            let idx = self.free.pop_front().expect("queue is longer than the threshold");
+            let idx = self
+                .free
+                .pop_front()
+                .expect("queue is longer than the threshold");
             self.set_free_bit(idx, false);
             return Ok(Entity::new(idx, self.generation[idx as usize]));
         }
@@ -261,7 +265,10 @@ impl EntityManager {
 
     /// Registers a hook called with every entity as it is destroyed, for component managers
     /// that must release resources at once rather than by lazy garbage collection (seed part 2).
-    pub fn on_destroy(&mut self, hook: impl FnMut(Entity) + Send + Sync + 'static) -> DestroyHookId {
+    pub fn on_destroy(
+        &mut self,
+        hook: impl FnMut(Entity) + Send + Sync + 'static,
+    ) -> DestroyHookId {
         let id = DestroyHookId(self.next_hook);
         self.next_hook += 1;
         self.hooks.push((id, Box::new(hook)));
@@ -326,11 +333,21 @@ mod tests {
             assert!(em.destroy(*e));
         }
         let reused = em.create().unwrap();
-        assert_eq!(reused.index(), first.index(), "oldest freed index comes back first");
+        assert_eq!(
+            reused.index(),
+            first.index(),
+            "oldest freed index comes back first"
+        );
         assert_eq!(reused.generation(), 1);
         assert!(em.alive(reused));
-        assert!(!em.alive(first), "the stale id must not alias the new entity");
-        assert!(!em.destroy(first), "a stale id cannot destroy the new entity");
+        assert!(
+            !em.alive(first),
+            "the stale id must not alias the new entity"
+        );
+        assert!(
+            !em.destroy(first),
+            "a stale id cannot destroy the new entity"
+        );
         assert!(em.alive(reused));
     }
 

@@ -464,8 +464,17 @@ impl<'w, W: QueryTarget, Q: Query<'w, W>> Iterator for QueryIter<'w, W, Q> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let rest: usize = self.stores.iter().skip(self.store).map(|s| s.1).sum::<usize>();
-        let n = rest.saturating_sub(if self.store < self.stores.len() { self.row } else { 0 });
+        let rest: usize = self
+            .stores
+            .iter()
+            .skip(self.store)
+            .map(|s| s.1)
+            .sum::<usize>();
+        let n = rest.saturating_sub(if self.store < self.stores.len() {
+            self.row
+        } else {
+            0
+        });
         (n, Some(n))
     }
 

@@ -287,7 +287,10 @@ impl fmt::Display for WorldError {
                      struct with one field per component of {missing}) in a scanned file"
                 )?;
                 if missing == "{}" {
-                    write!(f, ", or despawn the entity instead of removing its last component")?;
+                    write!(
+                        f,
+                        ", or despawn the entity instead of removing its last component"
+                    )?;
                 }
                 Ok(())
             }
@@ -447,7 +450,10 @@ mod tests {
             missing: "{A, B}".into(),
         };
         let text = e.to_string();
-        assert!(text.starts_with("cannot insert `B` into entity 4v0"), "{text}");
+        assert!(
+            text.starts_with("cannot insert `B` into entity 4v0"),
+            "{text}"
+        );
         assert!(text.contains("`JustA` is {A}, and {A, B} is not a declared signature"));
         assert!(text.contains("#[derive(Signature)]"));
         let e = WorldError::UndeclaredSignature {

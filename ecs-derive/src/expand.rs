@@ -47,7 +47,11 @@ pub fn signature(input: TokenStream) -> TokenStream {
     let Fields::Named(named) = &data.fields else {
         unreachable!("parse_signature accepts named fields only")
     };
-    let names: Vec<_> = named.named.iter().map(|f| f.ident.as_ref().unwrap()).collect();
+    let names: Vec<_> = named
+        .named
+        .iter()
+        .map(|f| f.ident.as_ref().unwrap())
+        .collect();
     let types: Vec<_> = named.named.iter().map(|f| &f.ty).collect();
     // Each field type must be a component; the error points at the field's type.
     let checks = types.iter().map(|ty| {

@@ -1,0 +1,113 @@
+//! ecs_bench_suite "simple_iter": entities with Transform (Mat4), Position, Rotation and
+//! Velocity; one system adds velocity to position. In one criterion group, per size:
+//!
+//! - `generated_columns`: the generated system over a `columns` store;
+//! - `generated_rows`: the same over a `rows` store;
+//! - `hand_vec_per_field`: a hand-written loop over one `Vec` per field (the floor);
+//! - `hand_vec_of_rows`: a hand-written loop over a `Vec` of row structs.
+//!
+//! Targets: columns within 5% of the Vec-per-field loop, rows within 5% of the Vec-of-rows loop.
+//! `python3 benches/ratios.py simple_iter` prints the medians and ratios after a run.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use glam::{Mat4, Vec3};
+use sigecs::bench_worlds::simple_iter::{self as si, columns, rows};
+use std::hint::black_box;
+
+fn transform() -> Mat4 {
+    Mat4::from_scale(Vec3::ONE)
+}
+
+fn data_columns(n: usize) -> columns::World {
+    let mut w = columns::World::new();
+    w.spawn_batch((0..n).map(|_| columns::Data {
+        transform: si::Transform(transform()),
+        position: si::Position(Vec3::X),
+        rotation: si::Rotation(Vec3::X),
+        velocity: si::Velocity(Vec3::X),
+    }));
+    w
+}
+
+fn data_rows(n: usize) -> rows::World {
+    let mut w = rows::World::new();
+    w.spawn_batch((0..n).map(|_| rows::Data {
+        transform: si::Transform(transform()),
+        position: si::Position(Vec3::X),
+        rotation: si::Rotation(Vec3::X),
+        velocity: si::Velocity(Vec3::X),
+    }));
+    w
+}
+
+/// One `Vec` per field, as a hand-written structure of arrays.
+struct VecPerField {
+    _transform: Vec<Mat4>,
+    position: Vec<Vec3>,
+    _rotation: Vec<Vec3>,
+    velocity: Vec<Vec3>,
+}
+
+/// One row struct per entity, as a hand-written array of structures.
+#[repr(C)]
+struct Row {
+    _transform: Mat4,
+    position: Vec3,
+    _rotation: Vec3,
+    velocity: Vec3,
+}
+
+fn simple_iter(c: &mut Criterion) {
+    let mut group = c.benchmark_group("simple_iter");
+    for n in [10_000usize, 1_000_000] {
+        group.throughput(Throughput::Elements(n as u64));
+        let mut world = data_columns(n);
+        group.bench_function(BenchmarkId::new("generated_columns", n), |b| {
+            b.iter(|| black_box(&mut world).run_advance())
+        });
+        drop(world);
+        let mut world = data_rows(n);
+        group.bench_function(BenchmarkId::new("generated_rows", n), |b| {
+            b.iter(|| black_box(&mut world).run_advance())
+        });
+        drop(world);
+        let mut soa = VecPerField {
+            _transform: vec![transform(); n],
+            position: vec![Vec3::X; n],
+            _rotation: vec![Vec3::X; n],
+            velocity: vec![Vec3::X; n],
+        };
+        group.bench_function(BenchmarkId::new("hand_vec_per_field", n), |b| {
+            b.iter(|| {
+                let soa = black_box(&mut soa);
+                for (p, v) in soa.position.iter_mut().zip(&soa.velocity) {
+                    *p += *v;
+                }
+            })
+        });
+        drop(soa);
+        let mut aos: Vec<Row> = (0..n)
+            .map(|_| Row {
+                _transform: transform(),
+                position: Vec3::X,
+                _rotation: Vec3::X,
+                velocity: Vec3::X,
+            })
+            .collect();
+        group.bench_function(BenchmarkId::new("hand_vec_of_rows", n), |b| {
+            b.iter(|| {
+                for row in black_box(&mut aos).iter_mut() {
+                    row.position += row.velocity;
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(50).warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(2));
+    targets = simple_iter
+}
+criterion_main!(benches);

@@ -75,6 +75,74 @@ pub enum Param {
     },
     /// The row's entity.
     Entity,
+    /// Deferred structural changes.
+    Commands,
+}
+
+/// What a system reads and writes: bit `i` of a mask is component (or resource) `i`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Access {
+    /// Components read (`&C`, `Option<&C>`).
+    pub reads: u128,
+    /// Components written (`&mut C`, `Option<&mut C>`).
+    pub writes: u128,
+    /// Resources read (`&R`).
+    pub res_reads: u128,
+    /// Resources written (`&mut R`).
+    pub res_writes: u128,
+}
+
+impl Access {
+    /// Two systems conflict when one writes a component or resource the other reads or writes.
+    pub fn conflicts(&self, other: &Access) -> bool {
+        let touch = |a: &Access| (a.reads | a.writes, a.res_reads | a.res_writes);
+        let (c1, r1) = touch(self);
+        let (c2, r2) = touch(other);
+        self.writes & c2 != 0
+            || other.writes & c1 != 0
+            || self.res_writes & r2 != 0
+            || other.res_writes & r1 != 0
+    }
+
+    /// The access of a list of parameters.
+    pub fn of(params: &[Param]) -> Access {
+        let mut a = Access::default();
+        for p in params {
+            match *p {
+                Param::Component { id, mutable, .. } => {
+                    if mutable {
+                        a.writes |= 1u128 << id
+                    } else {
+                        a.reads |= 1u128 << id
+                    }
+                }
+                Param::Resource { id, mutable } => {
+                    if mutable {
+                        a.res_writes |= 1u128 << id
+                    } else {
+                        a.res_reads |= 1u128 << id
+                    }
+                }
+                Param::Entity | Param::Commands => {}
+            }
+        }
+        a
+    }
+}
+
+/// Places systems into stages in declaration order: each goes into the first stage after every
+/// earlier system it conflicts with. Returns the stage index of each system.
+pub fn place_in_stages(access: &[Access]) -> Vec<usize> {
+    let mut stage_of: Vec<usize> = Vec::with_capacity(access.len());
+    for (i, a) in access.iter().enumerate() {
+        let stage = (0..i)
+            .filter(|&j| access[j].conflicts(a))
+            .map(|j| stage_of[j] + 1)
+            .max()
+            .unwrap_or(0);
+        stage_of.push(stage);
+    }
+    stage_of
 }
 
 /// A system with its masks and the signatures it runs over.
@@ -92,6 +160,19 @@ pub struct System {
     pub excluded: u128,
     /// Ids of the matching signatures, ascending.
     pub matches: Vec<usize>,
+    /// What it reads and writes.
+    pub access: Access,
+    /// `#[system(min_chunk = N)]`.
+    pub min_chunk: Option<usize>,
+    /// Its stage in the schedule.
+    pub stage: usize,
+}
+
+impl System {
+    /// True when the system writes a resource and so runs sequentially.
+    pub fn sequential(&self) -> bool {
+        self.access.res_writes != 0
+    }
 }
 
 /// The analysed world.
@@ -105,6 +186,8 @@ pub struct Model {
     pub resources: Vec<Resource>,
     /// Systems in declaration order.
     pub systems: Vec<System>,
+    /// System indices per stage, in execution order.
+    pub stages: Vec<Vec<usize>>,
 }
 
 impl Model {
@@ -312,6 +395,7 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
         for p in &d.params {
             match &p.kind {
                 ParamKind::Entity => params.push(Param::Entity),
+                ParamKind::Commands => params.push(Param::Commands),
                 ParamKind::Ref {
                     ty,
                     mutable,
@@ -385,6 +469,12 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
         if !ok {
             continue;
         }
+        if !params.iter().any(|p| matches!(p, Param::Entity | Param::Component { .. })) {
+            diags.push(diag(f, d.ident.span(), format!("system `{}` has no per-row parameter", d.ident)).with_help(
+                "a system runs once per row: take at least one component (`&C`, `&mut C`, `Option<&C>`) or the `Entity`",
+            ));
+            continue;
+        }
         let matches: Vec<usize> = signatures
             .iter()
             .enumerate()
@@ -417,22 +507,63 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
         systems.push(System {
             ident: d.ident.clone(),
             path: full_path(&f.module, &d.ident),
+            access: Access::of(&params),
             params,
             required,
             excluded,
             matches,
+            min_chunk: d.min_chunk,
+            stage: 0,
         });
     }
 
+    let stage_of = place_in_stages(&systems.iter().map(|s| s.access).collect::<Vec<_>>());
+    let mut stages: Vec<Vec<usize>> = vec![Vec::new(); stage_of.iter().max().map_or(0, |m| m + 1)];
+    for (i, &st) in stage_of.iter().enumerate() {
+        systems[i].stage = st;
+        stages[st].push(i);
+    }
     if diags.is_empty() {
         Ok(Model {
             components,
             signatures,
             resources,
             systems,
+            stages,
         })
     } else {
         diags.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
         Err(diags)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn acc(reads: u128, writes: u128) -> Access {
+        Access { reads, writes, ..Access::default() }
+    }
+
+    #[test]
+    fn conflicts_need_a_write() {
+        assert!(!acc(0b11, 0).conflicts(&acc(0b01, 0)), "readers share");
+        assert!(acc(0b01, 0).conflicts(&acc(0, 0b01)), "read vs write");
+        assert!(acc(0, 0b01).conflicts(&acc(0, 0b01)), "write vs write");
+        assert!(!acc(0, 0b01).conflicts(&acc(0b10, 0b100)));
+        let r = Access { res_writes: 1, ..Access::default() };
+        assert!(r.conflicts(&Access { res_reads: 1, ..Access::default() }));
+        assert!(!r.conflicts(&acc(1, 1)), "resources and components are separate spaces");
+    }
+
+    #[test]
+    fn stages_keep_conflicting_systems_in_order() {
+        // a writes 0; b reads 1; c reads 0 (after a); d writes 1 (after b); e independent.
+        let s = place_in_stages(&[acc(0, 1), acc(2, 0), acc(1, 0), acc(0, 2), acc(4, 0)]);
+        assert_eq!(s, [0, 0, 1, 1, 0]);
+        // A chain of writers of one component gets one stage each.
+        assert_eq!(place_in_stages(&[acc(0, 1), acc(0, 1), acc(0, 1)]), [0, 1, 2]);
+        // A later system after two conflicting ones goes after the later of them.
+        assert_eq!(place_in_stages(&[acc(0, 1), acc(1, 2), acc(2, 0)]), [0, 1, 2]);
     }
 }

@@ -66,6 +66,8 @@ pub enum ParamKind {
     },
     /// The entity of the row.
     Entity,
+    /// `&mut Commands`: deferred structural changes.
+    Commands,
 }
 
 /// One parameter of a system.
@@ -88,6 +90,8 @@ pub struct SystemDecl {
     pub with: Vec<Ident>,
     /// `without(..)`: components the entity must not have.
     pub without: Vec<Ident>,
+    /// `min_chunk = N`: minimum rows per parallel chunk.
+    pub min_chunk: Option<usize>,
 }
 
 fn require_no_generics(generics: &syn::Generics, what: &str) -> syn::Result<()> {
@@ -290,6 +294,7 @@ pub fn parse_resource(input: &DeriveInput) -> syn::Result<ResourceDecl> {
 struct SystemArgs {
     with: Vec<Ident>,
     without: Vec<Ident>,
+    min_chunk: Option<usize>,
 }
 
 impl Parse for SystemArgs {
@@ -297,13 +302,28 @@ impl Parse for SystemArgs {
         let mut args = SystemArgs::default();
         let metas = Punctuated::<syn::Meta, Token![,]>::parse_terminated(input)?;
         for meta in metas {
+            if let syn::Meta::NameValue(nv) = &meta {
+                if nv.path.is_ident("min_chunk") {
+                    let n = match &nv.value {
+                        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<usize>()?,
+                        other => {
+                            return Err(syn::Error::new_spanned(other, "`min_chunk` takes a positive integer, as in `min_chunk = 256`"))
+                        }
+                    };
+                    if n == 0 {
+                        return Err(syn::Error::new_spanned(&nv.value, "`min_chunk` must be at least 1"));
+                    }
+                    args.min_chunk = Some(n);
+                    continue;
+                }
+            }
             let list = match &meta {
                 syn::Meta::List(list) if list.path.is_ident("with") => &mut args.with,
                 syn::Meta::List(list) if list.path.is_ident("without") => &mut args.without,
                 _ => {
                     return Err(syn::Error::new_spanned(
                         &meta,
-                        "unknown system option; use `with(A, B)` or `without(C)`",
+                        "unknown system option; use `with(A, B)`, `without(C)` or `min_chunk = N`",
                     ))
                 }
             };
@@ -386,6 +406,12 @@ pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl>
                             continue;
                         }
                     }
+                    if kind == ParamKind::Commands
+                        && params.iter().any(|p: &Param| p.kind == ParamKind::Commands)
+                    {
+                        errors.push(syn::Error::new_spanned(&pt.ty, "`&mut Commands` appears twice; take it once"));
+                        continue;
+                    }
                     params.push(Param {
                         kind,
                         span: pt.ty.span(),
@@ -407,11 +433,13 @@ pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl>
         params,
         with: args.with,
         without: args.without,
+        min_chunk: args.min_chunk,
     })
 }
 
 const PARAM_HELP: &str = "a system parameter must be `&C`, `&mut C`, `Option<&C>`, \
-    `Option<&mut C>` for a component C, `&R` or `&mut R` for a resource R, or `Entity`";
+    `Option<&mut C>` for a component C, `&R` or `&mut R` for a resource R, `Entity`, or \
+    `&mut Commands`";
 
 fn parse_param(ty: &Type) -> syn::Result<ParamKind> {
     let unsupported =
@@ -425,6 +453,13 @@ fn parse_param(ty: &Type) -> syn::Result<ParamKind> {
                 ));
             }
             let name = plain_type_name(&r.elem).ok_or_else(unsupported)?;
+            if name == "Commands" {
+                return if r.mutability.is_some() {
+                    Ok(ParamKind::Commands)
+                } else {
+                    Err(syn::Error::new_spanned(ty, "take commands as `&mut Commands`"))
+                };
+            }
             Ok(ParamKind::Ref {
                 ty: name,
                 mutable: r.mutability.is_some(),
@@ -558,6 +593,7 @@ mod tests {
             .iter()
             .map(|p| match &p.kind {
                 ParamKind::Entity => "entity".to_string(),
+                ParamKind::Commands => "commands".to_string(),
                 ParamKind::Ref {
                     ty,
                     mutable,

@@ -10,6 +10,7 @@
 //!   and [`WorldError`].
 //! - [`component`]: the traits the derives implement.
 //! - [`query`]: run-time queries over the stores chosen by bitmask.
+//! - [`schedule`]: chunked parallel passes, [`Commands`](schedule::Commands), and the stage plan.
 //! - [`stats`]: memory statistics and the memory-efficiency measure.
 //! - [`soa`]: classic structure-of-arrays component managers — seed part 2.
 //! - [`transform`]: the transform hierarchy — seed part 3.
@@ -28,6 +29,7 @@
 pub mod component;
 pub mod entity;
 pub mod query;
+pub mod schedule;
 pub mod soa;
 pub mod stats;
 pub mod transform;
@@ -47,5 +49,6 @@ pub use rayon;
 /// Everything a components file and a `main` usually need.
 pub mod prelude {
     pub use crate::query::{With, Without};
+    pub use crate::schedule::Commands;
     pub use crate::{system, Component, Entity, Resource, Signature, WorldError};
 }

@@ -243,6 +243,13 @@ pub enum WorldError {
         /// The set the change would lead to, which no signature declares.
         missing: String,
     },
+    /// A command named a signature or component type this world does not declare.
+    NotInWorld {
+        /// "signature" or "component".
+        kind: &'static str,
+        /// The type's name.
+        type_name: &'static str,
+    },
     /// A run-time query asked for the same component twice with at least one `&mut`.
     AliasedQuery {
         /// The component requested twice.
@@ -294,6 +301,11 @@ impl fmt::Display for WorldError {
                 }
                 Ok(())
             }
+            WorldError::NotInWorld { kind, type_name } => write!(
+                f,
+                "`{type_name}` is not a {kind} of this world; declare it in a file the world's \
+                 build script scans"
+            ),
             WorldError::AliasedQuery { component } => write!(
                 f,
                 "query borrows `{component}` twice and at least once mutably, which would \

@@ -90,6 +90,8 @@ pub struct Access {
     pub res_reads: u128,
     /// Resources written (`&mut R`).
     pub res_writes: u128,
+    /// Takes `&mut Commands`: its structural changes apply at the end of its stage.
+    pub commands: bool,
 }
 
 impl Access {
@@ -123,7 +125,8 @@ impl Access {
                         a.res_reads |= 1u128 << id
                     }
                 }
-                Param::Entity | Param::Commands => {}
+                Param::Commands => a.commands = true,
+                Param::Entity => {}
             }
         }
         a
@@ -131,12 +134,14 @@ impl Access {
 }
 
 /// Places systems into stages in declaration order: each goes into the first stage after every
-/// earlier system it conflicts with. Returns the stage index of each system.
+/// earlier system it conflicts with, and after every earlier system with `Commands` (whose
+/// changes, applied at the end of its stage, a later system must see, as it would when the
+/// systems run one by one). Returns the stage index of each system.
 pub fn place_in_stages(access: &[Access]) -> Vec<usize> {
     let mut stage_of: Vec<usize> = Vec::with_capacity(access.len());
     for (i, a) in access.iter().enumerate() {
         let stage = (0..i)
-            .filter(|&j| access[j].conflicts(a))
+            .filter(|&j| access[j].conflicts(a) || access[j].commands)
             .map(|j| stage_of[j] + 1)
             .max()
             .unwrap_or(0);
@@ -565,5 +570,8 @@ mod tests {
         assert_eq!(place_in_stages(&[acc(0, 1), acc(0, 1), acc(0, 1)]), [0, 1, 2]);
         // A later system after two conflicting ones goes after the later of them.
         assert_eq!(place_in_stages(&[acc(0, 1), acc(1, 2), acc(2, 0)]), [0, 1, 2]);
+        // Systems after one with commands see its changes: a later stage. Earlier ones share.
+        let cmd = Access { commands: true, ..acc(1, 0) };
+        assert_eq!(place_in_stages(&[acc(2, 0), cmd, acc(4, 0), acc(8, 0)]), [0, 0, 1, 1]);
     }
 }

@@ -24,4 +24,9 @@ fn main() {
         .scan("tests/worlds/fixture.rs", "crate::fixture")
         .out_file("fixture_world.rs")
         .generate_or_exit();
+
+    Builder::new()
+        .scan("tests/worlds/sched.rs", "crate::sched")
+        .out_file("sched_world.rs")
+        .generate_or_exit();
 }

@@ -305,28 +305,36 @@ impl Parse for SystemArgs {
             if let syn::Meta::NameValue(nv) = &meta {
                 if nv.path.is_ident("min_chunk") {
                     let n = match &nv.value {
-                        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<usize>()?,
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Int(i),
+                            ..
+                        }) => i.base10_parse::<usize>()?,
                         other => {
-                            return Err(syn::Error::new_spanned(other, "`min_chunk` takes a positive integer, as in `min_chunk = 256`"))
+                            return Err(syn::Error::new_spanned(
+                                other,
+                                "`min_chunk` takes a positive integer, as in `min_chunk = 256`",
+                            ))
                         }
                     };
                     if n == 0 {
-                        return Err(syn::Error::new_spanned(&nv.value, "`min_chunk` must be at least 1"));
+                        return Err(syn::Error::new_spanned(
+                            &nv.value,
+                            "`min_chunk` must be at least 1",
+                        ));
                     }
                     args.min_chunk = Some(n);
                     continue;
                 }
             }
-            let list = match &meta {
-                syn::Meta::List(list) if list.path.is_ident("with") => &mut args.with,
-                syn::Meta::List(list) if list.path.is_ident("without") => &mut args.without,
-                _ => {
-                    return Err(syn::Error::new_spanned(
+            let list =
+                match &meta {
+                    syn::Meta::List(list) if list.path.is_ident("with") => &mut args.with,
+                    syn::Meta::List(list) if list.path.is_ident("without") => &mut args.without,
+                    _ => return Err(syn::Error::new_spanned(
                         &meta,
                         "unknown system option; use `with(A, B)`, `without(C)` or `min_chunk = N`",
-                    ))
-                }
-            };
+                    )),
+                };
             let syn::Meta::List(l) = &meta else {
                 unreachable!()
             };
@@ -409,7 +417,10 @@ pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl>
                     if kind == ParamKind::Commands
                         && params.iter().any(|p: &Param| p.kind == ParamKind::Commands)
                     {
-                        errors.push(syn::Error::new_spanned(&pt.ty, "`&mut Commands` appears twice; take it once"));
+                        errors.push(syn::Error::new_spanned(
+                            &pt.ty,
+                            "`&mut Commands` appears twice; take it once",
+                        ));
                         continue;
                     }
                     params.push(Param {
@@ -457,7 +468,10 @@ fn parse_param(ty: &Type) -> syn::Result<ParamKind> {
                 return if r.mutability.is_some() {
                     Ok(ParamKind::Commands)
                 } else {
-                    Err(syn::Error::new_spanned(ty, "take commands as `&mut Commands`"))
+                    Err(syn::Error::new_spanned(
+                        ty,
+                        "take commands as `&mut Commands`",
+                    ))
                 };
             }
             Ok(ParamKind::Ref {

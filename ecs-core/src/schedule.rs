@@ -76,7 +76,9 @@ pub struct Commands {
 
 impl fmt::Debug for Commands {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Commands").field("len", &self.ops.len()).finish()
+        f.debug_struct("Commands")
+            .field("len", &self.ops.len())
+            .finish()
     }
 }
 
@@ -211,7 +213,11 @@ impl fmt::Display for Schedule {
             writeln!(
                 f,
                 "stage {i}{}: {}",
-                if stage.parallel { "" } else { " (sequential: writes a resource)" },
+                if stage.parallel {
+                    ""
+                } else {
+                    " (sequential: writes a resource)"
+                },
                 stage.systems.join(", ")
             )?;
             for (store, systems) in stage.stores {
@@ -228,7 +234,10 @@ mod tests {
 
     #[test]
     fn small_passes_run_inline() {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
         pool.install(|| {
             assert_eq!(chunk_len(100, 64), 100, "under 2 × min_chunk: one chunk");
             assert_eq!(chunk_len(0, 64), 1);
@@ -236,9 +245,16 @@ mod tests {
             assert!(c >= 1000 && c < 100_000, "{c}");
             assert_eq!(c, 100_000usize.div_ceil(8));
             assert_eq!(chunk_len(10_000, 4000), 4000, "never below min_chunk");
-            assert_eq!(chunk_len(10, 0), 2, "min_chunk 0 acts as 1: 10 rows in 8 pieces");
+            assert_eq!(
+                chunk_len(10, 0),
+                2,
+                "min_chunk 0 acts as 1: 10 rows in 8 pieces"
+            );
         });
-        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
         one.install(|| assert_eq!(chunk_len(1_000_000, 1), 1_000_000));
     }
 
@@ -292,6 +308,9 @@ mod tests {
         let text = S.to_string();
         assert!(text.contains("stage 0: a, b"), "{text}");
         assert!(text.contains("Body                   a + b"), "{text}");
-        assert!(text.contains("stage 1 (sequential: writes a resource): c"), "{text}");
+        assert!(
+            text.contains("stage 1 (sequential: writes a resource): c"),
+            "{text}"
+        );
     }
 }

@@ -11,13 +11,13 @@ mod store;
 mod structural;
 mod systems;
 
+use crate::decl::LayoutDecl;
+use proc_macro2::{Ident, Span, TokenStream};
 use query::gen_query_target;
+use quote::{format_ident, quote, ToTokens};
 use store::{gen_spawn, gen_store};
 use structural::{gen_component_access, value_binding};
 use systems::{gen_apply_commands, gen_run_system, gen_stages};
-use crate::decl::LayoutDecl;
-use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote, ToTokens};
 
 /// `PointMass` → `point_mass`, `ABZst` → `ab_zst`, `HTTPServer` → `http_server`: a word starts
 /// at an uppercase letter that follows a lowercase one, or that precedes a lowercase one after

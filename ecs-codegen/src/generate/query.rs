@@ -68,4 +68,3 @@ pub(super) fn gen_query_target(model: &Model) -> TokenStream {
         }
     }
 }
-

@@ -258,4 +258,3 @@ pub(super) fn gen_spawn(sig_id: usize, sig: &Signature) -> TokenStream {
         }
     }
 }
-

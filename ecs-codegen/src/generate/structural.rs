@@ -113,4 +113,3 @@ pub(super) fn gen_component_access(model: &Model, comp_id: usize) -> TokenStream
         }
     }
 }
-

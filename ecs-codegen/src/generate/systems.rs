@@ -50,7 +50,10 @@ fn zip(iters: Vec<TokenStream>, bindings: Vec<TokenStream>) -> (TokenStream, Tok
 
 /// The smallest `min_chunk` of the systems (they share one pass), or the default.
 fn min_chunk(model: &Model, systems: &[usize]) -> TokenStream {
-    let set: Vec<usize> = systems.iter().filter_map(|&s| model.systems[s].min_chunk).collect();
+    let set: Vec<usize> = systems
+        .iter()
+        .filter_map(|&s| model.systems[s].min_chunk)
+        .collect();
     let default = quote!(::ecs_core::schedule::DEFAULT_MIN_CHUNK);
     match set.iter().min() {
         Some(&m) if set.len() == systems.len() => quote!(#m),
@@ -66,29 +69,52 @@ pub(super) fn gen_pass(model: &Model, systems: &[usize], store: usize) -> TokenS
     let sig = &model.signatures[store];
     let field = store_names(sig).field;
     let params = || systems.iter().flat_map(|&s| model.systems[s].params.iter());
-    let uses = |id: usize| params().any(|p| matches!(p, Param::Component { id: c, .. } if *c == id));
-    let writes = |id: usize| params().any(|p| matches!(p, Param::Component { id: c, mutable: true, .. } if *c == id));
+    let uses =
+        |id: usize| params().any(|p| matches!(p, Param::Component { id: c, .. } if *c == id));
+    let writes = |id: usize| {
+        params().any(|p| matches!(p, Param::Component { id: c, mutable: true, .. } if *c == id))
+    };
 
     let mut sources: Vec<Source> = Vec::new();
     match sig.layout {
         LayoutDecl::Columns => {
             for (f, id) in &sig.fields {
                 if uses(*id) {
-                    sources.push(Source { vec: quote!(store.#f), mutable: writes(*id), binding: value_binding(*id) });
+                    sources.push(Source {
+                        vec: quote!(store.#f),
+                        mutable: writes(*id),
+                        binding: value_binding(*id),
+                    });
                 }
             }
         }
         LayoutDecl::Rows => {
-            for (cold, vec, binding) in [(false, quote!(store.rows), ident("row")), (true, quote!(store.cold), ident("cold"))] {
-                let part: Vec<usize> = sig.fields.iter().map(|(_, id)| *id).filter(|id| is_cold(model, sig, *id) == cold).collect();
+            for (cold, vec, binding) in [
+                (false, quote!(store.rows), ident("row")),
+                (true, quote!(store.cold), ident("cold")),
+            ] {
+                let part: Vec<usize> = sig
+                    .fields
+                    .iter()
+                    .map(|(_, id)| *id)
+                    .filter(|id| is_cold(model, sig, *id) == cold)
+                    .collect();
                 if part.iter().any(|id| uses(*id)) {
-                    sources.push(Source { vec, mutable: part.iter().any(|id| writes(*id)), binding });
+                    sources.push(Source {
+                        vec,
+                        mutable: part.iter().any(|id| writes(*id)),
+                        binding,
+                    });
                 }
             }
         }
     }
     if params().any(|p| *p == Param::Entity) {
-        sources.push(Source { vec: quote!(store.entities), mutable: false, binding: ident("entity") });
+        sources.push(Source {
+            vec: quote!(store.entities),
+            mutable: false,
+            binding: ident("entity"),
+        });
     }
 
     let calls = systems.iter().map(|&s| {
@@ -98,24 +124,48 @@ pub(super) fn gen_pass(model: &Model, systems: &[usize], store: usize) -> TokenS
             Param::Commands => quote!(&mut commands),
             Param::Resource { id, mutable } => {
                 let b = format_ident!("r{}", id);
-                if mutable { quote!(&mut *#b) } else { quote!(#b) }
+                if mutable {
+                    quote!(&mut *#b)
+                } else {
+                    quote!(#b)
+                }
             }
-            Param::Component { id, mutable, optional } => {
+            Param::Component {
+                id,
+                mutable,
+                optional,
+            } => {
                 if !sig.has(id) {
                     return quote!(::core::option::Option::None);
                 }
                 let value = match sig.layout {
                     LayoutDecl::Columns => {
                         let b = value_binding(id);
-                        if mutable { quote!(&mut *#b) } else { quote!(&*#b) }
+                        if mutable {
+                            quote!(&mut *#b)
+                        } else {
+                            quote!(&*#b)
+                        }
                     }
                     LayoutDecl::Rows => {
                         let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
-                        let holder = if is_cold(model, sig, id) { ident("cold") } else { ident("row") };
-                        if mutable { quote!(&mut #holder.#f) } else { quote!(&#holder.#f) }
+                        let holder = if is_cold(model, sig, id) {
+                            ident("cold")
+                        } else {
+                            ident("row")
+                        };
+                        if mutable {
+                            quote!(&mut #holder.#f)
+                        } else {
+                            quote!(&#holder.#f)
+                        }
                     }
                 };
-                if optional { quote!(::core::option::Option::Some(#value)) } else { value }
+                if optional {
+                    quote!(::core::option::Option::Some(#value))
+                } else {
+                    value
+                }
             }
         });
         let path = &system.path;
@@ -124,14 +174,25 @@ pub(super) fn gen_pass(model: &Model, systems: &[usize], store: usize) -> TokenS
     let body = quote!(#(#calls)*);
 
     let has_commands = params().any(|p| *p == Param::Commands);
-    let new_commands = has_commands.then(|| quote!(let mut commands = ::ecs_core::schedule::Commands::new();));
+    let new_commands =
+        has_commands.then(|| quote!(let mut commands = ::ecs_core::schedule::Commands::new();));
     let keep_commands = has_commands.then(|| quote!(pending.push(commands);));
-    let bindings: Vec<TokenStream> = sources.iter().map(|s| s.binding.to_token_stream()).collect();
+    let bindings: Vec<TokenStream> = sources
+        .iter()
+        .map(|s| s.binding.to_token_stream())
+        .collect();
     let (seq_iter, pat) = zip(
-        sources.iter().map(|s| {
-            let v = &s.vec;
-            if s.mutable { quote!(#v.iter_mut()) } else { quote!(#v.iter()) }
-        }).collect(),
+        sources
+            .iter()
+            .map(|s| {
+                let v = &s.vec;
+                if s.mutable {
+                    quote!(#v.iter_mut())
+                } else {
+                    quote!(#v.iter())
+                }
+            })
+            .collect(),
         bindings.clone(),
     );
     let sequential = quote! {
@@ -144,16 +205,36 @@ pub(super) fn gen_pass(model: &Model, systems: &[usize], store: usize) -> TokenS
         return quote!({ let store = &mut self.stores.#field; #sequential });
     }
 
-    let chunk_bindings: Vec<Ident> = sources.iter().map(|s| format_ident!("chunk_{}", s.binding)).collect();
+    let chunk_bindings: Vec<Ident> = sources
+        .iter()
+        .map(|s| format_ident!("chunk_{}", s.binding))
+        .collect();
     let (par_iter, chunk_pat) = zip(
-        sources.iter().map(|s| {
-            let v = &s.vec;
-            if s.mutable { quote!(#v.par_chunks_mut(chunk)) } else { quote!(#v.par_chunks(chunk)) }
-        }).collect(),
+        sources
+            .iter()
+            .map(|s| {
+                let v = &s.vec;
+                if s.mutable {
+                    quote!(#v.par_chunks_mut(chunk))
+                } else {
+                    quote!(#v.par_chunks(chunk))
+                }
+            })
+            .collect(),
         chunk_bindings.iter().map(|b| quote!(#b)).collect(),
     );
     let (chunk_iter, _) = zip(
-        sources.iter().zip(&chunk_bindings).map(|(s, b)| if s.mutable { quote!(#b.iter_mut()) } else { quote!(#b.iter()) }).collect(),
+        sources
+            .iter()
+            .zip(&chunk_bindings)
+            .map(|(s, b)| {
+                if s.mutable {
+                    quote!(#b.iter_mut())
+                } else {
+                    quote!(#b.iter())
+                }
+            })
+            .collect(),
         bindings,
     );
     let parallel = if has_commands {
@@ -189,7 +270,11 @@ pub(super) fn gen_run_system(model: &Model, index: usize) -> TokenStream {
     let run = format_ident!("run_{}", name);
     let resources = resource_bindings(model, &[index]);
     let passes = system.matches.iter().map(|&s| gen_pass(model, &[index], s));
-    let sigs: Vec<String> = system.matches.iter().map(|&s| format!("`{}`", model.signatures[s].ident)).collect();
+    let sigs: Vec<String> = system
+        .matches
+        .iter()
+        .map(|&s| format!("`{}`", model.signatures[s].ident))
+        .collect();
     let d = doc(format!(
         "Runs system `{name}` over every row of the matching signatures: {}. Commands it requests are applied at the end.",
         sigs.join(", ")
@@ -219,19 +304,32 @@ pub(super) fn gen_stages(model: &Model) -> (TokenStream, TokenStream) {
         let mut passes = Vec::new();
         let mut stores = Vec::new();
         for (s, sig) in model.signatures.iter().enumerate() {
-            let here: Vec<usize> = stage.iter().copied().filter(|&i| model.systems[i].matches.contains(&s)).collect();
+            let here: Vec<usize> = stage
+                .iter()
+                .copied()
+                .filter(|&i| model.systems[i].matches.contains(&s))
+                .collect();
             if here.is_empty() {
                 continue;
             }
             passes.push(gen_pass(model, &here, s));
             let name = sig.ident.to_string();
-            let names: Vec<String> = here.iter().map(|&i| model.systems[i].ident.to_string()).collect();
+            let names: Vec<String> = here
+                .iter()
+                .map(|&i| model.systems[i].ident.to_string())
+                .collect();
             stores.push(quote!((#name, &[#(#names),*])));
         }
-        let names: Vec<String> = stage.iter().map(|&i| model.systems[i].ident.to_string()).collect();
+        let names: Vec<String> = stage
+            .iter()
+            .map(|&i| model.systems[i].ident.to_string())
+            .collect();
         let parallel = !stage.iter().any(|&i| model.systems[i].sequential());
         plan.push(quote!(::ecs_core::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], parallel: #parallel }));
-        let d = doc(format!("Runs stage {k} of the schedule ({}) as one fused pass per store.", names.join(", ")));
+        let d = doc(format!(
+            "Runs stage {k} of the schedule ({}) as one fused pass per store.",
+            names.join(", ")
+        ));
         methods.push(quote! {
             #d
             fn #run(&mut self) {
@@ -245,7 +343,9 @@ pub(super) fn gen_stages(model: &Model) -> (TokenStream, TokenStream) {
             }
         });
     }
-    let runs: Vec<Ident> = (0..model.stages.len()).map(|k| format_ident!("run_stage_{}", k)).collect();
+    let runs: Vec<Ident> = (0..model.stages.len())
+        .map(|k| format_ident!("run_stage_{}", k))
+        .collect();
     let ks: Vec<usize> = (0..model.stages.len()).collect();
     let methods = quote! {
         #(#methods)*

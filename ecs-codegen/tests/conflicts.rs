@@ -1,0 +1,73 @@
+//! The conflict analysis behind the schedule agrees with a naive oracle: two systems conflict
+//! exactly when some component or resource is used by both and written by at least one, in
+//! whatever order the parameters are written.
+
+use ecs_codegen::analyze::{place_in_stages, Access, Param};
+use proptest::prelude::*;
+
+fn param() -> impl Strategy<Value = Param> {
+    prop_oneof![
+        (0usize..6, any::<bool>(), any::<bool>())
+            .prop_map(|(id, mutable, optional)| Param::Component { id, mutable, optional }),
+        (0usize..3, any::<bool>()).prop_map(|(id, mutable)| Param::Resource { id, mutable }),
+        Just(Param::Entity),
+    ]
+}
+
+/// (is a resource, id, writes) for every borrowing parameter.
+fn borrows(params: &[Param]) -> Vec<(bool, usize, bool)> {
+    params
+        .iter()
+        .filter_map(|p| match *p {
+            Param::Component { id, mutable, .. } => Some((false, id, mutable)),
+            Param::Resource { id, mutable } => Some((true, id, mutable)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn oracle(a: &[Param], b: &[Param]) -> bool {
+    borrows(a).iter().any(|&(ra, ia, wa)| {
+        borrows(b)
+            .iter()
+            .any(|&(rb, ib, wb)| ra == rb && ia == ib && (wa || wb))
+    })
+}
+
+proptest! {
+    #[test]
+    fn conflicts_match_the_oracle_in_any_parameter_order(
+        a in prop::collection::vec(param(), 0..6),
+        b in prop::collection::vec(param(), 0..6),
+        seed in any::<u64>(),
+    ) {
+        let expected = oracle(&a, &b);
+        prop_assert_eq!(Access::of(&a).conflicts(&Access::of(&b)), expected);
+        prop_assert_eq!(Access::of(&b).conflicts(&Access::of(&a)), expected, "symmetric");
+        // Reversed and rotated parameter lists give the same answer.
+        let mut ra = a.clone();
+        ra.reverse();
+        let mut rb = b.clone();
+        if !rb.is_empty() {
+            let k = (seed as usize) % rb.len();
+            rb.rotate_left(k);
+        }
+        prop_assert_eq!(Access::of(&ra).conflicts(&Access::of(&rb)), expected);
+    }
+
+    #[test]
+    fn stages_order_every_conflicting_pair(systems in prop::collection::vec(prop::collection::vec(param(), 1..5), 1..10)) {
+        let access: Vec<Access> = systems.iter().map(|p| Access::of(p)).collect();
+        let stage = place_in_stages(&access);
+        for i in 0..systems.len() {
+            for j in 0..i {
+                if oracle(&systems[j], &systems[i]) {
+                    prop_assert!(stage[j] < stage[i], "conflicting systems {} and {} keep their order", j, i);
+                }
+            }
+            // Each system is as early as its conflicts allow.
+            let earliest = (0..i).filter(|&j| oracle(&systems[j], &systems[i])).map(|j| stage[j] + 1).max().unwrap_or(0);
+            prop_assert_eq!(stage[i], earliest);
+        }
+    }
+}

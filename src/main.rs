@@ -5,6 +5,7 @@
 use glam::Vec3;
 use sigecs::components::physics::*;
 use sigecs::components::signatures::{Beacon, Body, Particle, Ship};
+use sigecs::ecs_core::rayon;
 use sigecs::ecs_core::Entity;
 use sigecs::{World, SYSTEM_NAMES};
 use std::process::ExitCode;
@@ -14,19 +15,25 @@ const USAGE: &str = "\
 Usage: sigecs [OPTIONS]
 
 Spawns entities of the bundled signatures (40% Particle, 30% Body, 20% Ship, 10% Beacon),
-runs every system once per frame, and prints a report.
+runs the generated schedule once per frame, and prints a report: memory per signature, time
+per entity of each system, the schedule, its speedup on N threads against 1, and a checksum
+of the final world (the same for every thread count).
 
 Options:
-  --entities N   number of entities to spawn (default 100000)
-  --frames N     number of frames to run (default 100)
-  --seed N       seed of the initial values (default 1)
-  -h, --help     print this help";
+  --entities N    number of entities to spawn (default 100000)
+  --frames N      number of frames to run (default 100)
+  --threads N     rayon threads for the parallel run (default: the machine's cores)
+  --min-chunk N   minimum rows per parallel chunk, for every system (default: per system)
+  --seed N        seed of the initial values (default 1)
+  -h, --help      print this help";
 
 /// Command-line options.
 #[derive(Debug, Clone, PartialEq)]
 struct Options {
     entities: usize,
     frames: usize,
+    threads: usize,
+    min_chunk: Option<usize>,
     seed: u64,
 }
 
@@ -34,6 +41,8 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Options>,
     let mut opts = Options {
         entities: 100_000,
         frames: 100,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        min_chunk: None,
         seed: 1,
     };
     let mut args = args.into_iter();
@@ -55,6 +64,14 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Options>,
             "--entities" => opts.entities = value("a number of entities")? as usize,
             "--frames" => opts.frames = value("a number of frames")? as usize,
             "--seed" => opts.seed = value("an integer seed")?,
+            "--threads" => match value("a number of threads")? {
+                0 => return Err("--threads must be at least 1".into()),
+                n => opts.threads = n as usize,
+            },
+            "--min-chunk" => match value("a number of rows")? {
+                0 => return Err("--min-chunk must be at least 1".into()),
+                n => opts.min_chunk = Some(n as usize),
+            },
             _ => return Err(format!("unknown option `{arg}`")),
         }
     }
@@ -185,63 +202,169 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-fn run(opts: &Options) {
-    println!(
-        "sigecs main job: {} entities, {} frames, seed {}",
-        opts.entities, opts.frames, opts.seed
-    );
+/// A world spawned from the options' seed: every run starts from the same state.
+fn fresh_world(opts: &Options) -> (World, Rng) {
     let mut rng = Rng::new(opts.seed);
     let mut world = World::new();
-    let t = Instant::now();
     populate(&mut world, opts.entities, &mut rng);
-    println!("spawned {} entities in {:.2?}", world.len(), t.elapsed());
+    world.set_min_chunk(opts.min_chunk);
+    (world, rng)
+}
 
-    // ns per entity of each system, one sample per frame.
-    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(opts.frames); SYSTEM_NAMES.len()];
+/// What one run of the frames measured.
+struct Run {
+    world: World,
+    /// Seconds spent in each stage, summed over frames.
+    stage_secs: Vec<f64>,
+    total: Duration,
+    recycled: usize,
+}
+
+/// Runs the frames with `run_schedule`, stage by stage (timed), on a pool of `threads`.
+fn run_frames(opts: &Options, threads: usize) -> Run {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool");
+    let (mut world, mut rng) = fresh_world(opts);
+    let stages = World::schedule().stages.len();
+    let mut stage_secs = vec![0.0; stages];
     let mut recycled = 0;
     let start = Instant::now();
     let mut last_report = Instant::now();
-    for frame in 0..opts.frames {
-        for (i, s) in samples.iter_mut().enumerate() {
-            let rows = world.system_rows(i);
-            let t = Instant::now();
-            world.run_system(i);
-            let ns = t.elapsed().as_nanos() as f64;
-            if rows > 0 {
-                s.push(ns / rows as f64);
+    pool.install(|| {
+        for frame in 0..opts.frames {
+            for (k, secs) in stage_secs.iter_mut().enumerate() {
+                let t = Instant::now();
+                world.run_stage(k);
+                *secs += t.elapsed().as_secs_f64();
+            }
+            recycled += recycle_particles(&mut world, &mut rng);
+            if last_report.elapsed() > Duration::from_secs(2) {
+                println!(
+                    "  {threads} thread(s): frame {}/{} ({:.1?})",
+                    frame + 1,
+                    opts.frames,
+                    start.elapsed()
+                );
+                last_report = Instant::now();
             }
         }
-        recycled += recycle_particles(&mut world, &mut rng);
-        if last_report.elapsed() > Duration::from_secs(2) {
-            println!(
-                "  frame {}/{} ({:.1?} so far)",
-                frame + 1,
-                opts.frames,
-                start.elapsed()
-            );
-            last_report = Instant::now();
-        }
+    });
+    Run {
+        world,
+        stage_secs,
+        total: start.elapsed(),
+        recycled,
     }
-    println!(
-        "ran {} frames in {:.2?} ({} particles expired and respawned)\n",
-        opts.frames,
-        start.elapsed(),
-        recycled
-    );
+}
 
-    println!("memory per signature:");
-    println!("{}\n", world.stats());
+/// Median ns per entity of each system, each run on its own for every frame.
+fn time_systems(opts: &Options) -> Vec<(usize, f64)> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("thread pool");
+    let (mut world, mut rng) = fresh_world(opts);
+    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(opts.frames); SYSTEM_NAMES.len()];
+    pool.install(|| {
+        for _ in 0..opts.frames {
+            for (i, s) in samples.iter_mut().enumerate() {
+                let rows = world.system_rows(i);
+                let t = Instant::now();
+                world.run_system(i);
+                if rows > 0 {
+                    s.push(t.elapsed().as_nanos() as f64 / rows as f64);
+                }
+            }
+            recycle_particles(&mut world, &mut rng);
+        }
+    });
+    samples
+        .iter_mut()
+        .enumerate()
+        .map(|(i, s)| (world.system_rows(i), median(s)))
+        .collect()
+}
+
+fn run(opts: &Options) {
+    println!(
+        "sigecs main job: {} entities, {} frames, {} thread(s), seed {}",
+        opts.entities, opts.frames, opts.threads, opts.seed
+    );
+    let t = Instant::now();
+    let (world, _) = fresh_world(opts);
+    println!("spawned {} entities in {:.2?}\n", world.len(), t.elapsed());
+    println!("memory per signature:\n{}\n", world.stats());
+    drop(world);
+
+    println!("schedule (stages run in order; each is one fused pass per store):");
+    print!("{}", World::schedule());
+    println!();
+
     println!("{:<24} {:>10} {:>14}", "system", "entities", "ns/entity");
-    for (i, s) in samples.iter_mut().enumerate() {
+    for (i, (rows, ns)) in time_systems(opts).into_iter().enumerate() {
+        println!("{:<24} {:>10} {:>14.3}", SYSTEM_NAMES[i], rows, ns);
+    }
+    println!("(median over frames, each system run alone on 1 thread)\n");
+
+    let single = run_frames(opts, 1);
+    let parallel = if opts.threads == 1 {
+        None
+    } else {
+        Some(run_frames(opts, opts.threads))
+    };
+    let final_run = parallel.as_ref().unwrap_or(&single);
+    println!(
+        "ran {} frames ({} particles expired and respawned)",
+        opts.frames, final_run.recycled
+    );
+    // Amdahl: the share of 1-thread stage time spent in stages that may split across threads.
+    let plan = World::schedule();
+    let total_secs: f64 = single.stage_secs.iter().sum();
+    let parallel_secs: f64 = single
+        .stage_secs
+        .iter()
+        .zip(plan.stages)
+        .filter(|(_, s)| s.parallel)
+        .map(|(t, _)| t)
+        .sum();
+    let share = if total_secs > 0.0 {
+        parallel_secs / total_secs
+    } else {
+        0.0
+    };
+    println!(
+        "  1 thread:   {:>10.2?}  checksum {:016x}",
+        single.total,
+        checksum(&single.world)
+    );
+    if let Some(p) = &parallel {
+        let n = opts.threads as f64;
         println!(
-            "{:<24} {:>10} {:>14.3}",
-            SYSTEM_NAMES[i],
-            world.system_rows(i),
-            median(s)
+            "  {} threads: {:>10.2?}  checksum {:016x}",
+            opts.threads,
+            p.total,
+            checksum(&p.world)
+        );
+        println!(
+            "parallel efficiency: {:.1}% of system time is in parallel stages (Amdahl bound {:.2}x on {} threads); measured speedup {:.2}x",
+            100.0 * share,
+            1.0 / ((1.0 - share) + share / n),
+            opts.threads,
+            single.total.as_secs_f64() / p.total.as_secs_f64()
+        );
+        if checksum(&p.world) != checksum(&single.world) {
+            eprintln!("error: the parallel run's world differs from the sequential one");
+            std::process::exit(1);
+        }
+    } else {
+        println!(
+            "parallel efficiency: {:.1}% of system time is in parallel stages",
+            100.0 * share
         );
     }
-    println!("(median over frames)\n");
-    println!("checksum: {:016x}", checksum(&world));
+    println!("\nchecksum: {:016x}", checksum(&final_run.world));
 }
 
 fn main() -> ExitCode {
@@ -271,14 +394,18 @@ mod tests {
 
     #[test]
     fn parses_options() {
-        let o = parse_args(args("--entities 10 --frames=3 --seed 7"))
-            .unwrap()
-            .unwrap();
+        let o = parse_args(args(
+            "--entities 10 --frames=3 --seed 7 --threads 3 --min-chunk 64",
+        ))
+        .unwrap()
+        .unwrap();
         assert_eq!(
             o,
             Options {
                 entities: 10,
                 frames: 3,
+                threads: 3,
+                min_chunk: Some(64),
                 seed: 7
             }
         );
@@ -314,6 +441,24 @@ mod tests {
         let e = c.entities().next().unwrap();
         c.get_mut::<Position>(e).unwrap().0.x += 1.0;
         assert_ne!(checksum(&a), checksum(&c));
+    }
+
+    #[test]
+    fn checksum_does_not_depend_on_thread_count() {
+        let opts = Options {
+            entities: 3000,
+            frames: 5,
+            threads: 2,
+            min_chunk: Some(16),
+            seed: 9,
+        };
+        let one = run_frames(&opts, 1);
+        for threads in [2, 4] {
+            assert_eq!(
+                checksum(&run_frames(&opts, threads).world),
+                checksum(&one.world)
+            );
+        }
     }
 
     #[test]

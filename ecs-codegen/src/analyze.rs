@@ -474,7 +474,10 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
         if !ok {
             continue;
         }
-        if !params.iter().any(|p| matches!(p, Param::Entity | Param::Component { .. })) {
+        if !params
+            .iter()
+            .any(|p| matches!(p, Param::Entity | Param::Component { .. }))
+        {
             diags.push(diag(f, d.ident.span(), format!("system `{}` has no per-row parameter", d.ident)).with_help(
                 "a system runs once per row: take at least one component (`&C`, `&mut C`, `Option<&C>`) or the `Entity`",
             ));
@@ -547,7 +550,11 @@ mod tests {
     use super::*;
 
     fn acc(reads: u128, writes: u128) -> Access {
-        Access { reads, writes, ..Access::default() }
+        Access {
+            reads,
+            writes,
+            ..Access::default()
+        }
     }
 
     #[test]
@@ -556,9 +563,18 @@ mod tests {
         assert!(acc(0b01, 0).conflicts(&acc(0, 0b01)), "read vs write");
         assert!(acc(0, 0b01).conflicts(&acc(0, 0b01)), "write vs write");
         assert!(!acc(0, 0b01).conflicts(&acc(0b10, 0b100)));
-        let r = Access { res_writes: 1, ..Access::default() };
-        assert!(r.conflicts(&Access { res_reads: 1, ..Access::default() }));
-        assert!(!r.conflicts(&acc(1, 1)), "resources and components are separate spaces");
+        let r = Access {
+            res_writes: 1,
+            ..Access::default()
+        };
+        assert!(r.conflicts(&Access {
+            res_reads: 1,
+            ..Access::default()
+        }));
+        assert!(
+            !r.conflicts(&acc(1, 1)),
+            "resources and components are separate spaces"
+        );
     }
 
     #[test]
@@ -567,11 +583,23 @@ mod tests {
         let s = place_in_stages(&[acc(0, 1), acc(2, 0), acc(1, 0), acc(0, 2), acc(4, 0)]);
         assert_eq!(s, [0, 0, 1, 1, 0]);
         // A chain of writers of one component gets one stage each.
-        assert_eq!(place_in_stages(&[acc(0, 1), acc(0, 1), acc(0, 1)]), [0, 1, 2]);
+        assert_eq!(
+            place_in_stages(&[acc(0, 1), acc(0, 1), acc(0, 1)]),
+            [0, 1, 2]
+        );
         // A later system after two conflicting ones goes after the later of them.
-        assert_eq!(place_in_stages(&[acc(0, 1), acc(1, 2), acc(2, 0)]), [0, 1, 2]);
+        assert_eq!(
+            place_in_stages(&[acc(0, 1), acc(1, 2), acc(2, 0)]),
+            [0, 1, 2]
+        );
         // Systems after one with commands see its changes: a later stage. Earlier ones share.
-        let cmd = Access { commands: true, ..acc(1, 0) };
-        assert_eq!(place_in_stages(&[acc(2, 0), cmd, acc(4, 0), acc(8, 0)]), [0, 0, 1, 1]);
+        let cmd = Access {
+            commands: true,
+            ..acc(1, 0)
+        };
+        assert_eq!(
+            place_in_stages(&[acc(2, 0), cmd, acc(4, 0), acc(8, 0)]),
+            [0, 0, 1, 1]
+        );
     }
 }

@@ -7,8 +7,13 @@ use proptest::prelude::*;
 
 fn param() -> impl Strategy<Value = Param> {
     prop_oneof![
-        (0usize..6, any::<bool>(), any::<bool>())
-            .prop_map(|(id, mutable, optional)| Param::Component { id, mutable, optional }),
+        (0usize..6, any::<bool>(), any::<bool>()).prop_map(|(id, mutable, optional)| {
+            Param::Component {
+                id,
+                mutable,
+                optional,
+            }
+        }),
         (0usize..3, any::<bool>()).prop_map(|(id, mutable)| Param::Resource { id, mutable }),
         Just(Param::Entity),
     ]

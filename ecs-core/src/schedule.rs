@@ -242,7 +242,7 @@ mod tests {
             assert_eq!(chunk_len(100, 64), 100, "under 2 × min_chunk: one chunk");
             assert_eq!(chunk_len(0, 64), 1);
             let c = chunk_len(100_000, 1000);
-            assert!(c >= 1000 && c < 100_000, "{c}");
+            assert!((1000..100_000).contains(&c), "{c}");
             assert_eq!(c, 100_000usize.div_ceil(8));
             assert_eq!(chunk_len(10_000, 4000), 4000, "never below min_chunk");
             assert_eq!(

@@ -140,11 +140,12 @@ pub(super) fn gen_pass(model: &Model, systems: &[usize], store: usize) -> TokenS
                 }
                 let value = match sig.layout {
                     LayoutDecl::Columns => {
+                        // Bound by `iter_mut` when some system of the pass writes the column
+                        // (then this is its only user), by `iter` otherwise.
                         let b = value_binding(id);
-                        if mutable {
-                            quote!(&mut *#b)
-                        } else {
-                            quote!(&*#b)
+                        match (mutable, writes(id)) {
+                            (true, _) | (false, false) => quote!(#b),
+                            (false, true) => quote!(&*#b),
                         }
                     }
                     LayoutDecl::Rows => {

@@ -40,25 +40,6 @@ pub fn chunk_len(len: usize, min_chunk: usize) -> usize {
     len.div_ceil(threads * CHUNKS_PER_THREAD).max(min_chunk)
 }
 
-/// A deferred structural change.
-enum Command {
-    Spawn {
-        value: Box<dyn Any + Send>,
-        type_name: &'static str,
-    },
-    Despawn(Entity),
-    Insert {
-        entity: Entity,
-        value: Box<dyn Any + Send>,
-        type_name: &'static str,
-    },
-    Remove {
-        entity: Entity,
-        type_id: TypeId,
-        type_name: &'static str,
-    },
-}
-
 /// Structural changes requested by a system (`commands: &mut Commands`), applied by the world
 /// at the end of the system's stage (or of `run_<system>`), in row order.
 ///
@@ -130,35 +111,14 @@ impl Commands {
     }
 
     /// Moves out every change, in request order, for the world to apply.
-    pub fn drain(&mut self) -> impl Iterator<Item = Applied> + '_ {
-        self.ops.drain(..).map(|op| match op {
-            Command::Spawn { value, type_name } => Applied::Spawn { value, type_name },
-            Command::Despawn(e) => Applied::Despawn(e),
-            Command::Insert {
-                entity,
-                value,
-                type_name,
-            } => Applied::Insert {
-                entity,
-                value,
-                type_name,
-            },
-            Command::Remove {
-                entity,
-                type_id,
-                type_name,
-            } => Applied::Remove {
-                entity,
-                type_id,
-                type_name,
-            },
-        })
+    pub fn drain(&mut self) -> impl Iterator<Item = Command> + '_ {
+        self.ops.drain(..)
     }
 }
 
-/// A change as the generated world applies it (type-erased; the world dispatches on the
-/// `TypeId` of the value to its signatures and components).
-pub enum Applied {
+/// A deferred structural change, type-erased: the world dispatches on the `TypeId` of the value
+/// to its signatures and components.
+pub enum Command {
     /// Spawn a value of some signature.
     Spawn {
         /// The signature value.
@@ -268,16 +228,16 @@ mod tests {
         let kinds: Vec<&str> = c
             .drain()
             .map(|a| match a {
-                Applied::Despawn(_) => "despawn",
-                Applied::Remove { type_id, .. } => {
+                Command::Despawn(_) => "despawn",
+                Command::Remove { type_id, .. } => {
                     assert_eq!(type_id, TypeId::of::<Marker>());
                     "remove"
                 }
-                Applied::Insert { type_name, .. } => {
+                Command::Insert { type_name, .. } => {
                     assert!(type_name.ends_with("Marker"));
                     "insert"
                 }
-                Applied::Spawn { .. } => "spawn",
+                Command::Spawn { .. } => "spawn",
             })
             .collect();
         assert_eq!(kinds, ["despawn", "remove", "insert"]);

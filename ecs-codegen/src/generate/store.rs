@@ -22,6 +22,19 @@ pub(super) fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenS
         .iter()
         .map(|t| quote!(::core::mem::size_of::<#t>())));
 
+    // Accessors every store has, whatever its layout.
+    let common = quote! {
+        /// Number of rows (entities).
+        #[inline]
+        pub fn len(&self) -> usize { self.entities.len() }
+        /// True when the store holds no entity.
+        #[inline]
+        pub fn is_empty(&self) -> bool { self.entities.is_empty() }
+        /// The entity of each row.
+        #[inline]
+        pub fn entities(&self) -> &[::ecs_core::Entity] { &self.entities }
+    };
+
     match sig.layout {
         LayoutDecl::Columns => {
             let column_bytes = sum(sig.fields.iter().map(|(f, id)| {
@@ -52,15 +65,7 @@ pub(super) fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenS
                     #( #all_fields: ::std::vec::Vec<#all_types>, )*
                 }
                 impl #ty {
-                    /// Number of rows (entities).
-                    #[inline]
-                    pub fn len(&self) -> usize { self.entities.len() }
-                    /// True when the store holds no entity.
-                    #[inline]
-                    pub fn is_empty(&self) -> bool { self.entities.is_empty() }
-                    /// The entity of each row.
-                    #[inline]
-                    pub fn entities(&self) -> &[::ecs_core::Entity] { &self.entities }
+                    #common
                     #(#accessors)*
                     fn push(&mut self, entity: ::ecs_core::Entity, parts: <#sig_path as ::ecs_core::Signature>::Parts) {
                         let ( #(#all_fields,)* ) = parts;
@@ -160,15 +165,7 @@ pub(super) fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenS
                     #cold_field
                 }
                 impl #ty {
-                    /// Number of rows (entities).
-                    #[inline]
-                    pub fn len(&self) -> usize { self.entities.len() }
-                    /// True when the store holds no entity.
-                    #[inline]
-                    pub fn is_empty(&self) -> bool { self.entities.is_empty() }
-                    /// The entity of each row.
-                    #[inline]
-                    pub fn entities(&self) -> &[::ecs_core::Entity] { &self.entities }
+                    #common
                     /// The hot part of each row.
                     #[inline]
                     pub fn rows(&self) -> &[#row_ty] { &self.rows }

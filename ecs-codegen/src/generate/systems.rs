@@ -397,13 +397,13 @@ pub(super) fn gen_apply_commands(model: &Model) -> TokenStream {
         }
 
         #[allow(dead_code, unused_variables, clippy::needless_return)]
-        fn apply_change(&mut self, change: ::ecs_core::schedule::Applied) -> ::core::result::Result<(), ::ecs_core::WorldError> {
+        fn apply_change(&mut self, change: ::ecs_core::schedule::Command) -> ::core::result::Result<(), ::ecs_core::WorldError> {
             match change {
-                ::ecs_core::schedule::Applied::Despawn(entity) => {
+                ::ecs_core::schedule::Command::Despawn(entity) => {
                     self.despawn(entity);
                     Ok(())
                 }
-                ::ecs_core::schedule::Applied::Spawn { value, type_name } => {
+                ::ecs_core::schedule::Command::Spawn { value, type_name } => {
                     #(
                         let value = match value.downcast::<#sig_paths>() {
                             ::core::result::Result::Ok(v) => return self.try_spawn(*v).map(drop),
@@ -413,7 +413,7 @@ pub(super) fn gen_apply_commands(model: &Model) -> TokenStream {
                     drop(value);
                     Err(::ecs_core::WorldError::NotInWorld { kind: "signature", type_name })
                 }
-                ::ecs_core::schedule::Applied::Insert { entity, value, type_name } => {
+                ::ecs_core::schedule::Command::Insert { entity, value, type_name } => {
                     #(
                         let value = match value.downcast::<#comp_paths>() {
                             ::core::result::Result::Ok(v) => return self.insert(entity, *v).map(drop),
@@ -423,7 +423,7 @@ pub(super) fn gen_apply_commands(model: &Model) -> TokenStream {
                     drop(value);
                     Err(::ecs_core::WorldError::NotInWorld { kind: "component", type_name })
                 }
-                ::ecs_core::schedule::Applied::Remove { entity, type_id, type_name } => {
+                ::ecs_core::schedule::Command::Remove { entity, type_id, type_name } => {
                     #(
                         if type_id == ::core::any::TypeId::of::<#comp_paths>() {
                             return self.remove::<#comp_paths>(entity).map(drop);

@@ -20,6 +20,26 @@ fn main() {
             .generate_or_exit();
     }
 
+    for world in ["add_remove", "frag_iter", "managers_join", "schedule"] {
+        Builder::new()
+            .scan(
+                format!("benches/worlds/{world}.rs"),
+                &format!("crate::bench_worlds::{world}"),
+            )
+            .out_file(&format!("{world}.rs"))
+            .generate_or_exit();
+    }
+
+    // heavy_compute reuses simple_iter's components.
+    Builder::new()
+        .scan("benches/worlds/simple_iter/mod.rs", simple_iter)
+        .scan(
+            "benches/worlds/heavy_compute.rs",
+            "crate::bench_worlds::heavy_compute",
+        )
+        .out_file("heavy_compute.rs")
+        .generate_or_exit();
+
     Builder::new()
         .scan("tests/worlds/fixture.rs", "crate::fixture")
         .out_file("fixture_world.rs")

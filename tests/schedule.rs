@@ -16,12 +16,24 @@ fn stages_follow_conflicts_and_commands() {
     let stages: Vec<Vec<&str>> = plan.stages.iter().map(|s| s.systems.to_vec()).collect();
     assert_eq!(
         stages,
-        [vec!["advance", "grow", "wear"], vec!["slow", "total", "reap"], vec!["pull_back", "rust"]]
+        [
+            vec!["advance", "grow", "wear"],
+            vec!["slow", "total", "reap"],
+            vec!["pull_back", "rust"]
+        ]
     );
     assert!(plan.stages[0].parallel);
     assert!(!plan.stages[1].parallel, "total writes a resource");
-    let unit = plan.stages[0].stores.iter().find(|(s, _)| *s == "Unit").unwrap();
-    assert_eq!(unit.1, ["advance", "wear"], "one fused pass runs both systems on Unit rows");
+    let unit = plan.stages[0]
+        .stores
+        .iter()
+        .find(|(s, _)| *s == "Unit")
+        .unwrap();
+    assert_eq!(
+        unit.1,
+        ["advance", "wear"],
+        "one fused pass runs both systems on Unit rows"
+    );
     let text = plan.to_string();
     assert!(text.contains("stage 2: pull_back, rust"), "{text}");
 }
@@ -52,9 +64,20 @@ fn build(spawns: &[Spawn]) -> World {
     for s in spawns {
         match *s {
             Spawn::Mover(p, v) => w.spawn(Mover { p: P(p), v: V(v) }),
-            Spawn::Heavy(p, v, x) => w.spawn(Heavy { p: P(p), v: V(v), w: W(x) }),
-            Spawn::Unit(p, v, h) => w.spawn(Unit { p: P(p), v: V(v), hp: Hp(h) }),
-            Spawn::Wreck(h) => w.spawn(Wreck { hp: Hp(h), age: Age(0) }),
+            Spawn::Heavy(p, v, x) => w.spawn(Heavy {
+                p: P(p),
+                v: V(v),
+                w: W(x),
+            }),
+            Spawn::Unit(p, v, h) => w.spawn(Unit {
+                p: P(p),
+                v: V(v),
+                hp: Hp(h),
+            }),
+            Spawn::Wreck(h) => w.spawn(Wreck {
+                hp: Hp(h),
+                age: Age(0),
+            }),
             Spawn::Weight(x) => w.spawn(Weight { w: W(x) }),
         };
     }
@@ -62,7 +85,12 @@ fn build(spawns: &[Spawn]) -> World {
 }
 
 /// Everything observable, by entity id: signature, each component's bits, and the resources.
-type Snapshot = (Vec<(Entity, &'static str, [Option<u32>; 5], bool)>, i64, u64, usize);
+type Snapshot = (
+    Vec<(Entity, &'static str, [Option<u32>; 5], bool)>,
+    i64,
+    u64,
+    usize,
+);
 
 fn snapshot(w: &mut World) -> Snapshot {
     let mut rows: Vec<_> = w
@@ -75,7 +103,12 @@ fn snapshot(w: &mut World) -> Snapshot {
                 w.get::<Hp>(e).map(|x| x.0 as u32),
                 w.get::<Age>(e).map(|x| x.0),
             ];
-            (e, w.signature_name_of(e).unwrap(), bits, w.get::<Far>(e).is_some())
+            (
+                e,
+                w.signature_name_of(e).unwrap(),
+                bits,
+                w.get::<Far>(e).is_some(),
+            )
         })
         .collect();
     rows.sort_by_key(|r| r.0);
@@ -117,12 +150,30 @@ proptest! {
 #[test]
 fn filtered_systems_visit_exactly_the_matching_rows() {
     let mut w = World::new();
-    w.spawn_batch((0..10).map(|i| Unit { p: P(0.0), v: V(0.0), hp: Hp(100 + i) }));
-    w.spawn_batch((0..7).map(|_| Wreck { hp: Hp(50), age: Age(0) }));
-    let far = w.spawn(FarMover { p: P(100.0), v: V(0.0), far: Far });
-    let mover = w.spawn(Mover { p: P(100.0), v: V(0.0) });
+    w.spawn_batch((0..10).map(|i| Unit {
+        p: P(0.0),
+        v: V(0.0),
+        hp: Hp(100 + i),
+    }));
+    w.spawn_batch((0..7).map(|_| Wreck {
+        hp: Hp(50),
+        age: Age(0),
+    }));
+    let far = w.spawn(FarMover {
+        p: P(100.0),
+        v: V(0.0),
+        far: Far,
+    });
+    let mover = w.spawn(Mover {
+        p: P(100.0),
+        v: V(0.0),
+    });
     w.run_total();
-    assert_eq!(w.resource::<Total>().rows, 17, "every entity with Hp, none other");
+    assert_eq!(
+        w.resource::<Total>().rows,
+        17,
+        "every entity with Hp, none other"
+    );
     assert_eq!(w.resource::<Total>().hp, (100..110).sum::<i64>() + 7 * 50);
     w.run_pull_back();
     assert_eq!(w.get::<P>(far), Some(&P(50.0)), "with(Far) visits FarMover");
@@ -132,13 +183,27 @@ fn filtered_systems_visit_exactly_the_matching_rows() {
 #[test]
 fn commands_apply_at_the_end_and_errors_are_kept() {
     let mut w = World::new();
-    let wreck = w.spawn(Wreck { hp: Hp(0), age: Age(0) });
-    let unit = w.spawn(Unit { p: P(0.0), v: V(0.0), hp: Hp(1) });
-    let mover = w.spawn(Mover { p: P(80.0), v: V(0.0) });
+    let wreck = w.spawn(Wreck {
+        hp: Hp(0),
+        age: Age(0),
+    });
+    let unit = w.spawn(Unit {
+        p: P(0.0),
+        v: V(0.0),
+        hp: Hp(1),
+    });
+    let mover = w.spawn(Mover {
+        p: P(80.0),
+        v: V(0.0),
+    });
     w.run_reap();
     assert!(!w.is_alive(wreck), "despawned");
     assert!(w.is_alive(unit));
-    assert_eq!(w.stores().wreck.len(), 1, "the unit at hp 1 spawned a wreck");
+    assert_eq!(
+        w.stores().wreck.len(),
+        1,
+        "the unit at hp 1 spawned a wreck"
+    );
     assert_eq!(w.signature_name_of(mover), Some("FarMover"), "Far inserted");
     w.get_mut::<P>(mover).unwrap().0 = 5.0;
     w.run_reap();
@@ -146,10 +211,18 @@ fn commands_apply_at_the_end_and_errors_are_kept() {
     assert!(w.take_command_errors().is_empty());
     // A Heavy far away would need {P, V, W, Far}: undeclared, so the command fails and the
     // error is kept; the entity is unchanged.
-    let heavy = w.spawn(Heavy { p: P(90.0), v: V(0.0), w: W(1.0) });
+    let heavy = w.spawn(Heavy {
+        p: P(90.0),
+        v: V(0.0),
+        w: W(1.0),
+    });
     w.run_reap();
     let errors = w.take_command_errors();
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert!(errors[0].to_string().contains("cannot insert `Far`"), "{}", errors[0]);
+    assert!(
+        errors[0].to_string().contains("cannot insert `Far`"),
+        "{}",
+        errors[0]
+    );
     assert_eq!(w.signature_name_of(heavy), Some("Heavy"));
 }

@@ -191,6 +191,7 @@ impl EntityManager {
     }
 
     /// Creates one entity, or fails when the 2^22 index space is exhausted.
+    #[inline]
     pub fn create(&mut self) -> Result<Entity, EntityError> {
         if self.free.len() > MINIMUM_FREE_INDICES {
             let idx = self
@@ -216,6 +217,7 @@ impl EntityManager {
 
     /// Creates `n` entities at once, appending them to `out`. Either all `n` are created or,
     /// when they would not fit, none are and the manager is unchanged.
+    #[inline]
     pub fn create_many_into(&mut self, n: usize, out: &mut Vec<Entity>) -> Result<(), EntityError> {
         let available = self.available();
         if n > available {
@@ -248,6 +250,7 @@ impl EntityManager {
 
     /// Destroys `e`: bumps its slot's generation, queues the index for reuse and runs the
     /// destruction hooks. Returns false (and changes nothing) when `e` is not alive.
+    #[inline]
     pub fn destroy(&mut self, e: Entity) -> bool {
         let idx = e.index();
         if !self.alive(e) || self.is_free(idx) {

@@ -426,7 +426,7 @@ impl<'w, W: QueryTarget, Q: Query<'w, W>> QueryIter<'w, W, Q> {
         check_access::<W, Q>(names)?;
         let required = Q::required() | F::required();
         let excluded = F::excluded();
-        let mut stores = Vec::new();
+        let mut stores = Vec::with_capacity(W::store_count());
         for s in 0..W::store_count() {
             let mask = W::store_mask(s);
             let len = world.store_len(s);

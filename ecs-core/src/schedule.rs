@@ -33,9 +33,14 @@ const CHUNKS_PER_THREAD: usize = 4;
 #[inline]
 pub fn chunk_len(len: usize, min_chunk: usize) -> usize {
     let min_chunk = min_chunk.max(1);
-    let threads = rayon::current_num_threads();
-    if threads <= 1 || len < 2 * min_chunk {
+    // The size test first: asking rayon for its thread count is not free (and starts its
+    // global pool), and most stores are too small to split anyway.
+    if len < 2 * min_chunk {
         return len.max(1);
+    }
+    let threads = rayon::current_num_threads();
+    if threads <= 1 {
+        return len;
     }
     len.div_ceil(threads * CHUNKS_PER_THREAD).max(min_chunk)
 }

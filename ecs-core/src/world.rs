@@ -92,6 +92,7 @@ impl EntityTable {
     }
 
     /// Issues a new entity placed at `loc`.
+    #[inline]
     pub fn create_at(&mut self, loc: Location) -> Result<Entity, EntityError> {
         let e = self.entities.create()?;
         self.place(e, loc);
@@ -100,6 +101,7 @@ impl EntityTable {
 
     /// Issues `n` entities to be placed at consecutive rows `first_row..` of `store`,
     /// appending them to `out`. All or nothing.
+    #[inline]
     pub fn create_run(
         &mut self,
         store: u32,
@@ -138,6 +140,7 @@ impl EntityTable {
 
     /// Retires a live entity: its id becomes stale and its slot's location is cleared.
     /// Returns false when `e` was not alive.
+    #[inline]
     pub fn destroy(&mut self, e: Entity) -> bool {
         if self.locate(e).is_none() {
             return false;

@@ -411,7 +411,7 @@ fn run<M: Manager>(ops: &[Op]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 4 } else { 384 }, ..ProptestConfig::default() })]
 
     #[test]
     fn hash_manager_matches_the_reference(ops in proptest::collection::vec(op(), 1..80)) {

@@ -120,7 +120,10 @@ pub fn reap(e: Entity, p: Option<&P>, hp: Option<&Hp>, far: Option<&Far>, comman
         if hp.0 <= 0 && p.is_none() {
             commands.despawn(e);
         } else if (0..3).contains(&hp.0) {
-            commands.spawn(Wreck { hp: Hp(5), age: Age(0) });
+            commands.spawn(Wreck {
+                hp: Hp(5),
+                age: Age(0),
+            });
         }
     }
     if let Some(p) = p {

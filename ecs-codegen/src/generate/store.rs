@@ -67,11 +67,13 @@ pub(super) fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenS
                 impl #ty {
                     #common
                     #(#accessors)*
+                    #[inline]
                     fn push(&mut self, entity: ::ecs_core::Entity, parts: <#sig_path as ::ecs_core::Signature>::Parts) {
                         let ( #(#all_fields,)* ) = parts;
                         self.entities.push(entity);
                         #( self.#all_fields.push(#all_fields); )*
                     }
+                    #[inline]
                     fn reserve(&mut self, additional: usize) {
                         self.entities.reserve(additional);
                         #( self.#all_fields.reserve(additional); )*
@@ -83,6 +85,7 @@ pub(super) fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenS
                     /// Removes `row` by moving the last row into it. Returns the entity that
                     /// moved (if any) and the removed values, which the caller drops once the
                     /// world is consistent again.
+                    #[inline]
                     fn swap_remove(&mut self, row: usize) -> (::core::option::Option<::ecs_core::Entity>, <#sig_path as ::ecs_core::Signature>::Parts) {
                         self.entities.swap_remove(row);
                         let removed = ( #( self.#all_fields.swap_remove(row), )* );
@@ -173,12 +176,14 @@ pub(super) fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenS
                     #[inline]
                     pub fn rows_mut(&mut self) -> &mut [#row_ty] { &mut self.rows }
                     #cold_accessors
+                    #[inline]
                     fn push(&mut self, entity: ::ecs_core::Entity, parts: <#sig_path as ::ecs_core::Signature>::Parts) {
                         let ( #(#all_fields,)* ) = parts;
                         self.entities.push(entity);
                         self.rows.push(#row_ty { #(#hot_f,)* });
                         #cold_push
                     }
+                    #[inline]
                     fn reserve(&mut self, additional: usize) {
                         self.entities.reserve(additional);
                         self.rows.reserve(additional);
@@ -190,6 +195,7 @@ pub(super) fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenS
                         #cold_truncate
                     }
                     /// Removes `row` by moving the last row into it (see the columns stores).
+                    #[inline]
                     fn swap_remove(&mut self, row: usize) -> (::core::option::Option<::ecs_core::Entity>, <#sig_path as ::ecs_core::Signature>::Parts) {
                         self.entities.swap_remove(row);
                         let #row_ty { #(#hot_f,)* } = self.rows.swap_remove(row);
@@ -225,6 +231,7 @@ pub(super) fn gen_spawn(sig_id: usize, sig: &Signature) -> TokenStream {
     let store_ty = &n.ty;
     quote! {
         impl ::ecs_core::SpawnIn<World> for #path {
+            #[inline]
             fn spawn_in(self, world: &mut World) -> ::core::result::Result<::ecs_core::Entity, ::ecs_core::WorldError> {
                 let row = world.stores.#field.len();
                 let entity = world.table.create_at(::ecs_core::Location::new(#id, row))?;

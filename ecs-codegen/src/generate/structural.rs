@@ -95,6 +95,7 @@ pub(super) fn gen_component_access(model: &Model, comp_id: usize) -> TokenStream
                 match loc.store { #(#mut_arms)* _ => ::core::option::Option::None }
             }
             #[allow(clippy::match_single_binding, unused_variables)]
+            #[inline]
             fn insert_in(self, world: &mut World, entity: ::ecs_core::Entity) -> ::core::result::Result<::core::option::Option<Self>, ::ecs_core::WorldError> {
                 let loc = world.table.locate(entity).ok_or(::ecs_core::WorldError::NoSuchEntity(entity))?;
                 match loc.store {
@@ -103,6 +104,7 @@ pub(super) fn gen_component_access(model: &Model, comp_id: usize) -> TokenStream
                 }
             }
             #[allow(clippy::match_single_binding, unused_variables)]
+            #[inline]
             fn remove_in(world: &mut World, entity: ::ecs_core::Entity) -> ::core::result::Result<Self, ::ecs_core::WorldError> {
                 let loc = world.table.locate(entity).ok_or(::ecs_core::WorldError::NoSuchEntity(entity))?;
                 match loc.store {

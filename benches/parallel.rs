@@ -1,0 +1,192 @@
+//! Parallel execution, each workload beside hand-written baselines over one `Vec` per field,
+//! sequential and with rayon, in one criterion group:
+//!
+//! - `schedule`: 10,000 entities each of (A,B), (A,B,C), (A,B,C,D), (A,B,C,E); systems swap
+//!   (A,B), (C,D), (C,E). Light work: the generated schedule must stay within 10% of the faster
+//!   hand-written baseline (parallelism must never make it slower than a sequential loop).
+//! - `heavy_compute`: 10,000 entities whose Mat4 is inverted 100 times. Target: within 2% of
+//!   the hand-written rayon loop, and close to 2× the single-thread time on 2 cores.
+//! - `min_chunk`: a light system (position += velocity) over growing stores, run inline (one
+//!   thread) and split across two threads with a small `min_chunk`: where splitting starts to
+//!   pay sets `ecs_core::schedule::DEFAULT_MIN_CHUNK`.
+//!
+//! `python3 benches/ratios.py schedule` (and `heavy_compute`, `min_chunk`) prints medians and
+//! ratios after a run.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use glam::{Mat4, Vec3};
+use sigecs::bench_worlds::{heavy_compute as hc, schedule as sc, simple_iter as si};
+use sigecs::ecs_core::rayon::{self, prelude::*};
+use std::hint::black_box;
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool")
+}
+
+const N: usize = 10_000;
+
+fn schedule_world() -> sc::World {
+    let mut w = sc::World::new();
+    w.spawn_batch((0..N).map(|_| sc::Ab {
+        a: sc::A(0.0),
+        b: sc::B(1.0),
+    }));
+    w.spawn_batch((0..N).map(|_| sc::Abc {
+        a: sc::A(0.0),
+        b: sc::B(1.0),
+        c: sc::C(2.0),
+    }));
+    w.spawn_batch((0..N).map(|_| sc::Abcd {
+        a: sc::A(0.0),
+        b: sc::B(1.0),
+        c: sc::C(2.0),
+        d: sc::D(3.0),
+    }));
+    w.spawn_batch((0..N).map(|_| sc::Abce {
+        a: sc::A(0.0),
+        b: sc::B(1.0),
+        c: sc::C(2.0),
+        e: sc::E(4.0),
+    }));
+    w
+}
+
+/// The same data by hand: one `Vec<f32>` per component per signature.
+struct HandSchedule {
+    ab: [Vec<f32>; 2],
+    abc: [Vec<f32>; 3],
+    abcd: [Vec<f32>; 4],
+    abce: [Vec<f32>; 4],
+}
+
+impl HandSchedule {
+    fn new() -> Self {
+        let col = |v: f32| vec![v; N];
+        HandSchedule {
+            ab: [col(0.0), col(1.0)],
+            abc: [col(0.0), col(1.0), col(2.0)],
+            abcd: [col(0.0), col(1.0), col(2.0), col(3.0)],
+            abce: [col(0.0), col(1.0), col(2.0), col(4.0)],
+        }
+    }
+
+    fn swap(x: &mut [f32], y: &mut [f32]) {
+        for (a, b) in x.iter_mut().zip(y.iter_mut()) {
+            std::mem::swap(a, b);
+        }
+    }
+
+    fn par_swap(x: &mut [f32], y: &mut [f32]) {
+        x.par_iter_mut()
+            .zip(y.par_iter_mut())
+            .for_each(|(a, b)| std::mem::swap(a, b));
+    }
+
+    fn run(&mut self, swap: fn(&mut [f32], &mut [f32])) {
+        // (A, B) in every group.
+        for cols in [
+            &mut self.ab[..],
+            &mut self.abc[..],
+            &mut self.abcd[..],
+            &mut self.abce[..],
+        ] {
+            let (a, rest) = cols.split_at_mut(1);
+            swap(&mut a[0], &mut rest[0]);
+        }
+        // (C, D), then (C, E).
+        let (c, d) = self.abcd.split_at_mut(3);
+        swap(&mut c[2], &mut d[0]);
+        let (c, e) = self.abce.split_at_mut(3);
+        swap(&mut c[2], &mut e[0]);
+    }
+}
+
+fn schedule(c: &mut Criterion) {
+    let mut group = c.benchmark_group("schedule");
+    group.throughput(Throughput::Elements(4 * N as u64));
+    let (one, two) = (pool(1), pool(2));
+    let mut w = schedule_world();
+    group.bench_function("generated_1_thread", |b| {
+        one.install(|| b.iter(|| black_box(&mut w).run_schedule()))
+    });
+    group.bench_function("generated_2_threads", |b| {
+        two.install(|| b.iter(|| black_box(&mut w).run_schedule()))
+    });
+    let mut hand = HandSchedule::new();
+    group.bench_function("hand_sequential", |b| {
+        b.iter(|| black_box(&mut hand).run(HandSchedule::swap))
+    });
+    group.bench_function("hand_rayon", |b| {
+        two.install(|| b.iter(|| black_box(&mut hand).run(HandSchedule::par_swap)))
+    });
+    group.finish();
+}
+
+fn invert(m: &mut Mat4) {
+    for _ in 0..100 {
+        *m = m.inverse();
+    }
+}
+
+fn heavy_compute(c: &mut Criterion) {
+    let mut group = c.benchmark_group("heavy_compute");
+    group.throughput(Throughput::Elements(N as u64));
+    let (one, two) = (pool(1), pool(2));
+    let mut w = hc::World::new();
+    w.spawn_batch((0..N).map(|i| hc::Data {
+        transform: si::Transform(Mat4::from_axis_angle(Vec3::X, i as f32 * 0.001)),
+        position: si::Position(Vec3::X),
+        rotation: si::Rotation(Vec3::X),
+        velocity: si::Velocity(Vec3::X),
+    }));
+    group.bench_function("generated_1_thread", |b| {
+        one.install(|| b.iter(|| black_box(&mut w).run_invert()))
+    });
+    group.bench_function("generated_2_threads", |b| {
+        two.install(|| b.iter(|| black_box(&mut w).run_invert()))
+    });
+    let mut hand: Vec<Mat4> = (0..N)
+        .map(|i| Mat4::from_axis_angle(Vec3::X, i as f32 * 0.001))
+        .collect();
+    group.bench_function("hand_sequential", |b| {
+        b.iter(|| black_box(&mut hand).iter_mut().for_each(invert))
+    });
+    group.bench_function("hand_rayon", |b| {
+        two.install(|| b.iter(|| black_box(&mut hand).par_iter_mut().for_each(invert)))
+    });
+    group.finish();
+}
+
+fn min_chunk(c: &mut Criterion) {
+    let mut group = c.benchmark_group("min_chunk");
+    let (one, two) = (pool(1), pool(2));
+    for n in [4_096usize, 16_384, 65_536, 262_144, 1_048_576] {
+        group.throughput(Throughput::Elements(n as u64));
+        let mut w = si::columns::World::new();
+        w.spawn_batch((0..n).map(|_| si::columns::Data {
+            transform: si::Transform(Mat4::IDENTITY),
+            position: si::Position(Vec3::X),
+            rotation: si::Rotation(Vec3::X),
+            velocity: si::Velocity(Vec3::X),
+        }));
+        // Split as finely as the pool allows (chunks of n / 8), or not at all.
+        w.set_min_chunk(Some(1));
+        group.bench_function(BenchmarkId::new("inline", n), |b| {
+            one.install(|| b.iter(|| black_box(&mut w).run_advance()))
+        });
+        group.bench_function(BenchmarkId::new("split_2_threads", n), |b| {
+            two.install(|| b.iter(|| black_box(&mut w).run_advance()))
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(50).warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(2));
+    targets = schedule, heavy_compute, min_chunk
+}
+criterion_main!(benches);

@@ -1,0 +1,25 @@
+//! The ecs_bench_suite "heavy_compute" workload: 10,000 entities with a Mat4 (plus Position,
+//! Rotation, Velocity); each matrix is inverted 100 times. The work per row is heavy (about
+//! 2 µs), so the system lowers `min_chunk` to let rayon split even small stores.
+
+use super::simple_iter::{Position, Rotation, Transform, Velocity};
+use ecs_core::prelude::*;
+
+/// One heavy_compute entity.
+#[derive(Signature)]
+pub struct Data {
+    pub transform: Transform,
+    pub position: Position,
+    pub rotation: Rotation,
+    pub velocity: Velocity,
+}
+
+/// Inverts the matrix 100 times.
+#[system(min_chunk = 64)]
+pub fn invert(transform: &mut Transform) {
+    for _ in 0..100 {
+        transform.0 = transform.0.inverse();
+    }
+}
+
+include!(concat!(env!("OUT_DIR"), "/heavy_compute.rs"));

@@ -1,0 +1,11 @@
+use ecs_core::prelude::*;
+
+#[derive(Component)]
+pub struct Position(pub f32);
+
+#[system]
+pub fn spawner(p: &Position, commands: &Commands) {
+    let _ = (p, commands);
+}
+
+fn main() {}

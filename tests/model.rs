@@ -19,9 +19,9 @@ const CASES: u32 = 256;
 #[cfg(not(miri))]
 const MAX_OPS: usize = 300;
 #[cfg(miri)]
-const CASES: u32 = 8;
+const CASES: u32 = 4;
 #[cfg(miri)]
-const MAX_OPS: usize = 40;
+const MAX_OPS: usize = 30;
 
 /// Component names by component id (the world numbers components in name order).
 const NAMES: [&str; 6] = ["A", "Aligned", "B", "Counted", "Label", "Zst"];

@@ -429,7 +429,7 @@ proptest! {
 fn gc_takes_exactly_the_dead<M: Manager>() {
     let live = Arc::new(AtomicIsize::new(0));
     let mut em = EntityManager::new();
-    let es = em.create_many(2000).unwrap();
+    let es = em.create_many(if cfg!(miri) { 100 } else { 2000 }).unwrap();
     let value = |e: Entity| Value {
         id: e.to_bits().into(),
         name: e.to_string(),

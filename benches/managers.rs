@@ -29,6 +29,7 @@ use ecs_core::{Entity, SoaManager};
 use glam::{Mat4, Quat, Vec3};
 use sigecs::bench_worlds::managers_join as mj;
 use sigecs::components::{physics as pm, resources::Time, signatures::Body};
+use sigecs::ecs_core::rayon;
 use std::hint::black_box;
 
 const DT: f32 = 1.0 / 60.0;
@@ -84,9 +85,19 @@ fn point_mass(c: &mut Criterion) {
             acceleration: pm::Acceleration(GRAVITY),
             mass: pm::Mass(1.0),
         }));
+        // On one thread, like the manager and the hand loop; the split is shown apart.
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("pool");
         group.bench_function(BenchmarkId::new("generated_columns", n), |b| {
-            b.iter(|| black_box(&mut world).run_integrate())
+            one.install(|| b.iter(|| black_box(&mut world).run_integrate()))
         });
+        if n >= 100_000 {
+            group.bench_function(BenchmarkId::new("generated_columns_2_threads", n), |b| {
+                b.iter(|| black_box(&mut world).run_integrate())
+            });
+        }
         drop(world);
 
         let mut vecs = PointMassVecs {

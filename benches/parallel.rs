@@ -163,7 +163,7 @@ fn heavy_compute(c: &mut Criterion) {
 fn min_chunk(c: &mut Criterion) {
     let mut group = c.benchmark_group("min_chunk");
     let (one, two) = (pool(1), pool(2));
-    for n in [4_096usize, 16_384, 65_536, 262_144, 1_048_576] {
+    for n in [4_096usize, 8_192, 16_384, 65_536, 262_144, 1_048_576] {
         group.throughput(Throughput::Elements(n as u64));
         let mut w = si::columns::World::new();
         w.spawn_batch((0..n).map(|_| si::columns::Data {

@@ -504,7 +504,7 @@ pub fn query_one<'w, W: QueryTarget, Q: Query<'w, W>>(
     check_access::<W, Q>(names)?;
     let loc = world
         .locate_entity(entity)
-        .ok_or_else(|| WorldError::NoSuchEntity(entity))?;
+        .ok_or(WorldError::NoSuchEntity(entity))?;
     let store = loc.store as usize;
     let mask = W::store_mask(store);
     if let Some(component) = Q::first_missing(mask) {

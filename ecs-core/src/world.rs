@@ -111,12 +111,13 @@ impl EntityTable {
     ) -> Result<(), EntityError> {
         let start = out.len();
         self.entities.create_many_into(n, out)?;
+        // Every issued index is below `slots()`: size the table once for the whole run.
+        let slots = self.entities.slots();
+        if self.locations.len() < slots {
+            self.locations.resize(slots, Location::NONE);
+        }
         for (i, e) in out[start..].iter().enumerate() {
-            let idx = e.index() as usize;
-            if idx >= self.locations.len() {
-                self.locations.resize(idx + 1, Location::NONE);
-            }
-            self.locations[idx] = Location::new(store, first_row + i);
+            self.locations[e.index() as usize] = Location::new(store, first_row + i);
         }
         Ok(())
     }

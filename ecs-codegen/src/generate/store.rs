@@ -67,7 +67,8 @@ pub(super) fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenS
                 impl #ty {
                     #common
                     #(#accessors)*
-                    #[inline]
+                    // Always inlined: the per-value call would cost more than the pushes.
+                    #[inline(always)]
                     fn push(&mut self, entity: ::ecs_core::Entity, parts: <#sig_path as ::ecs_core::Signature>::Parts) {
                         let ( #(#all_fields,)* ) = parts;
                         self.entities.push(entity);
@@ -176,7 +177,8 @@ pub(super) fn gen_store(model: &Model, sig_id: usize, sig: &Signature) -> TokenS
                     #[inline]
                     pub fn rows_mut(&mut self) -> &mut [#row_ty] { &mut self.rows }
                     #cold_accessors
-                    #[inline]
+                    // Always inlined: the per-value call would cost more than the pushes.
+                    #[inline(always)]
                     fn push(&mut self, entity: ::ecs_core::Entity, parts: <#sig_path as ::ecs_core::Signature>::Parts) {
                         let ( #(#all_fields,)* ) = parts;
                         self.entities.push(entity);
@@ -248,8 +250,11 @@ pub(super) fn gen_spawn(sig_id: usize, sig: &Signature) -> TokenStream {
                 // Rows first, with placeholder ids; if the iterator panics the guard truncates
                 // them away, so the world never holds rows without entities.
                 let mut store = ::ecs_core::world::Rollback::new(&mut world.stores.#field, move |s: &mut #store_ty| s.truncate(first));
-                for value in batch {
-                    store.push(::ecs_core::world::PLACEHOLDER, ::ecs_core::Signature::into_parts(value));
+                {
+                    let rows: &mut #store_ty = &mut store;
+                    for value in batch {
+                        rows.push(::ecs_core::world::PLACEHOLDER, ::ecs_core::Signature::into_parts(value));
+                    }
                 }
                 let count = store.len() - first;
                 let mut entities = ::std::vec::Vec::with_capacity(count);

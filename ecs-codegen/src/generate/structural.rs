@@ -97,7 +97,7 @@ pub(super) fn gen_component_access(model: &Model, comp_id: usize) -> TokenStream
             #[allow(clippy::match_single_binding, unused_variables)]
             #[inline]
             fn insert_in(self, world: &mut World, entity: ::ecs_core::Entity) -> ::core::result::Result<::core::option::Option<Self>, ::ecs_core::WorldError> {
-                let loc = world.table.locate(entity).ok_or_else(|| ::ecs_core::WorldError::NoSuchEntity(entity))?;
+                let loc = world.table.locate(entity).ok_or(::ecs_core::WorldError::NoSuchEntity(entity))?;
                 match loc.store {
                     #(#insert_arms)*
                     _ => unreachable!("entity table points at store {} which does not exist", loc.store),
@@ -106,7 +106,7 @@ pub(super) fn gen_component_access(model: &Model, comp_id: usize) -> TokenStream
             #[allow(clippy::match_single_binding, unused_variables)]
             #[inline]
             fn remove_in(world: &mut World, entity: ::ecs_core::Entity) -> ::core::result::Result<Self, ::ecs_core::WorldError> {
-                let loc = world.table.locate(entity).ok_or_else(|| ::ecs_core::WorldError::NoSuchEntity(entity))?;
+                let loc = world.table.locate(entity).ok_or(::ecs_core::WorldError::NoSuchEntity(entity))?;
                 match loc.store {
                     #(#remove_arms)*
                     _ => unreachable!("entity table points at store {} which does not exist", loc.store),

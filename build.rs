@@ -30,9 +30,13 @@ fn main() {
             .generate_or_exit();
     }
 
-    // heavy_compute reuses simple_iter's components.
+    // heavy_compute reuses simple_iter's components and its columns signature.
     Builder::new()
         .scan("benches/worlds/simple_iter/mod.rs", simple_iter)
+        .scan(
+            "benches/worlds/simple_iter/columns.rs",
+            &format!("{simple_iter}::columns"),
+        )
         .scan(
             "benches/worlds/heavy_compute.rs",
             "crate::bench_worlds::heavy_compute",

@@ -136,7 +136,7 @@ fn heavy_compute(c: &mut Criterion) {
     group.throughput(Throughput::Elements(N as u64));
     let (one, two) = (pool(1), pool(2));
     let mut w = hc::World::new();
-    w.spawn_batch((0..N).map(|i| hc::Data {
+    w.spawn_batch((0..N).map(|i| si::columns::Data {
         transform: si::Transform(Mat4::from_axis_angle(Vec3::X, i as f32 * 0.001)),
         position: si::Position(Vec3::X),
         rotation: si::Rotation(Vec3::X),

@@ -1,18 +1,10 @@
 //! The ecs_bench_suite "heavy_compute" workload: 10,000 entities with a Mat4 (plus Position,
 //! Rotation, Velocity); each matrix is inverted 100 times. The work per row is heavy (about
-//! 2 µs), so the system lowers `min_chunk` to let rayon split even small stores.
+//! 2 µs), so the system lowers `min_chunk` to let rayon split even small stores. The data is
+//! simple_iter's: `build.rs` scans its components and its `columns::Data` signature too.
 
-use super::simple_iter::{Position, Rotation, Transform, Velocity};
+use super::simple_iter::Transform;
 use ecs_core::prelude::*;
-
-/// One heavy_compute entity.
-#[derive(Signature)]
-pub struct Data {
-    pub transform: Transform,
-    pub position: Position,
-    pub rotation: Rotation,
-    pub velocity: Velocity,
-}
 
 /// Inverts the matrix 100 times.
 #[system(min_chunk = 64)]

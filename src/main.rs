@@ -319,15 +319,41 @@ fn run(opts: &Options) {
         "ran {} frames ({} particles expired and respawned)",
         opts.frames, final_run.recycled
     );
-    // Amdahl: the share of 1-thread stage time spent in stages that may split across threads.
+    // Amdahl: the share of 1-thread stage time that can run in parallel. A stage's pass over a
+    // store splits only when the stage writes no resource and the store has at least
+    // 2 × min_chunk rows; each stage's time is weighted by the share of its rows in such stores.
     let plan = World::schedule();
+    let min_chunk = opts
+        .min_chunk
+        .unwrap_or(sigecs::ecs_core::schedule::DEFAULT_MIN_CHUNK);
+    let stats = final_run.world.stats();
+    let rows_of = |name: &str| {
+        stats
+            .stores
+            .iter()
+            .find(|s| s.name == name)
+            .map_or(0, |s| s.entities)
+    };
     let total_secs: f64 = single.stage_secs.iter().sum();
     let parallel_secs: f64 = single
         .stage_secs
         .iter()
         .zip(plan.stages)
         .filter(|(_, s)| s.parallel)
-        .map(|(t, _)| t)
+        .map(|(t, s)| {
+            let rows: usize = s.stores.iter().map(|(n, _)| rows_of(n)).sum();
+            let split: usize = s
+                .stores
+                .iter()
+                .map(|(n, _)| rows_of(n))
+                .filter(|&r| r >= 2 * min_chunk)
+                .sum();
+            if rows == 0 {
+                0.0
+            } else {
+                t * split as f64 / rows as f64
+            }
+        })
         .sum();
     let share = if total_secs > 0.0 {
         parallel_secs / total_secs
@@ -348,8 +374,9 @@ fn run(opts: &Options) {
             checksum(&p.world)
         );
         println!(
-            "parallel efficiency: {:.1}% of system time is in parallel stages (Amdahl bound {:.2}x on {} threads); measured speedup {:.2}x",
+            "parallel efficiency: {:.1}% of system time is in passes large enough to split (min_chunk {}; Amdahl bound {:.2}x on {} threads); measured speedup {:.2}x",
             100.0 * share,
+            min_chunk,
             1.0 / ((1.0 - share) + share / n),
             opts.threads,
             single.total.as_secs_f64() / p.total.as_secs_f64()
@@ -360,8 +387,9 @@ fn run(opts: &Options) {
         }
     } else {
         println!(
-            "parallel efficiency: {:.1}% of system time is in parallel stages",
-            100.0 * share
+            "parallel efficiency: {:.1}% of system time is in passes large enough to split (min_chunk {})",
+            100.0 * share,
+            min_chunk
         );
     }
     println!("\nchecksum: {:016x}", checksum(&final_run.world));

@@ -20,7 +20,7 @@ fn main() {
             .generate_or_exit();
     }
 
-    for world in ["add_remove", "frag_iter", "managers_join", "schedule"] {
+    for world in ["add_remove", "frag_iter", "schedule"] {
         Builder::new()
             .scan(
                 format!("benches/worlds/{world}.rs"),

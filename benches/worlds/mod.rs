@@ -4,6 +4,5 @@
 pub mod add_remove;
 pub mod frag_iter;
 pub mod heavy_compute;
-pub mod managers_join;
 pub mod schedule;
 pub mod simple_iter;

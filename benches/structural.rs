@@ -9,7 +9,7 @@
 //!   Target: `generated` under 100 µs.
 //! - `frag_iter`: 26 signatures of 20 entities, each with a `Data` and its own letter; double
 //!   every `Data`. `generated_system` runs `#[system] fn double`, `query_for_each` uses
-//!   `world.query::<&mut Data>()`, `hand_26_vecs` loops over 26 `Vec<f32>`.
+//!   `world.query_mut::<&mut Data>()`, `hand_26_vecs` loops over 26 `Vec<f32>`.
 //!   Target: `generated_system` within 20% of `hand_26_vecs`.
 //! - `simple_insert`: a fresh world each iteration, then 10,000 entities of (Transform,
 //!   Position, Rotation, Velocity) with `spawn` one by one (`generated_spawn`) and with
@@ -223,12 +223,12 @@ fn frag_iter(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("query_for_each", n), |b| {
         b.iter(|| {
             black_box(&mut world)
-                .query::<&mut Data>()
+                .query_mut::<&mut Data>()
                 .unwrap()
                 .for_each(|d| d.0 *= 2.0)
         })
     });
-    assert_eq!(world.query::<&Data>().unwrap().count(), n);
+    assert_eq!(world.query::<&Data>().count(), n);
     drop(world);
 
     let mut vecs: Vec<Vec<f32>> = vec![vec![1.0; FRAG_PER_SIGNATURE]; FRAG_SIGNATURES];

@@ -6,17 +6,24 @@ use ecs_core::prelude::*;
 /// A massless particle that drifts and expires.
 #[derive(Signature, Clone, Debug, PartialEq)]
 pub struct Particle {
+    /// Where it is.
     pub position: Position,
+    /// How fast it moves.
     pub velocity: Velocity,
+    /// Seconds left to live.
     pub lifetime: Lifetime,
 }
 
 /// The point mass of seed part 2.
 #[derive(Signature, Clone, Debug, PartialEq)]
 pub struct Body {
+    /// Where it is.
     pub position: Position,
+    /// How fast it moves.
     pub velocity: Velocity,
+    /// How fast its velocity changes.
     pub acceleration: Acceleration,
+    /// Its mass.
     pub mass: Mass,
 }
 
@@ -25,16 +32,23 @@ pub struct Body {
 #[derive(Signature, Clone, Debug, PartialEq)]
 #[signature(layout = "rows")]
 pub struct Ship {
+    /// Where it is.
     pub position: Position,
+    /// How fast it moves.
     pub velocity: Velocity,
+    /// How fast its velocity changes.
     pub acceleration: Acceleration,
+    /// Its mass.
     pub mass: Mass,
+    /// Its name, for debugging.
     pub name: DebugName,
 }
 
 /// A named landmark that does not move.
 #[derive(Signature, Clone, Debug, PartialEq)]
 pub struct Beacon {
+    /// Where it is.
     pub position: Position,
+    /// Its name, for debugging.
     pub name: DebugName,
 }

@@ -32,7 +32,3 @@ pub mod components;
 pub use ecs_core;
 
 include!(concat!(env!("OUT_DIR"), "/world.rs"));
-
-#[doc(hidden)]
-#[path = "../benches/worlds/mod.rs"]
-pub mod bench_worlds;

@@ -6,6 +6,7 @@ use glam::Vec3;
 use sigecs::components::physics::*;
 use sigecs::components::signatures::{Beacon, Body, Particle, Ship};
 use sigecs::ecs_core::rayon;
+use sigecs::ecs_core::schedule::parts::job_rows;
 use sigecs::ecs_core::Entity;
 use sigecs::{World, SYSTEM_NAMES};
 use std::process::ExitCode;
@@ -137,13 +138,10 @@ fn populate(world: &mut World, n: usize, rng: &mut Rng) {
 
 /// Particles whose lifetime ran out are despawned and replaced, keeping the count constant.
 fn recycle_particles(world: &mut World, rng: &mut Rng) -> usize {
-    let store = &world.stores().particle;
-    let expired: Vec<Entity> = store
-        .entities()
-        .iter()
-        .zip(store.lifetime())
+    let expired: Vec<Entity> = world
+        .query::<(Entity, &Lifetime)>()
         .filter(|(_, l)| l.0 <= 0.0)
-        .map(|(e, _)| *e)
+        .map(|(e, _)| e)
         .collect();
     for e in &expired {
         world.despawn(*e);
@@ -236,7 +234,9 @@ fn run_frames(opts: &Options, threads: usize) -> Run {
         for frame in 0..opts.frames {
             for (k, secs) in stage_secs.iter_mut().enumerate() {
                 let t = Instant::now();
-                world.run_stage(k);
+                world
+                    .run_stage(k)
+                    .expect("the bundled systems issue no commands");
                 *secs += t.elapsed().as_secs_f64();
             }
             recycled += recycle_particles(&mut world, &mut rng);
@@ -272,7 +272,9 @@ fn time_systems(opts: &Options) -> Vec<(usize, f64)> {
             for (i, s) in samples.iter_mut().enumerate() {
                 let rows = world.system_rows(i);
                 let t = Instant::now();
-                world.run_system(i);
+                world
+                    .run_system(i)
+                    .expect("the bundled systems issue no commands");
                 if rows > 0 {
                     s.push(t.elapsed().as_nanos() as f64 / rows as f64);
                 }
@@ -319,9 +321,9 @@ fn run(opts: &Options) {
         "ran {} frames ({} particles expired and respawned)",
         opts.frames, final_run.recycled
     );
-    // Amdahl: the share of 1-thread stage time that can run in parallel. A stage's pass over a
-    // store splits only when the stage writes no resource and the store has at least
-    // 2 × min_chunk rows; each stage's time is weighted by the share of its rows in such stores.
+    // Amdahl: the share of 1-thread stage time that can run in parallel: a stage's pass splits
+    // when the stage writes no resource and its stores hold enough rows in all (the runner's
+    // own rule, `job_rows`).
     let plan = World::schedule();
     let min_chunk = opts
         .min_chunk
@@ -339,21 +341,11 @@ fn run(opts: &Options) {
         .stage_secs
         .iter()
         .zip(plan.stages)
-        .filter(|(_, s)| s.parallel)
-        .map(|(t, s)| {
+        .filter(|(_, s)| {
             let rows: usize = s.stores.iter().map(|(n, _)| rows_of(n)).sum();
-            let split: usize = s
-                .stores
-                .iter()
-                .map(|(n, _)| rows_of(n))
-                .filter(|&r| r >= 2 * min_chunk)
-                .sum();
-            if rows == 0 {
-                0.0
-            } else {
-                t * split as f64 / rows as f64
-            }
+            s.parallel && job_rows(rows, min_chunk, opts.threads).is_some()
         })
+        .map(|(t, _)| t)
         .sum();
     let share = if total_secs > 0.0 {
         parallel_secs / total_secs

@@ -1,8 +1,7 @@
 //! Run-time queries: stores chosen by bitmask, items in store id order, writes, optional
 //! components, filters, both layouts, aliasing rejected before any reference exists.
 
-#[path = "worlds/fixture.rs"]
-mod fixture;
+use sigecs_fixtures::fixture;
 
 use ecs_core::prelude::*;
 use fixture::*;
@@ -33,10 +32,9 @@ fn world() -> (World, Vec<Entity>) {
 
 #[test]
 fn visits_matching_stores_in_store_order() {
-    let (mut w, es) = world();
+    let (w, es) = world();
     let got: Vec<(Entity, u32)> = w
         .query::<(Entity, &A)>()
-        .unwrap()
         .map(|(e, a)| (e, a.0))
         .collect();
     // Store ids follow signature names: AB, ABZst, JustA, Labelled (BAligned has no A).
@@ -54,7 +52,7 @@ fn visits_matching_stores_in_store_order() {
 #[test]
 fn writes_through_mutable_items() {
     let (mut w, es) = world();
-    for (a, b) in w.query::<(&mut A, &B)>().unwrap() {
+    for (a, b) in w.query_mut::<(&mut A, &B)>().unwrap() {
         a.0 += b.0 as u32 * 10;
     }
     let values: Vec<u32> = es
@@ -66,10 +64,9 @@ fn writes_through_mutable_items() {
 
 #[test]
 fn optional_components_and_filters() {
-    let (mut w, es) = world();
+    let (w, es) = world();
     let got: Vec<(Entity, Option<f64>)> = w
         .query::<(Entity, &A, Option<&B>)>()
-        .unwrap()
         .map(|(e, _, b)| (e, b.map(|b| b.0)))
         .collect();
     assert_eq!(got.len(), 5);
@@ -82,23 +79,21 @@ fn optional_components_and_filters() {
     }
     let without_zst: Vec<Entity> = w
         .query_filtered::<Entity, (With<B>, Without<Zst>)>()
-        .unwrap()
         .collect();
     assert_eq!(without_zst, [es[1], es[5], es[3]]);
     let with_aligned: Vec<u64> = w
         .query_filtered::<&Aligned, With<A>>()
-        .unwrap()
         .map(|a| a.0)
         .collect();
     assert_eq!(with_aligned, [5]);
-    let zsts = w.query::<&Zst>().unwrap().count();
+    let zsts = w.query::<&Zst>().count();
     assert_eq!(zsts, 1);
 }
 
 #[test]
 fn rows_layout_and_cold_components() {
     let (mut w, es) = world();
-    for (label, aligned) in w.query::<(&mut Label, &mut Aligned)>().unwrap() {
+    for (label, aligned) in w.query_mut::<(&mut Label, &mut Aligned)>().unwrap() {
         label.0.push('!');
         assert_eq!(
             aligned as *mut Aligned as usize % 16,
@@ -119,21 +114,23 @@ fn rows_layout_and_cold_components() {
 #[test]
 fn aliasing_requests_are_rejected() {
     let (mut w, _) = world();
-    let err = w.query::<(&mut A, &A)>().err().unwrap();
+    let err = w.query_mut::<(&mut A, &A)>().err().unwrap();
     assert_eq!(err, WorldError::AliasedQuery { component: "A" });
     assert!(err.to_string().contains("borrows `A` twice"));
-    assert!(w.query::<(&B, &mut B)>().is_err());
-    assert!(w.query::<(&mut B, Option<&mut B>)>().is_err());
-    assert!(
-        w.query::<(Entity, &A, &A)>().is_ok(),
+    assert!(w.query_mut::<(&B, &mut B)>().is_err());
+    assert!(w.query_mut::<(&mut B, Option<&mut B>)>().is_err());
+    assert_eq!(
+        w.query::<(Entity, &A, &A)>().count(),
+        w.query::<&A>().count(),
         "two shared borrows are fine"
     );
+    assert!(w.query_mut::<(&A, &A)>().is_ok(), "also through query_mut");
 }
 
 #[test]
 fn query_one_reads_one_entity() {
     let (mut w, es) = world();
-    let (a, b) = w.query_one::<(&mut A, Option<&B>)>(es[1]).unwrap();
+    let (a, b) = w.query_one_mut::<(&mut A, Option<&B>)>(es[1]).unwrap();
     a.0 = 40;
     assert_eq!(b, Some(&B(2.0)));
     assert_eq!(w.get::<A>(es[1]), Some(&A(40)));
@@ -151,7 +148,7 @@ fn query_one_reads_one_entity() {
         Some(WorldError::NoSuchEntity(es[0]))
     );
     assert_eq!(
-        w.query_one::<(&mut A, &mut A)>(es[1]).err(),
+        w.query_one_mut::<(&mut A, &mut A)>(es[1]).err(),
         Some(WorldError::AliasedQuery { component: "A" })
     );
 }
@@ -164,7 +161,7 @@ fn size_hint_is_exact_and_empty_stores_are_skipped() {
     for e in &es {
         w.insert(*e, Zst).unwrap();
     }
-    let mut q = w.query::<&A>().unwrap();
+    let mut q = w.query::<&A>();
     assert_eq!(q.len(), 15);
     q.next();
     assert_eq!(q.size_hint(), (14, Some(14)));

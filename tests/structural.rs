@@ -2,8 +2,7 @@
 //! generated transition table; undeclared targets, missing components and stale ids are errors
 //! that leave the world exactly as it was.
 
-#[path = "worlds/fixture.rs"]
-mod fixture;
+use sigecs_fixtures::fixture;
 
 use ecs_core::{Change, Entity, WorldError};
 use fixture::*;
@@ -34,7 +33,7 @@ fn insert_moves_to_the_signature_with_the_component() {
     assert_eq!(w.get::<A>(es[0]), Some(&A(0)));
     assert_eq!(w.get::<B>(es[0]), Some(&B(2.5)));
     // The entity that filled its old row still reads its own values.
-    assert_eq!(w.stores().just_a.entities(), &[es[2], es[1]]);
+    assert_eq!(w.store::<JustA>().entities(), &[es[2], es[1]]);
     assert_eq!(w.get::<A>(es[2]), Some(&A(2)));
     assert_eq!(w.get::<A>(es[1]), Some(&A(1)));
     // Into a rows store with a cold component: Labelled = {A, Aligned, Label}.
@@ -119,8 +118,8 @@ fn undeclared_targets_leave_the_entity_exactly_as_it_was() {
     let err = w.remove::<A>(e).unwrap_err();
     assert!(err.to_string().contains("despawn the entity"), "{err}");
     assert_eq!(snapshot(&w), before);
-    assert_eq!(w.stores().just_a.entities(), &[e]);
-    assert_eq!(w.stores().ab.entities(), &[f]);
+    assert_eq!(w.store::<JustA>().entities(), &[e]);
+    assert_eq!(w.store::<AB>().entities(), &[f]);
 }
 
 #[test]
@@ -149,7 +148,7 @@ fn moves_keep_drop_counts_exact() {
             assert_eq!(w.insert(*e, Counted::new(i as u32)).unwrap(), None);
         }
         assert_eq!(Counted::live() - before, 20);
-        assert_eq!(w.stores().a_counted.len(), 20);
+        assert_eq!(w.store::<ACounted>().len(), 20);
         // Replacing returns the old value; dropping it leaves one live per entity.
         let old = w.insert(es[0], Counted::new(100)).unwrap().unwrap();
         assert_eq!(old.0, 0);
@@ -186,8 +185,8 @@ fn round_trips_preserve_every_value() {
     for e in &es {
         w.insert(*e, B(f64::from(e.index()))).unwrap();
     }
-    assert_eq!(w.stores().ab.len(), 100);
-    assert!(w.stores().just_a.is_empty());
+    assert_eq!(w.store::<AB>().len(), 100);
+    assert!(w.store::<JustA>().is_empty());
     for e in es.iter().rev() {
         assert_eq!(w.remove::<B>(*e), Ok(B(f64::from(e.index()))));
     }

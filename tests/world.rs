@@ -1,11 +1,10 @@
 //! The generated world's API on the fixture world: spawn, despawn, get, stale ids, batches,
 //! systems and their filters, resources, stats, and drop accounting.
 
-#[path = "worlds/fixture.rs"]
-mod fixture;
+use sigecs_fixtures::fixture;
 
 use ecs_core::entity::MINIMUM_FREE_INDICES;
-use ecs_core::{Entity, Layout};
+use ecs_core::{Entity, Layout, WorldModel};
 use fixture::*;
 
 fn everything(i: u32) -> Everything {
@@ -75,14 +74,14 @@ fn despawn_is_swap_remove_and_keeps_locations_right() {
     assert!(!w.is_alive(es[1]));
     assert_eq!(w.get::<A>(es[1]), None);
     // The last row moved into row 1; every survivor still reads its own values.
-    assert_eq!(w.stores().ab.entities(), &[es[0], es[4], es[2], es[3]]);
+    assert_eq!(w.store::<AB>().entities(), &[es[0], es[4], es[2], es[3]]);
     for (i, e) in es.iter().enumerate().filter(|(i, _)| *i != 1) {
         assert_eq!(w.get::<A>(*e), Some(&A(i as u32)));
         assert_eq!(w.get::<B>(*e), Some(&B(i as f64)));
     }
     // Removing the last row moves nothing.
     assert!(w.despawn(es[3]));
-    assert_eq!(w.stores().ab.entities(), &[es[0], es[4], es[2]]);
+    assert_eq!(w.store::<AB>().entities(), &[es[0], es[4], es[2]]);
     assert_eq!(w.len(), 3);
 }
 
@@ -135,7 +134,7 @@ fn spawn_batch_places_every_value_in_order() {
         assert_eq!(w.get::<A>(*e), Some(&A(i)));
         assert_eq!(w.signature_name_of(*e), Some("AB"));
     }
-    assert_eq!(w.stores().ab.len(), 6);
+    assert_eq!(w.store::<AB>().len(), 6);
     assert_eq!(w.len(), 6);
     let unique: std::collections::HashSet<_> = es.iter().collect();
     assert_eq!(unique.len(), 5, "no id issued twice in a batch");
@@ -163,7 +162,7 @@ fn panicking_batch_iterator_leaves_the_world_unchanged() {
     }));
     assert!(result.is_err());
     assert_eq!(w.len(), 1);
-    assert_eq!(w.stores().a_counted.len(), 1);
+    assert_eq!(w.store::<ACounted>().len(), 1);
     assert_eq!(w.get::<A>(keep), Some(&A(1)));
     assert_eq!(
         Counted::live() - before,
@@ -278,14 +277,15 @@ fn run_system_by_index_and_metadata() {
     w.spawn(AB { a: A(1), b: B(0.0) });
     w.spawn(JustA { a: A(1) });
     let i = SYSTEM_NAMES.iter().position(|n| *n == "bump_a").unwrap();
-    assert!(w.run_system(i));
-    assert!(!w.run_system(SYSTEM_NAMES.len()));
+    assert_eq!(w.run_system(i), Ok(true));
+    assert_eq!(w.run_system(SYSTEM_NAMES.len()), Ok(false));
     assert_eq!(w.system_rows(i), 2);
     let j = SYSTEM_NAMES.iter().position(|n| *n == "a_into_b").unwrap();
     assert_eq!(w.system_rows(j), 1);
-    let names: Vec<&str> = SYSTEM_STORES[j]
+    let names: Vec<&str> = Model::systems()[j]
+        .stores
         .iter()
-        .map(|&s| STORE_NAMES[s as usize])
+        .map(|&s| Model::stores()[s as usize].name)
         .collect();
     assert_eq!(names, ["AB", "ABZst", "Everything"]);
     assert_eq!(w.entities().count(), 2);

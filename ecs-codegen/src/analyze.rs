@@ -79,17 +79,59 @@ pub enum Param {
     Commands,
 }
 
-/// What a system reads and writes: bit `i` of a mask is component (or resource) `i`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// A set of small integers (resource indices), of any size: a world may declare any number of
+/// resources.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Bits(Vec<u64>);
+
+impl Bits {
+    /// Adds `i`.
+    pub fn insert(&mut self, i: usize) {
+        let (word, bit) = (i / 64, i % 64);
+        if self.0.len() <= word {
+            self.0.resize(word + 1, 0);
+        }
+        self.0[word] |= 1 << bit;
+    }
+
+    /// Is `i` in the set?
+    pub fn contains(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    /// Do the sets share an element?
+    pub fn intersects(&self, other: &Bits) -> bool {
+        self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    }
+
+    /// The union.
+    pub fn union(&self, other: &Bits) -> Bits {
+        let n = self.0.len().max(other.0.len());
+        Bits(
+            (0..n)
+                .map(|i| self.0.get(i).unwrap_or(&0) | other.0.get(i).unwrap_or(&0))
+                .collect(),
+        )
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+}
+
+/// What a system reads and writes: bit `i` of a component mask is component `i`; resources
+/// are a [`Bits`] set of resource indices.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Access {
     /// Components read (`&C`, `Option<&C>`).
     pub reads: u128,
     /// Components written (`&mut C`, `Option<&mut C>`).
     pub writes: u128,
     /// Resources read (`&R`).
-    pub res_reads: u128,
+    pub res_reads: Bits,
     /// Resources written (`&mut R`).
-    pub res_writes: u128,
+    pub res_writes: Bits,
     /// Takes `&mut Commands`: its structural changes apply at the end of its stage.
     pub commands: bool,
 }
@@ -97,13 +139,18 @@ pub struct Access {
 impl Access {
     /// Two systems conflict when one writes a component or resource the other reads or writes.
     pub fn conflicts(&self, other: &Access) -> bool {
-        let touch = |a: &Access| (a.reads | a.writes, a.res_reads | a.res_writes);
-        let (c1, r1) = touch(self);
-        let (c2, r2) = touch(other);
+        let (c1, c2) = (self.reads | self.writes, other.reads | other.writes);
+        let r1 = self.res_reads.union(&self.res_writes);
+        let r2 = other.res_reads.union(&other.res_writes);
         self.writes & c2 != 0
             || other.writes & c1 != 0
-            || self.res_writes & r2 != 0
-            || other.res_writes & r1 != 0
+            || self.res_writes.intersects(&r2)
+            || other.res_writes.intersects(&r1)
+    }
+
+    /// True when the system writes a resource: it runs alone in its stage, on one thread.
+    pub fn exclusive(&self) -> bool {
+        !self.res_writes.is_empty()
     }
 
     /// The access of a list of parameters.
@@ -120,9 +167,9 @@ impl Access {
                 }
                 Param::Resource { id, mutable } => {
                     if mutable {
-                        a.res_writes |= 1u128 << id
+                        a.res_writes.insert(id)
                     } else {
-                        a.res_reads |= 1u128 << id
+                        a.res_reads.insert(id)
                     }
                 }
                 Param::Commands => a.commands = true,
@@ -133,18 +180,41 @@ impl Access {
     }
 }
 
-/// Places systems into stages in declaration order: each goes into the first stage after every
-/// earlier system it conflicts with, and after every earlier system with `Commands` (whose
-/// changes, applied at the end of its stage, a later system must see, as it would when the
-/// systems run one by one). Returns the stage index of each system.
+/// Places systems into stages so that running the stages in order, each as one fused pass with
+/// its commands applied at its end, gives what running the systems one by one in declaration
+/// order gives. Each system, in declaration order, goes into the first allowed stage at or
+/// after its lower bound:
+///
+/// - after every earlier system it conflicts with, and after every earlier system with
+///   `Commands` (whose changes it must see);
+/// - a system with `Commands` no earlier than the last stage of any earlier system (its
+///   changes apply at the end of its stage, which must come after every earlier system ran);
+/// - a system that writes a resource runs alone in a stage of its own (it runs on one
+///   thread), and no other system joins that stage.
+///
+/// Returns the stage index of each system.
 pub fn place_in_stages(access: &[Access]) -> Vec<usize> {
     let mut stage_of: Vec<usize> = Vec::with_capacity(access.len());
+    // Per stage: does it hold an exclusive (resource-writing) system; is it non-empty.
+    let mut exclusive: Vec<bool> = Vec::new();
     for (i, a) in access.iter().enumerate() {
-        let stage = (0..i)
+        let mut lower = (0..i)
             .filter(|&j| access[j].conflicts(a) || access[j].commands)
             .map(|j| stage_of[j] + 1)
             .max()
             .unwrap_or(0);
+        if a.commands {
+            lower = lower.max(stage_of.iter().copied().max().unwrap_or(0));
+        }
+        let stage = if a.exclusive() {
+            lower.max(exclusive.len())
+        } else {
+            (lower..).find(|&s| !exclusive.get(s).copied().unwrap_or(false)).expect("a free stage")
+        };
+        if exclusive.len() <= stage {
+            exclusive.resize(stage + 1, false);
+        }
+        exclusive[stage] |= a.exclusive();
         stage_of.push(stage);
     }
     stage_of
@@ -176,7 +246,7 @@ pub struct System {
 impl System {
     /// True when the system writes a resource and so runs sequentially.
     pub fn sequential(&self) -> bool {
-        self.access.res_writes != 0
+        self.access.exclusive()
     }
 }
 
@@ -206,7 +276,17 @@ impl Model {
     }
 }
 
+/// The path of `ident` in `module` as the generated code names it. The generated items live in
+/// a module one level below the `include!`, so a path relative to the including module
+/// (`self::…`, `super::…`, or a bare module name) gains one `super::`.
 fn full_path(module: &str, ident: &Ident) -> syn::Path {
+    let first = module.split("::").next().unwrap_or_default();
+    let module = match first {
+        "crate" => module.to_string(),
+        "self" => format!("super{}", &module[4..]),
+        _ if first.starts_with("::") || module.starts_with("::") => module.to_string(),
+        _ => format!("super::{module}"),
+    };
     syn::parse_str(&format!("{module}::{ident}")).unwrap_or_else(|_| ident.clone().into())
 }
 
@@ -393,6 +473,23 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
             continue;
         }
         system_names.insert(d.ident.to_string(), location(&f.file, d.ident.span()));
+        let bare = d.ident.to_string();
+        let bare = bare.trim_start_matches("r#");
+        if matches!(bare, "all" | "schedule" | "stage" | "system") {
+            diags.push(
+                diag(f, d.ident.span(), format!(
+                    "system `{bare}` would be run by `run_{bare}`, which the generated world already has (it runs {})",
+                    match bare {
+                        "all" => "every system in declaration order",
+                        "schedule" => "the staged schedule",
+                        "stage" => "one stage by index",
+                        _ => "one system by index",
+                    }
+                ))
+                .with_help("rename the system, e.g. `update_all`"),
+            );
+            continue;
+        }
         let mut params = Vec::new();
         let mut required = 0u128;
         let mut excluded = 0u128;
@@ -525,7 +622,7 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
         });
     }
 
-    let stage_of = place_in_stages(&systems.iter().map(|s| s.access).collect::<Vec<_>>());
+    let stage_of = place_in_stages(&systems.iter().map(|s| s.access.clone()).collect::<Vec<_>>());
     let mut stages: Vec<Vec<usize>> = vec![Vec::new(); stage_of.iter().max().map_or(0, |m| m + 1)];
     for (i, &st) in stage_of.iter().enumerate() {
         systems[i].stage = st;
@@ -563,14 +660,16 @@ mod tests {
         assert!(acc(0b01, 0).conflicts(&acc(0, 0b01)), "read vs write");
         assert!(acc(0, 0b01).conflicts(&acc(0, 0b01)), "write vs write");
         assert!(!acc(0, 0b01).conflicts(&acc(0b10, 0b100)));
-        let r = Access {
-            res_writes: 1,
-            ..Access::default()
-        };
-        assert!(r.conflicts(&Access {
-            res_reads: 1,
-            ..Access::default()
-        }));
+        let mut r = Access::default();
+        r.res_writes.insert(0);
+        let mut read = Access::default();
+        read.res_reads.insert(0);
+        assert!(r.conflicts(&read));
+        let mut far = Access::default();
+        far.res_reads.insert(200);
+        assert!(!r.conflicts(&far), "resources past 128 are their own");
+        far.res_writes.insert(0);
+        assert!(r.conflicts(&far));
         assert!(
             !r.conflicts(&acc(1, 1)),
             "resources and components are separate spaces"
@@ -598,8 +697,22 @@ mod tests {
             ..acc(1, 0)
         };
         assert_eq!(
-            place_in_stages(&[acc(2, 0), cmd, acc(4, 0), acc(8, 0)]),
+            place_in_stages(&[acc(2, 0), cmd.clone(), acc(4, 0), acc(8, 0)]),
             [0, 0, 1, 1]
+        );
+        // Issue 8, bug 1: a commands system declared after two conflicting writers goes no
+        // earlier than the later of them, so its changes apply after both ran.
+        let expire = Access {
+            commands: true,
+            ..acc(0, 4)
+        };
+        assert_eq!(place_in_stages(&[acc(0, 1), acc(0, 1), expire]), [0, 1, 1]);
+        // A resource writer runs alone; a later independent system does not join it.
+        let mut writer = acc(0, 0);
+        writer.res_writes.insert(0);
+        assert_eq!(
+            place_in_stages(&[acc(0, 1), writer, acc(0, 2), acc(0, 1)]),
+            [0, 1, 0, 2]
         );
     }
 }

@@ -191,9 +191,45 @@ impl Builder {
     }
 }
 
-/// Formats the generated tokens with prettyplease, under the `@generated` header.
+/// Formats the generated tokens with prettyplease, under the `@generated` header, and puts a
+/// `// SAFETY:` comment above every `unsafe impl` (comments cannot travel through tokens).
 pub fn render(model: &Model) -> String {
     let tokens = generate::generate(model);
-    let file: syn::File = syn::parse2(tokens).expect("generated code parses");
-    format!("{HEADER}\n{}", prettyplease::unparse(&file))
+    let file: syn::File = match syn::parse2(tokens) {
+        Ok(f) => f,
+        Err(e) => panic!(
+            "ecs-codegen generated code that does not parse ({e}); this is a bug in \
+             ecs-codegen, please report it with the declarations that caused it"
+        ),
+    };
+    let mut out = String::from(HEADER);
+    out.push('\n');
+    for line in prettyplease::unparse(&file).lines() {
+        if let Some(comment) = safety_comment(line.trim_start()) {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            out.push_str(indent);
+            out.push_str(comment);
+            out.push('\n');
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The `// SAFETY:` comment for a line of generated code that starts an `unsafe impl`.
+fn safety_comment(line: &str) -> Option<&'static str> {
+    let rest = line.strip_prefix("unsafe impl ::ecs_core::")?;
+    Some(if rest.starts_with("WorldModel") {
+        "// SAFETY: the tables list every component with its column type; each store's slots \
+         are its signature's fields in declaration order, at their columns and offsets \
+         (`offset_of!` into the row structs); `tables()` builds `Tables` of this model."
+    } else if rest.starts_with("ComponentOf") {
+        "// SAFETY: ID is the index of this type's entry in COMPONENTS."
+    } else if rest.starts_with("SignatureOf") {
+        "// SAFETY: STORE is the index of the store whose slots are this signature's fields, \
+         in the order its derived `write_parts` puts them."
+    } else {
+        "// SAFETY: implemented by the generator only; no further contract."
+    })
 }

@@ -1,5 +1,6 @@
-//! The scanner: reads every `.rs` file under the given directories with syn and collects the
-//! declarations, each with the module path the generated code will name it by.
+//! The scanner: reads a module tree with syn, following `mod` declarations from its root file
+//! as rustc does, and collects the declarations, each with the path the generated code will
+//! name it by (through a private module's glob re-export where there is one).
 
 use crate::decl::{self, ComponentDecl, ResourceDecl, SignatureDecl, SystemDecl};
 use crate::diagnostic::Diagnostic;
@@ -26,21 +27,56 @@ pub struct Scan {
     pub signatures: Vec<Found<SignatureDecl>>,
     /// `#[derive(Resource)]` types.
     pub resources: Vec<Found<ResourceDecl>>,
-    /// `#[system]` functions, in scan order (files sorted by path, items in file order).
+    /// `#[system]` functions, in declaration order (modules in `mod` order, depth first).
     pub systems: Vec<Found<SystemDecl>>,
-    /// Files and directories read, for `cargo:rerun-if-changed`.
+    /// Files read, for `cargo:rerun-if-changed`.
     pub read: Vec<PathBuf>,
 }
 
+/// Where a module's items are named from outside it, and whether they can be.
+#[derive(Clone, Debug)]
+struct ModuleCtx {
+    /// The path the generated code names the items by.
+    path: String,
+    /// When the module is private and not glob re-exported: the `mod` line that hides it (file,
+    /// line, column) and the names its parent re-exports one by one.
+    hidden: Option<Hidden>,
+}
+
+#[derive(Clone, Debug)]
+struct Hidden {
+    /// The parent module's path, through which re-exported items are named.
+    parent: String,
+    module: String,
+    at: String,
+    reexported: Vec<String>,
+}
+
 impl Scan {
-    /// Scans `root` (a directory, scanned recursively, or a single file) whose module is
-    /// `module`. Problems are appended to `diags`; the scan goes on past them.
+    /// Scans the module whose root is `root` (a directory holding `mod.rs`, or a file) and
+    /// whose path is `module`, following its `mod` declarations the way rustc does. Files that
+    /// no `mod` line reaches are not part of the crate and are not read. Problems are appended
+    /// to `diags`; the scan goes on past them.
     pub fn add_root(&mut self, root: &Path, module: &str, diags: &mut Vec<Diagnostic>) {
-        if root.is_dir() {
-            self.read.push(root.to_path_buf());
-            self.scan_dir(root, module, diags);
+        let file = if root.is_dir() {
+            let m = root.join("mod.rs");
+            if !m.is_file() {
+                diags.push(Diagnostic {
+                    file: root.to_path_buf(),
+                    line: 1,
+                    column: 1,
+                    message: format!("`{}` has no `mod.rs`", root.display()),
+                    help: Some(
+                        "pass the builder the module's root file (e.g. `src/components.rs`), or \
+                         a directory with a `mod.rs` that declares its submodules with `mod`"
+                            .into(),
+                    ),
+                });
+                return;
+            }
+            m
         } else if root.is_file() {
-            self.scan_file(root, module, diags);
+            root.to_path_buf()
         } else {
             diags.push(Diagnostic {
                 file: root.to_path_buf(),
@@ -54,41 +90,22 @@ impl Scan {
                         .into(),
                 ),
             });
-        }
-    }
-
-    fn scan_dir(&mut self, dir: &Path, module: &str, diags: &mut Vec<Diagnostic>) {
-        let mut entries: Vec<PathBuf> = match std::fs::read_dir(dir) {
-            Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
-            Err(e) => {
-                diags.push(io_error(dir, &e));
-                return;
-            }
+            return;
         };
-        // Sorted, so ids and declaration order do not depend on the file system.
-        entries.sort();
-        for path in entries {
-            let name = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or_default();
-            if path.is_dir() {
-                if is_ident(name) {
-                    self.read.push(path.clone());
-                    self.scan_dir(&path, &format!("{module}::{name}"), diags);
-                }
-            } else if let Some(stem) = name.strip_suffix(".rs") {
-                let m = if matches!(stem, "mod" | "lib" | "main") {
-                    module.to_string()
-                } else {
-                    format!("{module}::{stem}")
-                };
-                self.scan_file(&path, &m, diags);
-            }
-        }
+        let ctx = ModuleCtx {
+            path: module.to_string(),
+            hidden: None,
+        };
+        // The root file's submodules live beside it (it is `mod.rs`, or a file included with
+        // `#[path]`, which rustc treats the same way).
+        let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+        self.scan_file(&file, &dir, &ctx, diags);
     }
 
-    fn scan_file(&mut self, file: &Path, module: &str, diags: &mut Vec<Diagnostic>) {
+    fn scan_file(&mut self, file: &Path, dir: &Path, ctx: &ModuleCtx, diags: &mut Vec<Diagnostic>) {
+        if self.read.iter().any(|p| p == file) {
+            return;
+        }
         self.read.push(file.to_path_buf());
         let source = match std::fs::read_to_string(file) {
             Ok(s) => s,
@@ -98,7 +115,7 @@ impl Scan {
             }
         };
         match syn::parse_file(&source) {
-            Ok(parsed) => self.scan_items(&parsed.items, file, module, diags),
+            Ok(parsed) => self.scan_items(&parsed.items, file, dir, ctx, diags),
             Err(e) => {
                 diags.extend(Diagnostic::from_syn(file, e).into_iter().map(|d| {
                     d.with_help("the file must be valid Rust; fix the syntax error first")
@@ -107,32 +124,80 @@ impl Scan {
         }
     }
 
+    /// The context of child module `m` of a module in `ctx` whose items are `items`.
+    fn child_ctx(m: &syn::ItemMod, items: &[Item], file: &Path, ctx: &ModuleCtx) -> ModuleCtx {
+        let name = m.ident.to_string();
+        let name = name.trim_start_matches("r#");
+        let private = matches!(m.vis, syn::Visibility::Inherited);
+        if !private {
+            return ModuleCtx {
+                path: format!("{}::{}", ctx.path, m.ident),
+                hidden: ctx.hidden.clone(),
+            };
+        }
+        let (glob, named) = reexports(items, name);
+        if glob {
+            // `pub use physics::*;`: the items are named through the parent.
+            return ModuleCtx {
+                path: ctx.path.clone(),
+                hidden: ctx.hidden.clone(),
+            };
+        }
+        let s = m.mod_token.span.start();
+        ModuleCtx {
+            path: format!("{}::{}", ctx.path, m.ident),
+            hidden: Some(Hidden {
+                parent: ctx.path.clone(),
+                module: name.to_string(),
+                at: format!("{}:{}:{}", file.display(), s.line, s.column + 1),
+                reexported: named,
+            }),
+        }
+    }
+
     fn scan_items(
         &mut self,
         items: &[Item],
         file: &Path,
-        module: &str,
+        dir: &Path,
+        ctx: &ModuleCtx,
         diags: &mut Vec<Diagnostic>,
     ) {
         for item in items {
             match item {
                 Item::Mod(m) if !has_cfg(&m.attrs) => {
-                    if let Some((_, inner)) = &m.content {
-                        self.scan_items(inner, file, &format!("{module}::{}", m.ident), diags);
+                    let child = Self::child_ctx(m, items, file, ctx);
+                    let sub = m.ident.to_string();
+                    let sub = sub.trim_start_matches("r#");
+                    match &m.content {
+                        Some((_, inner)) => {
+                            self.scan_items(inner, file, &dir.join(sub), &child, diags)
+                        }
+                        None => match module_file(m, dir) {
+                            Ok((path, child_dir)) => self.scan_file(&path, &child_dir, &child, diags),
+                            Err(tried) => diags.push(
+                                Diagnostic::at(
+                                    file,
+                                    m.ident.span(),
+                                    format!("no file for module `{sub}`: looked for {tried}"),
+                                )
+                                .with_help("create the file, or remove the `mod` line"),
+                            ),
+                        },
                     }
                 }
                 Item::Struct(s) if !has_cfg(&s.attrs) => self.scan_type(
                     &s.attrs,
                     || DeriveInput::from(s.clone()),
                     file,
-                    module,
+                    ctx,
                     diags,
                 ),
                 Item::Enum(e) if !has_cfg(&e.attrs) => self.scan_type(
                     &e.attrs,
                     || DeriveInput::from(e.clone()),
                     file,
-                    module,
+                    ctx,
                     diags,
                 ),
                 Item::Fn(f) if !has_cfg(&f.attrs) => {
@@ -152,8 +217,11 @@ impl Scan {
                             continue;
                         }
                     };
+                    let Some(module) = reachable(ctx, &f.sig.ident, file, "system", diags) else {
+                        continue;
+                    };
                     match decl::parse_system(args, f) {
-                        Ok(decl) => self.systems.push(found(decl, module, file)),
+                        Ok(decl) => self.systems.push(found(decl, &module, file)),
                         Err(e) => diags.extend(Diagnostic::from_syn(file, e)),
                     }
                 }
@@ -167,7 +235,7 @@ impl Scan {
         attrs: &[Attribute],
         input: impl FnOnce() -> DeriveInput,
         file: &Path,
-        module: &str,
+        ctx: &ModuleCtx,
         diags: &mut Vec<Diagnostic>,
     ) {
         let derives = derived(attrs);
@@ -177,6 +245,16 @@ impl Scan {
         }
         let input = input();
         for d in derives {
+            let kind = match d.as_str() {
+                "Component" => "component",
+                "Signature" => "signature",
+                "Resource" => "resource",
+                _ => continue,
+            };
+            let Some(module) = reachable(ctx, &input.ident, file, kind, diags) else {
+                continue;
+            };
+            let module = module.as_str();
             let result = match d.as_str() {
                 "Component" => decl::parse_component(&input)
                     .map(|c| self.components.push(found(c, module, file))),
@@ -191,6 +269,115 @@ impl Scan {
             }
         }
     }
+}
+
+/// The module path through which the generated world can name `ident`, declared in a module
+/// in `ctx`; if there is none, reports why at the declaration and returns `None`.
+fn reachable(
+    ctx: &ModuleCtx,
+    ident: &syn::Ident,
+    file: &Path,
+    kind: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<String> {
+    let Some(hidden) = &ctx.hidden else {
+        return Some(ctx.path.clone());
+    };
+    let name = ident.to_string();
+    if hidden.reexported.iter().any(|r| *r == name) {
+        return Some(hidden.parent.clone());
+    }
+    diags.push(
+        Diagnostic::at(
+            file,
+            ident.span(),
+            format!(
+                "{kind} `{name}` is in the private module `{}` (declared at {}), which the \
+                 generated world cannot name",
+                hidden.module, hidden.at
+            ),
+        )
+        .with_help(format!(
+            "make the module visible (`pub mod {0};` or `pub(crate) mod {0};`), or re-export \
+             its items from the parent with `pub use {0}::*;`",
+            hidden.module
+        )),
+    );
+    None
+}
+
+/// `pub use <module>::*;` (or `self::<module>::*`) among `items`, and the names re-exported
+/// one by one with `pub use <module>::{A, B}`.
+fn reexports(items: &[Item], module: &str) -> (bool, Vec<String>) {
+    let mut glob = false;
+    let mut named = Vec::new();
+    for item in items {
+        let Item::Use(u) = item else { continue };
+        if matches!(u.vis, syn::Visibility::Inherited) || has_cfg(&u.attrs) {
+            continue;
+        }
+        collect_use(&u.tree, module, false, &mut glob, &mut named);
+    }
+    (glob, named)
+}
+
+fn collect_use(tree: &syn::UseTree, module: &str, inside: bool, glob: &mut bool, named: &mut Vec<String>) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            let seg = p.ident.to_string();
+            if !inside && seg == "self" {
+                collect_use(&p.tree, module, false, glob, named);
+            } else if !inside && seg.trim_start_matches("r#") == module {
+                collect_use(&p.tree, module, true, glob, named);
+            }
+        }
+        syn::UseTree::Glob(_) if inside => *glob = true,
+        syn::UseTree::Name(n) if inside => named.push(n.ident.to_string()),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                collect_use(t, module, inside, glob, named);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The file of `mod m;` declared in a file whose submodules live in `dir`, and the directory
+/// of its own submodules; or the candidates that were tried.
+fn module_file(m: &syn::ItemMod, dir: &Path) -> Result<(PathBuf, PathBuf), String> {
+    let name = m.ident.to_string();
+    let name = name.trim_start_matches("r#");
+    if let Some(path) = path_attr(&m.attrs) {
+        let file = dir.join(path);
+        let child_dir = file.parent().unwrap_or(dir).to_path_buf();
+        return if file.is_file() {
+            Ok((file, child_dir))
+        } else {
+            Err(format!("`{}` (its #[path])", file.display()))
+        };
+    }
+    let flat = dir.join(format!("{name}.rs"));
+    let nested = dir.join(name).join("mod.rs");
+    if flat.is_file() {
+        Ok((flat, dir.join(name)))
+    } else if nested.is_file() {
+        Ok((nested, dir.join(name)))
+    } else {
+        Err(format!("`{}` and `{}`", flat.display(), nested.display()))
+    }
+}
+
+fn path_attr(attrs: &[Attribute]) -> Option<String> {
+    attrs.iter().find(|a| a.path().is_ident("path")).and_then(|a| match &a.meta {
+        syn::Meta::NameValue(nv) => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 fn found<T>(decl: T, module: &str, file: &Path) -> Found<T> {
@@ -233,12 +420,4 @@ fn derived(attrs: &[Attribute]) -> Vec<String> {
         });
     }
     out
-}
-
-fn is_ident(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

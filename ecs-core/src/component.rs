@@ -1,6 +1,6 @@
 //! The traits that `#[derive(Component)]`, `#[derive(Signature)]` and `#[derive(Resource)]`
 //! implement. They carry no ids: ids, bits and stores are assigned by the build script for the
-//! whole crate at once (see `ecs-codegen`).
+//! whole crate at once (see `ecs-codegen`), in the generated [`crate::model`] impls.
 
 /// A piece of per-entity data. Implemented by `#[derive(Component)]`.
 ///
@@ -16,17 +16,19 @@ pub trait Component: Send + Sync + 'static {
     const COLD: bool;
 }
 
+/// Receives the component values of a signature, one call per field in declaration order.
+pub trait PartSink {
+    /// Takes the next component value.
+    fn put<C: Component>(&mut self, value: C);
+}
+
 /// A declared set of components: the value spawned as one entity, and the unit of storage (one
 /// packed store per signature). Implemented by `#[derive(Signature)]`.
-///
-/// A signature's components must be at least as visible as the signature itself (a `pub`
-/// signature needs `pub` components), because [`Signature::Parts`] names them; rustc reports
-/// E0446 "private type in public interface" otherwise.
-pub trait Signature: Sized + 'static {
-    /// The component values in field declaration order.
-    type Parts;
-    /// Moves the component values out, in field declaration order.
-    fn into_parts(self) -> Self::Parts;
+pub trait Signature: Send + Sized + 'static {
+    /// Number of components (fields).
+    const LEN: usize;
+    /// Moves the component values into `sink`, in field declaration order.
+    fn write_parts<S: PartSink>(self, sink: &mut S);
 }
 
 /// A singleton owned by the world and handed to systems by `&R` or `&mut R`. Implemented by

@@ -2,22 +2,28 @@
 //!
 //! sigecs generates its storage at build time: a build script (with `ecs-codegen`) reads the
 //! crate's `#[derive(Component)]`, `#[derive(Signature)]`, `#[derive(Resource)]` and `#[system]`
-//! declarations and writes a `World` with one packed store per signature. This crate holds what
-//! that generated code builds on, so the generated file stays thin:
+//! declarations and writes a `World` with one packed store per signature. The generated file
+//! holds only what needs static types — the model's tables, the row structs of `rows`
+//! signatures, and the system passes — and this crate holds everything else, once:
 //!
 //! - [`entity`]: generational 32-bit entity ids (22 index bits, 8 generation bits) — seed part 1.
-//! - [`world`]: the entity table (entity → store and row), the traits generated code implements,
-//!   and [`WorldError`].
+//! - [`model`]: what a generated world tells the runtime (components, stores, slots) and the
+//!   tables derived from it.
+//! - [`storage`]: type-erased columns and packed stores.
+//! - [`world`]: [`World`], generic over a model: spawn, despawn, get, insert/remove moves,
+//!   commands, statistics, invariants; and [`WorldError`].
 //! - [`component`]: the traits the derives implement.
 //! - [`query`]: run-time queries over the stores chosen by bitmask.
-//! - [`schedule`]: chunked parallel passes, [`Commands`](schedule::Commands), and the stage plan.
+//! - [`schedule`]: parallel passes, [`Commands`], and the stage plan.
 //! - [`stats`]: memory statistics and the memory-efficiency measure.
 //! - [`soa`]: classic structure-of-arrays component managers — seed part 2.
 //! - [`transform`]: the transform hierarchy — seed part 3.
+//! - `resource` (cargo feature `resource`): entity resources — levels and prefabs compiled from
+//!   JSON to verified binary blobs — seed part 4.
 //!
-//! It also re-exports the derives and `#[system]` from `ecs-derive`, and the crates the generated
-//! code names (`bitflags`, `rayon`), so a user crate depends on `ecs-core` alone (plus
-//! `ecs-codegen` as a build-dependency).
+//! It also re-exports the derives and `#[system]` from `ecs-derive`, and `bitflags`, which
+//! the generated code names, so a user crate depends on `ecs-core` alone (plus `ecs-codegen` as
+//! a build-dependency).
 //!
 //! ```
 //! use ecs_core::entity::EntityManager;
@@ -28,18 +34,29 @@
 
 pub mod component;
 pub mod entity;
+pub mod model;
 pub mod query;
+#[cfg(feature = "resource")]
+pub mod resource;
 pub mod schedule;
 pub mod soa;
 pub mod stats;
+pub mod storage;
 pub mod transform;
 pub mod world;
+mod tmp_reserve;
 
-pub use component::{Component, Resource, Signature};
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use component::{Component, PartSink, Resource, Signature};
 pub use ecs_derive::{system, Component, Resource, Signature, SoaManager};
 pub use entity::Entity;
+pub use model::{ComponentOf, ResourceOf, SignatureOf, WorldModel};
+pub use schedule::Commands;
 pub use stats::{Layout, StoreStats, WorldStats};
-pub use world::{Change, ComponentIn, EntityTable, Location, ResourceIn, SpawnIn, WorldError};
+pub use world::{Change, CommandErrors, World, WorldError};
 
 #[doc(hidden)]
 pub use bitflags;

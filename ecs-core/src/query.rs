@@ -1,4 +1,5 @@
-//! Run-time queries: `world.query::<(Entity, &mut Position, Option<&Velocity>)>()`.
+//! Run-time queries: `world.query::<(Entity, &Position, Option<&Velocity>)>()` (read-only,
+//! through `&World`) and `world.query_mut::<(Entity, &mut Position)>()`.
 //!
 //! Generated systems are matched to stores at build time; queries are for tools, scripts and
 //! one-off code that decide what to read at run time. A query call picks the stores to visit by
@@ -8,19 +9,19 @@
 //!
 //! # Safety
 //!
-//! The world implements [`QueryTarget`], whose [`QueryTarget::column`] returns a pointer to the
-//! first value of a component in a store and the distance between consecutive values (the
-//! component size for `columns` stores, the row size for `rows` stores). The pointers are taken
-//! from `Vec::as_mut_ptr` under a `&mut` borrow of the world that the returned iterator keeps,
-//! so no other access to the world can happen while items are alive, and `as_mut_ptr` is
-//! documented not to invalidate pointers taken earlier. Before any pointer is dereferenced the
-//! query's [`Access`] is checked: a component requested twice with at least one `&mut` is an
-//! [`WorldError::AliasedQuery`], so two items never alias mutably. Rows are only read below the
-//! store length recorded when the query started, and the store cannot change length while the
-//! world is borrowed.
+//! Column pointers come from the world's stores through the model's slot tables (see
+//! [`crate::model::WorldModel`]): `ptr + row * stride` is a valid value of the component for
+//! every row below the store's length. A read-only query borrows the world shared and yields
+//! only shared references (its elements implement [`ReadOnly`]); a mutable query borrows it
+//! exclusively for as long as items live. Before any pointer is dereferenced the query's
+//! [`Access`] is checked: a component requested twice with at least one `&mut` is an
+//! [`WorldError::AliasedQuery`], so two items never alias mutably. Rows are only read below
+//! the store length recorded when the query started, which cannot change while the world is
+//! borrowed.
 
 use crate::entity::Entity;
-use crate::world::{ComponentIn, Location, WorldError};
+use crate::model::{ComponentOf, WorldModel};
+use crate::world::{World, WorldError};
 use std::marker::PhantomData;
 
 /// A column of one component in one store: the first value and the step between values.
@@ -30,32 +31,6 @@ pub struct RawColumn {
     pub ptr: *mut u8,
     /// Bytes between consecutive rows' values.
     pub stride: usize,
-}
-
-/// The view of a generated world that queries need. Implemented by the generated code.
-///
-/// # Safety
-///
-/// `column(store, c)` must return, exactly when store `store` holds component `c`, a column
-/// whose `ptr + row * stride` is a valid, aligned value of that component for every
-/// `row < store_len(store)`, derived without creating references to the column's memory (use
-/// `Vec::as_mut_ptr`); `entities(store)` likewise for the store's entity ids; `store_mask` must
-/// be the store's component set.
-pub unsafe trait QueryTarget: Sized {
-    /// Number of stores.
-    fn store_count() -> usize;
-    /// Component set of a store, one bit per component id.
-    fn store_mask(store: usize) -> u128;
-    /// Signature name of a store.
-    fn store_name(store: usize) -> &'static str;
-    /// Number of rows in a store.
-    fn store_len(&self, store: usize) -> usize;
-    /// The store's entity column.
-    fn entities(&mut self, store: usize) -> *const Entity;
-    /// A component's column in a store, if the store holds it.
-    fn column(&mut self, store: usize, component: u32) -> Option<RawColumn>;
-    /// Where a live entity is.
-    fn locate_entity(&self, entity: Entity) -> Option<Location>;
 }
 
 /// Components a query reads and writes, for the aliasing check.
@@ -97,7 +72,7 @@ impl Access {
 ///
 /// `fetch` must only produce items allowed by `access` and `required`: implementations rely on
 /// the query's aliasing check and store selection.
-pub unsafe trait Fetch<'w, W: QueryTarget> {
+pub unsafe trait Fetch<'w, M: WorldModel> {
     /// What the query yields for this element.
     type Item;
     /// Per-store state (column pointers).
@@ -109,7 +84,7 @@ pub unsafe trait Fetch<'w, W: QueryTarget> {
     /// Component name used in errors for a missing required component.
     fn required_name() -> Option<&'static str>;
     /// Column state for `store`, which has every required component.
-    fn prepare(world: &mut W, store: usize) -> Self::State;
+    fn prepare(world: &World<M>, store: usize) -> Self::State;
     /// The item at `row`.
     ///
     /// # Safety
@@ -118,14 +93,14 @@ pub unsafe trait Fetch<'w, W: QueryTarget> {
     unsafe fn fetch(state: Self::State, row: usize) -> Self::Item;
 }
 
-fn column_of<W: QueryTarget>(world: &mut W, store: usize, id: u32) -> RawColumn {
+fn column_of<M: WorldModel>(world: &World<M>, store: usize, id: u32) -> RawColumn {
     world
-        .column(store, id)
+        .raw_column(store, id)
         .expect("store selection guarantees the store holds every required component")
 }
 
 // SAFETY: reads component C only (recorded in `access`), from stores that hold it.
-unsafe impl<'w, W: QueryTarget, C: ComponentIn<W> + 'w> Fetch<'w, W> for &'w C {
+unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for &'w C {
     type Item = &'w C;
     type State = RawColumn;
     fn access(access: &mut Access) {
@@ -135,21 +110,21 @@ unsafe impl<'w, W: QueryTarget, C: ComponentIn<W> + 'w> Fetch<'w, W> for &'w C {
         1u128 << C::ID
     }
     fn required_name() -> Option<&'static str> {
-        Some(C::NAME)
+        Some(M::components()[C::ID as usize].name)
     }
-    fn prepare(world: &mut W, store: usize) -> RawColumn {
+    fn prepare(world: &World<M>, store: usize) -> RawColumn {
         column_of(world, store, C::ID)
     }
     #[inline]
     unsafe fn fetch(state: RawColumn, row: usize) -> &'w C {
-        // SAFETY: by QueryTarget's contract `ptr + row * stride` is a valid, aligned C for
+        // SAFETY: by the model's slot tables `ptr + row * stride` is a valid, aligned C for
         // row < len (the caller's precondition), and the access check rules out a `&mut` to it.
         unsafe { &*(state.ptr.add(row * state.stride) as *const C) }
     }
 }
 
 // SAFETY: writes component C only (recorded in `access`), from stores that hold it.
-unsafe impl<'w, W: QueryTarget, C: ComponentIn<W> + 'w> Fetch<'w, W> for &'w mut C {
+unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for &'w mut C {
     type Item = &'w mut C;
     type State = RawColumn;
     fn access(access: &mut Access) {
@@ -159,9 +134,9 @@ unsafe impl<'w, W: QueryTarget, C: ComponentIn<W> + 'w> Fetch<'w, W> for &'w mut
         1u128 << C::ID
     }
     fn required_name() -> Option<&'static str> {
-        Some(C::NAME)
+        Some(M::components()[C::ID as usize].name)
     }
-    fn prepare(world: &mut W, store: usize) -> RawColumn {
+    fn prepare(world: &World<M>, store: usize) -> RawColumn {
         column_of(world, store, C::ID)
     }
     #[inline]
@@ -173,7 +148,7 @@ unsafe impl<'w, W: QueryTarget, C: ComponentIn<W> + 'w> Fetch<'w, W> for &'w mut
 }
 
 // SAFETY: reads C where present; stores without C yield None.
-unsafe impl<'w, W: QueryTarget, C: ComponentIn<W> + 'w> Fetch<'w, W> for Option<&'w C> {
+unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&'w C> {
     type Item = Option<&'w C>;
     type State = Option<RawColumn>;
     fn access(access: &mut Access) {
@@ -185,8 +160,8 @@ unsafe impl<'w, W: QueryTarget, C: ComponentIn<W> + 'w> Fetch<'w, W> for Option<
     fn required_name() -> Option<&'static str> {
         None
     }
-    fn prepare(world: &mut W, store: usize) -> Option<RawColumn> {
-        world.column(store, C::ID)
+    fn prepare(world: &World<M>, store: usize) -> Option<RawColumn> {
+        world.raw_column(store, C::ID)
     }
     #[inline]
     unsafe fn fetch(state: Option<RawColumn>, row: usize) -> Option<&'w C> {
@@ -196,7 +171,7 @@ unsafe impl<'w, W: QueryTarget, C: ComponentIn<W> + 'w> Fetch<'w, W> for Option<
 }
 
 // SAFETY: writes C where present; stores without C yield None.
-unsafe impl<'w, W: QueryTarget, C: ComponentIn<W> + 'w> Fetch<'w, W> for Option<&'w mut C> {
+unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&'w mut C> {
     type Item = Option<&'w mut C>;
     type State = Option<RawColumn>;
     fn access(access: &mut Access) {
@@ -208,8 +183,8 @@ unsafe impl<'w, W: QueryTarget, C: ComponentIn<W> + 'w> Fetch<'w, W> for Option<
     fn required_name() -> Option<&'static str> {
         None
     }
-    fn prepare(world: &mut W, store: usize) -> Option<RawColumn> {
-        world.column(store, C::ID)
+    fn prepare(world: &World<M>, store: usize) -> Option<RawColumn> {
+        world.raw_column(store, C::ID)
     }
     #[inline]
     unsafe fn fetch(state: Option<RawColumn>, row: usize) -> Option<&'w mut C> {
@@ -219,7 +194,7 @@ unsafe impl<'w, W: QueryTarget, C: ComponentIn<W> + 'w> Fetch<'w, W> for Option<
 }
 
 // SAFETY: reads the entity column only, which no query can borrow mutably.
-unsafe impl<'w, W: QueryTarget> Fetch<'w, W> for Entity {
+unsafe impl<'w, M: WorldModel> Fetch<'w, M> for Entity {
     type Item = Entity;
     type State = *const Entity;
     fn access(_: &mut Access) {}
@@ -229,18 +204,18 @@ unsafe impl<'w, W: QueryTarget> Fetch<'w, W> for Entity {
     fn required_name() -> Option<&'static str> {
         None
     }
-    fn prepare(world: &mut W, store: usize) -> *const Entity {
-        world.entities(store)
+    fn prepare(world: &World<M>, store: usize) -> *const Entity {
+        world.store_entities(store).as_ptr()
     }
     #[inline]
     unsafe fn fetch(state: *const Entity, row: usize) -> Entity {
-        // SAFETY: the entity column is valid for row < len (QueryTarget's contract).
+        // SAFETY: the entity column is valid for row < len (store invariant).
         unsafe { *state.add(row) }
     }
 }
 
 /// A filter on the stores a query visits: `()`, [`With<C>`], [`Without<C>`], or a tuple.
-pub trait Filter<W> {
+pub trait Filter<M> {
     /// Components a store must have.
     fn required() -> u128;
     /// Components a store must not have.
@@ -252,7 +227,7 @@ pub struct With<C>(PhantomData<fn() -> C>);
 /// Visit only entities that do not have `C`.
 pub struct Without<C>(PhantomData<fn() -> C>);
 
-impl<W> Filter<W> for () {
+impl<M> Filter<M> for () {
     fn required() -> u128 {
         0
     }
@@ -261,7 +236,7 @@ impl<W> Filter<W> for () {
     }
 }
 
-impl<W, C: ComponentIn<W>> Filter<W> for With<C> {
+impl<M: WorldModel, C: ComponentOf<M>> Filter<M> for With<C> {
     fn required() -> u128 {
         1u128 << C::ID
     }
@@ -270,7 +245,7 @@ impl<W, C: ComponentIn<W>> Filter<W> for With<C> {
     }
 }
 
-impl<W, C: ComponentIn<W>> Filter<W> for Without<C> {
+impl<M: WorldModel, C: ComponentOf<M>> Filter<M> for Without<C> {
     fn required() -> u128 {
         0
     }
@@ -283,7 +258,7 @@ impl<W, C: ComponentIn<W>> Filter<W> for Without<C> {
 ///
 /// # Safety
 /// As for [`Fetch`]; tuples combine their elements' access.
-pub unsafe trait Query<'w, W: QueryTarget> {
+pub unsafe trait Query<'w, M: WorldModel> {
     /// What the query yields.
     type Item;
     /// Per-store state.
@@ -295,7 +270,7 @@ pub unsafe trait Query<'w, W: QueryTarget> {
     /// Name of a required component missing from `mask`, for errors.
     fn first_missing(mask: u128) -> Option<&'static str>;
     /// Column state for `store`.
-    fn prepare(world: &mut W, store: usize) -> Self::State;
+    fn prepare(world: &World<M>, store: usize) -> Self::State;
     /// The item at `row`.
     ///
     /// # Safety
@@ -308,26 +283,26 @@ pub unsafe trait Query<'w, W: QueryTarget> {
 macro_rules! single_impls {
     ($(<$($g:ident),*> $ty:ty;)+) => {$(
         // SAFETY: forwards to the element's Fetch impl, which upholds the contract.
-        unsafe impl<'w, W: QueryTarget, $($g: ComponentIn<W> + 'w),*> Query<'w, W> for $ty {
-            type Item = <$ty as Fetch<'w, W>>::Item;
-            type State = <$ty as Fetch<'w, W>>::State;
+        unsafe impl<'w, M: WorldModel, $($g: ComponentOf<M> + 'w),*> Query<'w, M> for $ty {
+            type Item = <$ty as Fetch<'w, M>>::Item;
+            type State = <$ty as Fetch<'w, M>>::State;
             fn access(access: &mut Access) {
-                <$ty as Fetch<'w, W>>::access(access)
+                <$ty as Fetch<'w, M>>::access(access)
             }
             fn required() -> u128 {
-                <$ty as Fetch<'w, W>>::required()
+                <$ty as Fetch<'w, M>>::required()
             }
             fn first_missing(mask: u128) -> Option<&'static str> {
-                let required = <$ty as Fetch<'w, W>>::required();
-                (required & !mask != 0).then(<$ty as Fetch<'w, W>>::required_name).flatten()
+                let required = <$ty as Fetch<'w, M>>::required();
+                (required & !mask != 0).then(<$ty as Fetch<'w, M>>::required_name).flatten()
             }
-            fn prepare(world: &mut W, store: usize) -> Self::State {
-                <$ty as Fetch<'w, W>>::prepare(world, store)
+            fn prepare(world: &World<M>, store: usize) -> Self::State {
+                <$ty as Fetch<'w, M>>::prepare(world, store)
             }
             #[inline]
             unsafe fn fetch(state: Self::State, row: usize) -> Self::Item {
                 // SAFETY: forwarded precondition.
-                unsafe { <$ty as Fetch<'w, W>>::fetch(state, row) }
+                unsafe { <$ty as Fetch<'w, M>>::fetch(state, row) }
             }
         }
     )+};
@@ -345,7 +320,7 @@ macro_rules! tuple_impls {
     ($($name:ident $idx:tt),+) => {
         // SAFETY: each element upholds Fetch's contract; `access` records all of them, so the
         // aliasing check covers the combination.
-        unsafe impl<'w, W: QueryTarget, $($name: Fetch<'w, W>),+> Query<'w, W> for ($($name,)+) {
+        unsafe impl<'w, M: WorldModel, $($name: Fetch<'w, M>),+> Query<'w, M> for ($($name,)+) {
             type Item = ($($name::Item,)+);
             type State = ($($name::State,)+);
             fn access(access: &mut Access) {
@@ -362,7 +337,7 @@ macro_rules! tuple_impls {
                 )+
                 None
             }
-            fn prepare(world: &mut W, store: usize) -> Self::State {
+            fn prepare(world: &World<M>, store: usize) -> Self::State {
                 ($($name::prepare(world, store),)+)
             }
             #[inline]
@@ -372,7 +347,7 @@ macro_rules! tuple_impls {
             }
         }
 
-        impl<W, $($name: Filter<W>),+> Filter<W> for ($($name,)+) {
+        impl<M, $($name: Filter<M>),+> Filter<M> for ($($name,)+) {
             fn required() -> u128 {
                 0 $(| $name::required())+
             }
@@ -392,45 +367,70 @@ tuple_impls!(A 0, B 1, C 2, D 3, E 4, F 5);
 tuple_impls!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 tuple_impls!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
+// SAFETY (all three): shared borrows only.
+unsafe impl<C> ReadOnly for &C {}
+// SAFETY: shared borrow only.
+unsafe impl<C> ReadOnly for Option<&C> {}
+// SAFETY: the entity id is copied.
+unsafe impl ReadOnly for Entity {}
+
+macro_rules! read_only_tuples {
+    ($($name:ident),+) => {
+        // SAFETY: every element is read-only.
+        unsafe impl<$($name: ReadOnly),+> ReadOnly for ($($name,)+) {}
+    };
+}
+read_only_tuples!(A);
+read_only_tuples!(A, B);
+read_only_tuples!(A, B, C);
+read_only_tuples!(A, B, C, D);
+read_only_tuples!(A, B, C, D, E);
+read_only_tuples!(A, B, C, D, E, F);
+read_only_tuples!(A, B, C, D, E, F, G);
+read_only_tuples!(A, B, C, D, E, F, G, H);
+
+/// A query that only reads (`&C`, `Option<&C>`, `Entity`, and tuples of them), and so may run
+/// through `&World`.
+///
+/// # Safety
+/// Its items hold no mutable reference.
+pub unsafe trait ReadOnly {}
+
 /// Checks the query's borrows; `Err` names the component that would alias.
-fn check_access<'w, W: QueryTarget, Q: Query<'w, W>>(
-    names: &dyn Fn(u32) -> &'static str,
-) -> Result<(), WorldError> {
+fn check_access<'w, M: WorldModel, Q: Query<'w, M>>() -> Result<(), WorldError> {
     let mut access = Access::default();
     Q::access(&mut access);
     match access.conflict() {
         Some(id) => Err(WorldError::AliasedQuery {
-            component: names(id),
+            component: M::components()[id as usize].name,
         }),
         None => Ok(()),
     }
 }
 
 /// Iterator over a query's items: store by store in store id order, rows in order.
-pub struct QueryIter<'w, W: QueryTarget, Q: Query<'w, W>> {
+pub struct QueryIter<'w, M: WorldModel, Q: Query<'w, M>> {
     /// (state, length) of each matching non-empty store, in store order.
     stores: Vec<(Q::State, usize)>,
     store: usize,
     row: usize,
-    _world: PhantomData<&'w mut W>,
+    _world: PhantomData<&'w M>,
 }
 
-impl<'w, W: QueryTarget, Q: Query<'w, W>> QueryIter<'w, W, Q> {
-    /// Builds the iterator; used by the generated `World::query_filtered`.
+impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
+    /// Selects the stores and prepares their columns.
     ///
-    /// `names` maps component ids to names for errors.
-    pub fn new<F: Filter<W>>(
-        world: &'w mut W,
-        names: &dyn Fn(u32) -> &'static str,
-    ) -> Result<Self, WorldError> {
-        check_access::<W, Q>(names)?;
+    /// # Safety
+    /// The world stays borrowed as the items require for `'w`: shared when `Q` is
+    /// [`ReadOnly`], exclusively otherwise.
+    unsafe fn new<F: Filter<M>>(world: &World<M>) -> Result<Self, WorldError> {
+        check_access::<M, Q>()?;
         let required = Q::required() | F::required();
         let excluded = F::excluded();
-        let mut stores = Vec::with_capacity(W::store_count());
-        for s in 0..W::store_count() {
-            let mask = W::store_mask(s);
-            let len = world.store_len(s);
-            if mask & required == required && mask & excluded == 0 && len > 0 {
+        let mut stores = Vec::new();
+        for (s, info) in M::stores().iter().enumerate() {
+            let len = world.store_entities(s).len();
+            if info.mask & required == required && info.mask & excluded == 0 && len > 0 {
                 stores.push((Q::prepare(world, s), len));
             }
         }
@@ -443,7 +443,7 @@ impl<'w, W: QueryTarget, Q: Query<'w, W>> QueryIter<'w, W, Q> {
     }
 }
 
-impl<'w, W: QueryTarget, Q: Query<'w, W>> Iterator for QueryIter<'w, W, Q> {
+impl<'w, M: WorldModel, Q: Query<'w, M>> Iterator for QueryIter<'w, M, Q> {
     type Item = Q::Item;
 
     #[inline]
@@ -493,24 +493,24 @@ impl<'w, W: QueryTarget, Q: Query<'w, W>> Iterator for QueryIter<'w, W, Q> {
     }
 }
 
-impl<'w, W: QueryTarget, Q: Query<'w, W>> ExactSizeIterator for QueryIter<'w, W, Q> {}
+impl<'w, M: WorldModel, Q: Query<'w, M>> ExactSizeIterator for QueryIter<'w, M, Q> {}
 
-/// The items of one entity; used by the generated `World::query_one`.
-pub fn query_one<'w, W: QueryTarget, Q: Query<'w, W>>(
-    world: &'w mut W,
+/// # Safety
+/// As [`QueryIter::new`].
+unsafe fn query_one<'w, M: WorldModel, Q: Query<'w, M>>(
+    world: &World<M>,
     entity: Entity,
-    names: &dyn Fn(u32) -> &'static str,
 ) -> Result<Q::Item, WorldError> {
-    check_access::<W, Q>(names)?;
+    check_access::<M, Q>()?;
     let loc = world
-        .locate_entity(entity)
+        .locate(entity)
         .ok_or(WorldError::NoSuchEntity(entity))?;
     let store = loc.store as usize;
-    let mask = W::store_mask(store);
-    if let Some(component) = Q::first_missing(mask) {
+    let info = &M::stores()[store];
+    if let Some(component) = Q::first_missing(info.mask) {
         return Err(WorldError::MissingComponent {
             entity,
-            signature: W::store_name(store),
+            signature: info.name,
             component,
         });
     }
@@ -518,6 +518,50 @@ pub fn query_one<'w, W: QueryTarget, Q: Query<'w, W>>(
     // SAFETY: the entity's row is below its store's length (the entity table invariant), the
     // store holds every required component (checked above), access checked, one item.
     Ok(unsafe { Q::fetch(state, loc.row()) })
+}
+
+impl<M: WorldModel> World<M> {
+    /// A read-only query over every entity that has the query's components, e.g.
+    /// `world.query::<(Entity, &Position, Option<&Velocity>)>()`. Stores are chosen by
+    /// bitmask once per call; items come store by store in store id order, rows in order.
+    pub fn query<'w, Q: Query<'w, M> + ReadOnly>(&'w self) -> QueryIter<'w, M, Q> {
+        // SAFETY: read-only items under a shared borrow; a read-only query cannot alias.
+        unsafe { QueryIter::new::<()>(self) }.expect("read-only queries never alias")
+    }
+
+    /// [`World::query`] with a filter: `With<C>`, `Without<C>` or a tuple of them.
+    pub fn query_filtered<'w, Q: Query<'w, M> + ReadOnly, F: Filter<M>>(&'w self) -> QueryIter<'w, M, Q> {
+        // SAFETY: as in `query`.
+        unsafe { QueryIter::new::<F>(self) }.expect("read-only queries never alias")
+    }
+
+    /// A query that may write: `world.query_mut::<(Entity, &mut Position, &Velocity)>()`.
+    /// Asking for one component twice with a `&mut` is an error.
+    pub fn query_mut<'w, Q: Query<'w, M>>(&'w mut self) -> Result<QueryIter<'w, M, Q>, WorldError> {
+        // SAFETY: the exclusive borrow lasts as long as the items.
+        unsafe { QueryIter::new::<()>(self) }
+    }
+
+    /// [`World::query_mut`] with a filter.
+    pub fn query_filtered_mut<'w, Q: Query<'w, M>, F: Filter<M>>(
+        &'w mut self,
+    ) -> Result<QueryIter<'w, M, Q>, WorldError> {
+        // SAFETY: as in `query_mut`.
+        unsafe { QueryIter::new::<F>(self) }
+    }
+
+    /// The read-only query's items for one entity; an error if it is not alive or lacks a
+    /// required component.
+    pub fn query_one<'w, Q: Query<'w, M> + ReadOnly>(&'w self, entity: Entity) -> Result<Q::Item, WorldError> {
+        // SAFETY: read-only items under a shared borrow.
+        unsafe { query_one::<M, Q>(self, entity) }
+    }
+
+    /// The query's items for one entity, possibly mutable.
+    pub fn query_one_mut<'w, Q: Query<'w, M>>(&'w mut self, entity: Entity) -> Result<Q::Item, WorldError> {
+        // SAFETY: the exclusive borrow lasts as long as the item.
+        unsafe { query_one::<M, Q>(self, entity) }
+    }
 }
 
 #[cfg(test)]

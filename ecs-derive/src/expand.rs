@@ -52,21 +52,20 @@ pub fn signature(input: TokenStream) -> TokenStream {
         .iter()
         .map(|f| f.ident.as_ref().unwrap())
         .collect();
-    let types: Vec<_> = named.named.iter().map(|f| &f.ty).collect();
-    // Each field type must be a component; the error points at the field's type.
-    let checks = types.iter().map(|ty| {
-        quote_spanned! {ty.span()=> assert_component::<#ty>(); }
+    // Each field type must be a component: `put` requires it, and the call is spanned on the
+    // field's type so the one error points there.
+    let puts = named.named.iter().zip(&names).map(|(f, name)| {
+        let ty = &f.ty;
+        quote_spanned! {ty.span()=> __sink.put::<#ty>(self.#name); }
     });
+    let n = names.len();
     quote! {
         const _: () = {
-            fn assert_component<T: ::ecs_core::Component>() {}
-            #[allow(dead_code)]
-            fn check() { #(#checks)* }
             impl ::ecs_core::Signature for #ident {
-                type Parts = ( #(#types,)* );
+                const LEN: usize = #n;
                 #[inline]
-                fn into_parts(self) -> Self::Parts {
-                    ( #(self.#names,)* )
+                fn write_parts<__SigecsSink: ::ecs_core::PartSink>(self, __sink: &mut __SigecsSink) {
+                    #(#puts)*
                 }
             }
         };

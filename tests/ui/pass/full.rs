@@ -115,10 +115,20 @@ fn main() {
     integrate(&mut position, &velocity, &Time { dt: 0.5 });
     assert_eq!(position.0, [0.5, 1.0, 1.5]);
 
-    let (_position, _team, _name) = Unit {
+    // A signature hands its parts out in field order.
+    struct Names(Vec<&'static str>);
+    impl ecs_core::PartSink for Names {
+        fn put<C: Component>(&mut self, _: C) {
+            self.0.push(std::any::type_name::<C>().rsplit("::").next().unwrap());
+        }
+    }
+    let mut names = Names(Vec::new());
+    Unit {
         position,
         team: Team::Blue,
         name: DebugName("u".into()),
     }
-    .into_parts();
+    .write_parts(&mut names);
+    assert_eq!(names.0, ["Position", "Team", "DebugName"]);
+    assert_eq!(<Unit as Signature>::LEN, 3);
 }

@@ -1,0 +1,298 @@
+//! The system passes: one private function per system (`system_<i>`) and per stage of the
+//! schedule (`stage_<k>`, the stage's systems fused into one pass).
+//!
+//! A pass declares an enum with one variant per store it visits, holding that store's typed
+//! column slices; the part of each store is cut and grouped into jobs by
+//! `ecs_core::__private::run_parts`, which is instantiated once per pass, and one closure runs
+//! the systems over a part with a plain zipped loop, so the inner loop is a hand-written one.
+
+use super::world::{has_commands, stage_fn, system_fn};
+use super::*;
+use crate::analyze::Param;
+
+pub(super) fn generate(model: &Model) -> TokenStream {
+    let systems = (0..model.systems.len()).map(|i| {
+        let d = doc(format!("The pass of system `{}`.", model.systems[i].ident));
+        pass(model, &[i], system_fn(i), d)
+    });
+    let stages = model.stages.iter().enumerate().map(|(k, stage)| {
+        let names: Vec<String> = stage
+            .iter()
+            .map(|&i| model.systems[i].ident.to_string())
+            .collect();
+        let d = doc(format!(
+            "Stage {k} of the schedule: {}, fused into one pass.",
+            names.join(", ")
+        ));
+        pass(model, stage, stage_fn(k), d)
+    });
+    quote!(#(#systems)* #(#stages)*)
+}
+
+/// Binding of component `id`'s value in a row.
+fn value(id: usize) -> Ident {
+    format_ident!("v{}", id)
+}
+
+/// Binding of resource `id`.
+fn resource(id: usize) -> Ident {
+    format_ident!("r{}", id)
+}
+
+/// One column a pass reads for a store: its index, the slice type, whether it is written, and
+/// the per-row binding.
+struct Source {
+    column: usize,
+    ty: TokenStream,
+    mutable: bool,
+    binding: Ident,
+}
+
+/// The pass function running `systems` (in declaration order) over every store any of them
+/// matches.
+fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenStream {
+    let stores: Vec<usize> = (0..model.signatures.len())
+        .filter(|s| systems.iter().any(|&i| model.systems[i].matches.contains(s)))
+        .collect();
+    let sequential = systems.iter().any(|&i| model.systems[i].sequential());
+
+    let mut variants = Vec::new();
+    let mut parts = Vec::new();
+    let mut arms = Vec::new();
+    for &s in &stores {
+        let sig = &model.signatures[s];
+        let variant = &sig.ident;
+        let here: Vec<usize> = systems
+            .iter()
+            .copied()
+            .filter(|&i| model.systems[i].matches.contains(&s))
+            .collect();
+        let sources = sources(model, &here, s);
+        let types = sources.iter().map(|src| {
+            let ty = &src.ty;
+            if src.mutable {
+                quote!(&'a mut [#ty])
+            } else {
+                quote!(&'a [#ty])
+            }
+        });
+        variants.push(quote!(#variant((#(#types,)*))));
+        let id = s as u32;
+        let takes = sources.iter().map(|src| {
+            let k = src.column;
+            if src.column == usize::MAX {
+                quote!(s.entities())
+            } else if src.mutable {
+                quote!(s.col_mut(#k))
+            } else {
+                quote!(s.col(#k))
+            }
+        });
+        parts.push(quote!({ let mut s = stores.take(#id); Part::#variant((#(#takes,)*)) }));
+        let columns: Vec<Ident> = (0..sources.len()).map(|k| format_ident!("c{}", k)).collect();
+        let iters = sources.iter().zip(&columns).map(|(src, c)| {
+            if src.mutable {
+                quote!(#c.iter_mut())
+            } else {
+                quote!(#c.iter())
+            }
+        });
+        let (iter, pat) = zip(
+            iters.collect(),
+            sources.iter().map(|s| s.binding.clone()).collect(),
+        );
+        let calls = here.iter().map(|&i| call(model, i, s, &sources));
+        arms.push(quote! {
+            Part::#variant((#(#columns,)*)) => {
+                for #pat in #iter { #(#calls)* }
+            }
+        });
+    }
+
+    let resources = resource_bindings(model, systems);
+    let min_chunk = min_chunk(model, systems);
+    let run = if sequential {
+        quote! {
+            let mut body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part { #(#arms)* };
+            ::ecs_core::__private::run_parts_inline(parts, entities, &mut body)
+        }
+    } else {
+        quote! {
+            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part { #(#arms)* };
+            ::ecs_core::__private::run_parts(parts, min_chunk.unwrap_or(#min_chunk), entities, &body)
+        }
+    };
+    let _ = has_commands(model, systems);
+    quote! {
+        #d
+        fn #name(world: &mut ::ecs_core::World<Model>) -> ::std::vec::Vec<::ecs_core::WorldError> {
+            ::ecs_core::__parts!(Part<'a> { #(#variants,)* });
+            let pending = {
+                let ::ecs_core::__private::Pass { mut stores, resources, entities, min_chunk } = world.__pass();
+                #resources
+                let parts = [#(#parts),*];
+                #run
+            };
+            world.__apply_commands(pending)
+        }
+    }
+}
+
+/// The columns a store's part holds for `systems`: for `columns` stores one per component any
+/// of them uses, for `rows` stores the hot and/or cold column; plus the entity column when a
+/// system takes `Entity` (column `usize::MAX`).
+fn sources(model: &Model, systems: &[usize], store: usize) -> Vec<Source> {
+    let sig = &model.signatures[store];
+    let params = || systems.iter().flat_map(|&s| model.systems[s].params.iter());
+    let uses =
+        |id: usize| params().any(|p| matches!(p, Param::Component { id: c, .. } if *c == id));
+    let writes = |id: usize| {
+        params().any(|p| matches!(p, Param::Component { id: c, mutable: true, .. } if *c == id))
+    };
+    let mut sources = Vec::new();
+    match sig.layout {
+        LayoutDecl::Columns => {
+            for (k, (_, id)) in sig.fields.iter().enumerate() {
+                if uses(*id) {
+                    let path = &model.components[*id].path;
+                    sources.push(Source {
+                        column: k,
+                        ty: quote!(#path),
+                        mutable: writes(*id),
+                        binding: value(*id),
+                    });
+                }
+            }
+        }
+        LayoutDecl::Rows => {
+            for (column, cold) in [(0usize, false), (1, true)] {
+                let part = part_fields(model, sig, cold);
+                if part.iter().any(|(_, id)| uses(*id)) {
+                    let ty = if cold { cold_type(sig) } else { row_type(sig) };
+                    sources.push(Source {
+                        column,
+                        ty: quote!(#ty),
+                        mutable: part.iter().any(|(_, id)| writes(*id)),
+                        binding: ident(if cold { "cold" } else { "row" }),
+                    });
+                }
+            }
+        }
+    }
+    if params().any(|p| *p == Param::Entity) {
+        sources.push(Source {
+            column: usize::MAX,
+            ty: quote!(::ecs_core::Entity),
+            mutable: false,
+            binding: ident("entity"),
+        });
+    }
+    sources
+}
+
+/// `a.zip(b).zip(c)` with the pattern `((a, b), c)`.
+fn zip(iters: Vec<TokenStream>, bindings: Vec<Ident>) -> (TokenStream, TokenStream) {
+    let mut iter = iters[0].clone();
+    let first = &bindings[0];
+    let mut pat = quote!(#first);
+    for (it, b) in iters.into_iter().zip(&bindings).skip(1) {
+        iter = quote!(#iter.zip(#it));
+        pat = quote!((#pat, #b));
+    }
+    (iter, pat)
+}
+
+/// The call of system `index` on one row of `store`.
+fn call(model: &Model, index: usize, store: usize, sources: &[Source]) -> TokenStream {
+    let sig = &model.signatures[store];
+    let system = &model.systems[index];
+    let args = system.params.iter().map(|p| match *p {
+        Param::Entity => quote!(*entity),
+        Param::Commands => quote!(&mut *commands),
+        Param::Resource { id, mutable } => {
+            let r = resource(id);
+            if mutable {
+                quote!(&mut *#r)
+            } else {
+                quote!(#r)
+            }
+        }
+        Param::Component {
+            id,
+            mutable,
+            optional,
+        } => {
+            if !sig.has(id) {
+                return quote!(::core::option::Option::None);
+            }
+            let v = match sig.layout {
+                LayoutDecl::Columns => {
+                    // Bound by `iter_mut` when a system of the pass writes the column (then
+                    // this is its only user), by `iter` otherwise.
+                    let b = value(id);
+                    let written = sources.iter().any(|s| s.binding == b && s.mutable);
+                    match (mutable, written) {
+                        (true, _) | (false, false) => quote!(#b),
+                        (false, true) => quote!(&*#b),
+                    }
+                }
+                LayoutDecl::Rows => {
+                    let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
+                    let holder = ident(if is_cold(model, sig, id) { "cold" } else { "row" });
+                    if mutable {
+                        quote!(&mut #holder.#f)
+                    } else {
+                        quote!(&#holder.#f)
+                    }
+                }
+            };
+            if optional {
+                quote!(::core::option::Option::Some(#v))
+            } else {
+                v
+            }
+        }
+    });
+    let path = &system.path;
+    quote!(#path(#(#args),*);)
+}
+
+/// Resource bindings `r<id>` for the given systems: `&mut` if one of them writes it (such a
+/// system runs alone in its pass).
+fn resource_bindings(model: &Model, systems: &[usize]) -> TokenStream {
+    let mut used: Vec<(usize, bool)> = Vec::new();
+    for &s in systems {
+        for p in &model.systems[s].params {
+            if let Param::Resource { id, mutable } = *p {
+                match used.iter_mut().find(|(r, _)| *r == id) {
+                    Some(entry) => entry.1 |= mutable,
+                    None => used.push((id, mutable)),
+                }
+            }
+        }
+    }
+    let fields = resource_fields(model);
+    let bindings = used.iter().map(|&(id, mutable)| {
+        let (b, f) = (resource(id), &fields[id]);
+        if mutable {
+            quote!(let #b = &mut resources.#f;)
+        } else {
+            quote!(let #b = &resources.#f;)
+        }
+    });
+    quote!(#(#bindings)*)
+}
+
+/// The smallest `min_chunk` of the systems (they share one pass), or the default.
+fn min_chunk(model: &Model, systems: &[usize]) -> TokenStream {
+    let set: Vec<usize> = systems
+        .iter()
+        .filter_map(|&s| model.systems[s].min_chunk)
+        .collect();
+    let default = quote!(::ecs_core::schedule::DEFAULT_MIN_CHUNK);
+    match set.iter().min() {
+        Some(&m) if set.len() == systems.len() => quote!(#m),
+        Some(&m) => quote!(#default.min(#m)),
+        None => default,
+    }
+}

@@ -1,0 +1,226 @@
+//! The model as data: the component-set flags, the resources struct, the row structs of `rows`
+//! signatures, the static tables `ecs_core` reads (components, stores with their columns and
+//! slots, systems, the schedule), and the impls that give each declared type its id.
+
+use super::*;
+use proc_macro2::Literal;
+
+pub(super) fn generate(model: &Model) -> TokenStream {
+    let width = format_ident!("u{}", model.mask_width());
+    let flags = model.components.iter().enumerate().map(|(i, c)| {
+        let name = &c.ident;
+        let d = doc(format!("Component `{}` (id {i}).", c.ident));
+        quote!(#d const #name = 1 << #i;)
+    });
+
+    let res_fields = resource_fields(model);
+    let res_types: Vec<&syn::Path> = model.resources.iter().map(|r| &r.path).collect();
+    let res_docs = model
+        .resources
+        .iter()
+        .map(|r| doc(format!("The world's `{}`.", r.ident)));
+
+    let rows_structs = model
+        .signatures
+        .iter()
+        .filter(|s| s.layout == LayoutDecl::Rows)
+        .map(|sig| row_structs(model, sig));
+
+    let components = model.components.iter().map(|c| {
+        let (name, path) = (c.ident.to_string(), &c.path);
+        quote!(::ecs_core::model::ComponentInfo { name: #name, ty: ::ecs_core::storage::ColumnType::of::<#path>() })
+    });
+    let stores = model.signatures.iter().map(|sig| store_info(model, sig));
+    let systems = model.systems.iter().map(|s| {
+        let name = s.ident.to_string();
+        let ids = s.matches.iter().map(|&m| m as u32);
+        quote!(::ecs_core::model::SystemInfo { name: #name, stores: &[#(#ids),*] })
+    });
+    let system_names: Vec<String> = model.systems.iter().map(|s| s.ident.to_string()).collect();
+    let (n_comp, n_sig, n_sys) = (
+        model.components.len(),
+        model.signatures.len(),
+        model.systems.len(),
+    );
+    let schedule = schedule(model);
+
+    let component_impls = model.components.iter().enumerate().map(|(i, c)| {
+        let (path, id) = (&c.path, i as u32);
+        quote!(unsafe impl ::ecs_core::ComponentOf<Model> for #path { const ID: u32 = #id; })
+    });
+    let signature_impls = model.signatures.iter().enumerate().map(|(i, s)| {
+        let (path, id) = (&s.path, i as u32);
+        quote!(unsafe impl ::ecs_core::SignatureOf<Model> for #path { const STORE: u32 = #id; })
+    });
+    let resource_impls = res_types.iter().zip(&res_fields).map(|(path, field)| {
+        quote! {
+            unsafe impl ::ecs_core::ResourceOf<Model> for #path {
+                #[inline]
+                fn get(resources: &Resources) -> &Self { &resources.#field }
+                #[inline]
+                fn get_mut(resources: &mut Resources) -> &mut Self { &mut resources.#field }
+            }
+        }
+    });
+
+    quote! {
+        ::ecs_core::bitflags::bitflags! {
+            /// A set of components, one bit per component (ids in name order).
+            #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            pub struct ComponentSet: #width {
+                #(#flags)*
+            }
+        }
+
+        /// The world's resources, one field per `#[derive(Resource)]` type.
+        #[derive(Default)]
+        pub struct Resources {
+            #( #res_docs pub #res_fields: #res_types, )*
+        }
+
+        #(#rows_structs)*
+
+        /// The model of this world: the tables `ecs_core` reads.
+        pub enum Model {}
+
+        static COMPONENTS: [::ecs_core::model::ComponentInfo; #n_comp] = [#(#components),*];
+        static STORES: [::ecs_core::model::StoreInfo; #n_sig] = [#(#stores),*];
+        static SYSTEMS: [::ecs_core::model::SystemInfo; #n_sys] = [#(#systems),*];
+
+        /// The systems, in declaration order.
+        pub static SYSTEM_NAMES: [&str; #n_sys] = [#(#system_names),*];
+
+        /// The generated schedule (see `World::schedule`).
+        pub static SCHEDULE: ::ecs_core::schedule::Schedule = #schedule;
+
+        unsafe impl ::ecs_core::WorldModel for Model {
+            type Resources = Resources;
+            fn components() -> &'static [::ecs_core::model::ComponentInfo] { &COMPONENTS }
+            fn stores() -> &'static [::ecs_core::model::StoreInfo] { &STORES }
+            fn systems() -> &'static [::ecs_core::model::SystemInfo] { &SYSTEMS }
+            fn tables() -> &'static ::ecs_core::model::Tables {
+                static TABLES: ::std::sync::OnceLock<::ecs_core::model::Tables> = ::std::sync::OnceLock::new();
+                TABLES.get_or_init(::ecs_core::model::Tables::build::<Model>)
+            }
+        }
+
+        #(#component_impls)*
+        #(#signature_impls)*
+        #(#resource_impls)*
+    }
+}
+
+/// The hot row struct and the cold struct of a `rows` signature.
+fn row_structs(model: &Model, sig: &Signature) -> TokenStream {
+    let name = sig.ident.to_string();
+    let comp_ty = |id: usize| &model.components[id].path;
+    let (row, cold) = (row_type(sig), cold_type(sig));
+    let hot = part_fields(model, sig, false);
+    let colds = part_fields(model, sig, true);
+    let (hot_f, hot_t): (Vec<&Ident>, Vec<&syn::Path>) =
+        hot.iter().map(|(f, id)| (f, comp_ty(*id))).unzip();
+    let (cold_f, cold_t): (Vec<&Ident>, Vec<&syn::Path>) =
+        colds.iter().map(|(f, id)| (f, comp_ty(*id))).unzip();
+    let row_doc = doc(format!(
+        "One row of `{name}`: its hot components, packed together."
+    ));
+    let cold_doc = doc(format!(
+        "The cold components of one `{name}` row, kept apart so hot loops skip them."
+    ));
+    let cold_struct = (!colds.is_empty()).then(|| {
+        quote! {
+            #cold_doc
+            #[repr(C)]
+            pub struct #cold { #( #[allow(missing_docs)] pub #cold_f: #cold_t, )* }
+        }
+    });
+    quote! {
+        #row_doc
+        #[repr(C)]
+        pub struct #row { #( #[allow(missing_docs)] pub #hot_f: #hot_t, )* }
+        #cold_struct
+    }
+}
+
+/// A store's `StoreInfo`: its columns and the slot of each component, in field order.
+fn store_info(model: &Model, sig: &Signature) -> TokenStream {
+    let name = sig.ident.to_string();
+    let mask = Literal::u128_unsuffixed(sig.mask);
+    let path = &sig.path;
+    let column_of = |t: TokenStream| quote!(::ecs_core::storage::ColumnType::of::<#t>());
+    let (layout, columns, slots): (TokenStream, Vec<TokenStream>, Vec<TokenStream>) =
+        match sig.layout {
+            LayoutDecl::Columns => (
+                quote!(Columns),
+                sig.fields
+                    .iter()
+                    .map(|(_, id)| {
+                        let p = &model.components[*id].path;
+                        column_of(quote!(#p))
+                    })
+                    .collect(),
+                sig.fields
+                    .iter()
+                    .enumerate()
+                    .map(|(k, (_, id))| {
+                        let (c, k) = (*id as u32, k as u32);
+                        quote!(::ecs_core::model::Slot { component: #c, column: #k, offset: 0 })
+                    })
+                    .collect(),
+            ),
+            LayoutDecl::Rows => {
+                let (row, cold) = (row_type(sig), cold_type(sig));
+                let has_cold = sig.fields.iter().any(|(_, id)| is_cold(model, sig, *id));
+                let mut columns = vec![column_of(quote!(#row))];
+                if has_cold {
+                    columns.push(column_of(quote!(#cold)));
+                }
+                let slots = sig
+                    .fields
+                    .iter()
+                    .map(|(f, id)| {
+                        let c = *id as u32;
+                        let (column, holder) = if is_cold(model, sig, *id) {
+                            (1u32, &cold)
+                        } else {
+                            (0u32, &row)
+                        };
+                        quote!(::ecs_core::model::Slot { component: #c, column: #column, offset: ::core::mem::offset_of!(#holder, #f) as u32 })
+                    })
+                    .collect();
+                (quote!(Rows), columns, slots)
+            }
+        };
+    quote! {
+        ::ecs_core::model::StoreInfo {
+            name: #name,
+            mask: #mask,
+            layout: ::ecs_core::Layout::#layout,
+            columns: &[#(#columns),*],
+            slots: &[#(#slots),*],
+            signature: ::core::any::TypeId::of::<#path>,
+        }
+    }
+}
+
+/// The schedule as a static `Schedule` value.
+fn schedule(model: &Model) -> TokenStream {
+    let stages = model.stages.iter().map(|stage| {
+        let names: Vec<String> = stage
+            .iter()
+            .map(|&i| model.systems[i].ident.to_string())
+            .collect();
+        let stores = model.signatures.iter().enumerate().filter_map(|(s, sig)| {
+            let here: Vec<String> = stage
+                .iter()
+                .filter(|&&i| model.systems[i].matches.contains(&s))
+                .map(|&i| model.systems[i].ident.to_string())
+                .collect();
+            let name = sig.ident.to_string();
+            (!here.is_empty()).then(|| quote!((#name, &[#(#here),*])))
+        });
+        let parallel = !stage.iter().any(|&i| model.systems[i].sequential());
+        quote!(::ecs_core::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], parallel: #parallel })
+    });
+    quote!(::ecs_core::schedule::Schedule { stages: &[#(#stages),*] })
+}

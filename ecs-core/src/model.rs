@@ -1,0 +1,252 @@
+//! What a generated world tells the runtime about itself: its components, its stores (one per
+//! declared signature) and how each store lays out its components, as static tables.
+//!
+//! The generated file implements [`WorldModel`] for a marker type with these tables, and
+//! [`ComponentOf`], [`SignatureOf`] and [`ResourceOf`] for the declared types. Everything else —
+//! spawning, despawning, moves between stores, queries, statistics, invariant checks — is
+//! written once in this crate, generic over the model (prost's rule: the generated code holds
+//! types and tables, the runtime holds the logic). [`Tables`] derives the lookup tables the
+//! runtime needs (component → slot per store, the insert/remove transitions) once per process.
+//!
+//! # Safety
+//!
+//! The traits are `unsafe` to implement because the runtime reads and writes component memory
+//! through raw pointers computed from these tables. Only the generator implements them.
+
+use crate::storage::ColumnType;
+use crate::Component;
+use rustc_hash::FxHashMap;
+use std::any::TypeId;
+
+pub use crate::stats::Layout;
+
+/// A declared component.
+#[derive(Debug)]
+pub struct ComponentInfo {
+    /// Its type name as declared.
+    pub name: &'static str,
+    /// Its size, alignment, drop and `TypeId`.
+    pub ty: ColumnType,
+}
+
+/// Where a component lives in a store: a column, and a byte offset in the column's element
+/// (0 in a `columns` store; the field offset in a `rows` store's row struct).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// Component id.
+    pub component: u32,
+    /// Column index in the store.
+    pub column: u32,
+    /// Byte offset within the column's element.
+    pub offset: u32,
+}
+
+/// A declared signature's store.
+#[derive(Debug)]
+pub struct StoreInfo {
+    /// The signature's name.
+    pub name: &'static str,
+    /// Its component set: bit `i` is component `i`.
+    pub mask: u128,
+    /// Its layout.
+    pub layout: Layout,
+    /// The element type of each column.
+    pub columns: &'static [ColumnType],
+    /// One slot per component, in the signature's field declaration order.
+    pub slots: &'static [Slot],
+    /// The signature type's `TypeId` (for spawn commands).
+    pub signature: fn() -> TypeId,
+}
+
+/// A system, for reports: its name and the stores it runs over.
+#[derive(Debug)]
+pub struct SystemInfo {
+    /// The function's name.
+    pub name: &'static str,
+    /// Store ids it matches, ascending.
+    pub stores: &'static [u32],
+}
+
+/// The static description of a generated world. Implemented by generated code only.
+///
+/// # Safety
+///
+/// - `components()[i].ty` is the column type of the type whose [`ComponentOf::ID`] is `i`.
+/// - For every store, `slots` has exactly one slot per bit of `mask`, in the field order of the
+///   signature whose [`SignatureOf::STORE`] is the store's index; a slot's component, of type
+///   `T`, lives at `offset` bytes into each element of column `column`, aligned for `T`, with
+///   every byte of `T` inside the element; slots of one store do not overlap; every byte of a
+///   column's element that is not padding belongs to some slot (so writing every slot
+///   initialises the element).
+/// - `tables()` returns `Tables::build::<Self>()` (computed once).
+pub unsafe trait WorldModel: Sized + 'static {
+    /// The generated struct holding one value of each resource.
+    type Resources: Default + Send + Sync + 'static;
+    /// Components by id.
+    fn components() -> &'static [ComponentInfo];
+    /// Stores by id.
+    fn stores() -> &'static [StoreInfo];
+    /// Systems in declaration order.
+    fn systems() -> &'static [SystemInfo];
+    /// The derived lookup tables.
+    fn tables() -> &'static Tables;
+}
+
+/// A component of world model `M`. Implemented by generated code only.
+///
+/// # Safety
+/// `ID` is the index of `Self`'s entry in `M::components()`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a component of this world",
+    note = "declare it with `#[derive(Component)]` in a file the build script scans, and use it in a signature"
+)]
+pub unsafe trait ComponentOf<M: WorldModel>: Component {
+    /// The component's id: its bit is `1 << ID`.
+    const ID: u32;
+}
+
+/// A declared signature of world model `M`. Implemented by generated code only.
+///
+/// # Safety
+/// `STORE` is the index of the store whose slots list `Self`'s fields in declaration order, and
+/// `Self::write_parts` puts exactly those components in that order.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a declared signature of this world",
+    label = "not a signature of this world",
+    note = "declare it with `#[derive(Signature)]` in a file the build script scans"
+)]
+pub unsafe trait SignatureOf<M: WorldModel>: crate::Signature {
+    /// The signature's store id.
+    const STORE: u32;
+}
+
+/// A resource of world model `M`. Implemented by generated code only.
+///
+/// # Safety
+/// None beyond Rust's: `unsafe` only so that every trait the generated code implements is.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a resource of this world",
+    note = "declare it with `#[derive(Resource)]` in a file the build script scans"
+)]
+pub unsafe trait ResourceOf<M: WorldModel>: crate::Resource {
+    /// The world's value.
+    fn get(resources: &M::Resources) -> &Self;
+    /// The world's value, mutable.
+    fn get_mut(resources: &mut M::Resources) -> &mut Self;
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Lookup tables derived from a model's static description, built once per process.
+///
+/// They are dense (stores × components) because `insert`/`remove` and `get` index them on every
+/// call; they are computed at run time rather than generated so that the generated file grows
+/// with what is declared, not with components × signatures.
+#[derive(Debug)]
+pub struct Tables {
+    components: usize,
+    /// `store * components + c` → index of c's slot in the store's `slots`, or NONE.
+    slot_of: Vec<u32>,
+    /// `store * components + c` → the store with c added, or NONE.
+    insert_to: Vec<u32>,
+    /// `store * components + c` → the store with c taken away, or NONE.
+    remove_to: Vec<u32>,
+    /// Component sizes by id.
+    sizes: Vec<usize>,
+    by_mask: FxHashMap<u128, u32>,
+    component_by_type: FxHashMap<TypeId, u32>,
+    store_by_type: FxHashMap<TypeId, u32>,
+}
+
+impl Tables {
+    /// Derives the tables of `M`.
+    pub fn build<M: WorldModel>() -> Tables {
+        let comps = M::components();
+        let stores = M::stores();
+        let n = comps.len();
+        let by_mask: FxHashMap<u128, u32> = stores
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.mask, i as u32))
+            .collect();
+        let mut slot_of = vec![NONE; stores.len() * n];
+        let mut insert_to = vec![NONE; stores.len() * n];
+        let mut remove_to = vec![NONE; stores.len() * n];
+        for (s, store) in stores.iter().enumerate() {
+            for (k, slot) in store.slots.iter().enumerate() {
+                slot_of[s * n + slot.component as usize] = k as u32;
+            }
+            for c in 0..n {
+                let bit = 1u128 << c;
+                let target = if store.mask & bit == 0 {
+                    &mut insert_to
+                } else {
+                    &mut remove_to
+                };
+                if let Some(&t) = by_mask.get(&(store.mask ^ bit)) {
+                    target[s * n + c] = t;
+                }
+            }
+        }
+        Tables {
+            components: n,
+            slot_of,
+            insert_to,
+            remove_to,
+            sizes: comps.iter().map(|c| c.ty.size).collect(),
+            by_mask,
+            component_by_type: comps
+                .iter()
+                .enumerate()
+                .map(|(i, c)| ((c.ty.type_id)(), i as u32))
+                .collect(),
+            store_by_type: stores
+                .iter()
+                .enumerate()
+                .map(|(i, s)| ((s.signature)(), i as u32))
+                .collect(),
+        }
+    }
+
+    /// Index of component `c`'s slot in store `store`'s slot list.
+    #[inline]
+    pub fn slot_index(&self, store: u32, c: u32) -> Option<usize> {
+        let k = self.slot_of[store as usize * self.components + c as usize];
+        (k != NONE).then_some(k as usize)
+    }
+
+    /// The store an entity of `store` moves to when `c` is inserted.
+    #[inline]
+    pub fn insert_target(&self, store: u32, c: u32) -> Option<u32> {
+        let t = self.insert_to[store as usize * self.components + c as usize];
+        (t != NONE).then_some(t)
+    }
+
+    /// The store an entity of `store` moves to when `c` is removed.
+    #[inline]
+    pub fn remove_target(&self, store: u32, c: u32) -> Option<u32> {
+        let t = self.remove_to[store as usize * self.components + c as usize];
+        (t != NONE).then_some(t)
+    }
+
+    /// Component sizes by id.
+    #[inline]
+    pub fn sizes(&self) -> &[usize] {
+        &self.sizes
+    }
+
+    /// The store whose component set is `mask`.
+    pub fn store_with_mask(&self, mask: u128) -> Option<u32> {
+        self.by_mask.get(&mask).copied()
+    }
+
+    /// The id of the component type `t`.
+    pub fn component_of_type(&self, t: TypeId) -> Option<u32> {
+        self.component_by_type.get(&t).copied()
+    }
+
+    /// The store of the signature type `t`.
+    pub fn store_of_type(&self, t: TypeId) -> Option<u32> {
+        self.store_by_type.get(&t).copied()
+    }
+}

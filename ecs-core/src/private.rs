@@ -1,0 +1,152 @@
+//! Items that exist only for generated code: typed, checked access to the columns of the
+//! stores a system pass visits. Not part of the public API (hidden from the docs, may change
+//! without notice); safe to call, since every view is checked (column types, one mutable
+//! borrow per column) and no view can change a store's length or move a row.
+
+pub use crate::schedule::parts::{run_parts, run_parts_inline, Pending, SplitRows};
+pub use crate::schedule::Commands;
+
+use crate::entity::{Entity, EntityManager};
+use crate::model::WorldModel;
+use crate::storage::{Column, Store};
+
+/// What a generated pass borrows from the world at once.
+pub struct Pass<'w, M: WorldModel> {
+    /// The stores, handed out by id in ascending order.
+    pub stores: StoresMut<'w>,
+    /// The resources.
+    pub resources: &'w mut M::Resources,
+    /// The entity manager, for [`Commands::spawn`]'s reservations.
+    pub entities: &'w EntityManager,
+    /// The world's `min_chunk` override.
+    pub min_chunk: Option<usize>,
+}
+
+impl<'w, M: WorldModel> Pass<'w, M> {
+    pub(crate) fn new(
+        stores: &'w mut [Store],
+        resources: &'w mut M::Resources,
+        entities: &'w EntityManager,
+        min_chunk: Option<usize>,
+    ) -> Self {
+        Pass {
+            stores: StoresMut {
+                rest: stores,
+                offset: 0,
+            },
+            resources,
+            entities,
+            min_chunk,
+        }
+    }
+}
+
+/// Hands out stores by id, each at most once, in ascending id order.
+pub struct StoresMut<'w> {
+    rest: &'w mut [Store],
+    offset: usize,
+}
+
+impl<'w> StoresMut<'w> {
+    /// The columns of store `id`.
+    ///
+    /// # Panics
+    /// When `id` is not above every id taken before, or out of range.
+    pub fn take(&mut self, id: u32) -> StoreColumns<'w> {
+        let at = (id as usize)
+            .checked_sub(self.offset)
+            .expect("stores are taken in ascending id order");
+        let rest = std::mem::take(&mut self.rest);
+        let (_, from) = rest.split_at_mut(at);
+        let (store, after) = from.split_first_mut().expect("store id in range");
+        self.rest = after;
+        self.offset = id as usize + 1;
+        StoreColumns {
+            len: store.len(),
+            entities: store.entities(),
+            columns: store.columns(),
+            taken_mut: 0,
+            taken_ref: 0,
+        }
+    }
+}
+
+/// Typed slices of one store's columns, each column borrowed mutably at most once (or shared
+/// any number of times), checked.
+pub struct StoreColumns<'w> {
+    len: usize,
+    entities: &'w [Entity],
+    columns: &'w [Column],
+    taken_mut: u128,
+    taken_ref: u128,
+}
+
+impl<'w> StoreColumns<'w> {
+    fn column<T: 'static>(&self, k: usize) -> &'w Column {
+        let c = &self.columns[k];
+        assert!(c.is_type::<T>(), "column {k} is not a column of {}", std::any::type_name::<T>());
+        c
+    }
+
+    /// Column `k` as a shared slice of `T`.
+    ///
+    /// # Panics
+    /// When `T` is not the column's type or the column is borrowed mutably.
+    #[inline]
+    pub fn col<T: Sync + 'static>(&mut self, k: usize) -> &'w [T] {
+        let bit = 1u128 << k;
+        assert!(self.taken_mut & bit == 0, "column {k} is borrowed mutably");
+        self.taken_ref |= bit;
+        let c = self.column::<T>(k);
+        // SAFETY: the column holds `len` initialised T (store invariant, type checked); no
+        // mutable slice of it was handed out (checked), and the store's `&'w mut` borrow held
+        // by the pass excludes every other access.
+        unsafe { std::slice::from_raw_parts(c.base().cast::<T>(), self.len) }
+    }
+
+    /// Column `k` as a mutable slice of `T`.
+    ///
+    /// # Panics
+    /// When `T` is not the column's type or the column is already borrowed.
+    #[inline]
+    pub fn col_mut<T: Send + 'static>(&mut self, k: usize) -> &'w mut [T] {
+        let bit = 1u128 << k;
+        assert!((self.taken_mut | self.taken_ref) & bit == 0, "column {k} is borrowed twice");
+        self.taken_mut |= bit;
+        let c = self.column::<T>(k);
+        // SAFETY: as in `col`; this is the only slice of the column (checked), and the data is
+        // a separate allocation from the `Column` struct the shared borrow points at.
+        unsafe { std::slice::from_raw_parts_mut(c.base().cast::<T>(), self.len) }
+    }
+
+    /// The entity of each row.
+    #[inline]
+    pub fn entities(&self) -> &'w [Entity] {
+        self.entities
+    }
+}
+
+/// Declares a pass's part enum (one variant per store, holding a tuple of that store's column
+/// slices) and its [`SplitRows`] impl, so the generated file holds only the variants.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __parts {
+    ($name:ident<$lt:lifetime> { $($variant:ident($ty:ty)),* $(,)? }) => {
+        enum $name<$lt> { $($variant($ty)),* }
+        impl $crate::__private::SplitRows for $name<'_> {
+            #[inline]
+            fn len(&self) -> usize {
+                match self { $($name::$variant(c) => $crate::__private::SplitRows::len(c),)* }
+            }
+            #[inline]
+            fn split_at(self, mid: usize) -> (Self, Self) {
+                match self {
+                    $($name::$variant(c) => {
+                        let (a, b) = $crate::__private::SplitRows::split_at(c, mid);
+                        ($name::$variant(a), $name::$variant(b))
+                    })*
+                }
+            }
+        }
+    };
+}

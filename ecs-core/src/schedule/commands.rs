@@ -1,0 +1,218 @@
+//! [`Commands`]: structural changes a system requests while it runs, applied by the world at
+//! the end of the system's stage (or of `run_<system>`), in row order.
+
+use crate::component::{Component, PartSink, Signature};
+use crate::entity::{Entity, EntityManager};
+use crate::world::WorldError;
+use std::any::{Any, TypeId};
+use std::fmt;
+use std::mem::ManuallyDrop;
+
+/// Structural changes requested by a system (`commands: &mut Commands`). They are applied at
+/// the end of the system's stage in row order, so a parallel run applies them in the same
+/// order as a sequential one. Failures are returned by the `run_*` method.
+///
+/// [`Commands::spawn`] reserves the new entity at once, so the system can refer to it (store
+/// it in a component, or `insert` into it in the same buffer).
+pub struct Commands<'w> {
+    ops: Vec<Command>,
+    entities: &'w EntityManager,
+}
+
+impl fmt::Debug for Commands<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Commands")
+            .field("len", &self.ops.len())
+            .finish()
+    }
+}
+
+impl<'w> Commands<'w> {
+    /// An empty buffer reserving new entities from `entities`.
+    #[doc(hidden)]
+    pub fn __new(entities: &'w EntityManager) -> Self {
+        Commands {
+            ops: Vec::new(),
+            entities,
+        }
+    }
+
+    /// Number of requested changes.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// True when nothing was requested.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Spawns an entity of signature `S` and returns its id at once. The entity is alive
+    /// from when the commands are applied. If the entity index space is exhausted the
+    /// returned id is never alive and the run reports the error.
+    pub fn spawn<S: Signature>(&mut self, value: S) -> Entity {
+        match self.entities.reserve() {
+            Ok(entity) => {
+                self.ops.push(Command::Spawn {
+                    entity,
+                    value: Box::new(value),
+                });
+                entity
+            }
+            Err(e) => {
+                self.ops.push(Command::Failed(e.into()));
+                crate::entity::Entity::from_bits(u32::MAX)
+            }
+        }
+    }
+
+    /// Despawns `entity` (nothing happens if it is already gone).
+    pub fn despawn(&mut self, entity: Entity) {
+        self.ops.push(Command::Despawn(entity));
+    }
+
+    /// Inserts (or replaces) a component.
+    pub fn insert<C: Component>(&mut self, entity: Entity, component: C) {
+        self.ops.push(Command::Insert {
+            entity,
+            value: Box::new(component),
+            type_name: std::any::type_name::<C>(),
+        });
+    }
+
+    /// Removes a component (dropping it).
+    pub fn remove<C: Component>(&mut self, entity: Entity) {
+        self.ops.push(Command::Remove {
+            entity,
+            type_id: TypeId::of::<C>(),
+            type_name: std::any::type_name::<C>(),
+        });
+    }
+
+    /// The requested changes, in request order.
+    pub(crate) fn into_ops(self) -> Vec<Command> {
+        self.ops
+    }
+}
+
+/// A deferred structural change, type-erased: the world finds the component or signature by
+/// the value's `TypeId`.
+pub(crate) enum Command {
+    /// Spawn a signature value as a reserved entity.
+    Spawn {
+        entity: Entity,
+        value: Box<dyn SpawnValue>,
+    },
+    /// Despawn an entity.
+    Despawn(Entity),
+    /// Insert a component value.
+    Insert {
+        entity: Entity,
+        value: Box<dyn Any + Send>,
+        type_name: &'static str,
+    },
+    /// Remove a component.
+    Remove {
+        entity: Entity,
+        type_id: TypeId,
+        type_name: &'static str,
+    },
+    /// A request that failed when it was made (reported when applied).
+    Failed(WorldError),
+}
+
+/// Takes the bytes of a signature's parts whose types are known only by `TypeId`.
+pub(crate) trait RawSink {
+    /// Takes ownership of `size` bytes at `value`, a value of type `type_id`.
+    ///
+    /// # Safety
+    /// `value` points to an initialised value of that type and size, which the caller will
+    /// not use or drop again.
+    unsafe fn put_raw(&mut self, type_id: TypeId, size: usize, value: *mut u8);
+}
+
+/// A signature value whose type is erased (spawn commands).
+pub(crate) trait SpawnValue: Send {
+    /// The signature type.
+    fn signature_type(&self) -> TypeId;
+    /// Its name, for errors.
+    fn type_name(&self) -> &'static str;
+    /// Moves every part into `sink`, in field order.
+    fn write_into(self: Box<Self>, sink: &mut dyn RawSink);
+}
+
+struct Adapter<'a>(&'a mut dyn RawSink);
+
+impl PartSink for Adapter<'_> {
+    fn put<C: Component>(&mut self, value: C) {
+        let mut value = ManuallyDrop::new(value);
+        // SAFETY: an initialised C, never used again (ManuallyDrop, not dropped here).
+        unsafe {
+            self.0
+                .put_raw(TypeId::of::<C>(), size_of::<C>(), (&mut *value as *mut C).cast())
+        }
+    }
+}
+
+impl<S: Signature> SpawnValue for S {
+    fn signature_type(&self) -> TypeId {
+        TypeId::of::<S>()
+    }
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<S>()
+    }
+    fn write_into(self: Box<Self>, sink: &mut dyn RawSink) {
+        (*self).write_parts(&mut Adapter(sink));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Marker;
+    impl Component for Marker {
+        const COLD: bool = false;
+    }
+
+    #[test]
+    fn commands_keep_request_order_and_reserve_distinct_ids() {
+        let mut manager = EntityManager::new();
+        let live = manager.create().unwrap();
+        let mut c = Commands::__new(&manager);
+        c.despawn(Entity::new(1, 0));
+        c.remove::<Marker>(Entity::new(2, 0));
+        c.insert(Entity::new(3, 0), Marker);
+        let (a, b) = (c.spawn(()), c.spawn(()));
+        assert!(a != b && a != live && b != live);
+        assert_eq!(c.len(), 5);
+        let kinds: Vec<&str> = c
+            .into_ops()
+            .into_iter()
+            .map(|op| match op {
+                Command::Despawn(_) => "despawn",
+                Command::Remove { type_id, .. } => {
+                    assert_eq!(type_id, TypeId::of::<Marker>());
+                    "remove"
+                }
+                Command::Insert { type_name, .. } => {
+                    assert!(type_name.ends_with("Marker"));
+                    "insert"
+                }
+                Command::Spawn { entity, value } => {
+                    assert_eq!(value.signature_type(), TypeId::of::<()>());
+                    assert!(entity == a || entity == b);
+                    "spawn"
+                }
+                Command::Failed(_) => "failed",
+            })
+            .collect();
+        assert_eq!(kinds, ["despawn", "remove", "insert", "spawn", "spawn"]);
+    }
+
+    // `()` as a signature with no parts, for the tests above.
+    impl Signature for () {
+        const LEN: usize = 0;
+        fn write_parts<S: PartSink>(self, _: &mut S) {}
+    }
+}

@@ -1,0 +1,259 @@
+//! How a pass's rows are cut into work for rayon's pool.
+//!
+//! A pass (one system, or one stage of fused systems) visits several stores. The generated code
+//! hands the runner one *part* per store — a tuple of typed column slices — and one body that
+//! runs the systems over a part. The runner sums the rows of all parts: under `2 × min_chunk`
+//! rows (or on a one-thread pool) every part runs inline, in store order; otherwise the parts
+//! are cut and grouped into jobs of about `total / (threads × 4)` rows (never fewer than
+//! `min_chunk`), so many small stores share the cores as well as one large store does. Jobs
+//! run on rayon's pool; each has its own [`Commands`] buffer, and the buffers are applied in
+//! job order, which is row order.
+//!
+//! The runner is instantiated once per pass (its part type), not once per (pass, store).
+
+use super::commands::{Command, Commands};
+use crate::entity::EntityManager;
+use rayon::prelude::*;
+
+/// Chunks handed out per thread, so uneven progress of threads still balances.
+const CHUNKS_PER_THREAD: usize = 4;
+
+/// Rows of a part of a pass: a column slice, or a tuple of slices of one length, that can be
+/// cut in two.
+pub trait SplitRows: Sized + Send {
+    /// Number of rows.
+    fn len(&self) -> usize;
+    /// True when there are no rows.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Rows `..mid` and `mid..`.
+    fn split_at(self, mid: usize) -> (Self, Self);
+}
+
+impl<T: Send> SplitRows for &mut [T] {
+    #[inline]
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+    #[inline]
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        self.split_at_mut(mid)
+    }
+}
+
+impl<T: Sync> SplitRows for &[T] {
+    #[inline]
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+    #[inline]
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        <[T]>::split_at(self, mid)
+    }
+}
+
+macro_rules! tuple_split {
+    ($($name:ident $idx:tt),+) => {
+        impl<$($name: SplitRows),+> SplitRows for ($($name,)+) {
+            #[inline]
+            fn len(&self) -> usize {
+                self.0.len()
+            }
+            #[inline]
+            fn split_at(self, mid: usize) -> (Self, Self) {
+                $( let $name = self.$idx.split_at(mid); )+
+                (($($name.0,)+), ($($name.1,)+))
+            }
+        }
+    };
+}
+
+#[allow(non_snake_case)]
+mod tuples {
+    use super::SplitRows;
+    tuple_split!(A 0);
+    tuple_split!(A 0, B 1);
+    tuple_split!(A 0, B 1, C 2);
+    tuple_split!(A 0, B 1, C 2, D 3);
+    tuple_split!(A 0, B 1, C 2, D 3, E 4);
+    tuple_split!(A 0, B 1, C 2, D 3, E 4, F 5);
+    tuple_split!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+    tuple_split!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+    tuple_split!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+    tuple_split!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+    tuple_split!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+    tuple_split!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+}
+
+/// Rows per job for a pass over `total` rows on `threads` threads, or `None` when the pass
+/// runs inline: fewer than `2 × min_chunk` rows (saturating: `usize::MAX` means never split),
+/// or one thread. `min_chunk` 0 acts as 1.
+#[inline]
+pub fn job_rows(total: usize, min_chunk: usize, threads: usize) -> Option<usize> {
+    let min_chunk = min_chunk.max(1);
+    if total < min_chunk.saturating_mul(2) || threads <= 1 {
+        return None;
+    }
+    Some(
+        total
+            .div_ceil(threads.saturating_mul(CHUNKS_PER_THREAD))
+            .max(min_chunk),
+    )
+}
+
+/// Rows per chunk for a single store of `len` rows on the current pool: `len` itself (one
+/// chunk, inline) when the pass is too small to split or the pool has one thread.
+#[inline]
+pub fn chunk_len(len: usize, min_chunk: usize) -> usize {
+    // The size test first: asking rayon for its thread count is not free (and starts its
+    // global pool), and most stores are too small to split anyway.
+    if len < min_chunk.max(1).saturating_mul(2) {
+        return len.max(1);
+    }
+    job_rows(len, min_chunk, rayon::current_num_threads()).unwrap_or(len.max(1))
+}
+
+/// Requested changes of a pass, in row order, for the world to apply.
+#[doc(hidden)]
+#[must_use]
+pub struct Pending(pub(crate) Vec<Vec<Command>>);
+
+/// Cuts `parts` into jobs of about `rows` rows each, in order.
+fn jobs<P: SplitRows>(parts: impl IntoIterator<Item = P>, rows: usize) -> Vec<Vec<P>> {
+    let mut jobs = Vec::new();
+    let mut job = Vec::new();
+    let mut room = rows;
+    for mut part in parts {
+        while !part.is_empty() {
+            if part.len() < room {
+                room -= part.len();
+                job.push(part);
+                break;
+            }
+            let (head, tail) = part.split_at(room);
+            job.push(head);
+            jobs.push(std::mem::take(&mut job));
+            room = rows;
+            part = tail;
+        }
+    }
+    if !job.is_empty() {
+        jobs.push(job);
+    }
+    jobs
+}
+
+/// Runs `body` over every part: inline for a small pass, else in jobs on rayon's pool (see the
+/// module docs). Returns the commands requested, in row order.
+pub fn run_parts<P: SplitRows, const N: usize>(
+    parts: [P; N],
+    min_chunk: usize,
+    entities: &EntityManager,
+    body: &(dyn Fn(P, &mut Commands<'_>) + Sync),
+) -> Pending {
+    let total: usize = parts.iter().map(P::len).sum();
+    let rows = if total < min_chunk.max(1).saturating_mul(2) {
+        None
+    } else {
+        job_rows(total, min_chunk, rayon::current_num_threads())
+    };
+    let Some(rows) = rows else {
+        let mut commands = Commands::__new(entities);
+        for part in parts {
+            if !part.is_empty() {
+                body(part, &mut commands);
+            }
+        }
+        return Pending(vec![commands.into_ops()]);
+    };
+    Pending(
+        jobs(parts, rows)
+            .into_par_iter()
+            .map(|job| {
+                let mut commands = Commands::__new(entities);
+                for part in job {
+                    body(part, &mut commands);
+                }
+                commands.into_ops()
+            })
+            .collect(),
+    )
+}
+
+/// Runs `body` over every part on the calling thread, in store order: the pass of a system
+/// that writes a resource.
+pub fn run_parts_inline<P: SplitRows, const N: usize>(
+    parts: [P; N],
+    entities: &EntityManager,
+    body: &mut dyn FnMut(P, &mut Commands<'_>),
+) -> Pending {
+    let mut commands = Commands::__new(entities);
+    for part in parts {
+        if !part.is_empty() {
+            body(part, &mut commands);
+        }
+    }
+    Pending(vec![commands.into_ops()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_rows_follow_the_size_rule() {
+        assert_eq!(job_rows(100, 64, 2), None, "under 2 × min_chunk: inline");
+        assert_eq!(job_rows(1_000_000, 1, 1), None, "one thread: inline");
+        assert_eq!(job_rows(100_000, 1000, 2), Some(100_000usize.div_ceil(8)));
+        assert_eq!(job_rows(10_000, 4000, 2), Some(4000), "never below min_chunk");
+        assert_eq!(job_rows(10, 0, 2), Some(2), "min_chunk 0 acts as 1");
+        assert_eq!(job_rows(usize::MAX, usize::MAX, 2), None, "usize::MAX never splits");
+        assert_eq!(job_rows(usize::MAX - 1, usize::MAX / 2, 2), None);
+    }
+
+    #[test]
+    fn chunk_len_never_overflows() {
+        assert_eq!(chunk_len(10, usize::MAX), 10);
+        assert_eq!(chunk_len(0, usize::MAX), 1);
+    }
+
+    #[test]
+    fn jobs_cut_and_group_parts_in_order() {
+        let mut a: Vec<u32> = (0..10).collect();
+        let mut b: Vec<u32> = (10..13).collect();
+        let mut c: Vec<u32> = (13..30).collect();
+        let parts = [&mut a[..], &mut b[..], &mut c[..]];
+        let js = jobs(parts, 8);
+        let flat: Vec<Vec<u32>> = js
+            .iter()
+            .map(|j| j.iter().flat_map(|p| p.iter().copied()).collect())
+            .collect();
+        assert_eq!(flat.len(), 4);
+        assert_eq!(flat[0], (0..8).collect::<Vec<_>>());
+        assert_eq!(flat[1], (8..16).collect::<Vec<_>>(), "small parts group together");
+        assert_eq!(flat[3], (24..30).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn run_parts_visits_every_row_once_on_any_pool() {
+        for threads in [1, 2, 4] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let manager = EntityManager::new();
+            let mut a: Vec<u64> = vec![1; 5000];
+            let mut b: Vec<u64> = vec![1; 30];
+            pool.install(|| {
+                let pending = run_parts([&mut a[..], &mut b[..]], 16, &manager, &|p, _| {
+                    for x in p {
+                        *x += 1;
+                    }
+                });
+                assert!(pending.0.iter().all(Vec::is_empty));
+            });
+            assert!(a.iter().chain(&b).all(|&x| x == 2), "{threads} threads");
+        }
+    }
+}

@@ -1,0 +1,374 @@
+//! A type-erased column: the values of one type for every row of a store, in one allocation.
+//!
+//! A [`Column`] knows its element type only through a [`ColumnType`] (size, alignment, drop
+//! function, `TypeId`). It owns capacity, not length: the store it belongs to keeps one length
+//! for all of its columns, so rows `0..len` of every column are initialised and nothing else is.
+//! Typed access ([`Column::as_slice`]) checks the `TypeId` once per call, so a wrong type is a
+//! panic, never a misread.
+
+use std::alloc::{self, Layout};
+use std::any::TypeId;
+use std::ptr::NonNull;
+
+/// What a column needs to know about its element type. Built by [`ColumnType::of`].
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnType {
+    /// Size of one element in bytes (a multiple of `align`, possibly 0).
+    pub size: usize,
+    /// Alignment of the element type.
+    pub align: usize,
+    /// Drops `n` consecutive initialised elements starting at the pointer; `None` when the
+    /// type needs no drop. Dropping continues past a panicking element, like a slice's drop.
+    pub drop_slice: Option<unsafe fn(*mut u8, usize)>,
+    /// The element type's `TypeId`.
+    pub type_id: fn() -> TypeId,
+    /// The element type's name, for errors.
+    pub type_name: fn() -> &'static str,
+}
+
+/// # Safety
+/// `ptr` points to `n` initialised, aligned values of `T` that are not used again.
+unsafe fn drop_slice<T>(ptr: *mut u8, n: usize) {
+    // SAFETY: guaranteed by the caller; `drop_in_place` on a slice keeps dropping the remaining
+    // elements if one of them panics.
+    unsafe { std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(ptr.cast::<T>(), n)) }
+}
+
+impl ColumnType {
+    /// The column type of `T`.
+    pub const fn of<T: 'static>() -> ColumnType {
+        ColumnType {
+            size: size_of::<T>(),
+            align: align_of::<T>(),
+            drop_slice: if std::mem::needs_drop::<T>() {
+                Some(drop_slice::<T> as unsafe fn(*mut u8, usize))
+            } else {
+                None
+            },
+            type_id: TypeId::of::<T>,
+            type_name: std::any::type_name::<T>,
+        }
+    }
+
+    /// Is this the column type of `T`?
+    #[inline]
+    pub fn is<T: 'static>(&self) -> bool {
+        (self.type_id)() == TypeId::of::<T>()
+    }
+}
+
+/// Capacity for `cap` elements of a type, without the length: the owning store keeps it.
+pub struct Column {
+    data: NonNull<u8>,
+    cap: usize,
+    ty: &'static ColumnType,
+    /// `(ty.type_id)()`, kept so typed access compares ids without an indirect call.
+    type_id: TypeId,
+}
+
+// SAFETY: a column owns values of a type that is `Send + Sync` (components and generated row
+// structs of components, which require both); it holds no shared state of its own.
+unsafe impl Send for Column {}
+// SAFETY: as above; `&Column` gives only shared access to the values.
+unsafe impl Sync for Column {}
+
+impl Column {
+    /// An empty column of `ty`.
+    pub fn new(ty: &'static ColumnType) -> Self {
+        Column {
+            data: dangling(ty.align),
+            // Zero-sized types never allocate: every capacity is available.
+            cap: if ty.size == 0 { usize::MAX } else { 0 },
+            ty,
+            type_id: (ty.type_id)(),
+        }
+    }
+
+    /// The element type.
+    #[inline]
+    pub fn ty(&self) -> &'static ColumnType {
+        self.ty
+    }
+
+    /// Elements that fit without reallocating.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// Bytes allocated.
+    pub fn allocated_bytes(&self) -> usize {
+        if self.ty.size == 0 {
+            0
+        } else {
+            self.cap * self.ty.size
+        }
+    }
+
+    /// Makes room for `len + additional` elements, moving the `len` initialised ones.
+    /// Grows at least geometrically, like `Vec`.
+    pub fn reserve(&mut self, len: usize, additional: usize) {
+        let needed = len.checked_add(additional).expect("column capacity overflow");
+        if needed <= self.cap {
+            return;
+        }
+        let new_cap = needed.max(self.cap.saturating_mul(2)).max(4);
+        let new_layout = array_layout(self.ty, new_cap);
+        // SAFETY: the layout has a non-zero size (size > 0 here: ZST capacity is usize::MAX,
+        // so they return above). For a first allocation `alloc`; otherwise `realloc` of the
+        // block allocated with `array_layout(ty, cap)`, which keeps the first `len` elements.
+        let ptr = unsafe {
+            if self.cap == 0 {
+                alloc::alloc(new_layout)
+            } else {
+                alloc::realloc(
+                    self.data.as_ptr(),
+                    array_layout(self.ty, self.cap),
+                    new_layout.size(),
+                )
+            }
+        };
+        self.data = NonNull::new(ptr).unwrap_or_else(|| alloc::handle_alloc_error(new_layout));
+        self.cap = new_cap;
+    }
+
+    /// Pointer to element `row` (in bounds of the capacity, or one past for a write).
+    #[inline]
+    pub fn ptr_at(&self, row: usize) -> *mut u8 {
+        // `wrapping_add`: computing the address needs no in-bounds proof; callers that
+        // dereference it uphold `row < capacity`.
+        self.data.as_ptr().wrapping_add(row * self.ty.size)
+    }
+
+    /// The base pointer.
+    #[inline]
+    pub fn base(&self) -> *mut u8 {
+        self.data.as_ptr()
+    }
+
+    /// Is `T` the element type?
+    #[inline]
+    pub fn is_type<T: 'static>(&self) -> bool {
+        self.type_id == TypeId::of::<T>()
+    }
+
+    /// The first `len` elements as a slice of `T`.
+    ///
+    /// # Panics
+    /// When `T` is not the column's type.
+    ///
+    /// # Safety
+    /// Elements `0..len` are initialised (the owning store's length).
+    #[inline]
+    pub unsafe fn as_slice<T: 'static>(&self, len: usize) -> &[T] {
+        assert!(self.type_id == TypeId::of::<T>(), "column of {} read as {}", (self.ty.type_name)(), std::any::type_name::<T>());
+        // SAFETY: the type matches, the pointer is aligned and non-null, and the caller
+        // guarantees `len` initialised elements.
+        unsafe { std::slice::from_raw_parts(self.data.as_ptr().cast::<T>(), len) }
+    }
+
+    /// The first `len` elements as a mutable slice of `T`.
+    ///
+    /// # Panics
+    /// When `T` is not the column's type.
+    ///
+    /// # Safety
+    /// As [`Column::as_slice`], and no other reference to the elements is alive.
+    #[inline]
+    pub unsafe fn as_mut_slice<T: 'static>(&mut self, len: usize) -> &mut [T] {
+        assert!(self.type_id == TypeId::of::<T>(), "column of {} written as {}", (self.ty.type_name)(), std::any::type_name::<T>());
+        // SAFETY: as in `as_slice`; `&mut self` and the caller exclude other references.
+        unsafe { std::slice::from_raw_parts_mut(self.data.as_ptr().cast::<T>(), len) }
+    }
+
+    /// Drops elements `from..to` in place.
+    ///
+    /// # Safety
+    /// They are initialised and are not used again (the owning store's length is already
+    /// below `from`, so a panicking `Drop` leaves the store consistent).
+    pub unsafe fn drop_range(&mut self, from: usize, to: usize) {
+        if let Some(drop) = self.ty.drop_slice {
+            if to > from {
+                // SAFETY: guaranteed by the caller.
+                unsafe { drop(self.ptr_at(from), to - from) }
+            }
+        }
+    }
+
+    /// Copies element `from` over element `to` (bitwise move; `from` is then logically
+    /// uninitialised).
+    ///
+    /// # Safety
+    /// Both are below the capacity, `from` is initialised, `to`'s old value was moved out or
+    /// dropped.
+    #[inline]
+    pub unsafe fn move_within(&mut self, from: usize, to: usize) {
+        if from != to {
+            // SAFETY: distinct, in-bounds elements of one allocation.
+            unsafe { copy_bytes(self.ptr_at(from), self.ptr_at(to), self.ty.size) }
+        }
+    }
+
+    /// Frees the allocation without dropping elements (the store dropped them).
+    fn free(&mut self) {
+        if self.ty.size != 0 && self.cap != 0 {
+            // SAFETY: allocated with this layout by `reserve`.
+            unsafe { alloc::dealloc(self.data.as_ptr(), array_layout(self.ty, self.cap)) };
+            self.cap = 0;
+            self.data = dangling(self.ty.align);
+        }
+    }
+}
+
+impl Drop for Column {
+    fn drop(&mut self) {
+        self.free();
+    }
+}
+
+fn dangling(align: usize) -> NonNull<u8> {
+    // An aligned, non-null address that is never dereferenced for more than 0 bytes.
+    NonNull::new(align as *mut u8).expect("alignment is non-zero")
+}
+
+fn array_layout(ty: &ColumnType, n: usize) -> Layout {
+    let size = ty.size.checked_mul(n).expect("column capacity overflow");
+    Layout::from_size_align(size, ty.align).expect("column layout")
+}
+
+/// Copies `n` bytes between non-overlapping locations. Small sizes (the common component
+/// sizes) are copied with fixed-size moves instead of a call to `memcpy`: moves between stores
+/// copy a handful of bytes per component, and the call would cost more than the copy.
+///
+/// # Safety
+/// `src` is readable and `dst` writable for `n` bytes, and they do not overlap.
+#[inline]
+pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY (every arm): the caller guarantees `n` readable/writable, non-overlapping bytes;
+    // unaligned reads and writes need no alignment.
+    unsafe {
+        match n {
+            0 => {}
+            4 => dst.cast::<u32>().write_unaligned(src.cast::<u32>().read_unaligned()),
+            8 => dst.cast::<u64>().write_unaligned(src.cast::<u64>().read_unaligned()),
+            12 => {
+                dst.cast::<u64>().write_unaligned(src.cast::<u64>().read_unaligned());
+                let (s, d) = (src.add(8), dst.add(8));
+                d.cast::<u32>().write_unaligned(s.cast::<u32>().read_unaligned());
+            }
+            16 => dst.cast::<u128>().write_unaligned(src.cast::<u128>().read_unaligned()),
+            _ => std::ptr::copy_nonoverlapping(src, dst, n),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    static U32: ColumnType = ColumnType::of::<u32>();
+    static UNIT: ColumnType = ColumnType::of::<()>();
+    static STRING: ColumnType = ColumnType::of::<String>();
+
+    #[test]
+    fn column_types_describe_their_type() {
+        assert_eq!((U32.size, U32.align), (4, 4));
+        assert!(U32.drop_slice.is_none());
+        assert!(STRING.drop_slice.is_some());
+        assert!(U32.is::<u32>() && !U32.is::<i32>());
+        assert_eq!((U32.type_name)(), "u32");
+    }
+
+    #[test]
+    fn reserve_keeps_values_and_grows_geometrically() {
+        let mut c = Column::new(&U32);
+        let mut len = 0;
+        for i in 0..100u32 {
+            c.reserve(len, 1);
+            // SAFETY: reserved above.
+            unsafe { c.ptr_at(len).cast::<u32>().write(i * 3) };
+            len += 1;
+        }
+        assert!(c.capacity() >= 100 && c.capacity() < 400);
+        // SAFETY: 100 initialised u32.
+        let s = unsafe { c.as_slice::<u32>(len) };
+        assert_eq!(s[0], 0);
+        assert_eq!(s[99], 297);
+        assert_eq!(c.allocated_bytes(), c.capacity() * 4);
+    }
+
+    #[test]
+    fn zero_sized_columns_never_allocate() {
+        let mut c = Column::new(&UNIT);
+        c.reserve(0, 1_000_000);
+        assert_eq!(c.allocated_bytes(), 0);
+        // SAFETY: ZST values need no initialisation.
+        assert_eq!(unsafe { c.as_slice::<()>(5) }.len(), 5);
+    }
+
+    #[test]
+    #[should_panic(expected = "column of u32 read as i32")]
+    fn wrong_type_panics() {
+        let c = Column::new(&U32);
+        // SAFETY: zero elements.
+        let _ = unsafe { c.as_slice::<i32>(0) };
+    }
+
+    #[test]
+    fn drop_range_and_move_within() {
+        let mut c = Column::new(&STRING);
+        c.reserve(0, 3);
+        for (i, s) in ["a", "b", "c"].into_iter().enumerate() {
+            // SAFETY: in capacity.
+            unsafe { c.ptr_at(i).cast::<String>().write(s.to_string()) };
+        }
+        // SAFETY: drop "a" then move "c" into its place: rows 0..2 are then "c", "b".
+        unsafe {
+            c.drop_range(0, 1);
+            c.move_within(2, 0);
+            assert_eq!(c.as_slice::<String>(2), ["c", "b"]);
+            c.drop_range(0, 2);
+        }
+    }
+
+    thread_local!(static DROPS: Cell<u32> = const { Cell::new(0) });
+    struct Bomb(bool);
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            DROPS.with(|d| d.set(d.get() + 1));
+            if self.0 {
+                panic!("bomb");
+            }
+        }
+    }
+    static BOMB: ColumnType = ColumnType::of::<Bomb>();
+
+    #[test]
+    fn a_panicking_drop_still_drops_the_rest() {
+        let mut c = Column::new(&BOMB);
+        c.reserve(0, 3);
+        for (i, b) in [false, true, false].into_iter().enumerate() {
+            // SAFETY: in capacity.
+            unsafe { c.ptr_at(i).cast::<Bomb>().write(Bomb(b)) };
+        }
+        DROPS.with(|d| d.set(0));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: three initialised values, never used again.
+            unsafe { c.drop_range(0, 3) }
+        }));
+        assert!(r.is_err());
+        assert_eq!(DROPS.with(Cell::get), 3);
+    }
+
+    #[test]
+    fn copy_bytes_copies_every_size() {
+        for n in [0usize, 1, 3, 4, 8, 12, 16, 24, 33] {
+            let src: Vec<u8> = (0..n as u8).collect();
+            let mut dst = vec![0xAAu8; n];
+            // SAFETY: n bytes each, separate vectors.
+            unsafe { copy_bytes(src.as_ptr(), dst.as_mut_ptr(), n) };
+            assert_eq!(src, dst, "size {n}");
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! Type-erased packed storage: [`Column`] (the values of one type, capacity only) and
+//! [`Store`] (one signature's rows: entity ids plus columns of one shared length).
+//!
+//! The generated world describes each store's columns and where each component lives in them
+//! ([`crate::model`]); this module moves bytes accordingly. Typed views for systems are taken
+//! with a `TypeId` check per column and pass, never per row.
+
+mod column;
+mod store;
+
+pub use column::{copy_bytes, Column, ColumnType};
+pub use store::Store;

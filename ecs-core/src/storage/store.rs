@@ -1,0 +1,205 @@
+//! One signature's packed store: the entity id of every row and the columns that hold its
+//! components, all of one length.
+//!
+//! A `columns` store has one [`Column`] per component; a `rows` store has one column of
+//! generated row structs (the hot components) and, when it has cold components, one column of
+//! cold structs. Either way a component lives at a [`Slot`]: a column and a byte offset in the
+//! column's element. The store is packed: rows `0..len` are live, removal is swap-remove.
+
+use super::column::{copy_bytes, Column};
+use crate::entity::Entity;
+use crate::model::{ComponentInfo, Slot, StoreInfo};
+use std::any::TypeId;
+
+/// The rows of one signature.
+pub struct Store {
+    entities: Vec<Entity>,
+    columns: Box<[Column]>,
+    info: &'static StoreInfo,
+    /// The `TypeId` of each slot's component, for the checks of typed and erased writes.
+    slot_types: Box<[TypeId]>,
+}
+
+impl Store {
+    /// An empty store laid out as `info` says, of components described by `components`.
+    pub fn new(info: &'static StoreInfo, components: &'static [ComponentInfo]) -> Self {
+        Store {
+            entities: Vec::new(),
+            columns: info.columns.iter().map(Column::new).collect(),
+            info,
+            slot_types: info
+                .slots
+                .iter()
+                .map(|s| (components[s.component as usize].ty.type_id)())
+                .collect(),
+        }
+    }
+
+    /// The `TypeId` of the component in each slot.
+    #[inline]
+    pub fn slot_types(&self) -> &[TypeId] {
+        &self.slot_types
+    }
+
+    /// The store's description.
+    #[inline]
+    pub fn info(&self) -> &'static StoreInfo {
+        self.info
+    }
+
+    /// Number of rows.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// True when the store holds no row.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+
+    /// The entity of each row.
+    #[inline]
+    pub fn entities(&self) -> &[Entity] {
+        &self.entities
+    }
+
+    /// The columns.
+    #[inline]
+    pub(crate) fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    /// The entity column, mutable: for batch spawns that fill ids in after the rows.
+    #[inline]
+    pub(crate) fn entities_mut(&mut self) -> &mut Vec<Entity> {
+        &mut self.entities
+    }
+
+    /// Makes room for `additional` more rows in every column.
+    pub fn reserve(&mut self, additional: usize) {
+        let len = self.len();
+        self.entities.reserve(additional);
+        for c in self.columns.iter_mut() {
+            c.reserve(len, additional);
+        }
+    }
+
+    /// Address of the component at `slot` in `row` (which may be one past the end, for a
+    /// write after [`Store::reserve`]).
+    #[inline]
+    pub fn slot_ptr(&self, slot: Slot, row: usize) -> *mut u8 {
+        self.columns[slot.column as usize]
+            .ptr_at(row)
+            .wrapping_add(slot.offset as usize)
+    }
+
+    /// Appends `entity` as a new row whose values the caller has already written at row
+    /// `len()` of every slot.
+    ///
+    /// # Safety
+    /// Every component slot of row `len()` is initialised, within reserved capacity.
+    #[inline]
+    pub unsafe fn commit_row(&mut self, entity: Entity) {
+        self.entities.push(entity);
+    }
+
+    /// Removes `row` by moving the last row into it. `relocate` is told which entity moved
+    /// (if any) while the removed values are still held apart; they are dropped afterwards, so
+    /// a panicking `Drop` finds the store and the caller's entity table consistent.
+    pub fn swap_remove_drop(&mut self, row: usize, relocate: impl FnOnce(Option<Entity>)) {
+        let last = self.len() - 1;
+        for c in self.columns.iter_mut() {
+            if row != last {
+                // SAFETY: row and last are distinct initialised elements of the column.
+                unsafe {
+                    std::ptr::swap_nonoverlapping(c.ptr_at(row), c.ptr_at(last), c.ty().size)
+                };
+            }
+        }
+        self.entities.swap_remove(row);
+        relocate(self.entities.get(row).copied());
+        for c in self.columns.iter_mut() {
+            // SAFETY: element `last` holds the removed values; the store's length is `last`
+            // now, so nothing reads it again.
+            unsafe { c.drop_range(last, last + 1) };
+        }
+    }
+
+    /// Removes `row` by moving the last row into it, without dropping the removed row's
+    /// values: the caller has moved every one of them out. Returns the entity that moved.
+    ///
+    /// # Safety
+    /// Every value of `row` was moved out (bitwise) or is otherwise not to be dropped.
+    pub unsafe fn swap_remove_forget(&mut self, row: usize) -> Option<Entity> {
+        let last = self.len() - 1;
+        for c in self.columns.iter_mut() {
+            // SAFETY: `last` is initialised, `row`'s value was moved out (the caller).
+            unsafe { c.move_within(last, row) };
+        }
+        self.entities.swap_remove(row);
+        self.entities.get(row).copied()
+    }
+
+    /// Drops rows `len..` (also during unwinding of a batch): lengths first, then values.
+    pub fn truncate(&mut self, len: usize) {
+        let old = self.len();
+        if len >= old {
+            return;
+        }
+        self.entities.truncate(len);
+        for c in self.columns.iter_mut() {
+            // SAFETY: rows len..old were initialised and are beyond the new length.
+            unsafe { c.drop_range(len, old) };
+        }
+    }
+
+    /// Copies the values of `from`'s row `from_row` into this store's next row (`len()`),
+    /// component by component, for every slot of this store that `source_slot` maps to a slot
+    /// of `from`. Returns nothing; the caller writes the remaining slots and commits the row.
+    ///
+    /// # Safety
+    /// This store has room for one more row; `source_slot(c)` returns a slot of `from` that
+    /// holds component `c`; `from_row` is initialised there; the caller then treats the copied
+    /// values of `from` as moved out.
+    #[inline]
+    pub unsafe fn copy_row_from(
+        &mut self,
+        from: &Store,
+        from_row: usize,
+        sizes: &[usize],
+        mut source_slot: impl FnMut(u32) -> Option<Slot>,
+    ) {
+        let row = self.len();
+        for &slot in self.info.slots {
+            if let Some(src) = source_slot(slot.component) {
+                // SAFETY: both slots hold component `slot.component`, whose size is
+                // `sizes[..]`; the destination is in reserved capacity, the source initialised.
+                unsafe {
+                    copy_bytes(
+                        from.slot_ptr(src, from_row),
+                        self.slot_ptr(slot, row),
+                        sizes[slot.component as usize],
+                    )
+                }
+            }
+        }
+    }
+
+    /// Bytes allocated for components.
+    pub fn component_bytes(&self) -> usize {
+        self.columns.iter().map(Column::allocated_bytes).sum()
+    }
+
+    /// Bytes allocated for entity ids.
+    pub fn entity_bytes(&self) -> usize {
+        self.entities.capacity() * size_of::<Entity>()
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        self.truncate(0);
+    }
+}

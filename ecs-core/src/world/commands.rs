@@ -1,0 +1,102 @@
+//! Applying the structural changes that systems requested through [`Commands`], in request
+//! order, and reporting the ones that failed.
+//!
+//! [`Commands`]: crate::schedule::Commands
+
+use super::{World, WorldError};
+use crate::model::WorldModel;
+use crate::schedule::parts::Pending;
+use crate::schedule::Command;
+use std::fmt;
+
+/// The commands of one run that could not be applied, oldest first. Every other command of
+/// the run was applied. Returned by the generated `run_*` methods of systems that take
+/// `&mut Commands`, so a failure cannot go unnoticed (`Result` is `#[must_use]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandErrors(pub Vec<WorldError>);
+
+impl fmt::Display for CommandErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} command(s) could not be applied", self.0.len())?;
+        for (i, e) in self.0.iter().enumerate().take(10) {
+            write!(f, "\n  {}: {e}", i + 1)?;
+        }
+        if self.0.len() > 10 {
+            write!(f, "\n  … and {} more", self.0.len() - 10)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CommandErrors {}
+
+impl CommandErrors {
+    /// `Ok(())` for no errors.
+    pub fn into_result(errors: Vec<WorldError>) -> Result<(), CommandErrors> {
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(CommandErrors(errors))
+        }
+    }
+}
+
+impl<M: WorldModel> World<M> {
+    /// Applies command buffers in order (each buffer's commands in request order). Reserved
+    /// entities become alive first; a reserved entity whose spawn did not happen is retired.
+    /// Returns the failures; everything else was applied.
+    #[doc(hidden)]
+    pub fn __apply_commands(&mut self, pending: Pending) -> Vec<WorldError> {
+        let mut reserved = Vec::new();
+        self.table.flush_reserved(&mut reserved);
+        let mut errors = Vec::new();
+        for buffer in pending.0 {
+            for command in buffer {
+                if let Err(e) = self.apply_command(command) {
+                    errors.push(e);
+                }
+            }
+        }
+        for e in reserved {
+            self.table.destroy_unplaced(e);
+        }
+        errors
+    }
+
+    fn apply_command(&mut self, command: Command) -> Result<(), WorldError> {
+        let tables = M::tables();
+        match command {
+            Command::Despawn(entity) => {
+                self.despawn(entity);
+                Ok(())
+            }
+            Command::Spawn { entity, value } => self.spawn_erased(entity, value),
+            Command::Failed(error) => Err(error),
+            Command::Insert {
+                entity,
+                value,
+                type_name,
+            } => match tables.component_of_type((*value).type_id()) {
+                Some(c) => self.insert_boxed(entity, c, value),
+                None => {
+                    super::spawn::drop_quietly(value);
+                    Err(WorldError::NotInWorld {
+                        kind: "component",
+                        type_name,
+                    })
+                }
+            },
+            Command::Remove {
+                entity,
+                type_id,
+                type_name,
+            } => match tables.component_of_type(type_id) {
+                Some(c) => self.remove_dropping(entity, c),
+                None => Err(WorldError::NotInWorld {
+                    kind: "component",
+                    type_name,
+                }),
+            },
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! The world's error type.
+
+use crate::entity::{Entity, EntityError};
+use std::fmt;
+
+/// A structural change that [`WorldError::UndeclaredSignature`] refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// `insert`: the component would be added.
+    Insert,
+    /// `remove`: the component would be taken away.
+    Remove,
+}
+
+/// Run-time errors of a generated world. Every refused operation leaves the world unchanged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WorldError {
+    /// The entity index space is exhausted.
+    Entity(EntityError),
+    /// The entity is dead, stale (its slot was reused) or was never issued by this world.
+    NoSuchEntity(Entity),
+    /// The entity's signature has no such component.
+    MissingComponent {
+        /// The entity.
+        entity: Entity,
+        /// Its signature.
+        signature: &'static str,
+        /// The component it lacks.
+        component: &'static str,
+    },
+    /// An insert or remove would move the entity to a component set no signature declares.
+    UndeclaredSignature {
+        /// The entity, left as it was.
+        entity: Entity,
+        /// Insert or remove.
+        change: Change,
+        /// The component inserted or removed.
+        component: &'static str,
+        /// The entity's signature.
+        signature: &'static str,
+        /// Its component set, e.g. `{A, B}`.
+        current: String,
+        /// The set the change would lead to, which no signature declares.
+        missing: String,
+    },
+    /// A command named a signature or component type this world does not declare.
+    NotInWorld {
+        /// "signature" or "component".
+        kind: &'static str,
+        /// The type's name.
+        type_name: &'static str,
+    },
+    /// A run-time query asked for the same component twice with at least one `&mut`.
+    AliasedQuery {
+        /// The component requested twice.
+        component: &'static str,
+    },
+}
+
+impl fmt::Display for WorldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorldError::Entity(e) => e.fmt(f),
+            WorldError::NoSuchEntity(e) => write!(
+                f,
+                "entity {e} is not alive in this world (despawned, stale after its slot was \
+                 reused, or never spawned here)"
+            ),
+            WorldError::MissingComponent {
+                entity,
+                signature,
+                component,
+            } => write!(
+                f,
+                "entity {entity} (signature `{signature}`) has no `{component}` component"
+            ),
+            WorldError::UndeclaredSignature {
+                entity,
+                change,
+                component,
+                signature,
+                current,
+                missing,
+            } => {
+                let (verb, prep) = match change {
+                    Change::Insert => ("insert", "into"),
+                    Change::Remove => ("remove", "from"),
+                };
+                write!(
+                    f,
+                    "cannot {verb} `{component}` {prep} entity {entity}: its signature \
+                     `{signature}` is {current}, and {missing} is not a declared signature; \
+                     the entity is unchanged. Declare the set with `#[derive(Signature)]` (a \
+                     struct with one field per component of {missing}) in a scanned file"
+                )?;
+                if missing == "{}" {
+                    write!(
+                        f,
+                        ", or despawn the entity instead of removing its last component"
+                    )?;
+                }
+                Ok(())
+            }
+            WorldError::NotInWorld { kind, type_name } => write!(
+                f,
+                "`{type_name}` is not a {kind} of this world; declare it in a file the world's \
+                 build script scans"
+            ),
+            WorldError::AliasedQuery { component } => write!(
+                f,
+                "query borrows `{component}` twice and at least once mutably, which would \
+                 alias; ask for it once (as `&mut {component}` if it is written)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for WorldError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WorldError::Entity(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// `{A, B}`: the names of the components in `mask`, in id order.
+pub fn set_names(mask: u128, names: &[&str]) -> String {
+    let parts: Vec<&str> = names
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| mask & (1u128 << i) != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+impl From<EntityError> for WorldError {
+    fn from(e: EntityError) -> Self {
+        WorldError::Entity(e)
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_names_in_id_order() {
+        assert_eq!(set_names(0b101, &["A", "B", "C"]), "{A, C}");
+        assert_eq!(set_names(0, &["A"]), "{}");
+    }
+
+    #[test]
+    fn undeclared_signature_error_says_how_to_fix() {
+        let e = WorldError::UndeclaredSignature {
+            entity: Entity::new(4, 0),
+            change: Change::Insert,
+            component: "B",
+            signature: "JustA",
+            current: "{A}".into(),
+            missing: "{A, B}".into(),
+        };
+        let text = e.to_string();
+        assert!(
+            text.starts_with("cannot insert `B` into entity 4v0"),
+            "{text}"
+        );
+        assert!(text.contains("`JustA` is {A}, and {A, B} is not a declared signature"));
+        assert!(text.contains("#[derive(Signature)]"));
+        let e = WorldError::UndeclaredSignature {
+            entity: Entity::new(4, 0),
+            change: Change::Remove,
+            component: "A",
+            signature: "JustA",
+            current: "{A}".into(),
+            missing: "{}".into(),
+        };
+        assert!(e.to_string().contains("despawn the entity"));
+    }
+
+    #[test]
+    fn errors_display_usefully() {
+        let e = WorldError::NoSuchEntity(Entity::new(3, 1));
+        assert!(e.to_string().contains("3v1"));
+        let x: WorldError = EntityError::Exhausted {
+            requested: 2,
+            available: 1,
+        }
+        .into();
+        assert!(x.to_string().contains("exhausted"));
+    }
+}

@@ -1,0 +1,286 @@
+//! The world: one packed [`Store`] per declared signature, the [`EntityTable`] that says where
+//! each entity lives, and the resources. Generic over a generated [`WorldModel`]; the generated
+//! `World` wraps `World<Model>` and adds one `run_<system>` method per system.
+//!
+//! # Invariants
+//!
+//! For every live, placed entity `e`: `table.locate(e) == Some(loc)`, and row `loc.row` of
+//! store `loc.store` holds `e`. Every store is packed (rows `0..len` are initialised in every
+//! column). Stale, dead and never-issued ids locate to `None` (see [`crate::entity`] for the
+//! exact limits of generational ids). Every operation either completes or leaves the world as
+//! it was; a panicking `Drop` of a component runs only after the world is consistent again.
+
+mod commands;
+mod error;
+mod invariants;
+mod spawn;
+mod structural;
+mod table;
+
+pub use commands::CommandErrors;
+pub use error::{set_names, Change, WorldError};
+pub use table::{EntityTable, Location};
+
+use crate::entity::{Entity, EntityManager};
+use crate::model::{ComponentOf, ResourceOf, SignatureOf, WorldModel};
+use crate::stats::{StoreStats, WorldStats};
+use crate::storage::Store;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// A world of model `M`: the runtime behind a generated `World`.
+pub struct World<M: WorldModel> {
+    table: EntityTable,
+    stores: Box<[Store]>,
+    resources: M::Resources,
+    min_chunk: Option<usize>,
+    _model: PhantomData<fn() -> M>,
+}
+
+impl<M: WorldModel> Default for World<M> {
+    fn default() -> Self {
+        Self::with_resources(M::Resources::default())
+    }
+}
+
+impl<M: WorldModel> fmt::Debug for World<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("World")
+            .field("entities", &self.len())
+            .field("stores", &self.stores.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A read-only view of one signature's store.
+#[derive(Clone, Copy)]
+pub struct StoreRef<'w> {
+    store: &'w Store,
+}
+
+impl<'w> StoreRef<'w> {
+    /// The signature's name.
+    pub fn name(&self) -> &'static str {
+        self.store.info().name
+    }
+    /// Number of rows (entities).
+    pub fn len(&self) -> usize {
+        self.store.len()
+    }
+    /// True when the store holds no entity.
+    pub fn is_empty(&self) -> bool {
+        self.store.is_empty()
+    }
+    /// The entity of each row, in row order.
+    pub fn entities(&self) -> &'w [Entity] {
+        self.store.entities()
+    }
+}
+
+impl<M: WorldModel> World<M> {
+    /// An empty world whose resources have their `Default` values.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty world with the given resources.
+    pub fn with_resources(resources: M::Resources) -> Self {
+        World {
+            table: EntityTable::new(),
+            stores: M::stores()
+                .iter()
+                .map(|s| Store::new(s, M::components()))
+                .collect(),
+            resources,
+            min_chunk: None,
+            _model: PhantomData,
+        }
+    }
+
+    /// Number of live entities.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// True when no entity is alive.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// Is `entity` alive in this world? False for dead and stale ids (and see
+    /// [`crate::entity`] on ids from another world).
+    #[inline]
+    pub fn is_alive(&self, entity: Entity) -> bool {
+        self.table.locate(entity).is_some()
+    }
+
+    /// The component `C` of `entity`; `None` when the entity is not alive or its signature has
+    /// no `C`.
+    #[inline]
+    pub fn get<C: ComponentOf<M>>(&self, entity: Entity) -> Option<&C> {
+        let loc = self.table.locate(entity)?;
+        let k = M::tables().slot_index(loc.store, C::ID)?;
+        let store = &self.stores[loc.store as usize];
+        let ptr = store.slot_ptr(store.info().slots[k], loc.row());
+        // SAFETY: the entity is live, so `loc.row` is below the store's length; by the
+        // WorldModel contract the slot holds a `C` (C::ID is its component id), initialised and
+        // aligned; `&self` excludes writers.
+        Some(unsafe { &*ptr.cast::<C>() })
+    }
+
+    /// Mutable access to the component `C` of `entity` (see [`World::get`]).
+    #[inline]
+    pub fn get_mut<C: ComponentOf<M>>(&mut self, entity: Entity) -> Option<&mut C> {
+        let loc = self.table.locate(entity)?;
+        let k = M::tables().slot_index(loc.store, C::ID)?;
+        let store = &mut self.stores[loc.store as usize];
+        let ptr = store.slot_ptr(store.info().slots[k], loc.row());
+        // SAFETY: as in `get`; `&mut self` makes this the only reference.
+        Some(unsafe { &mut *ptr.cast::<C>() })
+    }
+
+    /// The component set of `entity`'s signature, or `None` if it is not alive.
+    pub fn signature_of(&self, entity: Entity) -> Option<u128> {
+        self.table
+            .locate(entity)
+            .map(|loc| M::stores()[loc.store as usize].mask)
+    }
+
+    /// The name of `entity`'s signature, or `None` if it is not alive.
+    pub fn signature_name_of(&self, entity: Entity) -> Option<&'static str> {
+        self.table
+            .locate(entity)
+            .map(|loc| M::stores()[loc.store as usize].name)
+    }
+
+    /// The store of signature `S`.
+    pub fn store<S: SignatureOf<M>>(&self) -> StoreRef<'_> {
+        StoreRef {
+            store: &self.stores[S::STORE as usize],
+        }
+    }
+
+    /// The resource `R`.
+    #[inline]
+    pub fn resource<R: ResourceOf<M>>(&self) -> &R {
+        R::get(&self.resources)
+    }
+
+    /// Mutable access to the resource `R`.
+    #[inline]
+    pub fn resource_mut<R: ResourceOf<M>>(&mut self) -> &mut R {
+        R::get_mut(&mut self.resources)
+    }
+
+    /// All resources.
+    pub fn resources(&self) -> &M::Resources {
+        &self.resources
+    }
+
+    /// All resources, mutable.
+    pub fn resources_mut(&mut self) -> &mut M::Resources {
+        &mut self.resources
+    }
+
+    /// The entity manager, e.g. to check ids or count slots.
+    pub fn entity_manager(&self) -> &EntityManager {
+        self.table.entities()
+    }
+
+    /// Every live entity, store by store in store id order, rows in order.
+    pub fn entities(&self) -> impl Iterator<Item = Entity> + '_ {
+        self.stores
+            .iter()
+            .flat_map(|s| s.entities().iter().copied())
+    }
+
+    /// Memory statistics of every store, in store id order.
+    pub fn stats(&self) -> WorldStats {
+        let sizes = M::tables().sizes();
+        WorldStats {
+            stores: self
+                .stores
+                .iter()
+                .map(|s| {
+                    let info = s.info();
+                    let row_bytes: usize =
+                        info.slots.iter().map(|sl| sizes[sl.component as usize]).sum();
+                    let component_bytes = s.component_bytes();
+                    StoreStats {
+                        name: info.name,
+                        layout: info.layout,
+                        entities: s.len(),
+                        live_bytes: s.len() * row_bytes,
+                        component_bytes,
+                        allocated_bytes: component_bytes + s.entity_bytes(),
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// Number of rows system `index` (declaration order) visits: the entities of its stores.
+    pub fn system_rows(&self, index: usize) -> usize {
+        M::systems().get(index).map_or(0, |s| {
+            s.stores
+                .iter()
+                .map(|&st| self.stores[st as usize].len())
+                .sum()
+        })
+    }
+
+    /// Overrides every system's minimum rows per parallel chunk (`None`: each system's
+    /// `#[system(min_chunk = N)]`, else [`crate::schedule::DEFAULT_MIN_CHUNK`]). Any value
+    /// works: `Some(usize::MAX)` means "never split", `Some(0)` acts as 1.
+    pub fn set_min_chunk(&mut self, min_chunk: Option<usize>) {
+        self.min_chunk = min_chunk;
+    }
+
+    /// The override set by [`World::set_min_chunk`].
+    pub fn min_chunk(&self) -> Option<usize> {
+        self.min_chunk
+    }
+
+    /// The name of component `id` (for messages).
+    fn component_name(id: u32) -> &'static str {
+        M::components()[id as usize].name
+    }
+
+    /// The stores, the resources and the entity manager at once, for generated system passes.
+    #[doc(hidden)]
+    pub fn __pass(&mut self) -> crate::__private::Pass<'_, M> {
+        crate::__private::Pass::new(
+            &mut self.stores,
+            &mut self.resources,
+            self.table.entities(),
+            self.min_chunk,
+        )
+    }
+
+    /// Where a live entity is.
+    #[inline]
+    pub(crate) fn locate(&self, entity: Entity) -> Option<Location> {
+        self.table.locate(entity)
+    }
+
+    /// The entity column of store `store`.
+    #[inline]
+    pub(crate) fn store_entities(&self, store: usize) -> &[Entity] {
+        self.stores[store].entities()
+    }
+
+    /// Component `c`'s column in store `store` as (first value, stride), if the store holds
+    /// it. The pointer is derived from the column's allocation without a reference to it.
+    pub(crate) fn raw_column(&self, store: usize, c: u32) -> Option<crate::query::RawColumn> {
+        let k = M::tables().slot_index(store as u32, c)?;
+        let s = &self.stores[store];
+        let slot = s.info().slots[k];
+        let column = &s.columns()[slot.column as usize];
+        Some(crate::query::RawColumn {
+            ptr: column.base().wrapping_add(slot.offset as usize),
+            stride: column.ty().size,
+        })
+    }
+}

@@ -1,0 +1,232 @@
+//! Spawning: one entity from a signature value, a batch into one store, and (for commands) a
+//! type-erased signature value.
+
+use super::{Location, World, WorldError};
+use crate::component::{Component, PartSink, Signature};
+use crate::entity::{Entity, EntityError};
+use crate::model::{SignatureOf, WorldModel};
+use crate::storage::{copy_bytes, Store};
+use std::any::TypeId;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The entity id written into rows whose real id is not issued yet (batch spawns).
+const PLACEHOLDER: Entity = Entity::from_bits(u32::MAX);
+
+/// Writes a signature's parts into row `row` of a store, slot by slot, checking each value's
+/// type against the slot (one compare of constants per component), so a signature whose parts
+/// disagree with its store panics instead of writing the wrong bytes.
+struct RowWriter<'a> {
+    store: &'a mut Store,
+    row: usize,
+    next: usize,
+}
+
+impl PartSink for RowWriter<'_> {
+    #[inline(always)]
+    fn put<C: Component>(&mut self, value: C) {
+        let k = self.next;
+        assert!(
+            self.store.slot_types().get(k) == Some(&TypeId::of::<C>()),
+            "signature part {k} is not the store's component {k}"
+        );
+        let ptr = self.store.slot_ptr(self.store.info().slots[k], self.row);
+        // SAFETY: slot k holds a C (checked above), the row is within reserved capacity, and
+        // the slot is not initialised yet (each part is put once, in order).
+        unsafe { ptr.cast::<C>().write(value) };
+        self.next += 1;
+    }
+}
+
+/// Writes `value` as row `len()` of `store` (capacity reserved) and commits it for `entity`.
+#[inline(always)]
+fn push_value<S: Signature>(store: &mut Store, entity: Entity, value: S) {
+    let row = store.len();
+    let mut w = RowWriter {
+        store,
+        row,
+        next: 0,
+    };
+    value.write_parts(&mut w);
+    assert_eq!(w.next, w.store.info().slots.len(), "signature wrote too few parts");
+    // SAFETY: every slot of the row was written (checked above).
+    unsafe { w.store.commit_row(entity) };
+}
+
+/// Drops `value`, catching a panic of its `Drop`: used on error paths, which report the error
+/// rather than a destructor's panic.
+pub(crate) fn drop_quietly<T>(value: T) {
+    let _ = catch_unwind(AssertUnwindSafe(move || drop(value)));
+}
+
+/// Truncates a store back to `len` unless disarmed: the rollback of a batch whose iterator
+/// panicked or whose ids could not be issued.
+struct Truncate<'a> {
+    store: &'a mut Store,
+    len: usize,
+    armed: bool,
+}
+
+impl Drop for Truncate<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            // Lengths first, then values (Store::truncate); a panicking Drop is caught so a
+            // rollback during unwinding cannot abort, and the store stays consistent.
+            let (store, len) = (&mut *self.store, self.len);
+            let _ = catch_unwind(AssertUnwindSafe(|| store.truncate(len)));
+            if self.store.len() > self.len {
+                // A panicking Drop stopped the truncate before lengths were set: impossible
+                // (lengths are set first), kept as a guard.
+                self.store.entities_mut().truncate(self.len);
+            }
+        }
+    }
+}
+
+impl<M: WorldModel> World<M> {
+    /// Spawns one entity from a value of a declared signature.
+    ///
+    /// # Panics
+    /// When all entity slots are in use; see [`World::try_spawn`].
+    pub fn spawn<S: SignatureOf<M>>(&mut self, value: S) -> Entity {
+        match self.try_spawn(value) {
+            Ok(e) => e,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Spawns one entity, or returns an error (dropping `value`) when the entity index space
+    /// is exhausted.
+    pub fn try_spawn<S: SignatureOf<M>>(&mut self, value: S) -> Result<Entity, WorldError> {
+        let store = &mut self.stores[S::STORE as usize];
+        let row = store.len();
+        let entity = match self.table.create_at(Location::new(S::STORE, row)) {
+            Ok(e) => e,
+            Err(e) => {
+                drop_quietly(value);
+                return Err(e.into());
+            }
+        };
+        store.reserve(1);
+        push_value(store, entity, value);
+        Ok(entity)
+    }
+
+    /// Spawns one entity per value, all into one store, reserving space once.
+    ///
+    /// # Panics
+    /// When the entity index space is exhausted; see [`World::try_spawn_batch`].
+    pub fn spawn_batch<S: SignatureOf<M>>(&mut self, values: impl IntoIterator<Item = S>) -> Vec<Entity> {
+        match self.try_spawn_batch(values) {
+            Ok(e) => e,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Spawns one entity per value, all into one store; all or nothing. When the index space
+    /// cannot hold the batch, returns an error and spawns nothing: a batch of known length is
+    /// refused before any value is taken, a batch of unknown length is rolled back. Refused
+    /// values are dropped; a panic from their `Drop` is caught, so the error is what the
+    /// caller sees. If the iterator panics, the rows it produced are rolled back and the panic
+    /// continues.
+    pub fn try_spawn_batch<S: SignatureOf<M>>(
+        &mut self,
+        values: impl IntoIterator<Item = S>,
+    ) -> Result<Vec<Entity>, WorldError> {
+        let values = values.into_iter();
+        let (lower, upper) = values.size_hint();
+        let available = self.table.entities().available();
+        if upper == Some(lower) && lower > available {
+            drop_quietly(values);
+            return Err(EntityError::Exhausted {
+                requested: lower,
+                available,
+            }
+            .into());
+        }
+        let store_id = S::STORE;
+        let store = &mut self.stores[store_id as usize];
+        let first = store.len();
+        store.reserve(lower);
+        // Rows first, with placeholder ids; if the iterator panics the guard truncates them.
+        let mut guard = Truncate {
+            store,
+            len: first,
+            armed: true,
+        };
+        let reserved_until = first + lower;
+        for value in values {
+            if guard.store.len() >= reserved_until {
+                guard.store.reserve(1);
+            }
+            push_value(guard.store, PLACEHOLDER, value);
+        }
+        let count = guard.store.len() - first;
+        let mut entities = Vec::with_capacity(count);
+        // All or nothing: on exhaustion the guard drops the new rows.
+        self.table
+            .create_run(store_id, first, count, &mut entities)?;
+        guard.armed = false;
+        guard.store.entities_mut()[first..].copy_from_slice(&entities);
+        Ok(entities)
+    }
+
+    /// Spawns a type-erased signature value as the reserved (flushed, unplaced) `entity`.
+    pub(crate) fn spawn_erased(
+        &mut self,
+        entity: Entity,
+        value: Box<dyn crate::schedule::SpawnValue>,
+    ) -> Result<(), WorldError> {
+        let Some(store_id) = M::tables().store_of_type(value.signature_type()) else {
+            let type_name = value.type_name();
+            drop_quietly(value);
+            return Err(WorldError::NotInWorld {
+                kind: "signature",
+                type_name,
+            });
+        };
+        let store = &mut self.stores[store_id as usize];
+        let row = store.len();
+        store.reserve(1);
+        let mut sink = ErasedRowWriter {
+            store,
+            row,
+            next: 0,
+        };
+        value.write_into(&mut sink);
+        assert_eq!(sink.next, sink.store.info().slots.len(), "signature wrote too few parts");
+        // SAFETY: every slot was written (checked above).
+        unsafe { store_commit(sink.store, entity) };
+        self.table
+            .place_reserved(entity, Location::new(store_id, row));
+        Ok(())
+    }
+}
+
+/// # Safety
+/// As [`Store::commit_row`].
+unsafe fn store_commit(store: &mut Store, entity: Entity) {
+    // SAFETY: forwarded.
+    unsafe { store.commit_row(entity) }
+}
+
+/// [`RowWriter`] for values whose type is known only by `TypeId`.
+struct ErasedRowWriter<'a> {
+    store: &'a mut Store,
+    row: usize,
+    next: usize,
+}
+
+impl crate::schedule::RawSink for ErasedRowWriter<'_> {
+    unsafe fn put_raw(&mut self, type_id: TypeId, size: usize, value: *mut u8) {
+        let k = self.next;
+        assert!(
+            self.store.slot_types().get(k) == Some(&type_id),
+            "signature part {k} is not the store's component {k}"
+        );
+        let dst = self.store.slot_ptr(self.store.info().slots[k], self.row);
+        // SAFETY: the caller passes ownership of `size` bytes of a value of type `type_id`,
+        // which is the slot's component (checked); the row is in reserved capacity.
+        unsafe { copy_bytes(value, dst, size) };
+        self.next += 1;
+    }
+}

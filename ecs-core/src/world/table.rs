@@ -1,0 +1,235 @@
+//! The entity table: which store and row each live entity is in.
+//!
+//! # Invariants
+//!
+//! For every live entity `e`, `table.locate(e) == Some(loc)` and row `loc.row` of store
+//! `loc.store` holds `e` in its entity column. Every store is packed: rows `0..len` are live.
+//! Removing a row moves the store's last row into the hole (swap-remove) and the world calls
+//! [`EntityTable::relocate`] for the moved entity, so the invariant holds after every
+//! operation. Free slots hold [`Location::NONE`], which is what makes lookups of ids that were
+//! never issued (or are stale) return `None` rather than another entity's data.
+
+use crate::entity::{Entity, EntityError, EntityManager};
+
+/// Where an entity's components live: a store (one per declared signature) and a row in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Location {
+    /// Store id: the signature's index in the generated world.
+    pub store: u32,
+    /// Row within the store.
+    pub row: u32,
+}
+
+impl Location {
+    /// The location of a free slot.
+    pub const NONE: Location = Location {
+        store: u32::MAX,
+        row: u32::MAX,
+    };
+
+    /// A location in `store` at `row`.
+    #[inline]
+    pub const fn new(store: u32, row: usize) -> Self {
+        Location {
+            store,
+            row: row as u32,
+        }
+    }
+
+    /// The row as an index.
+    #[inline]
+    pub const fn row(self) -> usize {
+        self.row as usize
+    }
+}
+
+/// Entity ids plus, per slot, the entity's location.
+#[derive(Debug, Default)]
+pub struct EntityTable {
+    entities: EntityManager,
+    locations: Vec<Location>,
+}
+
+impl EntityTable {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The entity manager, e.g. to register destruction hooks.
+    pub fn entities(&self) -> &EntityManager {
+        &self.entities
+    }
+
+    /// Mutable access to the entity manager, e.g. to register destruction hooks.
+    pub fn entities_mut(&mut self) -> &mut EntityManager {
+        &mut self.entities
+    }
+
+    /// Number of live entities.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// True when no entity is alive.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+
+    /// The location of a live entity; `None` for a dead, stale or never-issued id.
+    #[inline]
+    pub fn locate(&self, e: Entity) -> Option<Location> {
+        if !self.entities.alive(e) {
+            return None;
+        }
+        let loc = self.locations[e.index() as usize];
+        (loc != Location::NONE).then_some(loc)
+    }
+
+    /// Issues a new entity placed at `loc`.
+    #[inline]
+    pub fn create_at(&mut self, loc: Location) -> Result<Entity, EntityError> {
+        let e = self.entities.create()?;
+        self.place(e, loc);
+        Ok(e)
+    }
+
+    /// Issues `n` entities to be placed at consecutive rows `first_row..` of `store`,
+    /// appending them to `out`. All or nothing.
+    #[inline]
+    pub fn create_run(
+        &mut self,
+        store: u32,
+        first_row: usize,
+        n: usize,
+        out: &mut Vec<Entity>,
+    ) -> Result<(), EntityError> {
+        let start = out.len();
+        self.entities.create_many_into(n, out)?;
+        // Every issued index is below `slots()`: size the table once for the whole run.
+        let slots = self.entities.slots();
+        if self.locations.len() < slots {
+            self.locations.resize(slots, Location::NONE);
+        }
+        for (i, e) in out[start..].iter().enumerate() {
+            self.locations[e.index() as usize] = Location::new(store, first_row + i);
+        }
+        Ok(())
+    }
+
+    /// Records that `e` (just created) lives at `loc`.
+    #[inline]
+    fn place(&mut self, e: Entity, loc: Location) {
+        let idx = e.index() as usize;
+        if idx >= self.locations.len() {
+            self.locations.resize(idx + 1, Location::NONE);
+        }
+        self.locations[idx] = loc;
+    }
+
+    /// Records that live entity `e` moved to `loc` (after a swap-remove or a signature change).
+    #[inline]
+    pub fn relocate(&mut self, e: Entity, loc: Location) {
+        debug_assert!(self.entities.alive(e), "relocating dead entity {e}");
+        self.locations[e.index() as usize] = loc;
+    }
+
+    /// Retires a live entity: its id becomes stale and its slot's location is cleared.
+    /// Returns false when `e` was not alive.
+    #[inline]
+    pub fn destroy(&mut self, e: Entity) -> bool {
+        if self.locate(e).is_none() {
+            return false;
+        }
+        self.locations[e.index() as usize] = Location::NONE;
+        self.entities.destroy(e)
+    }
+
+    /// Reserves an id through a shared borrow (thread-safe), for [`crate::Commands::spawn`]:
+    /// the id is distinct from every live and every other reserved id, and becomes alive at
+    /// the next [`EntityTable::flush_reserved`].
+    #[inline]
+    pub fn reserve(&self) -> Result<Entity, EntityError> {
+        self.entities.reserve()
+    }
+
+    /// Makes every reserved id alive, not yet placed in any store (`locate` is `None` until
+    /// [`EntityTable::place_reserved`]); appends them to `out` in reservation order.
+    pub fn flush_reserved(&mut self, out: &mut Vec<Entity>) {
+        self.entities.flush_reserved(|e| out.push(e));
+        let slots = self.entities.slots();
+        if self.locations.len() < slots {
+            self.locations.resize(slots, Location::NONE);
+        }
+    }
+
+    /// Places a flushed reserved entity that has no location yet.
+    #[inline]
+    pub fn place_reserved(&mut self, e: Entity, loc: Location) {
+        debug_assert!(self.entities.alive(e) && self.locations[e.index() as usize] == Location::NONE);
+        self.place(e, loc);
+    }
+
+    /// Retires an id that is alive but was never placed (a reserved entity whose spawn did
+    /// not happen). Returns false when it is dead or placed.
+    pub fn destroy_unplaced(&mut self, e: Entity) -> bool {
+        if !self.entities.alive(e) || self.locations[e.index() as usize] != Location::NONE {
+            return false;
+        }
+        self.entities.destroy(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_tracks_locations_and_rejects_stale_ids() {
+        let mut t = EntityTable::new();
+        let a = t.create_at(Location::new(0, 0)).unwrap();
+        let b = t.create_at(Location::new(0, 1)).unwrap();
+        assert_eq!(t.locate(a), Some(Location::new(0, 0)));
+        t.relocate(b, Location::new(0, 0));
+        assert!(t.destroy(a));
+        assert_eq!(t.locate(a), None);
+        assert!(!t.destroy(a));
+        assert_eq!(t.locate(b), Some(Location::new(0, 0)));
+        // A forged id with the freed slot's next generation is not located.
+        let forged = Entity::new(a.index(), a.generation().wrapping_add(1));
+        assert_eq!(t.locate(forged), None);
+        assert!(!t.destroy(forged));
+        assert_eq!(t.len(), 1);
+    }
+
+    #[test]
+    fn create_run_places_consecutive_rows() {
+        let mut t = EntityTable::new();
+        let mut out = Vec::new();
+        t.create_run(3, 10, 4, &mut out).unwrap();
+        assert_eq!(out.len(), 4);
+        for (i, e) in out.iter().enumerate() {
+            assert_eq!(t.locate(*e), Some(Location::new(3, 10 + i)));
+        }
+    }
+
+    #[test]
+    fn reserved_ids_are_placed_or_retired() {
+        let mut t = EntityTable::new();
+        let live = t.create_at(Location::new(0, 0)).unwrap();
+        let (r1, r2) = (t.reserve().unwrap(), t.reserve().unwrap());
+        assert!(r1 != r2 && r1 != live && r2 != live);
+        assert_eq!(t.locate(r1), None, "not alive before the flush");
+        let mut flushed = Vec::new();
+        t.flush_reserved(&mut flushed);
+        assert_eq!(flushed, [r1, r2]);
+        assert_eq!(t.locate(r1), None, "alive but not placed");
+        t.place_reserved(r1, Location::new(1, 0));
+        assert_eq!(t.locate(r1), Some(Location::new(1, 0)));
+        assert!(!t.destroy_unplaced(r1), "placed: not retired this way");
+        assert!(t.destroy_unplaced(r2));
+        assert_eq!(t.len(), 2);
+    }
+}

@@ -12,9 +12,13 @@
 //! Targets: columns within 5% of the Vec-per-field loop, rows within 5% of the Vec-of-rows loop.
 //! `python3 benches/ratios.py simple_iter` prints the medians and ratios after a run.
 
+#![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Mat4, Vec3};
-use sigecs::bench_worlds::simple_iter::{self as si, columns, rows};
+use sigecs_fixtures::bench::{
+    simple_iter as si, simple_iter_columns as columns, simple_iter_rows as rows,
+};
 use sigecs::ecs_core::rayon;
 use std::hint::black_box;
 

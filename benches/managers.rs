@@ -21,6 +21,8 @@
 //! variant; `python3 benches/ratios.py two_managers_join generated` gives ratios to the
 //! generated system.
 
+#![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ecs_core::entity::EntityManager;
 use ecs_core::soa::{PointMass, PointMassManager};

@@ -13,9 +13,13 @@
 //! `python3 benches/ratios.py schedule` (and `heavy_compute`, `min_chunk`) prints medians and
 //! ratios after a run.
 
+#![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Mat4, Vec3};
-use sigecs::bench_worlds::{heavy_compute as hc, schedule as sc, simple_iter as si};
+use sigecs_fixtures::bench::{
+    heavy_compute as hc, schedule as sc, simple_iter as si, simple_iter_columns,
+};
 use sigecs::ecs_core::rayon::{self, prelude::*};
 use std::hint::black_box;
 
@@ -136,7 +140,7 @@ fn heavy_compute(c: &mut Criterion) {
     group.throughput(Throughput::Elements(N as u64));
     let (one, two) = (pool(1), pool(2));
     let mut w = hc::World::new();
-    w.spawn_batch((0..N).map(|i| si::columns::Data {
+    w.spawn_batch((0..N).map(|i| simple_iter_columns::Data {
         transform: si::Transform(Mat4::from_axis_angle(Vec3::X, i as f32 * 0.001)),
         position: si::Position(Vec3::X),
         rotation: si::Rotation(Vec3::X),
@@ -165,8 +169,8 @@ fn min_chunk(c: &mut Criterion) {
     let (one, two) = (pool(1), pool(2));
     for n in [4_096usize, 8_192, 16_384, 65_536, 262_144, 1_048_576] {
         group.throughput(Throughput::Elements(n as u64));
-        let mut w = si::columns::World::new();
-        w.spawn_batch((0..n).map(|_| si::columns::Data {
+        let mut w = simple_iter_columns::World::new();
+        w.spawn_batch((0..n).map(|_| simple_iter_columns::Data {
             transform: si::Transform(Mat4::IDENTITY),
             position: si::Position(Vec3::X),
             rotation: si::Rotation(Vec3::X),

@@ -20,12 +20,14 @@
 //!
 //! `python3 benches/ratios.py <group>` prints the medians and ratios after a run.
 
+#![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ecs_core::Entity;
 use glam::{Mat4, Vec3};
-use sigecs::bench_worlds::add_remove::{self as ar, AWithB, JustA};
-use sigecs::bench_worlds::frag_iter::{self as fi, *};
-use sigecs::bench_worlds::simple_iter::{self as si, columns};
+use sigecs_fixtures::bench::add_remove::{self as ar, AWithB, JustA};
+use sigecs_fixtures::bench::frag_iter::{self as fi, *};
+use sigecs_fixtures::bench::{simple_iter as si, simple_iter_columns as columns};
 use std::hint::black_box;
 
 // ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ fn param() -> impl Strategy<Value = Param> {
         }),
         (0usize..3, any::<bool>()).prop_map(|(id, mutable)| Param::Resource { id, mutable }),
         Just(Param::Entity),
+        Just(Param::Commands),
     ]
 }
 
@@ -61,18 +62,41 @@ proptest! {
     }
 
     #[test]
-    fn stages_order_every_conflicting_pair(systems in prop::collection::vec(prop::collection::vec(param(), 1..5), 1..10)) {
+    fn stages_give_declaration_order(systems in prop::collection::vec(prop::collection::vec(param(), 1..5), 1..10)) {
         let access: Vec<Access> = systems.iter().map(|p| Access::of(p)).collect();
         let stage = place_in_stages(&access);
+        let commands = |i: usize| systems[i].contains(&Param::Commands);
+        let writes_resource = |i: usize| systems[i].iter().any(|p| matches!(p, Param::Resource { mutable: true, .. }));
         for i in 0..systems.len() {
             for j in 0..i {
                 if oracle(&systems[j], &systems[i]) {
                     prop_assert!(stage[j] < stage[i], "conflicting systems {} and {} keep their order", j, i);
                 }
+                if commands(j) {
+                    prop_assert!(stage[j] < stage[i], "{} runs after the commands of {} applied", i, j);
+                }
+                if commands(i) {
+                    prop_assert!(stage[j] <= stage[i], "the commands of {} apply after {} ran", i, j);
+                }
+                if writes_resource(i) || writes_resource(j) {
+                    prop_assert!(stage[j] != stage[i], "a resource writer runs alone");
+                }
             }
-            // Each system is as early as its conflicts allow.
-            let earliest = (0..i).filter(|&j| oracle(&systems[j], &systems[i])).map(|j| stage[j] + 1).max().unwrap_or(0);
-            prop_assert_eq!(stage[i], earliest);
+            // Each system is as early as the rules allow: at its lower bound, or at the first
+            // stage after it that holds no resource writer (for a writer: no system at all).
+            let mut lower = (0..i)
+                .filter(|&j| oracle(&systems[j], &systems[i]) || commands(j))
+                .map(|j| stage[j] + 1)
+                .max()
+                .unwrap_or(0);
+            if commands(i) {
+                lower = lower.max((0..i).map(|j| stage[j]).max().unwrap_or(0));
+            }
+            let taken = |s: usize, writers_only: bool| (0..i).any(|j| stage[j] == s && (!writers_only || writes_resource(j)));
+            let expected = (lower..)
+                .find(|&s| !taken(s, !writes_resource(i)))
+                .unwrap();
+            prop_assert_eq!(stage[i], expected, "system {} placed as early as allowed", i);
         }
     }
 }

@@ -1,0 +1,113 @@
+//! Entity resources — seed part 4 (Bitsquid, "Building a Data-Oriented Entity System", part 4):
+//! levels and prefabs compiled from JSON to binary blobs that are verified once and then read as
+//! they are.
+//!
+//! The pieces, one concept per file:
+//!
+//! - [`format`]: the blob's layout, byte by byte — the seed's final `EntityResource`
+//!   (`num_entities`, `num_component_types`, `parent_index[]`, then per component type its
+//!   identifier, instance count, size, `entity_index[]` and `instance_data`), little-endian, behind
+//!   a header with magic, version, length and checksum.
+//! - [`codec`]: how one instance is stored — plain old data as its bytes (read in place), anything
+//!   else with postcard (and why postcard).
+//! - [`Registry`] of [`Registration`]s: the seed's `register_component_compiler(name, compile,
+//!   spawn_order)`; a generated registration is one call, `Registration::pod::<T>("position")`
+//!   or `Registration::serde::<T>("name")`.
+//! - [`EntityCompiler`]: JSON (the shape is in [`compile`]) to blob, errors with JSON paths.
+//! - [`verify`]: the only constructor of [`VerifiedResource`], the type a spawner accepts.
+//! - [`ResourceWriter`]: builds a canonical blob from per-entity component values (what save uses).
+//! - [`inspect`]: counts, hierarchy depth and bytes, as a printable [`ResourceReport`].
+//!
+//! ## Spawning (for the world)
+//!
+//! A spawner takes a `&VerifiedResource` and does the seed's batched spawn: create
+//! [`num_entities`](VerifiedResource::num_entities) entities at once; reserve each store once
+//! ([`store_counts`](VerifiedResource::store_counts), the stores [`Signatures`] gave each set);
+//! then, for each component type in [`spawn_order`](VerifiedResource::spawn_order), write all its
+//! instances ([`ComponentData::extend_pod`] for plain old data, one copy;
+//! [`ComponentData::decode_each`] otherwise). Instances come in ascending entity order, so each
+//! store's column fills in the order of its entities. The hierarchy is linked parents first
+//! ([`parents_first`](VerifiedResource::parents_first)). Verification has already checked
+//! everything that could fail, so a spawn can reserve first and never stop half way.
+//!
+//! ## Example
+//!
+//! ```
+//! use ecs_core::resource::{verify, EntityCompiler, Registration, Registry, ResourceWriter, VerifyOptions};
+//!
+//! #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable, serde::Deserialize)]
+//! #[repr(C)]
+//! struct Position { x: f32, y: f32 }
+//!
+//! let registry = Registry::new([
+//!     Registration::pod::<Position>("position"),
+//!     Registration::serde::<String>("name").spawn_order(1),
+//! ])
+//! .unwrap();
+//! let blob = EntityCompiler::new(&registry)
+//!     .compile_str(r#"{"entities": [
+//!         {"components": {"position": {"x": 1, "y": 2}, "name": "ship"}},
+//!         {"parent": 0, "components": {"position": {"x": 3, "y": 4}}}
+//!     ]}"#)
+//!     .unwrap();
+//!
+//! // The world passes its own signature check; here every set of components is declared.
+//! let level = verify(
+//!     &blob[..],
+//!     &registry,
+//!     |set: &[&Registration]| if set.is_empty() { Err("no components".to_string()) } else { Ok(set.len() as u32) },
+//!     &VerifyOptions::default(),
+//! )
+//! .unwrap();
+//! let positions = level.component("position").unwrap();
+//! assert_eq!(positions.pod::<Position>().unwrap()[1], Position { x: 3.0, y: 4.0 });
+//! assert_eq!(level.parent(1), Some(0));
+//! assert_eq!(level.entity_store(0), Some(2));
+//!
+//! // Saving the same content gives the same bytes.
+//! let mut w = ResourceWriter::new();
+//! let ship = w.add_entity(None).unwrap();
+//! w.add_entity(Some(ship)).unwrap();
+//! let (pos, name) = (registry.by_name("position").unwrap(), registry.by_name("name").unwrap());
+//! w.push(pos, 1, &Position { x: 3.0, y: 4.0 }).unwrap();
+//! w.push(pos, 0, &Position { x: 1.0, y: 2.0 }).unwrap();
+//! w.push(name, 0, &"ship".to_string()).unwrap();
+//! assert_eq!(w.finish().unwrap(), blob);
+//! ```
+
+// Plain-old-data components are stored as their in-memory bytes, which the format defines as
+// little-endian; a big-endian target would need a byte swap per field that bytemuck cannot do.
+#[cfg(target_endian = "big")]
+compile_error!("sigecs entity resources assume a little-endian target (POD components are stored as their in-memory bytes)");
+
+mod aligned;
+pub mod codec;
+pub mod compile;
+mod error;
+pub mod format;
+mod hierarchy;
+pub mod inspect;
+mod registry;
+pub mod verify;
+mod write;
+
+pub use aligned::AlignedBlob;
+pub use codec::Encoding;
+pub use compile::{CompileError, EntityCompiler, PathError};
+pub use error::{ComponentRef, ResourceError};
+pub use format::{component_identifier, reseal};
+pub use inspect::{inspect, ComponentReport, ResourceReport, SetReport};
+pub use registry::{Registration, Registry};
+pub use verify::{
+    verify, AnySet, ComponentData, ComponentSet, Signatures, UnknownComponents, VerifiedResource,
+    VerifyOptions,
+};
+pub use write::ResourceWriter;
+
+/// The `bytemuck` this module's [`Registration::pod`] is bound by, for crates that do not depend
+/// on it themselves (`#[bytemuck(crate = "ecs_core::resource::bytemuck")]`).
+pub use bytemuck;
+/// The `serde` this module's registrations are bound by (`#[serde(crate = "ecs_core::resource::serde")]`).
+pub use serde;
+/// The `serde_json` the compiler reads.
+pub use serde_json;

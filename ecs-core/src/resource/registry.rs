@@ -1,0 +1,296 @@
+//! [`Registration`] and [`Registry`]: the components a resource may hold, each with its resource
+//! name, identifier, encoding, compile function and spawn order — the seed's
+//! `register_component_compiler(name, compile, spawn_order)`, as data.
+
+use std::any::{Any, TypeId};
+use std::fmt;
+
+use bytemuck::Pod;
+use rustc_hash::FxHashMap;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::codec::{self, CheckFn, CompileFn, EncodeFn, Encoding};
+use super::error::{ComponentRef, ResourceError};
+use super::format::component_identifier;
+
+/// One component that entity resources can hold.
+///
+/// A generated registration is one call: `Registration::pod::<Position>("position")` for a
+/// plain-old-data component, `Registration::serde::<Name>("name")` for any other serde type, with
+/// `.spawn_order(n)` when it must be spawned before or after others.
+#[derive(Clone)]
+pub struct Registration {
+    name: &'static str,
+    identifier: u64,
+    spawn_order: i32,
+    encoding: Encoding,
+    type_id: TypeId,
+    type_name: &'static str,
+    pub(crate) compile: CompileFn,
+    pub(crate) check: CheckFn,
+    pub(crate) encode: EncodeFn,
+}
+
+impl Registration {
+    /// A plain-old-data component: stored as its in-memory bytes, read in place with no
+    /// decoding, compiled from JSON with its `Deserialize` impl.
+    ///
+    /// ```
+    /// use ecs_core::resource::Registration;
+    /// #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, serde::Deserialize)]
+    /// #[repr(C)]
+    /// struct Position { x: f32, y: f32 }
+    /// let r = Registration::pod::<Position>("position");
+    /// assert_eq!(r.name(), "position");
+    /// ```
+    pub fn pod<T: Pod + DeserializeOwned>(name: &'static str) -> Self {
+        Registration {
+            name,
+            identifier: component_identifier(name),
+            spawn_order: 0,
+            encoding: Encoding::Pod {
+                size: std::mem::size_of::<T>(),
+                align: std::mem::align_of::<T>(),
+            },
+            type_id: TypeId::of::<T>(),
+            type_name: std::any::type_name::<T>(),
+            compile: codec::compile_pod::<T>,
+            check: codec::check_nothing,
+            encode: codec::encode_pod_any::<T>,
+        }
+    }
+
+    /// A component that is not plain old data (`String`, `Vec`, enums with data): encoded with
+    /// postcard, compiled from JSON with its `Deserialize` impl. See [`codec`](super::codec) for
+    /// the two things such a type must not do.
+    pub fn serde<T: Serialize + DeserializeOwned + 'static>(name: &'static str) -> Self {
+        Registration {
+            name,
+            identifier: component_identifier(name),
+            spawn_order: 0,
+            encoding: Encoding::Postcard,
+            type_id: TypeId::of::<T>(),
+            type_name: std::any::type_name::<T>(),
+            compile: codec::compile_postcard::<T>,
+            check: codec::check_postcard::<T>,
+            encode: codec::encode_postcard_any::<T>,
+        }
+    }
+
+    /// Sets the spawn order (default 0): component types spawn in ascending order, ties by
+    /// identifier. A component that looks at another one when it is created (the seed's mesh
+    /// looking for the transform) gets a larger number than the one it looks at.
+    pub fn spawn_order(mut self, order: i32) -> Self {
+        self.spawn_order = order;
+        self
+    }
+
+    /// The resource name: the key in the JSON's `"components"` object.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The component identifier stored in blobs: [`component_identifier`] of the name.
+    pub fn identifier(&self) -> u64 {
+        self.identifier
+    }
+
+    /// The spawn order.
+    pub fn order(&self) -> i32 {
+        self.spawn_order
+    }
+
+    /// How instances are stored.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// The registered Rust type's `TypeId`, so a world can map a registration to its own
+    /// component id.
+    pub fn type_id(&self) -> TypeId {
+        self.type_id
+    }
+
+    /// The registered Rust type's name, for messages.
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    /// Whether `T` is the registered type.
+    pub fn is<T: Any>(&self) -> bool {
+        self.type_id == TypeId::of::<T>()
+    }
+
+    /// How errors name this component.
+    pub fn component_ref(&self) -> ComponentRef {
+        ComponentRef {
+            identifier: self.identifier,
+            name: Some(self.name),
+        }
+    }
+
+    pub(crate) fn wrong_type<T>(&self) -> ResourceError {
+        ResourceError::WrongType {
+            component: self.component_ref(),
+            expected: self.type_name,
+            found: std::any::type_name::<T>(),
+        }
+    }
+}
+
+impl fmt::Debug for Registration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registration")
+            .field("name", &self.name)
+            .field("identifier", &format_args!("{:#018x}", self.identifier))
+            .field("spawn_order", &self.spawn_order)
+            .field("encoding", &self.encoding)
+            .field("type_name", &self.type_name)
+            .finish()
+    }
+}
+
+/// The components a resource may hold: the seed's `EntityCompiler` registrations, checked once.
+///
+/// Registrations are kept in identifier order (a registration's index is its position in that
+/// order). Building a registry refuses two registrations with one name, two names with one
+/// identifier (an FNV-1a collision: rename one), one type under two names, and a POD type larger
+/// than the format's 32-bit sizes.
+#[derive(Clone, Debug, Default)]
+pub struct Registry {
+    registrations: Vec<Registration>,
+    by_name: FxHashMap<&'static str, usize>,
+    by_type: FxHashMap<TypeId, usize>,
+}
+
+impl Registry {
+    /// A registry of these components.
+    pub fn new(
+        registrations: impl IntoIterator<Item = Registration>,
+    ) -> Result<Self, ResourceError> {
+        let mut registrations: Vec<Registration> = registrations.into_iter().collect();
+        registrations.sort_by(|a, b| a.identifier.cmp(&b.identifier).then(a.name.cmp(b.name)));
+        let mut by_name = FxHashMap::default();
+        let mut by_type = FxHashMap::default();
+        for (i, r) in registrations.iter().enumerate() {
+            if let Encoding::Pod { size, .. } = r.encoding {
+                if u32::try_from(size).is_err() {
+                    return Err(ResourceError::TooLarge {
+                        what: "a plain-old-data component's size",
+                    });
+                }
+            }
+            if by_name.insert(r.name, i).is_some() {
+                return Err(ResourceError::DuplicateName { name: r.name });
+            }
+            if i > 0 && registrations[i - 1].identifier == r.identifier {
+                return Err(ResourceError::IdentifierCollision {
+                    first: registrations[i - 1].name,
+                    second: r.name,
+                    identifier: r.identifier,
+                });
+            }
+            if let Some(j) = by_type.insert(r.type_id, i) {
+                return Err(ResourceError::DuplicateType {
+                    type_name: r.type_name,
+                    first: registrations[j].name,
+                    second: r.name,
+                });
+            }
+        }
+        Ok(Registry {
+            registrations,
+            by_name,
+            by_type,
+        })
+    }
+
+    /// The registrations, in identifier order.
+    pub fn registrations(&self) -> &[Registration] {
+        &self.registrations
+    }
+
+    /// Number of registrations.
+    pub fn len(&self) -> usize {
+        self.registrations.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.registrations.is_empty()
+    }
+
+    /// The index of the registration with this identifier.
+    pub fn index_of(&self, identifier: u64) -> Option<usize> {
+        self.registrations
+            .binary_search_by_key(&identifier, |r| r.identifier)
+            .ok()
+    }
+
+    /// The registration with this identifier.
+    pub fn get(&self, identifier: u64) -> Option<&Registration> {
+        self.index_of(identifier).map(|i| &self.registrations[i])
+    }
+
+    /// The registration with this resource name.
+    pub fn by_name(&self, name: &str) -> Option<&Registration> {
+        self.by_name.get(name).map(|&i| &self.registrations[i])
+    }
+
+    /// The registration of the Rust type `T`.
+    pub fn by_type<T: Any>(&self) -> Option<&Registration> {
+        self.by_type
+            .get(&TypeId::of::<T>())
+            .map(|&i| &self.registrations[i])
+    }
+
+    /// How errors name the component with this identifier.
+    pub fn component_ref(&self, identifier: u64) -> ComponentRef {
+        ComponentRef {
+            identifier,
+            name: self.get(identifier).map(|r| r.name),
+        }
+    }
+
+    /// The registered names, sorted, comma-separated (for "unknown component" messages).
+    pub fn names(&self) -> String {
+        let mut names: Vec<&str> = self.registrations.iter().map(|r| r.name).collect();
+        names.sort_unstable();
+        names.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicates_are_refused() {
+        let e = Registry::new([Registration::pod::<u32>("a"), Registration::pod::<u64>("a")])
+            .unwrap_err();
+        assert_eq!(e, ResourceError::DuplicateName { name: "a" });
+        let e = Registry::new([Registration::pod::<u32>("a"), Registration::pod::<u32>("b")])
+            .unwrap_err();
+        assert!(matches!(e, ResourceError::DuplicateType { .. }), "{e}");
+    }
+
+    #[test]
+    fn lookups() {
+        let r = Registry::new([
+            Registration::pod::<u32>("a"),
+            Registration::serde::<String>("name").spawn_order(2),
+        ])
+        .unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r.by_name("name").unwrap().order(), 2);
+        assert_eq!(r.by_type::<u32>().unwrap().name(), "a");
+        assert_eq!(r.get(component_identifier("a")).unwrap().name(), "a");
+        assert!(r.get(1).is_none());
+        assert_eq!(r.names(), "a, name");
+        assert!(r
+            .registrations()
+            .windows(2)
+            .all(|w| w[0].identifier() < w[1].identifier()));
+    }
+}

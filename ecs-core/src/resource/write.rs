@@ -1,0 +1,361 @@
+//! [`ResourceWriter`]: builds a canonical blob from entities, parents and per-entity component
+//! values — what the compiler uses, and what a world's save calls.
+//!
+//! Values may be pushed in any order (a world walks its stores, not its entities);
+//! [`finish`](ResourceWriter::finish) sorts each component type by entity index and lays records
+//! out by identifier, so the same content always gives the same bytes.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use super::error::{ComponentRef, ResourceError};
+use super::format::{
+    self, pad_vec, CHECKSUM_OFFSET, DATA_ALIGN, HEADER_LEN, MAGIC, RECORD_ALIGN, ROOT,
+    TOTAL_LEN_OFFSET, VERSION,
+};
+use super::hierarchy;
+use super::registry::Registration;
+use super::Encoding;
+
+struct TypeBuf {
+    component: ComponentRef,
+    encoding: Encoding,
+    /// (entity, start in `data`, length).
+    entries: Vec<(u32, usize, usize)>,
+    data: Vec<u8>,
+}
+
+/// Builds an entity resource blob.
+///
+/// ```
+/// use ecs_core::resource::{verify, AnySet, Registration, Registry, ResourceWriter, VerifyOptions};
+/// let registry = Registry::new([Registration::pod::<f32>("mass")]).unwrap();
+/// let mass = registry.by_name("mass").unwrap();
+/// let mut w = ResourceWriter::new();
+/// let root = w.add_entity(None).unwrap();
+/// let child = w.add_entity(Some(root)).unwrap();
+/// w.push(mass, child, &2.5f32).unwrap();
+/// w.push(mass, root, &1.0f32).unwrap();
+/// let blob = w.finish().unwrap();
+/// let res = verify(&blob[..], &registry, AnySet::default(), &VerifyOptions::default()).unwrap();
+/// assert_eq!(res.num_entities(), 2);
+/// assert_eq!(res.parent(1), Some(0));
+/// ```
+#[derive(Default)]
+pub struct ResourceWriter {
+    parents: Vec<u32>,
+    types: BTreeMap<u64, TypeBuf>,
+}
+
+impl ResourceWriter {
+    /// An empty resource.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Entities added so far.
+    pub fn num_entities(&self) -> u32 {
+        self.parents.len() as u32
+    }
+
+    /// Adds an entity with this parent (`None` for a root) and returns its index. The parent may
+    /// be an entity added later; [`finish`](Self::finish) checks the forest.
+    pub fn add_entity(&mut self, parent: Option<u32>) -> Result<u32, ResourceError> {
+        let index = self.parents.len();
+        // ROOT (u32::MAX) is not an index; the entity index space is far smaller anyway.
+        if index >= ROOT as usize {
+            return Err(ResourceError::TooLarge {
+                what: "the entity count",
+            });
+        }
+        self.parents.push(parent.unwrap_or(ROOT));
+        Ok(index as u32)
+    }
+
+    /// Adds `n` root entities and returns their indices.
+    pub fn add_entities(&mut self, n: u32) -> Result<Range<u32>, ResourceError> {
+        let start = self.num_entities();
+        let end = start
+            .checked_add(n)
+            .filter(|&e| e < ROOT)
+            .ok_or(ResourceError::TooLarge {
+                what: "the entity count",
+            })?;
+        self.parents.resize(end as usize, ROOT);
+        Ok(start..end)
+    }
+
+    /// Sets an entity's parent (`None` for a root).
+    pub fn set_parent(&mut self, entity: u32, parent: Option<u32>) -> Result<(), ResourceError> {
+        let n = self.num_entities();
+        let slot = self
+            .parents
+            .get_mut(entity as usize)
+            .ok_or(ResourceError::NoSuchEntity {
+                entity,
+                num_entities: n,
+            })?;
+        *slot = parent.unwrap_or(ROOT);
+        Ok(())
+    }
+
+    fn type_buf(&mut self, reg: &Registration, entity: u32) -> Result<&mut TypeBuf, ResourceError> {
+        let n = self.num_entities();
+        if entity >= n {
+            return Err(ResourceError::NoSuchEntity {
+                entity,
+                num_entities: n,
+            });
+        }
+        let buf = self
+            .types
+            .entry(reg.identifier())
+            .or_insert_with(|| TypeBuf {
+                component: reg.component_ref(),
+                encoding: reg.encoding(),
+                entries: Vec::new(),
+                data: Vec::new(),
+            });
+        if buf.encoding != reg.encoding() || buf.component.name != Some(reg.name()) {
+            return Err(ResourceError::EncodingMismatch {
+                component: reg.component_ref(),
+                expected: buf.encoding.to_string(),
+                found: reg.encoding().to_string(),
+            });
+        }
+        Ok(buf)
+    }
+
+    /// Adds component `reg` with value `value` to `entity`. `T` must be the registered type.
+    pub fn push<T: Any>(
+        &mut self,
+        reg: &Registration,
+        entity: u32,
+        value: &T,
+    ) -> Result<(), ResourceError> {
+        if !reg.is::<T>() {
+            return Err(reg.wrong_type::<T>());
+        }
+        let encode = reg.encode;
+        let buf = self.type_buf(reg, entity)?;
+        let start = buf.data.len();
+        if let Err(message) = encode(value, &mut buf.data) {
+            buf.data.truncate(start);
+            return Err(ResourceError::Encode {
+                component: reg.component_ref(),
+                message,
+            });
+        }
+        let len = buf.data.len() - start;
+        buf.entries.push((entity, start, len));
+        Ok(())
+    }
+
+    /// Adds component `reg` to many entities: `(entity, value)` pairs, in any order.
+    pub fn push_all<'v, T: Any>(
+        &mut self,
+        reg: &Registration,
+        items: impl IntoIterator<Item = (u32, &'v T)>,
+    ) -> Result<(), ResourceError> {
+        for (entity, value) in items {
+            self.push(reg, entity, value)?;
+        }
+        Ok(())
+    }
+
+    /// Adds component `reg` to `entity` from bytes already in its encoding: exactly the POD size,
+    /// or one canonical postcard encoding (checked).
+    pub fn push_encoded(
+        &mut self,
+        reg: &Registration,
+        entity: u32,
+        bytes: &[u8],
+    ) -> Result<(), ResourceError> {
+        match reg.encoding() {
+            Encoding::Pod { size, .. } if bytes.len() != size => {
+                return Err(ResourceError::SizeMismatch {
+                    component: reg.component_ref(),
+                    num_instances: 1,
+                    element_size: size as u32,
+                    size: u32::try_from(bytes.len()).unwrap_or(u32::MAX),
+                })
+            }
+            Encoding::Pod { .. } => {}
+            Encoding::Postcard => {
+                (reg.check)(bytes, 1, &mut |_| {}).map_err(|(instance, message)| {
+                    ResourceError::Decode {
+                        component: reg.component_ref(),
+                        instance,
+                        message,
+                    }
+                })?
+            }
+        }
+        let buf = self.type_buf(reg, entity)?;
+        let start = buf.data.len();
+        buf.data.extend_from_slice(bytes);
+        buf.entries.push((entity, start, bytes.len()));
+        Ok(())
+    }
+
+    /// [`push_encoded`](Self::push_encoded) for bytes a registration's own compile function just
+    /// wrote: one instance in the registered encoding, so the check is skipped.
+    pub(crate) fn push_compiled(
+        &mut self,
+        reg: &Registration,
+        entity: u32,
+        bytes: &[u8],
+    ) -> Result<(), ResourceError> {
+        let buf = self.type_buf(reg, entity)?;
+        let start = buf.data.len();
+        buf.data.extend_from_slice(bytes);
+        buf.entries.push((entity, start, bytes.len()));
+        Ok(())
+    }
+
+    /// The blob: checks the hierarchy (every parent exists, no cycle) and that no entity holds a
+    /// component twice, then writes records in identifier order and instances in entity order.
+    pub fn finish(self) -> Result<Vec<u8>, ResourceError> {
+        let n = self.num_entities();
+        hierarchy::depths(n, |i| self.parents[i as usize])?;
+        let num_types = u32::try_from(self.types.len()).map_err(|_| ResourceError::TooLarge {
+            what: "the component type count",
+        })?;
+
+        let mut out = Vec::with_capacity(self.size_hint());
+        out.resize(HEADER_LEN, 0);
+        out.extend_from_slice(&n.to_le_bytes());
+        out.extend_from_slice(&num_types.to_le_bytes());
+        for p in &self.parents {
+            out.extend_from_slice(&p.to_le_bytes());
+        }
+        pad_vec(&mut out, RECORD_ALIGN);
+
+        for (identifier, mut t) in self.types {
+            if !t.entries.windows(2).all(|w| w[0].0 < w[1].0) {
+                t.entries.sort_by_key(|e| e.0);
+                if let Some(w) = t.entries.windows(2).find(|w| w[0].0 == w[1].0) {
+                    return Err(ResourceError::DuplicateComponent {
+                        component: t.component,
+                        entity: w[0].0,
+                    });
+                }
+            }
+            let count = t.entries.len() as u32; // entity indices are distinct and < n.
+            let size = u32::try_from(t.data.len()).map_err(|_| ResourceError::TooLarge {
+                what: "a component type's instance data",
+            })?;
+            out.extend_from_slice(&identifier.to_le_bytes());
+            out.extend_from_slice(&count.to_le_bytes());
+            out.extend_from_slice(&size.to_le_bytes());
+            out.extend_from_slice(&t.encoding.code().to_le_bytes());
+            out.extend_from_slice(&(t.encoding.element_size() as u32).to_le_bytes());
+            for &(entity, _, _) in &t.entries {
+                out.extend_from_slice(&entity.to_le_bytes());
+            }
+            pad_vec(&mut out, DATA_ALIGN);
+            let in_order = t
+                .entries
+                .iter()
+                .try_fold(0usize, |next, &(_, start, len)| {
+                    (start == next).then_some(start + len)
+                })
+                .is_some();
+            if in_order {
+                out.extend_from_slice(&t.data);
+            } else {
+                for &(_, start, len) in &t.entries {
+                    out.extend_from_slice(&t.data[start..start + len]);
+                }
+            }
+            pad_vec(&mut out, RECORD_ALIGN);
+        }
+
+        let total = u32::try_from(out.len()).map_err(|_| ResourceError::TooLarge {
+            what: "the resource",
+        })?;
+        out[..8].copy_from_slice(&MAGIC);
+        out[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        out[TOTAL_LEN_OFFSET..TOTAL_LEN_OFFSET + 4].copy_from_slice(&total.to_le_bytes());
+        let sum = format::checksum(&out[HEADER_LEN..]);
+        out[CHECKSUM_OFFSET..CHECKSUM_OFFSET + 4].copy_from_slice(&sum.to_le_bytes());
+        Ok(out)
+    }
+
+    fn size_hint(&self) -> usize {
+        let mut n = HEADER_LEN + 8 + 4 * self.parents.len() + RECORD_ALIGN;
+        for t in self.types.values() {
+            n = n.saturating_add(
+                24 + 4 * t.entries.len() + DATA_ALIGN + t.data.len() + RECORD_ALIGN,
+            );
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::Registry;
+
+    #[test]
+    fn empty_resource_is_header_plus_counts() {
+        let blob = ResourceWriter::new().finish().unwrap();
+        assert_eq!(blob.len(), 40);
+        assert_eq!(&blob[..8], &MAGIC);
+        assert_eq!(u32::from_le_bytes(blob[16..20].try_into().unwrap()), 40);
+    }
+
+    #[test]
+    fn order_of_pushes_does_not_matter() {
+        let reg = Registry::new([
+            Registration::pod::<u16>("a"),
+            Registration::serde::<String>("s"),
+        ])
+        .unwrap();
+        let (a, s) = (reg.by_name("a").unwrap(), reg.by_name("s").unwrap());
+        let mut w1 = ResourceWriter::new();
+        w1.add_entities(3).unwrap();
+        w1.push(a, 0, &1u16).unwrap();
+        w1.push(a, 2, &3u16).unwrap();
+        w1.push(s, 1, &"one".to_string()).unwrap();
+        w1.push(s, 2, &"two".to_string()).unwrap();
+        let mut w2 = ResourceWriter::new();
+        w2.add_entities(3).unwrap();
+        w2.push(s, 2, &"two".to_string()).unwrap();
+        w2.push(a, 2, &3u16).unwrap();
+        w2.push(s, 1, &"one".to_string()).unwrap();
+        w2.push(a, 0, &1u16).unwrap();
+        assert_eq!(w1.finish().unwrap(), w2.finish().unwrap());
+    }
+
+    #[test]
+    fn writer_refuses_bad_input() {
+        let reg = Registry::new([Registration::pod::<u16>("a")]).unwrap();
+        let a = reg.by_name("a").unwrap();
+        let mut w = ResourceWriter::new();
+        w.add_entity(None).unwrap();
+        assert!(matches!(
+            w.push(a, 0, &1u32),
+            Err(ResourceError::WrongType { .. })
+        ));
+        assert!(matches!(
+            w.push(a, 1, &1u16),
+            Err(ResourceError::NoSuchEntity { .. })
+        ));
+        assert!(matches!(
+            w.push_encoded(a, 0, &[1]),
+            Err(ResourceError::SizeMismatch { .. })
+        ));
+        w.push(a, 0, &1u16).unwrap();
+        w.push(a, 0, &2u16).unwrap();
+        assert!(matches!(
+            w.finish(),
+            Err(ResourceError::DuplicateComponent { entity: 0, .. })
+        ));
+        let mut w = ResourceWriter::new();
+        w.add_entity(Some(0)).unwrap();
+        assert_eq!(w.finish(), Err(ResourceError::ParentCycle { entity: 0 }));
+    }
+}

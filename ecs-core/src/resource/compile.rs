@@ -28,7 +28,7 @@
 //!
 //! Each component is compiled on its own by its registration's compile function; the blob then
 //! holds each component type's instances together, in canonical order (see
-//! [`format`](super::format)). Spawn order is the registrations' business, applied when spawning.
+//! [`format`](mod@super::format)). Spawn order is the registrations' business, applied when spawning.
 
 use std::fmt;
 
@@ -222,11 +222,11 @@ impl<'r> EntityCompiler<'r> {
             match obj.get("parent") {
                 None | Some(Value::Null) => {}
                 Some(p) => match p.as_u64() {
-                    Some(p) if (p as usize) < n && p as usize != i => {
+                    Some(p) if p < n as u64 && p != i as u64 => {
                         // In range, so it fits u32; the forest is checked below.
                         let _ = writer.set_parent(i as u32, Some(p as u32));
                     }
-                    Some(p) if p as usize == i => errors.push(
+                    Some(p) if p == i as u64 => errors.push(
                         format!("{}.parent", at()),
                         "an entity cannot be its own parent".into(),
                     ),

@@ -1,4 +1,4 @@
-//! [`inspect`]: what a blob holds — entities, hierarchy, counts and bytes per component type,
+//! [`inspect`](fn@inspect): what a blob holds — entities, hierarchy, counts and bytes per component type,
 //! entities per component set — as a report that prints as a table.
 
 use std::fmt;
@@ -36,7 +36,7 @@ pub struct SetReport {
     pub entities: u32,
 }
 
-/// What [`inspect`] finds in a blob. `Display` prints it as a small table.
+/// What [`inspect`](fn@inspect) finds in a blob. `Display` prints it as a small table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceReport {
     /// Bytes in the blob.

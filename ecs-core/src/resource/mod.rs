@@ -4,7 +4,7 @@
 //!
 //! The pieces, one concept per file:
 //!
-//! - [`format`]: the blob's layout, byte by byte — the seed's final `EntityResource`
+//! - [`format`](mod@format): the blob's layout, byte by byte — the seed's final `EntityResource`
 //!   (`num_entities`, `num_component_types`, `parent_index[]`, then per component type its
 //!   identifier, instance count, size, `entity_index[]` and `instance_data`), little-endian, behind
 //!   a header with magic, version, length and checksum.
@@ -13,10 +13,10 @@
 //! - [`Registry`] of [`Registration`]s: the seed's `register_component_compiler(name, compile,
 //!   spawn_order)`; a generated registration is one call, `Registration::pod::<T>("position")`
 //!   or `Registration::serde::<T>("name")`.
-//! - [`EntityCompiler`]: JSON (the shape is in [`compile`]) to blob, errors with JSON paths.
-//! - [`verify`]: the only constructor of [`VerifiedResource`], the type a spawner accepts.
+//! - [`EntityCompiler`]: JSON (the shape is in [`mod@compile`]) to blob, errors with JSON paths.
+//! - [`verify`](fn@verify) (in [`mod@verify`]): the only constructor of [`VerifiedResource`], the type a spawner accepts.
 //! - [`ResourceWriter`]: builds a canonical blob from per-entity component values (what save uses).
-//! - [`inspect`]: counts, hierarchy depth and bytes, as a printable [`ResourceReport`].
+//! - [`inspect`](fn@inspect): counts, hierarchy depth and bytes, as a printable [`ResourceReport`].
 //!
 //! ## Spawning (for the world)
 //!

@@ -1,6 +1,6 @@
 //! The verifier: the only way to a [`VerifiedResource`], the one type a spawner accepts.
 //!
-//! [`verify`] reads the blob once, front to back, and refuses it (a [`ResourceError`], never a
+//! [`verify`](fn@verify) reads the blob once, front to back, and refuses it (a [`ResourceError`], never a
 //! panic) unless all of this holds:
 //!
 //! - the header: magic, version, zero flags and reserved field, `total_len` equal to the bytes
@@ -53,7 +53,7 @@ pub enum UnknownComponents {
     Refuse,
 }
 
-/// Options of [`verify`].
+/// Options of [`verify`](fn@verify).
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct VerifyOptions {
@@ -124,8 +124,8 @@ struct Set {
     entities: u32,
 }
 
-/// A blob that [`verify`] accepted, with what it learned: where every record is, each entity's
-/// depth and store, and the spawn order. Only [`verify`] constructs one.
+/// A blob that [`verify`](fn@verify) accepted, with what it learned: where every record is, each entity's
+/// depth and store, and the spawn order. Only [`verify`](fn@verify) constructs one.
 ///
 /// `B` is the blob's storage (`&[u8]`, `Vec<u8>`, an [`AlignedBlob`](super::AlignedBlob), an
 /// `Arc<[u8]>`…): a prefab is verified once and spawned many times from the same value.

@@ -1,0 +1,429 @@
+//! Reads criterion's estimates of the comparison benchmarks
+//! (`target/criterion/<workload>/<implementation>/new/estimates.json`, the median) and writes
+//! `results.md` (times and ratios to the one-`Vec`-per-field floor, the machine, the versions)
+//! and `results.png` (the ratios per workload, one bar per implementation, log scale). When
+//! `README.md` beside them holds the markers `<!-- results:begin -->` and
+//! `<!-- results:end -->`, the tables between them are replaced too.
+//!
+//! `cargo run --release --bin report` (after `cargo bench --bench compare`; `run.sh` does both).
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use sigecs_compare::{FLOOR, IMPLS, WORKLOADS};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The crates whose versions the report lists.
+const VERSIONED: &[&str] = &[
+    "ecs-core",
+    "hecs",
+    "bevy_ecs",
+    "legion",
+    "shipyard",
+    "specs",
+    "glam",
+    "rayon",
+    "criterion",
+];
+
+const BEGIN: &str = "<!-- results:begin -->";
+const END: &str = "<!-- results:end -->";
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("report: {e}");
+        std::process::exit(1);
+    }
+}
+
+type Medians = BTreeMap<(&'static str, &'static str), f64>;
+
+fn run() -> Result<(), String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dir.join("target"));
+    let criterion = target.join("criterion");
+    let medians = read_medians(&criterion)?;
+    if medians.is_empty() {
+        return Err(format!(
+            "no estimates under {}: run `cargo bench --bench compare` first",
+            criterion.display()
+        ));
+    }
+
+    let tables = tables(&medians);
+    let info = machine_and_versions(dir);
+    let md = format!(
+        "# sigecs beside its peers: results\n\n\
+         Written by `cargo run --release --bin report` from criterion's medians of one run of \
+         `cargo bench --bench compare` ({}).\n\n{tables}\n![ratio to the floor per workload]\
+         (results.png)\n\n{info}",
+        today()
+    );
+    write(&dir.join("results.md"), &md)?;
+
+    let readme = dir.join("README.md");
+    if let Ok(text) = std::fs::read_to_string(&readme) {
+        if let (Some(b), Some(e)) = (text.find(BEGIN), text.find(END)) {
+            if b < e {
+                let updated = format!(
+                    "{}{BEGIN}\n\n{tables}\n{info}\n{}",
+                    &text[..b],
+                    &text[e..]
+                );
+                write(&readme, &updated)?;
+            }
+        }
+    }
+
+    match chart(&dir.join("results.png"), &medians) {
+        Ok(()) => println!("wrote {}", dir.join("results.png").display()),
+        Err(e) => eprintln!("report: no chart: {e}"),
+    }
+    println!("wrote {}", dir.join("results.md").display());
+    print!("{tables}");
+    Ok(())
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Median time in nanoseconds of every (workload, implementation) criterion measured.
+fn read_medians(criterion: &Path) -> Result<Medians, String> {
+    let mut out = Medians::new();
+    for w in WORKLOADS {
+        for &imp in IMPLS {
+            let path = criterion
+                .join(w.group)
+                .join(imp)
+                .join("new")
+                .join("estimates.json");
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let json: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let median = json["median"]["point_estimate"]
+                .as_f64()
+                .ok_or_else(|| format!("{}: no median.point_estimate", path.display()))?;
+            out.insert((w.group, imp), median);
+        }
+    }
+    Ok(out)
+}
+
+fn ratio(medians: &Medians, group: &'static str, imp: &'static str) -> Option<f64> {
+    Some(medians.get(&(group, imp))? / medians.get(&(group, FLOOR))?)
+}
+
+fn format_time(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+fn format_ratio(r: f64) -> String {
+    if r >= 10.0 {
+        format!("{r:.0}×")
+    } else {
+        format!("{r:.2}×")
+    }
+}
+
+/// The ratio table and the time table, in Markdown.
+fn tables(medians: &Medians) -> String {
+    let mut s = String::new();
+    let libs: Vec<&str> = IMPLS.iter().copied().filter(|&i| i != FLOOR).collect();
+    let _ = writeln!(
+        s,
+        "Median time of one iteration divided by the median of `{FLOOR}` (one `Vec` per field, \
+         written by hand) in the same run; lower is better. **Bold**: the fastest library \
+         (floors aside).\n"
+    );
+    let _ = writeln!(s, "| workload | {} |", libs.join(" | "));
+    let _ = writeln!(s, "|---|{}", "---:|".repeat(libs.len()));
+    for w in WORKLOADS {
+        let best = libs
+            .iter()
+            .filter(|&&l| !l.starts_with("floor"))
+            .filter_map(|&l| medians.get(&(w.group, l)).map(|&t| (l, t)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(l, _)| l);
+        let cells: Vec<String> = libs
+            .iter()
+            .map(|&l| match ratio(medians, w.group, l) {
+                Some(r) if Some(l) == best => format!("**{}**", format_ratio(r)),
+                Some(r) => format_ratio(r),
+                None => "—".into(),
+            })
+            .collect();
+        let _ = writeln!(s, "| {} | {} |", w.group, cells.join(" | "));
+    }
+    let _ = writeln!(s, "\nMedian time of one iteration:\n");
+    let _ = writeln!(s, "| workload | {} |", IMPLS.join(" | "));
+    let _ = writeln!(s, "|---|{}", "---:|".repeat(IMPLS.len()));
+    for w in WORKLOADS {
+        let cells: Vec<String> = IMPLS
+            .iter()
+            .map(|&l| {
+                medians
+                    .get(&(w.group, l))
+                    .map_or("—".into(), |&t| format_time(t))
+            })
+            .collect();
+        let _ = writeln!(s, "| {} | {} |", w.group, cells.join(" | "));
+    }
+    let _ = writeln!(s, "\nWhat each workload does (threads: one = inside a one-thread rayon pool for every implementation; all = each library's default parallelism):\n");
+    let _ = writeln!(s, "| workload | threads | what one iteration does |");
+    let _ = writeln!(s, "|---|---|---|");
+    for w in WORKLOADS {
+        let threads = if w.parallel { "all" } else { "one" };
+        let _ = writeln!(s, "| {} | {threads} | {} |", w.group, w.what);
+    }
+    s
+}
+
+fn command(program: &str, args: &[&str], dir: &Path) -> Option<String> {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn today() -> String {
+    command("date", &["-u", "+%Y-%m-%d"], Path::new(".")).unwrap_or_else(|| "date unknown".into())
+}
+
+/// The machine (cores, CPU model, memory, kernel, rustc) and the versions of the crates
+/// compared, from `Cargo.lock` and git.
+fn machine_and_versions(dir: &Path) -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |text: &str, key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split(':').nth(1))
+            .map(|v| v.trim().to_string())
+    };
+    let cpu = field(&cpuinfo, "model name").unwrap_or_else(|| "unknown".into());
+    let cache = field(&cpuinfo, "cache size");
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let memory = field(&meminfo, "MemTotal")
+        .and_then(|kb| kb.trim_end_matches(" kB").trim().parse::<f64>().ok())
+        .map_or("unknown".into(), |kb| format!("{:.0} GiB", kb / 1024.0 / 1024.0));
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map_or("unknown".into(), |s| s.trim().to_string());
+    let rustc = command("rustc", &["--version"], dir).unwrap_or_else(|| "unknown".into());
+
+    let mut s = String::new();
+    let _ = writeln!(s, "Machine:\n");
+    let _ = writeln!(
+        s,
+        "- {cores} cores (`nproc`), CPU `{cpu}`{}",
+        cache.map_or(String::new(), |c| format!(", cache {c}"))
+    );
+    let _ = writeln!(s, "- {memory} memory, Linux {kernel}");
+    let _ = writeln!(s, "- {rustc}, release profile (`cargo bench`)");
+
+    let lock = std::fs::read_to_string(dir.join("Cargo.lock")).unwrap_or_default();
+    let versions = lock_versions(&lock);
+    let commit = command("git", &["rev-parse", "--short", "HEAD"], dir);
+    let dirty = command(
+        "git",
+        &[
+            "status",
+            "--porcelain",
+            "--",
+            "../ecs-core",
+            "../ecs-codegen",
+            "../ecs-derive",
+        ],
+        dir,
+    )
+    .is_some_and(|s| !s.is_empty());
+    let _ = writeln!(s, "\nVersions (from `compare/Cargo.lock`):\n");
+    for &name in VERSIONED {
+        let v = versions
+            .get(name)
+            .map_or("unknown".to_string(), |v| v.join(", "));
+        let extra = if name == "ecs-core" {
+            let c = commit.clone().unwrap_or_else(|| "unknown".into());
+            format!(
+                " (sigecs, this repository at `{c}`{})",
+                if dirty {
+                    " with uncommitted changes"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(s, "- {name} {v}{extra}");
+    }
+    s
+}
+
+/// Package name → versions, from a `Cargo.lock`.
+fn lock_versions(lock: &str) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut name = None;
+    for line in lock.lines() {
+        if let Some(n) = line.strip_prefix("name = ") {
+            name = Some(n.trim_matches('"').to_string());
+        } else if let Some(v) = line.strip_prefix("version = ") {
+            if let Some(n) = name.take() {
+                out.entry(n).or_default().push(v.trim_matches('"').to_string());
+            }
+        }
+    }
+    out
+}
+
+/// A sans-serif font for the chart: `COMPARE_FONT`, else the first of a few usual places.
+fn register_font() -> Result<(), String> {
+    let candidates = [
+        std::env::var("COMPARE_FONT").unwrap_or_default(),
+        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf".into(),
+        "/usr/share/fonts/TTF/DejaVuSans.ttf".into(),
+        "/usr/share/fonts/dejavu/DejaVuSans.ttf".into(),
+        "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf".into(),
+        "/usr/share/fonts/liberation/LiberationSans-Regular.ttf".into(),
+    ];
+    for path in candidates.iter().filter(|p| !p.is_empty()) {
+        if let Ok(bytes) = std::fs::read(path) {
+            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+            if plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok() {
+                return Ok(());
+            }
+        }
+    }
+    Err("no font found: install fonts-dejavu-core or set COMPARE_FONT to a .ttf file".into())
+}
+
+fn color(imp: &str) -> RGBColor {
+    match imp {
+        "floor_rows" => RGBColor(150, 150, 150),
+        "sigecs" => RGBColor(214, 39, 40),
+        "hecs" => RGBColor(31, 119, 180),
+        "bevy_ecs" => RGBColor(148, 103, 189),
+        "legion" => RGBColor(44, 160, 44),
+        "shipyard" => RGBColor(255, 127, 14),
+        "specs" => RGBColor(140, 86, 75),
+        _ => RGBColor(0, 0, 0),
+    }
+}
+
+/// Ratio to the floor per workload, one bar per implementation, log scale.
+fn chart(path: &Path, medians: &Medians) -> Result<(), String> {
+    register_font()?;
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    let bars: Vec<&'static str> = IMPLS.iter().copied().filter(|&i| i != FLOOR).collect();
+    let ratios: Vec<f64> = WORKLOADS
+        .iter()
+        .flat_map(|w| bars.iter().filter_map(|&b| ratio(medians, w.group, b)))
+        .collect();
+    let lo = ratios.iter().copied().fold(1.0f64, f64::min) / 1.6;
+    let hi = ratios.iter().copied().fold(1.0f64, f64::max) * 2.0;
+    let n = WORKLOADS.len();
+
+    let root = BitMapBackend::new(path, (1600, 860)).into_drawing_area();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "Time per iteration / hand-written floor (one Vec per field): lower is better",
+            ("sans-serif", 28),
+        )
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), (lo..hi).log_scale())
+        .map_err(|x| e(&x))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
+                WORKLOADS[i as usize].group.to_string()
+            } else {
+                String::new()
+            }
+        })
+        .x_label_style(("sans-serif", 20))
+        .y_desc("ratio to the floor (log scale)")
+        .y_label_formatter(&|y| {
+            if *y >= 1.0 {
+                format!("{y:.0}")
+            } else {
+                format!("{y:.2}")
+            }
+        })
+        .y_label_style(("sans-serif", 18))
+        .axis_desc_style(("sans-serif", 20))
+        .draw()
+        .map_err(|x| e(&x))?;
+
+    let group_width = 0.84;
+    let bar_width = group_width / bars.len() as f64;
+    let value_style = ("sans-serif", 13)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Bottom));
+    for (k, &imp) in bars.iter().enumerate() {
+        let c = color(imp);
+        let mut rects = Vec::new();
+        let mut labels = Vec::new();
+        for (i, w) in WORKLOADS.iter().enumerate() {
+            let Some(r) = ratio(medians, w.group, imp) else {
+                continue;
+            };
+            let x0 = i as f64 - group_width / 2.0 + k as f64 * bar_width;
+            let x1 = x0 + bar_width * 0.88;
+            rects.push(Rectangle::new([(x0, lo), (x1, r)], c.filled()));
+            let text = if r >= 10.0 {
+                format!("{r:.0}")
+            } else {
+                format!("{r:.1}")
+            };
+            labels.push(Text::new(text, ((x0 + x1) / 2.0, r * 1.04), value_style.clone()));
+        }
+        chart
+            .draw_series(rects)
+            .map_err(|x| e(&x))?
+            .label(imp)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 7), (x + 14, y + 7)], c.filled()));
+        chart.draw_series(labels).map_err(|x| e(&x))?;
+    }
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(-0.5, 1.0), (n as f64 - 0.5, 1.0)],
+            BLACK.stroke_width(2),
+        )))
+        .map_err(|x| e(&x))?
+        .label("floor_vecs = 1")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLACK.stroke_width(2)));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font(("sans-serif", 18))
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|x| e(&x))?;
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
+}

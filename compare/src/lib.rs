@@ -1,0 +1,156 @@
+//! # sigecs beside its peers
+//!
+//! The ecs_bench_suite workloads written for sigecs, hecs, bevy_ecs, legion, shipyard and specs,
+//! each the way its documentation recommends, and for two hand-written floors: one `Vec` per
+//! field ([`floor_vecs`]) and one `Vec` of row structs ([`floor_rows`]).
+//!
+//! Every implementation of a workload is a type implementing [`Workload`]: `new` builds the
+//! data (not timed), `run` is one timed iteration, `observe` reads the results back through the
+//! library's own queries. `tests/consistency.rs` checks that every implementation observes the
+//! same values after the same number of runs, so a query that silently matches nothing fails
+//! there instead of producing a fast-looking number. `benches/compare.rs` times them, one
+//! criterion group per workload; `src/bin/report.rs` turns criterion's estimates into
+//! `results.md` and `results.png`.
+
+pub mod data;
+pub mod sigecs_worlds;
+
+pub mod bevy_impl;
+pub mod floor_rows;
+pub mod floor_vecs;
+pub mod hecs_impl;
+pub mod legion_impl;
+pub mod shipyard_impl;
+pub mod sigecs_impl;
+pub mod specs_impl;
+
+/// What an implementation reads back from its world: named values (entity counts, sums).
+pub type Observation = Vec<(&'static str, f64)>;
+
+/// One implementation of one workload.
+pub trait Workload {
+    /// Builds the data: `n` is the workload's size (see [`WORKLOADS`]). Not timed.
+    fn new(n: usize) -> Self;
+    /// One timed iteration.
+    fn run(&mut self);
+    /// Reads the results through the library's own queries.
+    fn observe(&mut self) -> Observation;
+}
+
+/// add_remove in two halves, so that the consistency test can observe the world in between.
+pub trait AddRemoveSteps: Workload {
+    /// Adds a `B(i)` to the `i`-th entity, for every entity.
+    fn add(&mut self);
+    /// Removes the `B` of every entity again.
+    fn remove(&mut self);
+}
+
+/// A workload as the report shows it: criterion group, size, what it measures.
+pub struct WorkloadInfo {
+    /// The criterion group name.
+    pub group: &'static str,
+    /// The `n` passed to [`Workload::new`].
+    pub n: usize,
+    /// Whether the workload is timed on one thread (the bench runs inside a one-thread rayon
+    /// pool) or with every library's default parallelism.
+    pub parallel: bool,
+    /// One line for the results table.
+    pub what: &'static str,
+}
+
+/// The workloads, in report order.
+pub const WORKLOADS: &[WorkloadInfo] = &[
+    WorkloadInfo {
+        group: "simple_insert",
+        n: 10_000,
+        parallel: false,
+        what: "new world, then 10,000 entities of Transform (Mat4) + Position + Rotation + Velocity (Vec3)",
+    },
+    WorkloadInfo {
+        group: "simple_iter_10k",
+        n: 10_000,
+        parallel: false,
+        what: "10,000 of those entities: position += velocity",
+    },
+    WorkloadInfo {
+        group: "simple_iter_1m",
+        n: 1_000_000,
+        parallel: false,
+        what: "1,000,000 of those entities: position += velocity",
+    },
+    WorkloadInfo {
+        group: "frag_iter",
+        n: 20,
+        parallel: false,
+        what: "26 component sets (Data + one letter A..Z) × 20 entities: double every Data",
+    },
+    WorkloadInfo {
+        group: "heavy_compute",
+        n: 1_000,
+        parallel: true,
+        what: "1,000 entities: invert the Mat4 100 times and transform the position, in parallel",
+    },
+    WorkloadInfo {
+        group: "schedule",
+        n: 10_000,
+        parallel: true,
+        what: "10,000 each of (A,B), (A,B,C), (A,B,C,D), (A,B,C,E): 3 systems swap A-B, C-D, C-E, through each library's scheduler",
+    },
+    WorkloadInfo {
+        group: "add_remove",
+        n: 10_000,
+        parallel: false,
+        what: "10,000 entities of A: add a B to each, then remove it from each",
+    },
+];
+
+/// The implementations, in report order; `floor_vecs` is the floor ratios are taken to.
+pub const IMPLS: &[&str] = &[
+    "floor_vecs",
+    "floor_rows",
+    "sigecs",
+    "hecs",
+    "bevy_ecs",
+    "legion",
+    "shipyard",
+    "specs",
+];
+
+/// The name ratios are taken to.
+pub const FLOOR: &str = "floor_vecs";
+
+/// Calls `$m!(name, path::Type)` for every implementation of workload type `$ty`, in
+/// [`IMPLS`] order.
+#[macro_export]
+macro_rules! for_each_impl {
+    ($m:ident, $ty:ident) => {
+        $m!("floor_vecs", $crate::floor_vecs::$ty);
+        $m!("floor_rows", $crate::floor_rows::$ty);
+        $m!("sigecs", $crate::sigecs_impl::$ty);
+        $m!("hecs", $crate::hecs_impl::$ty);
+        $m!("bevy_ecs", $crate::bevy_impl::$ty);
+        $m!("legion", $crate::legion_impl::$ty);
+        $m!("shipyard", $crate::shipyard_impl::$ty);
+        $m!("specs", $crate::specs_impl::$ty);
+    };
+}
+
+/// A rayon pool of one thread: sequential workloads are timed inside it, so that no library
+/// (sigecs splits big stores across rayon by default) parallelizes where the others do not.
+pub fn one_thread_pool() -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a one-thread rayon pool")
+}
+
+/// Sums `f` over `items` as `f64`, counting them: `(count, sum)`.
+pub fn count_sum<T>(items: impl IntoIterator<Item = T>, f: impl Fn(T) -> f64) -> (f64, f64) {
+    let mut count = 0.0;
+    let mut sum = 0.0;
+    for item in items {
+        count += 1.0;
+        sum += f(item);
+    }
+    (count, sum)
+}

@@ -118,4 +118,22 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
         "{stderr}"
     );
     assert!(stderr.contains("did you mean `Velocity`?"), "{stderr}");
+    std::fs::write(&components, &good).unwrap();
+
+    // Issue 11's reproduction: code next to the `include!` cannot reach the world's internals
+    // (it could push rows into a store and make a query read out of bounds).
+    let main = dir.path().join("src/main.rs");
+    let good_main = std::fs::read_to_string(&main).unwrap();
+    let poke = good_main.replacen(
+        "    world.despawn(ball);",
+        "    let _inner = &mut world.0;\n    world.despawn(ball);",
+        1,
+    );
+    assert_ne!(good_main, poke);
+    std::fs::write(&main, &poke).unwrap();
+    let out = cargo(dir.path(), &target, &["build", "--quiet"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the world's inner field is private");
+    assert!(stderr.contains("field `0` of struct `World` is private"), "{stderr}");
+    std::fs::write(&main, &good_main).unwrap();
 }

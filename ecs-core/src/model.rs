@@ -29,6 +29,16 @@ pub struct ComponentInfo {
     pub ty: ColumnType,
 }
 
+impl ComponentInfo {
+    /// The entry of component type `T` named `name`.
+    pub const fn of<T: 'static>(name: &'static str) -> Self {
+        ComponentInfo {
+            name,
+            ty: ColumnType::of::<T>(),
+        }
+    }
+}
+
 /// Where a component lives in a store: a column, and a byte offset in the column's element
 /// (0 in a `columns` store; the field offset in a `rows` store's row struct).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +49,17 @@ pub struct Slot {
     pub column: u32,
     /// Byte offset within the column's element.
     pub offset: u32,
+}
+
+impl Slot {
+    /// Component `component` in column `column` at byte `offset` of its elements.
+    pub const fn new(component: u32, column: u32, offset: usize) -> Self {
+        Slot {
+            component,
+            column,
+            offset: offset as u32,
+        }
+    }
 }
 
 /// A declared signature's store.

@@ -76,6 +76,11 @@ pub fn resource_fields(model: &Model) -> Vec<Ident> {
         .collect()
 }
 
+/// A declared name as users write it in messages and tables: without `r#`.
+fn name(ident: &Ident) -> String {
+    ident.to_string().trim_start_matches("r#").to_string()
+}
+
 fn ident(s: &str) -> Ident {
     Ident::new(s, Span::call_site())
 }

@@ -18,7 +18,7 @@ pub(super) fn generate(model: &Model) -> TokenStream {
     let stages = model.stages.iter().enumerate().map(|(k, stage)| {
         let names: Vec<String> = stage
             .iter()
-            .map(|&i| model.systems[i].ident.to_string())
+            .map(|&i| name(&model.systems[i].ident))
             .collect();
         let d = doc(format!(
             "Stage {k} of the schedule: {}, fused into one pass.",
@@ -190,13 +190,14 @@ fn sources(model: &Model, systems: &[usize], store: usize) -> Vec<Source> {
     sources
 }
 
-/// `a.zip(b).zip(c)` with the pattern `((a, b), c)`.
+/// `zip(zip(a, b), c)` with the pattern `((a, b), c)` (the trait named by path: the
+/// generated code must not depend on the prelude).
 fn zip(iters: Vec<TokenStream>, bindings: Vec<Ident>) -> (TokenStream, TokenStream) {
     let mut iter = iters[0].clone();
     let first = &bindings[0];
     let mut pat = quote!(#first);
     for (it, b) in iters.into_iter().zip(&bindings).skip(1) {
-        iter = quote!(#iter.zip(#it));
+        iter = quote!(::core::iter::Iterator::zip(#iter, #it));
         pat = quote!((#pat, #b));
     }
     (iter, pat)

@@ -27,16 +27,16 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         .map(|sig| row_structs(model, sig));
 
     let components = model.components.iter().map(|c| {
-        let (name, path) = (c.ident.to_string(), &c.path);
-        quote!(::ecs_core::model::ComponentInfo { name: #name, ty: ::ecs_core::storage::ColumnType::of::<#path>() })
+        let (name, path) = (name(&c.ident), &c.path);
+        quote!(::ecs_core::model::ComponentInfo::of::<#path>(#name))
     });
     let stores = model.signatures.iter().map(|sig| store_info(model, sig));
     let systems = model.systems.iter().map(|s| {
-        let name = s.ident.to_string();
+        let name = name(&s.ident);
         let ids = s.matches.iter().map(|&m| m as u32);
         quote!(::ecs_core::model::SystemInfo { name: #name, stores: &[#(#ids),*] })
     });
-    let system_names: Vec<String> = model.systems.iter().map(|s| s.ident.to_string()).collect();
+    let system_names: Vec<String> = model.systems.iter().map(|s| name(&s.ident)).collect();
     let (n_comp, n_sig, n_sys) = (
         model.components.len(),
         model.signatures.len(),
@@ -112,7 +112,7 @@ pub(super) fn generate(model: &Model) -> TokenStream {
 
 /// The hot row struct and the cold struct of a `rows` signature.
 fn row_structs(model: &Model, sig: &Signature) -> TokenStream {
-    let name = sig.ident.to_string();
+    let name = name(&sig.ident);
     let comp_ty = |id: usize| &model.components[id].path;
     let (row, cold) = (row_type(sig), cold_type(sig));
     let hot = part_fields(model, sig, false);
@@ -144,7 +144,7 @@ fn row_structs(model: &Model, sig: &Signature) -> TokenStream {
 
 /// A store's `StoreInfo`: its columns and the slot of each component, in field order.
 fn store_info(model: &Model, sig: &Signature) -> TokenStream {
-    let name = sig.ident.to_string();
+    let name = name(&sig.ident);
     let mask = Literal::u128_unsuffixed(sig.mask);
     let path = &sig.path;
     let column_of = |t: TokenStream| quote!(::ecs_core::storage::ColumnType::of::<#t>());
@@ -164,7 +164,7 @@ fn store_info(model: &Model, sig: &Signature) -> TokenStream {
                     .enumerate()
                     .map(|(k, (_, id))| {
                         let (c, k) = (*id as u32, k as u32);
-                        quote!(::ecs_core::model::Slot { component: #c, column: #k, offset: 0 })
+                        quote!(::ecs_core::model::Slot::new(#c, #k, 0))
                     })
                     .collect(),
             ),
@@ -185,7 +185,7 @@ fn store_info(model: &Model, sig: &Signature) -> TokenStream {
                         } else {
                             (0u32, &row)
                         };
-                        quote!(::ecs_core::model::Slot { component: #c, column: #column, offset: ::core::mem::offset_of!(#holder, #f) as u32 })
+                        quote!(::ecs_core::model::Slot::new(#c, #column, ::core::mem::offset_of!(#holder, #f)))
                     })
                     .collect();
                 (quote!(Rows), columns, slots)
@@ -208,15 +208,15 @@ fn schedule(model: &Model) -> TokenStream {
     let stages = model.stages.iter().map(|stage| {
         let names: Vec<String> = stage
             .iter()
-            .map(|&i| model.systems[i].ident.to_string())
+            .map(|&i| name(&model.systems[i].ident))
             .collect();
         let stores = model.signatures.iter().enumerate().filter_map(|(s, sig)| {
             let here: Vec<String> = stage
                 .iter()
                 .filter(|&&i| model.systems[i].matches.contains(&s))
-                .map(|&i| model.systems[i].ident.to_string())
+                .map(|&i| name(&model.systems[i].ident))
                 .collect();
-            let name = sig.ident.to_string();
+            let name = name(&sig.ident);
             (!here.is_empty()).then(|| quote!((#name, &[#(#here),*])))
         });
         let parallel = !stage.iter().any(|&i| model.systems[i].sequential());

@@ -37,7 +37,7 @@ fn outcome(with_commands: bool) -> (TokenStream, TokenStream) {
     } else {
         (
             quote!(),
-            quote!(debug_assert!(errors.is_empty(), "no command can fail without Commands");),
+            quote!(::core::debug_assert!(errors.is_empty(), "no command can fail without Commands");),
         )
     }
 }
@@ -127,7 +127,7 @@ pub(super) fn generate(model: &Model) -> TokenStream {
             /// Runs every system once, sequentially, in declaration order.
             pub fn run_all(&mut self) #ret {
                 let mut errors = ::std::vec::Vec::new();
-                #( errors.extend(#system_fns(&mut self.0)); )*
+                #( ::core::iter::Extend::extend(&mut errors, #system_fns(&mut self.0)); )*
                 #end
             }
 
@@ -137,7 +137,7 @@ pub(super) fn generate(model: &Model) -> TokenStream {
             /// [`World::run_all`].
             pub fn run_schedule(&mut self) #ret {
                 let mut errors = ::std::vec::Vec::new();
-                #( errors.extend(#stage_fns(&mut self.0)); )*
+                #( ::core::iter::Extend::extend(&mut errors, #stage_fns(&mut self.0)); )*
                 #end
             }
 

@@ -19,7 +19,7 @@
 //! and in the crate: `include!(concat!(env!("OUT_DIR"), "/world.rs"));`
 
 pub mod analyze;
-pub mod decl;
+pub use ecs_decl as decl;
 pub mod diagnostic;
 pub mod generate;
 pub mod scan;

@@ -1,6 +1,6 @@
-//! Expansion of the declaration macros. Parsing and validation live in `ecs_codegen::decl`.
+//! Expansion of the declaration macros. Parsing and validation live in `ecs_decl`.
 
-use ecs_codegen::decl;
+use ecs_decl as decl;
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;

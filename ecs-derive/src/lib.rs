@@ -2,7 +2,7 @@
 //!
 //! `#[derive(Component)]`, `#[derive(Signature)]`, `#[derive(Resource)]` and `#[system]`
 //! validate a declaration where it is written and report errors spanned on the offending token.
-//! What counts as valid is decided by `ecs_codegen::decl`, which the build script uses too; this
+//! What counts as valid is decided by `ecs_decl`, which the build script uses too; this
 //! crate only dispatches and expands. Ids, masks and stores are the build script's job.
 //!
 //! Use them through `ecs_core` (which re-exports them), as in:

@@ -3,8 +3,17 @@
 //!
 //! This is the one place that decides what a valid declaration is. `ecs-derive` calls these
 //! functions and turns an `Err` into a compile error at the offending token; the build script
-//! calls the same functions on every scanned item, then does the whole-crate checks (unknown
-//! names, duplicates, matching) in [`crate::analyze`].
+//! (`ecs-codegen`) calls the same functions on every scanned item, then does the whole-crate
+//! checks (unknown names, duplicates, matching). It is a crate of its own so that a user's
+//! runtime dependencies (`ecs-core` → `ecs-derive` → this) carry no code generator or
+//! formatter.
+//!
+//! ```
+//! let input: syn::DeriveInput = syn::parse_quote!(pub struct Position(pub f32););
+//! let c = ecs_decl::parse_component(&input).unwrap();
+//! assert_eq!(c.ident, "Position");
+//! assert!(!c.cold);
+//! ```
 
 use proc_macro2::{Span, TokenStream};
 use syn::parse::{Parse, ParseStream};

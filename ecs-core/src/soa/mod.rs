@@ -37,7 +37,9 @@
 //!   [`DestroyQueue`] (an `Arc<Mutex<Vec<Entity>>>`) that the manager drains in
 //!   [`SoaStore::flush_destroyed`]. This keeps ownership simple — the manager is not shared, no
 //!   `Weak` or lock guards its data, and the hot loops never touch the mutex — at the price that
-//!   the components go away when you flush, not inside `EntityManager::destroy`.
+//!   the components go away when you flush, not inside `EntityManager::destroy`. If a field's
+//!   `Drop` panics during a flush, the entities the flush had not reached stay queued for the
+//!   next one.
 //!
 //! # Files
 //!

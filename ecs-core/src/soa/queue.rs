@@ -34,8 +34,14 @@ impl DestroyQueue {
         mem::swap(&mut *self.lock(), out);
     }
 
+    /// Puts `entities` back at the front of the queue, ahead of anything queued since they were
+    /// taken out, so they are processed first and in their original order.
+    pub(super) fn requeue_front(&self, entities: &[Entity]) {
+        self.lock().splice(0..0, entities.iter().copied());
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Entity>> {
-        // A panic while the lock is held cannot leave the Vec inconsistent (push/swap only).
+        // A panic while the lock is held cannot leave the Vec inconsistent (push, swap, splice).
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

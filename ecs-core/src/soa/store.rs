@@ -278,14 +278,41 @@ impl<C: Columns, L: Lookup> SoaStore<C, L> {
         })
     }
 
-    /// Destroys the instances of the entities queued by the destroy hook. Returns how many
-    /// instances it destroyed.
+    /// Destroys the instances of the entities queued by the destroy hook, in queue order.
+    /// Returns how many instances it destroyed.
+    ///
+    /// If a field's `Drop` panics, the panic propagates with the store consistent: the entity
+    /// being destroyed has lost its instance, and the entities not reached yet are back at the
+    /// front of the queue, so the next flush destroys them.
     pub fn flush_destroyed(&mut self) -> usize {
-        let mut drained = mem::take(&mut self.drained);
-        self.queue.swap_into(&mut drained);
-        let destroyed = drained.iter().filter(|e| self.destroy_entity(**e)).count();
-        drained.clear();
-        self.drained = drained;
+        /// Puts the entities the loop has not reached back into the queue if a `Drop` panics.
+        struct Requeue {
+            queue: DestroyQueue,
+            entities: Vec<Entity>,
+            next: usize,
+        }
+        impl Drop for Requeue {
+            fn drop(&mut self) {
+                let rest = self.entities.get(self.next..).unwrap_or_default();
+                if !rest.is_empty() {
+                    self.queue.requeue_front(rest);
+                }
+            }
+        }
+        let mut pending = Requeue {
+            queue: self.queue.clone(),
+            entities: mem::take(&mut self.drained),
+            next: 0,
+        };
+        self.queue.swap_into(&mut pending.entities);
+        let mut destroyed = 0;
+        while let Some(&entity) = pending.entities.get(pending.next) {
+            pending.next += 1;
+            destroyed += usize::from(self.destroy_entity(entity));
+        }
+        // Every entity was reached: keep the buffer (cleared) for the next flush.
+        self.drained = mem::take(&mut pending.entities);
+        self.drained.clear();
         destroyed
     }
 
@@ -318,6 +345,7 @@ impl<C: Columns, L: Lookup> SoaStore<C, L> {
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
     use std::rc::Rc;
 
     use super::*;
@@ -499,5 +527,70 @@ mod tests {
         assert_eq!(m.flush_destroyed(), 0, "hook removed");
         assert!(m.contains(es[0]));
         m.store().assert_invariants();
+    }
+
+    #[test]
+    fn a_panicking_drop_leaves_the_rest_of_the_destroy_queue_queued() {
+        thread_local!(static DROPS: std::cell::RefCell<Vec<u32>> = const {
+            std::cell::RefCell::new(Vec::new())
+        });
+        /// Records its id when dropped; the one with `panics` set then panics.
+        struct Fragile {
+            id: u32,
+            panics: bool,
+        }
+        impl Drop for Fragile {
+            fn drop(&mut self) {
+                DROPS.with(|d| d.borrow_mut().push(self.id));
+                if self.panics {
+                    panic!("Fragile {} refuses to go", self.id);
+                }
+            }
+        }
+        let drops = || DROPS.with(|d| d.borrow().clone());
+
+        let mut em = EntityManager::new();
+        let mut s: SoaStore<(Fragile, u32)> = SoaStore::new();
+        s.register_destroy_hook(&mut em);
+        let es = em.create_many(6).unwrap();
+        for (n, e) in (0..).zip(&es) {
+            s.create(
+                *e,
+                (
+                    Fragile {
+                        id: n,
+                        panics: n == 2,
+                    },
+                    n,
+                ),
+            )
+            .unwrap();
+        }
+        for e in &es[..5] {
+            em.destroy(*e);
+        }
+        assert_eq!(s.destroy_queue().len(), 5);
+
+        let r = catch_unwind(AssertUnwindSafe(|| s.flush_destroyed()));
+        assert!(r.is_err(), "the Drop panic propagates");
+        assert_eq!(drops(), [0, 1, 2], "entities 0, 1 and 2 were destroyed");
+        assert_eq!(s.len(), 3);
+        assert!(!s.contains(es[2]), "the panicking one lost its instance");
+        assert!(s.contains(es[3]) && s.contains(es[4]) && s.contains(es[5]));
+        assert_eq!(s.destroy_queue().len(), 2, "entities 3 and 4 stay queued");
+        s.assert_invariants();
+
+        // An entity destroyed after the panic queues behind the two that were put back.
+        em.destroy(es[5]);
+        assert_eq!(s.flush_destroyed(), 3);
+        assert_eq!(
+            drops(),
+            [0, 1, 2, 3, 4, 5],
+            "each value dropped exactly once"
+        );
+        assert!(s.is_empty());
+        assert!(s.destroy_queue().is_empty());
+        assert_eq!(s.flush_destroyed(), 0);
+        s.assert_invariants();
     }
 }

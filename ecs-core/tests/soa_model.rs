@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
 
-use ecs_core::entity::{Entity, EntityManager};
+use ecs_core::entity::{Entity, EntityManager, Generation};
 use ecs_core::soa::{Instance, SoaError};
 use ecs_core::SoaManager;
 use glam::Vec3;
@@ -183,7 +183,7 @@ enum Pick {
     /// One the entity manager issued (live or destroyed), by position in the issue order.
     Issued(u8),
     /// A forged id from a 6 × 3 grid of indices and generations.
-    Forged(u8, u8),
+    Forged(u8, Generation),
 }
 
 #[derive(Clone, Debug)]
@@ -211,7 +211,7 @@ fn value() -> impl Strategy<Value = Value> {
 fn pick() -> impl Strategy<Value = Pick> {
     prop_oneof![
         3 => any::<u8>().prop_map(Pick::Issued),
-        1 => (0u8..6, 0u8..3).prop_map(|(i, g)| Pick::Forged(i, g)),
+        1 => (0u8..6, Generation::MIN..3).prop_map(|(i, g)| Pick::Forged(i, g)),
     ]
 }
 
@@ -431,7 +431,7 @@ fn gc_takes_exactly_the_dead<M: Manager>() {
     let mut em = EntityManager::new();
     let es = em.create_many(if cfg!(miri) { 100 } else { 2000 }).unwrap();
     let value = |e: Entity| Value {
-        id: e.to_bits().into(),
+        id: e.index().into(),
         name: e.to_string(),
         pos: Vec3::splat(e.index() as f32),
         wide: Wide(e.index().into(), 7),

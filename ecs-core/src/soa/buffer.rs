@@ -404,6 +404,7 @@ mod tests {
     use std::cell::Cell;
     use std::panic::{catch_unwind, AssertUnwindSafe};
 
+    use crate::entity::Entity;
     use crate::soa::{ent, DenseLookup, Instance, SoaStore};
 
     #[test]
@@ -434,10 +435,12 @@ mod tests {
         let cap = buf.capacity();
         assert_eq!(cap, 64);
         assert_eq!(buf.block_layout().align(), 16);
-        // entity (4 bytes), u8, A16 at the next multiple of 16, () (no bytes), u64, Vec3A.
+        // entity (4 bytes, or 8 with `wide-entity`), u8, A16 at the next multiple of 16, ()
+        // (no bytes), u64, Vec3A.
+        let e = std::mem::size_of::<Entity>();
         assert_eq!(buf.column_offset(0), 0);
-        assert_eq!(buf.column_offset(1), 4 * cap);
-        assert_eq!(buf.column_offset(2), (5 * cap).next_multiple_of(16));
+        assert_eq!(buf.column_offset(1), e * cap);
+        assert_eq!(buf.column_offset(2), ((e + 1) * cap).next_multiple_of(16));
         assert_eq!(buf.column_offset(3), buf.column_offset(2) + 16 * cap);
         assert_eq!(buf.column_offset(4), buf.column_offset(3));
         assert_eq!(buf.column_offset(5), buf.column_offset(4) + 8 * cap);
@@ -543,7 +546,7 @@ mod tests {
         }
         assert_eq!(
             s.buffer().block_layout().size(),
-            4 * s.capacity(),
+            std::mem::size_of::<Entity>() * s.capacity(),
             "only entities take bytes"
         );
         assert_eq!(s.fields().1.len(), 10);

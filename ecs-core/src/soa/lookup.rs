@@ -194,6 +194,7 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
+    use crate::entity::Generation;
     use crate::soa::{ent, Instance, SoaStore};
 
     #[test]
@@ -242,7 +243,7 @@ mod tests {
         let steps: u64 = if cfg!(miri) { 300 } else { 20_000 };
         for step in 0..steps {
             // Few indices, several generations: lots of displaced entries.
-            let e = ent(next(12) as u32, next(4) as u8);
+            let e = ent(next(12) as u32, next(4) as Generation);
             match next(3) {
                 0 => {
                     let expect_ok = !model.contains_key(&e);

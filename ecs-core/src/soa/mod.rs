@@ -159,6 +159,6 @@ pub use crate::__soa_manager;
 
 /// A test id: `index` with generation `generation`.
 #[cfg(test)]
-fn ent(index: u32, generation: u8) -> crate::entity::Entity {
+fn ent(index: u32, generation: crate::entity::Generation) -> crate::entity::Entity {
     crate::entity::Entity::new(index, generation)
 }

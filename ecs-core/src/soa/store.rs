@@ -169,9 +169,13 @@ impl<C: Columns, L: Lookup> SoaStore<C, L> {
         }
         self.buf.reserve(1);
         let row = self.buf.len();
-        // At most one instance per entity id and at most 2^30 ids, so rows fit in a `u32` and
-        // never reach `NIL`.
-        let instance = u32::try_from(row).expect("more than u32::MAX instances");
+        // Rows must fit in a `u32` below `u32::MAX`, the dense lookup's nil value. With 30-bit
+        // ids (at most one instance each) they always do; with 64-bit ids (`wide-entity`) the
+        // entity column alone would need 32 GiB first.
+        let instance = u32::try_from(row)
+            .ok()
+            .filter(|&i| i != u32::MAX)
+            .expect("at most u32::MAX - 1 instances");
         self.lookup.insert(entity, instance, self.buf.entities());
         // SAFETY: `buf` was built from `C::column_infos()`; `reserve(1)` made `row < capacity`,
         // and row `len` is uninitialized. Writing the fields cannot panic, and then every

@@ -1,88 +1,9 @@
-//! Generational entity ids and the entity manager, following seed part 1.
-//!
-//! An [`Entity`] is a 32-bit id: 22 bits of slot index and 8 bits of generation. The
-//! [`EntityManager`] keeps one `u8` generation per slot, so [`EntityManager::alive`] is a single
-//! array read. A destroyed slot's generation is bumped and its index queued; indices are reused
-//! only while more than [`MINIMUM_FREE_INDICES`] wait in the queue.
-//!
-//! # The id-reuse guarantee
-//!
-//! A slot's index goes to the back of a FIFO queue when it is freed and is handed out again only
-//! after more than [`MINIMUM_FREE_INDICES`] other indices were queued ahead of it. Its generation
-//! is bumped once per destroy and wraps after 256. So an id can reappear only after its slot has
-//! run 256 laps through the queue: at least 256 × 1024 destroy/create cycles. A stale id held for
-//! less than that is reliably reported dead.
-//!
-//! Ids that this manager never issued (built with [`Entity::from_bits`]) are weak references like
-//! any other: one whose generation equals a free slot's *next* generation reads as alive until
-//! that slot is reused. [`EntityManager::destroy`] is exact regardless — it never frees a slot
-//! twice — and the generated `World` guards lookups with its location table.
+//! [`EntityManager`]: issues and retires ids (seed part 1) and runs destroy hooks.
 
 use std::collections::VecDeque;
 use std::fmt;
 
-/// Bits of an [`Entity`] that hold the slot index.
-pub const INDEX_BITS: u32 = 22;
-/// Bits of an [`Entity`] that hold the generation.
-pub const GENERATION_BITS: u32 = 8;
-/// Mask of the index bits.
-pub const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
-/// Mask of the generation bits (after shifting).
-pub const GENERATION_MASK: u32 = (1 << GENERATION_BITS) - 1;
-/// The largest number of slots (live or free) a manager can hold: 2^22.
-pub const MAX_ENTITIES: usize = 1 << INDEX_BITS;
-/// Freed indices are reused only while more than this many wait in the queue (seed part 1).
-pub const MINIMUM_FREE_INDICES: usize = 1024;
-
-/// A weak reference to an entity: a slot index and the generation the slot had when the id was
-/// issued.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[repr(transparent)]
-pub struct Entity(u32);
-
-impl Entity {
-    /// Builds an id from its parts. `index` is masked to [`INDEX_BITS`].
-    #[inline]
-    pub const fn new(index: u32, generation: u8) -> Self {
-        Entity((index & INDEX_MASK) | ((generation as u32) << INDEX_BITS))
-    }
-
-    /// The slot index, usable as an index into per-entity arrays.
-    #[inline]
-    pub const fn index(self) -> u32 {
-        self.0 & INDEX_MASK
-    }
-
-    /// The generation of the slot when this id was issued.
-    #[inline]
-    pub const fn generation(self) -> u8 {
-        ((self.0 >> INDEX_BITS) & GENERATION_MASK) as u8
-    }
-
-    /// The raw 32-bit id, e.g. for serialization.
-    #[inline]
-    pub const fn to_bits(self) -> u32 {
-        self.0
-    }
-
-    /// Rebuilds an id from [`Entity::to_bits`]. The two spare high bits are cleared.
-    #[inline]
-    pub const fn from_bits(bits: u32) -> Self {
-        Entity(bits & (INDEX_MASK | (GENERATION_MASK << INDEX_BITS)))
-    }
-}
-
-impl fmt::Debug for Entity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Entity({}v{})", self.index(), self.generation())
-    }
-}
-
-impl fmt::Display for Entity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}v{}", self.index(), self.generation())
-    }
-}
+use super::{Entity, Generation, MAX_ENTITIES, MINIMUM_FREE_INDICES};
 
 /// Why the entity manager could not create entities.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,7 +55,7 @@ type DestroyHook = Box<dyn FnMut(Entity) + Send + Sync>;
 #[derive(Default)]
 pub struct EntityManager {
     /// Current generation of every slot ever issued.
-    generation: Vec<u8>,
+    generation: Vec<Generation>,
     /// Freed indices, oldest first.
     free: VecDeque<u32>,
     /// One bit per slot: set while the slot is free. Keeps `destroy` exact for forged ids.
@@ -184,7 +105,8 @@ impl EntityManager {
             + self.free.len().saturating_sub(MINIMUM_FREE_INDICES)
     }
 
-    /// Is `e` alive? One array read (see the module docs for ids this manager never issued).
+    /// Is `e` alive? One array read (see the module docs, "Collisions", for ids this manager
+    /// never issued).
     #[inline]
     pub fn alive(&self, e: Entity) -> bool {
         self.generation.get(e.index() as usize) == Some(&e.generation())
@@ -313,16 +235,15 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    #[test]
-    fn entity_packs_index_and_generation() {
-        let e = Entity::new(INDEX_MASK, 255);
-        assert_eq!(e.index(), INDEX_MASK);
-        assert_eq!(e.generation(), 255);
-        assert_eq!(Entity::from_bits(e.to_bits()), e);
-        assert_eq!(std::mem::size_of::<Entity>(), 4);
-        assert_eq!(format!("{:?}", Entity::new(5, 2)), "Entity(5v2)");
-        // Index bits beyond 22 do not leak into the generation.
-        assert_eq!(Entity::new(1 << 22, 0), Entity::new(0, 0));
+    /// A manager with `live` entities alive and `queued` freed indices waiting in the queue
+    /// (indices `live..live + queued`, oldest first), and its live ids.
+    fn with_queue(live: usize, queued: usize) -> (EntityManager, Vec<Entity>) {
+        let mut em = EntityManager::new();
+        let live_ids = em.create_many(live).unwrap();
+        for e in em.create_many(queued).unwrap() {
+            assert!(em.destroy(e));
+        }
+        (em, live_ids)
     }
 
     #[test]
@@ -373,37 +294,104 @@ mod tests {
         assert_eq!(e.generation(), 1);
     }
 
-    #[test]
-    #[cfg_attr(miri, ignore = "262,144 create/destroy cycles: too slow under Miri")]
-    fn id_cannot_reappear_before_256_laps() {
-        // 1024 other indices wait in the queue; every create that does not return the watched
-        // slot is destroyed again at once, so the queue length stays constant and the watched
-        // slot comes back once per lap of 1025 creates.
+    /// Destroys and recreates `original`'s slot `laps` times while 1,024 other freed indices
+    /// wait in the queue, the fastest a slot can cycle: every create that does not return the
+    /// watched slot is destroyed again at once, so the queue length stays constant and the
+    /// watched slot comes back once per 1,025 creates. Calls `after_destroy(lap, em)` after
+    /// each destroy of the watched slot. Returns the manager, the original id, the slot's
+    /// last id and the number of creates.
+    fn cycle_one_slot(
+        laps: usize,
+        mut after_destroy: impl FnMut(usize, &EntityManager, Entity),
+    ) -> (EntityManager, Entity, Entity, usize) {
         let mut em = EntityManager::new();
         let original = em.create().unwrap();
         for e in em.create_many(MINIMUM_FREE_INDICES).unwrap() {
             em.destroy(e);
         }
         let mut current = original;
-        let mut cycles = 0usize;
-        for lap in 1..=256usize {
+        let mut creates = 0usize;
+        for lap in 1..=laps {
             assert!(em.destroy(current));
+            after_destroy(lap, &em, original);
             loop {
                 let e = em.create().unwrap();
-                cycles += 1;
+                creates += 1;
                 if e.index() == original.index() {
                     current = e;
                     break;
                 }
                 assert!(em.destroy(e));
             }
-            assert_eq!(current.generation() as usize, lap % 256);
-            if lap < 256 {
+            if current != original {
                 assert!(!em.alive(original), "id reappeared after {lap} laps");
             }
         }
+        (em, original, current, creates)
+    }
+
+    #[test]
+    #[cfg(not(feature = "wide-entity"))]
+    #[cfg_attr(miri, ignore = "262,400 create/destroy cycles: too slow under Miri")]
+    fn id_cannot_reappear_before_256_laps() {
+        let (em, original, current, creates) = cycle_one_slot(256, |lap, em, original| {
+            // The free slot's generation equals the stale id's from the 256th destroy on.
+            assert_eq!(em.alive(original), lap == 256, "after destroy {lap}");
+        });
         assert_eq!(current, original, "the id reappears on lap 256, not before");
-        assert!(cycles >= 256 * MINIMUM_FREE_INDICES, "only {cycles} cycles");
+        assert!(em.alive(original));
+        assert_eq!(creates, 256 * (MINIMUM_FREE_INDICES + 1));
+        assert!(
+            creates > 255 * 1025,
+            "the bound in the module docs: 255 × 1025 + 1"
+        );
+    }
+
+    #[test]
+    #[cfg(feature = "wide-entity")]
+    #[cfg_attr(miri, ignore = "307,500 create/destroy cycles: too slow under Miri")]
+    fn wide_ids_stay_stale_past_256_laps() {
+        const LAPS: usize = 300;
+        let (em, original, current, creates) = cycle_one_slot(LAPS, |lap, em, original| {
+            assert!(!em.alive(original), "stale id alive after destroy {lap}");
+        });
+        assert_eq!(current.index(), original.index());
+        assert_eq!(current.generation(), LAPS as Generation, "no wrap at 256");
+        assert!(!em.alive(original));
+        assert_eq!(creates, LAPS * (MINIMUM_FREE_INDICES + 1));
+        assert!(creates > 256 * 1025);
+    }
+
+    #[test]
+    fn a_generation_wraps_after_generation_max_plus_one_destroys() {
+        // 256 destroys of a slot with the seed's layout, 2^32 with `wide-entity`; the slot is
+        // driven to its last generation directly instead of by billions of cycles.
+        let wrap = u64::from(Generation::MAX) + 1;
+        assert_eq!(
+            wrap,
+            if cfg!(feature = "wide-entity") {
+                1 << 32
+            } else {
+                256
+            }
+        );
+        let (mut em, _) = with_queue(0, MINIMUM_FREE_INDICES + 2);
+        let original = Entity::new(0, 0);
+        // Slot 0 (at the front of the queue) as if destroyed `Generation::MAX` times since
+        // `original` was issued.
+        em.generation[0] = Generation::MAX;
+        assert!(!em.alive(original));
+        let last = em.create().unwrap();
+        assert_eq!(last, Entity::new(0, Generation::MAX));
+        assert!(!em.alive(original), "one destroy short of the wrap");
+        // Destroy number `Generation::MAX + 1` wraps (no overflow panic) to the stale id's.
+        assert!(em.destroy(last));
+        assert!(em.alive(original), "the collision the module docs describe");
+        assert!(
+            !em.destroy(original),
+            "but a free slot is never freed twice"
+        );
+        assert!(!em.alive(last));
     }
 
     #[test]

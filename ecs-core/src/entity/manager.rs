@@ -172,6 +172,10 @@ impl EntityManager {
 
     /// Destroys `e`: bumps its slot's generation, queues the index for reuse and runs the
     /// destruction hooks. Returns false (and changes nothing) when `e` is not alive.
+    ///
+    /// If a hook panics, the entity is destroyed nonetheless and the other hooks still run;
+    /// then the panic propagates (a second panicking hook aborts, as a second panic in a `Drop`
+    /// does).
     #[inline]
     pub fn destroy(&mut self, e: Entity) -> bool {
         let idx = e.index();
@@ -182,9 +186,7 @@ impl EntityManager {
         *g = g.wrapping_add(1);
         self.free.push_back(idx);
         self.set_free_bit(idx, true);
-        for (_, hook) in &mut self.hooks {
-            hook(e);
-        }
+        run_hooks(&mut self.hooks, e);
         true
     }
 
@@ -228,12 +230,36 @@ impl EntityManager {
     }
 }
 
+/// Calls every hook with `e`. If one panics, the hooks after it still run while unwinding (a
+/// second panic aborts), so no component manager misses the destruction.
+fn run_hooks(hooks: &mut [(DestroyHookId, DestroyHook)], e: Entity) {
+    /// On unwind, runs the hooks the loop has not reached.
+    struct Rest<'a> {
+        hooks: &'a mut [(DestroyHookId, DestroyHook)],
+        entity: Entity,
+    }
+    impl Drop for Rest<'_> {
+        fn drop(&mut self) {
+            // Empty unless a hook panicked.
+            if !self.hooks.is_empty() {
+                run_hooks(std::mem::take(&mut self.hooks), self.entity);
+            }
+        }
+    }
+    let mut rest = Rest { hooks, entity: e };
+    while let Some(((_, hook), tail)) = std::mem::take(&mut rest.hooks).split_first_mut() {
+        rest.hooks = tail;
+        hook(e);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashSet;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
+    use std::sync::{Arc, Mutex};
 
     /// A manager with `live` entities alive and `queued` freed indices waiting in the queue
     /// (indices `live..live + queued`, oldest first), and its live ids.
@@ -462,6 +488,35 @@ mod tests {
         assert!(!em.remove_hook(id));
         em.destroy(es[2]);
         assert_eq!(count.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_panicking_hook_does_not_skip_the_others() {
+        let mut em = EntityManager::new();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        for name in ["first", "bomb", "last"] {
+            let seen = seen.clone();
+            let mut armed = name == "bomb";
+            em.on_destroy(move |e| {
+                seen.lock().unwrap().push((name, e));
+                if std::mem::take(&mut armed) {
+                    panic!("hook {name} fails once");
+                }
+            });
+        }
+        let es = em.create_many(2).unwrap();
+        let r = catch_unwind(AssertUnwindSafe(|| em.destroy(es[0])));
+        assert!(r.is_err(), "the hook's panic propagates");
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [("first", es[0]), ("bomb", es[0]), ("last", es[0])],
+            "the hook after the panicking one still ran"
+        );
+        assert!(!em.alive(es[0]), "the entity was destroyed");
+        assert_eq!(em.free_len(), 1);
+        seen.lock().unwrap().clear();
+        assert!(em.destroy(es[1]));
+        assert_eq!(seen.lock().unwrap().len(), 3);
     }
 
     #[test]

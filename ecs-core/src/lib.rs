@@ -44,7 +44,6 @@ pub mod stats;
 pub mod storage;
 pub mod transform;
 pub mod world;
-mod tmp_reserve;
 
 #[doc(hidden)]
 #[path = "private.rs"]

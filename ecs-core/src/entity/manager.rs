@@ -1,14 +1,17 @@
-//! [`EntityManager`]: issues and retires ids (seed part 1) and runs destroy hooks.
+//! [`EntityManager`]: issues and retires ids (seed part 1), runs destroy hooks, and reserves ids
+//! through `&self` from many threads at once.
 
-use std::collections::VecDeque;
+use std::collections::vec_deque::{self, VecDeque};
 use std::fmt;
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Entity, Generation, MAX_ENTITIES, MINIMUM_FREE_INDICES};
 
 /// Why the entity manager could not create entities.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EntityError {
-    /// All 2^22 slots are in use (live, or freed but not yet reusable).
+    /// All 2^22 slots are in use (live, reserved, or freed but not yet reusable).
     Exhausted {
         /// How many entities were requested.
         requested: usize,
@@ -51,6 +54,13 @@ type DestroyHook = Box<dyn FnMut(Entity) + Send + Sync>;
 /// assert!(em.destroy(e));
 /// assert!(!em.alive(e));
 /// assert!(!em.destroy(e), "destroying twice is refused");
+///
+/// // Reserve through `&self` (from any thread), then make the reserved ids alive.
+/// let r = em.reserve().unwrap();
+/// let mut placed = Vec::new();
+/// em.flush_reserved(|e| placed.push(e));
+/// assert_eq!(placed, [r]);
+/// assert!(em.alive(r));
 /// ```
 #[derive(Default)]
 pub struct EntityManager {
@@ -60,6 +70,10 @@ pub struct EntityManager {
     free: VecDeque<u32>,
     /// One bit per slot: set while the slot is free. Keeps `destroy` exact for forged ids.
     free_bits: Vec<u64>,
+    /// How many ids [`EntityManager::reserve`] handed out since the last flush. Reservation `k`
+    /// is the id the `k`-th next create would issue ([`EntityManager::nth_issued`]); the state
+    /// that mapping reads changes only through `&mut self`, which settles reservations first.
+    reserved: AtomicUsize,
     hooks: Vec<(DestroyHookId, DestroyHook)>,
     next_hook: u32,
 }
@@ -70,6 +84,7 @@ impl fmt::Debug for EntityManager {
             .field("slots", &self.generation.len())
             .field("free", &self.free.len())
             .field("live", &self.len())
+            .field("reserved", &self.reserved_len())
             .field("hooks", &self.hooks.len())
             .finish()
     }
@@ -81,7 +96,7 @@ impl EntityManager {
         Self::default()
     }
 
-    /// Number of live entities.
+    /// Number of live entities. Reserved ids count once they are flushed.
     #[inline]
     pub fn len(&self) -> usize {
         self.generation.len() - self.free.len()
@@ -93,28 +108,30 @@ impl EntityManager {
         self.len() == 0
     }
 
-    /// Number of slots ever issued (live and free): the length per-entity arrays need.
+    /// Number of slots ever issued (live and free): the length per-entity arrays need. Ids
+    /// reserved and not yet flushed may lie beyond it.
     #[inline]
     pub fn slots(&self) -> usize {
         self.generation.len()
     }
 
-    /// How many more entities can be created before the index space is exhausted.
+    /// How many more entities can be created or reserved before the index space is exhausted.
     pub fn available(&self) -> usize {
-        (MAX_ENTITIES - self.generation.len())
-            + self.free.len().saturating_sub(MINIMUM_FREE_INDICES)
+        self.issuable().saturating_sub(self.reserved_len())
     }
 
     /// Is `e` alive? One array read (see the module docs, "Collisions", for ids this manager
-    /// never issued).
+    /// never issued and for reserved ids before their flush).
     #[inline]
     pub fn alive(&self, e: Entity) -> bool {
         self.generation.get(e.index() as usize) == Some(&e.generation())
     }
 
-    /// Creates one entity, or fails when the 2^22 index space is exhausted.
+    /// Creates one entity, or fails when the 2^22 index space is exhausted. Pending
+    /// reservations are made alive first (see [`EntityManager::reserve`]).
     #[inline]
     pub fn create(&mut self) -> Result<Entity, EntityError> {
+        self.settle_reservations();
         if self.free.len() > MINIMUM_FREE_INDICES {
             let idx = self
                 .free
@@ -138,9 +155,11 @@ impl EntityManager {
     }
 
     /// Creates `n` entities at once, appending them to `out`. Either all `n` are created or,
-    /// when they would not fit, none are and the manager is unchanged.
+    /// when they would not fit, none are and the manager is unchanged (apart from pending
+    /// reservations, which are made alive first: see [`EntityManager::reserve`]).
     #[inline]
     pub fn create_many_into(&mut self, n: usize, out: &mut Vec<Entity>) -> Result<(), EntityError> {
+        self.settle_reservations();
         let available = self.available();
         if n > available {
             return Err(EntityError::Exhausted {
@@ -148,18 +167,10 @@ impl EntityManager {
                 available,
             });
         }
+        let (reused, generation, fresh) = self.issue(n);
         out.reserve(n);
-        let reused = n.min(self.free.len().saturating_sub(MINIMUM_FREE_INDICES));
-        for _ in 0..reused {
-            let idx = self.free.pop_front().expect("counted above");
-            self.set_free_bit(idx, false);
-            out.push(Entity::new(idx, self.generation[idx as usize]));
-        }
-        let fresh = n - reused;
-        let first = self.generation.len() as u32;
-        self.generation.resize(self.generation.len() + fresh, 0);
-        self.free_bits.resize(self.generation.len().div_ceil(64), 0);
-        out.extend((first..first + fresh as u32).map(|idx| Entity::new(idx, 0)));
+        out.extend(reused.map(|idx| Entity::new(idx, generation[idx as usize])));
+        out.extend(fresh.map(|idx| Entity::new(idx, 0)));
         Ok(())
     }
 
@@ -171,13 +182,15 @@ impl EntityManager {
     }
 
     /// Destroys `e`: bumps its slot's generation, queues the index for reuse and runs the
-    /// destruction hooks. Returns false (and changes nothing) when `e` is not alive.
+    /// destruction hooks. Returns false (and changes nothing) when `e` is not alive. Pending
+    /// reservations are made alive first (see [`EntityManager::reserve`]).
     ///
     /// If a hook panics, the entity is destroyed nonetheless and the other hooks still run;
     /// then the panic propagates (a second panicking hook aborts, as a second panic in a `Drop`
     /// does).
     #[inline]
     pub fn destroy(&mut self, e: Entity) -> bool {
+        self.settle_reservations();
         let idx = e.index();
         if !self.alive(e) || self.is_free(idx) {
             return false;
@@ -188,6 +201,81 @@ impl EntityManager {
         self.set_free_bit(idx, true);
         run_hooks(&mut self.hooks, e);
         true
+    }
+
+    /// Reserves an id through `&self`, from any number of threads at once, in the spirit of
+    /// hecs' `reserve_entity`: the id is not alive yet, but no create and no other reservation
+    /// will issue it. [`EntityManager::flush_reserved`] makes every reserved id alive. Fails,
+    /// changing nothing, when the index space is exhausted ([`EntityManager::available`] counts
+    /// reservations).
+    ///
+    /// Reserved ids are the ids the next creates would issue, in reservation order: the reuse
+    /// rule of seed part 1 applies unchanged (a freed index is reused only while more than
+    /// [`MINIMUM_FREE_INDICES`] wait). Each costs one atomic read-modify-write of a counter.
+    ///
+    /// While reservations are pending, [`create`](EntityManager::create),
+    /// [`create_many_into`](EntityManager::create_many_into) and
+    /// [`destroy`](EntityManager::destroy) first make them alive, exactly as
+    /// `flush_reserved(|_| {})` would, so they can never issue a reserved id again and never
+    /// panic because of one. A `World` that must place reserved entities therefore calls
+    /// `flush_reserved` itself before any of them. Until its flush, a reserved id whose slot is
+    /// reused reads alive in [`EntityManager::alive`] and a fresh one reads dead (the one-read
+    /// check cannot tell a reserved slot from a free one); [`EntityManager::destroy`] cannot
+    /// touch it either way, because the settling comes first.
+    ///
+    /// ```
+    /// use ecs_core::entity::EntityManager;
+    /// let em = EntityManager::new();
+    /// let ids: Vec<_> = std::thread::scope(|s| {
+    ///     let a = s.spawn(|| em.reserve().unwrap());
+    ///     let b = s.spawn(|| em.reserve().unwrap());
+    ///     vec![a.join().unwrap(), b.join().unwrap()]
+    /// });
+    /// assert_ne!(ids[0], ids[1]);
+    /// let mut em = em;
+    /// em.flush_reserved(|_| {});
+    /// assert!(ids.iter().all(|&e| em.alive(e)));
+    /// ```
+    pub fn reserve(&self) -> Result<Entity, EntityError> {
+        let issuable = self.issuable();
+        // `Relaxed` is enough: the read-modify-write alone makes every `k` unique, and the
+        // state `nth_issued` reads cannot change while `&self` is shared.
+        match self
+            .reserved
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |k| {
+                (k < issuable).then_some(k + 1)
+            }) {
+            Ok(k) => Ok(self.nth_issued(k)),
+            Err(_) => Err(EntityError::Exhausted {
+                requested: 1,
+                available: 0,
+            }),
+        }
+    }
+
+    /// Makes every reserved id alive and calls `placed` with each, in reservation order, so the
+    /// caller can place (or destroy) the new entities. Does nothing when nothing is reserved.
+    ///
+    /// The manager's state is updated before the first call: if `placed` panics, every
+    /// reserved id is alive nonetheless, and none can be issued again.
+    pub fn flush_reserved(&mut self, mut placed: impl FnMut(Entity)) {
+        let n = std::mem::take(self.reserved.get_mut());
+        if n == 0 {
+            return;
+        }
+        let (reused, generation, fresh) = self.issue(n);
+        for idx in reused {
+            placed(Entity::new(idx, generation[idx as usize]));
+        }
+        for idx in fresh {
+            placed(Entity::new(idx, 0));
+        }
+    }
+
+    /// Number of ids reserved and not yet flushed.
+    #[inline]
+    pub fn reserved_len(&self) -> usize {
+        self.reserved.load(Ordering::Relaxed)
     }
 
     /// Registers a hook called with every entity as it is destroyed, for component managers
@@ -212,6 +300,58 @@ impl EntityManager {
     /// Number of freed indices waiting for reuse.
     pub fn free_len(&self) -> usize {
         self.free.len()
+    }
+
+    /// Freed indices that a create may reuse now: those beyond the first
+    /// [`MINIMUM_FREE_INDICES`] of the queue.
+    #[inline]
+    fn reusable(&self) -> usize {
+        self.free.len().saturating_sub(MINIMUM_FREE_INDICES)
+    }
+
+    /// How many ids can still be issued, pending reservations included.
+    #[inline]
+    fn issuable(&self) -> usize {
+        (MAX_ENTITIES - self.generation.len()) + self.reusable()
+    }
+
+    /// The id that the `k`-th next create would issue (`k < issuable()`): the `k`-th reusable
+    /// index with its current generation, or else a fresh index past the issued slots.
+    fn nth_issued(&self, k: usize) -> Entity {
+        let reusable = self.reusable();
+        if k < reusable {
+            let idx = self.free[k];
+            Entity::new(idx, self.generation[idx as usize])
+        } else {
+            // Below `MAX_ENTITIES` because `k < issuable()`.
+            Entity::new((self.generation.len() + (k - reusable)) as u32, 0)
+        }
+    }
+
+    /// Issues the next `n` ids (`n <= issuable()`, checked by the caller). Every one is alive
+    /// when this returns; the caller reads them from the reused indices (oldest first, to be
+    /// paired with their generation) and then the fresh indices. Dropping the drain early
+    /// still removes every reused index from the queue.
+    fn issue(&mut self, n: usize) -> (vec_deque::Drain<'_, u32>, &[Generation], Range<u32>) {
+        debug_assert!(n <= self.issuable());
+        let reused = n.min(self.reusable());
+        for &idx in self.free.range(..reused) {
+            self.free_bits[idx as usize / 64] &= !(1 << (idx % 64));
+        }
+        let first = self.generation.len();
+        self.generation.resize(first + (n - reused), 0);
+        self.free_bits.resize(self.generation.len().div_ceil(64), 0);
+        let fresh = first as u32..self.generation.len() as u32;
+        (self.free.drain(..reused), &self.generation, fresh)
+    }
+
+    /// Makes pending reservations alive before an operation that could otherwise issue a
+    /// reserved id again or change which id a reservation stands for.
+    #[inline]
+    fn settle_reservations(&mut self) {
+        if *self.reserved.get_mut() != 0 {
+            self.flush_reserved(|_| {});
+        }
     }
 
     #[inline]
@@ -520,6 +660,193 @@ mod tests {
     }
 
     #[test]
+    fn reservations_are_the_next_creates_ids_and_flush_in_order() {
+        // Two reusable indices (1,026 queued), then fresh ones.
+        let (mut em, live) = with_queue(3, MINIMUM_FREE_INDICES + 2);
+        let (mut twin, _) = with_queue(3, MINIMUM_FREE_INDICES + 2);
+        let (slots, available) = (em.slots(), em.available());
+        let reserved: Vec<Entity> = (0..4).map(|_| em.reserve().unwrap()).collect();
+        let created: Vec<Entity> = (0..4).map(|_| twin.create().unwrap()).collect();
+        assert_eq!(reserved, created, "exactly what create would have issued");
+        assert_eq!(
+            reserved[0],
+            Entity::new(3, 1),
+            "the oldest freed index first"
+        );
+        assert_eq!(reserved[1], Entity::new(4, 1));
+        assert_eq!(
+            reserved[2],
+            Entity::new(slots as u32, 0),
+            "then fresh indices"
+        );
+        assert_eq!(reserved[3], Entity::new(slots as u32 + 1, 0));
+        // Nothing is issued until the flush; reservations count against availability.
+        assert_eq!((em.len(), em.slots(), em.reserved_len()), (3, slots, 4));
+        assert_eq!(em.available(), available - 4);
+        for e in &live {
+            assert!(reserved.iter().all(|r| r.index() != e.index()));
+        }
+        let mut placed = Vec::new();
+        em.flush_reserved(|e| placed.push(e));
+        assert_eq!(placed, reserved, "placed in reservation order");
+        assert!(reserved.iter().all(|&e| em.alive(e)));
+        assert_eq!((em.len(), em.reserved_len()), (7, 0));
+        assert_eq!(em.free_len(), MINIMUM_FREE_INDICES);
+        assert_eq!(em.available(), available - 4);
+        em.flush_reserved(|e| panic!("nothing pending, but {e} placed"));
+        // The next create continues after the reserved ids.
+        assert_eq!(em.create().unwrap(), twin.create().unwrap());
+    }
+
+    #[test]
+    fn reservations_follow_the_reuse_threshold() {
+        let (mut em, _) = with_queue(0, MINIMUM_FREE_INDICES);
+        // Exactly MINIMUM_FREE_INDICES waiting: a fresh index.
+        let fresh = em.reserve().unwrap();
+        assert_eq!(fresh, Entity::new(MINIMUM_FREE_INDICES as u32, 0));
+        assert!(
+            !em.alive(fresh),
+            "a fresh reserved id is not alive before its flush"
+        );
+        em.flush_reserved(|_| {});
+        assert!(em.destroy(fresh));
+        // Now 1,025 wait: the oldest is reused, with its next generation.
+        let reused = em.reserve().unwrap();
+        assert_eq!(reused, Entity::new(0, 1));
+        assert!(
+            em.alive(reused),
+            "a reused reserved id reads alive (one-read design)"
+        );
+        assert_eq!(
+            em.reserve().unwrap().index() as usize,
+            MINIMUM_FREE_INDICES + 1
+        );
+    }
+
+    #[test]
+    fn create_and_destroy_settle_pending_reservations() {
+        let (mut em, live) = with_queue(4, MINIMUM_FREE_INDICES + 1);
+        let r1 = em.reserve().unwrap();
+        let e = em.create().unwrap();
+        assert_ne!(e, r1, "create never issues a reserved id");
+        assert!(em.alive(r1) && em.alive(e));
+        assert_eq!(em.reserved_len(), 0);
+
+        let r2 = em.reserve().unwrap();
+        let many = em.create_many(3).unwrap();
+        assert!(!many.contains(&r2));
+        assert!(em.alive(r2));
+
+        let r3 = em.reserve().unwrap();
+        assert!(em.destroy(live[0]));
+        assert!(em.alive(r3), "destroy made the reservation alive first");
+
+        // A reserved id is an ordinary live id once settled, so destroy applies to it.
+        let r4 = em.reserve().unwrap();
+        assert!(em.destroy(r4));
+        assert!(!em.alive(r4));
+        em.flush_reserved(|e| panic!("already settled, but {e} placed"));
+
+        let ids: HashSet<Entity> = [r1, e, r2, r3].into_iter().chain(many).collect();
+        assert_eq!(ids.len(), 7, "all distinct");
+        assert_eq!(em.len(), 4 + 7 - 1);
+    }
+
+    #[test]
+    fn a_panicking_placement_leaves_every_reserved_id_alive() {
+        let (mut em, _) = with_queue(0, MINIMUM_FREE_INDICES + 2);
+        let reserved: Vec<Entity> = (0..4).map(|_| em.reserve().unwrap()).collect();
+        let mut calls = 0;
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            em.flush_reserved(|_| {
+                calls += 1;
+                assert!(calls < 2, "placement fails");
+            })
+        }));
+        assert!(r.is_err());
+        assert!(reserved.iter().all(|&e| em.alive(e)));
+        assert_eq!((em.reserved_len(), em.len(), em.free_len()), (0, 4, 1024));
+        let next = em.create().unwrap();
+        assert!(!reserved.contains(&next), "no reserved id is issued again");
+    }
+
+    #[test]
+    fn reservations_from_many_threads_are_distinct() {
+        const THREADS: usize = 4;
+        let per_thread = if cfg!(miri) { 40 } else { 1000 };
+        // 1,500 reusable indices, so threads take reused and fresh ids.
+        let reusable = if cfg!(miri) { 60 } else { 1500 };
+        let (mut em, live) = with_queue(500, MINIMUM_FREE_INDICES + reusable);
+        let (mut twin, _) = with_queue(500, MINIMUM_FREE_INDICES + reusable);
+        let reserved: Vec<Vec<Entity>> = std::thread::scope(|s| {
+            let em = &em;
+            let threads: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    s.spawn(move || {
+                        (0..per_thread)
+                            .map(|_| em.reserve().unwrap())
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let total = THREADS * per_thread;
+        let all: HashSet<Entity> = reserved.iter().flatten().copied().collect();
+        assert_eq!(all.len(), total, "no id reserved twice");
+        let live_indices: HashSet<u32> = live.iter().map(|e| e.index()).collect();
+        assert!(all.iter().all(|e| !live_indices.contains(&e.index())));
+        assert_eq!(em.reserved_len(), total);
+
+        let mut placed = Vec::new();
+        em.flush_reserved(|e| placed.push(e));
+        // Reservation order is the order of the counter: the ids `total` creates would issue.
+        assert_eq!(placed, twin.create_many(total).unwrap());
+        assert!(placed.iter().all(|&e| em.alive(e)));
+        assert_eq!(em.len(), live.len() + total);
+        assert!(live.iter().all(|&e| em.alive(e)));
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "fills all 2^22 slots: too slow under Miri")]
+    fn reservation_reports_exhaustion() {
+        let mut em = EntityManager::new();
+        let mut out = Vec::new();
+        em.create_many_into(MAX_ENTITIES - 3, &mut out).unwrap();
+        let last: Vec<Entity> = (0..3).map(|_| em.reserve().unwrap()).collect();
+        assert_eq!(
+            em.reserve(),
+            Err(EntityError::Exhausted {
+                requested: 1,
+                available: 0
+            })
+        );
+        assert_eq!((em.available(), em.reserved_len()), (0, 3));
+        assert!(em.create().is_err(), "create settles the three, then fails");
+        assert!(last.iter().all(|&e| em.alive(e)));
+        assert_eq!(em.len(), MAX_ENTITIES);
+
+        // From several threads at once, exactly the available ids are handed out.
+        for e in out.iter().take(MINIMUM_FREE_INDICES + 5) {
+            assert!(em.destroy(*e));
+        }
+        assert_eq!(em.available(), 5);
+        let granted: usize = std::thread::scope(|s| {
+            let em = &em;
+            let threads: Vec<_> = (0..4)
+                .map(|_| s.spawn(move || (0..10).filter(|_| em.reserve().is_ok()).count()))
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).sum()
+        });
+        assert_eq!(granted, 5);
+        em.flush_reserved(|_| {});
+        assert_eq!(
+            (em.len(), em.available()),
+            (MAX_ENTITIES - MINIMUM_FREE_INDICES, 0)
+        );
+    }
+
+    #[test]
     fn randomized_against_a_set_model() {
         // Seeded xorshift so the run is reproducible without extra dependencies.
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
@@ -531,26 +858,64 @@ mod tests {
         };
         let mut em = EntityManager::new();
         let mut live: Vec<Entity> = Vec::new();
+        // Indices of `live` plus `pending`: no id may be issued or reserved on one of them.
+        let mut used: HashSet<u32> = HashSet::new();
+        let mut pending: Vec<Entity> = Vec::new();
         let mut dead: Vec<Entity> = Vec::new();
+        fn issued(e: Entity, used: &mut HashSet<u32>) {
+            assert!(used.insert(e.index()), "{e} issued on a slot in use");
+        }
         let steps = if cfg!(miri) { 500 } else { 50_000 };
         for _ in 0..steps {
-            match next() % 4 {
+            let op = next() % 8;
+            if op < 6 {
+                // create, create_many and destroy make pending reservations alive first.
+                live.append(&mut pending);
+            }
+            match op {
                 0 | 1 => {
                     let e = em.create().unwrap();
-                    assert!(!live.contains(&e) || live.is_empty());
+                    issued(e, &mut used);
                     live.push(e);
                 }
-                2 if !live.is_empty() => {
+                2..=4 if !live.is_empty() => {
                     let i = (next() as usize) % live.len();
                     let e = live.swap_remove(i);
                     assert!(em.destroy(e));
+                    used.remove(&e.index());
                     dead.push(e);
                 }
-                _ => {
+                5 => {
                     let n = (next() % 8) as usize;
-                    live.extend(em.create_many(n).unwrap());
+                    for e in em.create_many(n).unwrap() {
+                        issued(e, &mut used);
+                        live.push(e);
+                    }
+                }
+                6 => {
+                    for _ in 0..next() % 4 {
+                        let e = em.reserve().unwrap();
+                        issued(e, &mut used);
+                        pending.push(e);
+                    }
+                }
+                _ => {
+                    let mut placed = Vec::new();
+                    em.flush_reserved(|e| placed.push(e));
+                    assert_eq!(placed, pending, "flushed in reservation order");
+                    live.append(&mut pending);
                 }
             }
+            assert_eq!(em.reserved_len(), pending.len());
+            assert_eq!(em.len(), live.len());
+        }
+        em.flush_reserved(|_| {});
+        live.append(&mut pending);
+        if !cfg!(miri) {
+            assert!(
+                live.iter().any(|e| e.generation() > 0),
+                "reuse was exercised"
+            );
         }
         let set: HashSet<Entity> = live.iter().copied().collect();
         assert_eq!(set.len(), live.len(), "no id issued twice while alive");

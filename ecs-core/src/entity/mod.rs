@@ -11,7 +11,8 @@
 //! `u64` with the feature) and [`Generation`] (`u8`, or `u32`).
 //!
 //! - `id.rs`: [`Entity`], its bit layout and the constants that describe it.
-//! - `manager.rs`: [`EntityManager`] (create, destroy, destroy hooks) and [`EntityError`].
+//! - `manager.rs`: [`EntityManager`] (create, destroy, destroy hooks, reservation) and
+//!   [`EntityError`].
 //!
 //! # The id-reuse guarantee
 //!
@@ -59,11 +60,21 @@
 //! layout does not have, and a check on every access that the one-read `alive` avoids. Keep ids
 //! with the world that issued them.
 //!
-//! **Free slots.** A free slot's generation is already the one its next entity will get, so a
-//! forged id with that generation reads alive in the one-read `alive` until the slot is reused.
-//! [`EntityManager::destroy`] is exact regardless: it never frees a free slot, so such an id
-//! cannot destroy anything; the generated `World` guards every lookup with its location table,
-//! which holds no location for a free slot.
+//! **Free slots.** A free slot's generation is already the one its next entity will get, so an
+//! id with that generation (forged, or issued by [`EntityManager::reserve`] and not yet flushed)
+//! reads alive in the one-read `alive` until the slot is reused. [`EntityManager::destroy`] is
+//! exact regardless: it never frees a free slot, so such an id cannot destroy anything; the
+//! generated `World` guards every lookup with its location table, which holds no location for a
+//! free slot.
+//!
+//! # Reservation
+//!
+//! [`EntityManager::reserve`] hands out ids through `&self`, from any number of threads at once
+//! (for example, from systems that spawn through `Commands`), and
+//! [`EntityManager::flush_reserved`] later makes them alive, in reservation order. Reserved ids
+//! are exactly the ids the next creates would have issued (the same reuse rule), distinct from
+//! each other and from every live id. See [`EntityManager::reserve`] for how the other methods
+//! treat pending reservations.
 
 mod id;
 mod manager;

@@ -9,6 +9,8 @@
 //! - `min_chunk`: a light system (position += velocity) over growing stores, run inline (one
 //!   thread) and split across two threads with a small `min_chunk`: where splitting starts to
 //!   pay sets `ecs_core::schedule::DEFAULT_MIN_CHUNK`.
+//! - `many_stores`: 60 signatures × 1,000 entities, `integrate`-like work; the schedule on 1
+//!   and on 2 threads. Target: 2 threads at least 1.7× faster.
 //!
 //! `python3 benches/ratios.py schedule` (and `heavy_compute`, `min_chunk`) prints medians and
 //! ratios after a run.
@@ -18,7 +20,8 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Mat4, Vec3};
 use sigecs_fixtures::bench::{
-    heavy_compute as hc, schedule as sc, simple_iter as si, simple_iter_columns,
+    heavy_compute as hc, many_stores as ms, schedule as sc, simple_iter as si,
+    simple_iter_columns,
 };
 use sigecs::ecs_core::rayon::{self, prelude::*};
 use std::hint::black_box;
@@ -188,9 +191,27 @@ fn min_chunk(c: &mut Criterion) {
     group.finish();
 }
 
+/// Issue 8, item 12: 60 signatures × 1,000 entities, `integrate`-like work per row. The runner
+/// counts the rows of every store a pass visits, so the many small stores share the cores.
+/// Target: 2 threads at least 1.7× faster than 1.
+fn many_stores(c: &mut Criterion) {
+    let mut group = c.benchmark_group("many_stores");
+    let (one, two) = (pool(1), pool(2));
+    let mut w = ms::World::new();
+    ms::populate(&mut w, 1_000);
+    group.throughput(Throughput::Elements(w.len() as u64));
+    group.bench_function("generated_1_thread", |b| {
+        one.install(|| b.iter(|| black_box(&mut w).run_schedule()))
+    });
+    group.bench_function("generated_2_threads", |b| {
+        two.install(|| b.iter(|| black_box(&mut w).run_schedule()))
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(50).warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(2));
-    targets = schedule, heavy_compute, min_chunk
+    targets = schedule, heavy_compute, min_chunk, many_stores
 }
 criterion_main!(benches);

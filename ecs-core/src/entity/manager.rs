@@ -220,8 +220,8 @@ impl EntityManager {
     /// panic because of one. A `World` that must place reserved entities therefore calls
     /// `flush_reserved` itself before any of them. Until its flush, a reserved id whose slot is
     /// reused reads alive in [`EntityManager::alive`] and a fresh one reads dead (the one-read
-    /// check cannot tell a reserved slot from a free one); [`EntityManager::destroy`] cannot
-    /// touch it either way, because the settling comes first.
+    /// check cannot tell a reserved slot from a free one). `destroy` of a reserved id settles
+    /// first too, so the id becomes alive and is then destroyed like any other.
     ///
     /// ```
     /// use ecs_core::entity::EntityManager;

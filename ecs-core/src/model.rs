@@ -158,6 +158,36 @@ pub unsafe trait ResourceOf<M: WorldModel>: crate::Resource {
 
 const NONE: u32 = u32::MAX;
 
+/// One copy of a row move: `size` bytes from (column, offset) of the source row to (column,
+/// offset) of the target row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyOp {
+    /// Source column.
+    pub src_col: u32,
+    /// Byte offset in the source column's element.
+    pub src_off: u32,
+    /// Target column.
+    pub dst_col: u32,
+    /// Byte offset in the target column's element.
+    pub dst_off: u32,
+    /// Bytes to copy (the component's size).
+    pub size: u32,
+}
+
+/// A declared move between two stores: where an entity goes when a component is inserted or
+/// removed, and the copies that carry every other component along, computed once so a move
+/// does no lookup per component.
+#[derive(Debug)]
+pub struct Transition {
+    /// The target store.
+    pub to: u32,
+    /// One copy per component the two stores share.
+    pub copies: Box<[CopyOp]>,
+    /// The inserted component's slot in the target store, or the removed component's slot in
+    /// the source store.
+    pub changed: Slot,
+}
+
 /// Lookup tables derived from a model's static description, built once per process.
 ///
 /// They are dense (stores × components) because `insert`/`remove` and `get` index them on every
@@ -168,10 +198,12 @@ pub struct Tables {
     components: usize,
     /// `store * components + c` → index of c's slot in the store's `slots`, or NONE.
     slot_of: Vec<u32>,
-    /// `store * components + c` → the store with c added, or NONE.
+    /// `store * components + c` → index in `transitions` of the move that adds c, or NONE.
     insert_to: Vec<u32>,
-    /// `store * components + c` → the store with c taken away, or NONE.
+    /// `store * components + c` → index in `transitions` of the move that removes c, or NONE.
     remove_to: Vec<u32>,
+    /// The declared moves (as many as pairs of signatures one component apart, twice).
+    transitions: Vec<Transition>,
     /// Component sizes by id.
     sizes: Vec<usize>,
     by_mask: FxHashMap<u128, u32>,
@@ -193,20 +225,51 @@ impl Tables {
         let mut slot_of = vec![NONE; stores.len() * n];
         let mut insert_to = vec![NONE; stores.len() * n];
         let mut remove_to = vec![NONE; stores.len() * n];
+        let mut transitions = Vec::new();
         for (s, store) in stores.iter().enumerate() {
             for (k, slot) in store.slots.iter().enumerate() {
                 slot_of[s * n + slot.component as usize] = k as u32;
             }
+        }
+        let slot_in = |store: usize, c: u32| {
+            let k = slot_of[store * n + c as usize];
+            (k != NONE).then(|| stores[store].slots[k as usize])
+        };
+        for (s, store) in stores.iter().enumerate() {
             for c in 0..n {
                 let bit = 1u128 << c;
-                let target = if store.mask & bit == 0 {
-                    &mut insert_to
-                } else {
-                    &mut remove_to
+                let Some(&t) = by_mask.get(&(store.mask ^ bit)) else {
+                    continue;
                 };
-                if let Some(&t) = by_mask.get(&(store.mask ^ bit)) {
-                    target[s * n + c] = t;
+                let inserting = store.mask & bit == 0;
+                let copies = stores[t as usize]
+                    .slots
+                    .iter()
+                    .filter(|dst| dst.component as usize != c)
+                    .map(|dst| {
+                        let src = slot_in(s, dst.component).expect("the stores share it");
+                        CopyOp {
+                            src_col: src.column,
+                            src_off: src.offset,
+                            dst_col: dst.column,
+                            dst_off: dst.offset,
+                            size: comps[dst.component as usize].ty.size as u32,
+                        }
+                    })
+                    .collect();
+                let changed = if inserting {
+                    slot_in(t as usize, c as u32)
+                } else {
+                    slot_in(s, c as u32)
                 }
+                .expect("the changed component is in one of the stores");
+                let index = if inserting { &mut insert_to } else { &mut remove_to };
+                index[s * n + c] = transitions.len() as u32;
+                transitions.push(Transition {
+                    to: t,
+                    copies,
+                    changed,
+                });
             }
         }
         Tables {
@@ -214,6 +277,7 @@ impl Tables {
             slot_of,
             insert_to,
             remove_to,
+            transitions,
             sizes: comps.iter().map(|c| c.ty.size).collect(),
             by_mask,
             component_by_type: comps
@@ -236,18 +300,23 @@ impl Tables {
         (k != NONE).then_some(k as usize)
     }
 
-    /// The store an entity of `store` moves to when `c` is inserted.
+    /// The move of an entity of `store` when `c` is inserted, if its target is declared.
     #[inline]
-    pub fn insert_target(&self, store: u32, c: u32) -> Option<u32> {
+    pub fn insert_move(&self, store: u32, c: u32) -> Option<&Transition> {
         let t = self.insert_to[store as usize * self.components + c as usize];
-        (t != NONE).then_some(t)
+        self.transitions.get(t as usize)
     }
 
-    /// The store an entity of `store` moves to when `c` is removed.
+    /// The move of an entity of `store` when `c` is removed, if its target is declared.
     #[inline]
-    pub fn remove_target(&self, store: u32, c: u32) -> Option<u32> {
+    pub fn remove_move(&self, store: u32, c: u32) -> Option<&Transition> {
         let t = self.remove_to[store as usize * self.components + c as usize];
-        (t != NONE).then_some(t)
+        self.transitions.get(t as usize)
+    }
+
+    /// Number of declared moves.
+    pub fn transitions(&self) -> usize {
+        self.transitions.len()
     }
 
     /// Component sizes by id.

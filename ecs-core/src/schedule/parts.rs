@@ -119,6 +119,21 @@ pub fn chunk_len(len: usize, min_chunk: usize) -> usize {
 #[must_use]
 pub struct Pending(pub(crate) Vec<Vec<Command>>);
 
+impl Pending {
+    /// The changes of one buffer; no allocation when there are none (most passes).
+    #[inline]
+    fn of(commands: Commands<'_>) -> Pending {
+        let ops = commands.into_ops();
+        Pending(if ops.is_empty() { Vec::new() } else { vec![ops] })
+    }
+
+    /// True when nothing was requested.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.iter().all(Vec::is_empty)
+    }
+}
+
 /// Cuts `parts` into jobs of about `rows` rows each, in order.
 fn jobs<P: SplitRows>(parts: impl IntoIterator<Item = P>, rows: usize) -> Vec<Vec<P>> {
     let mut jobs = Vec::new();
@@ -146,11 +161,12 @@ fn jobs<P: SplitRows>(parts: impl IntoIterator<Item = P>, rows: usize) -> Vec<Ve
 
 /// Runs `body` over every part: inline for a small pass, else in jobs on rayon's pool (see the
 /// module docs). Returns the commands requested, in row order.
-pub fn run_parts<P: SplitRows, const N: usize>(
+#[inline]
+pub fn run_parts<P: SplitRows, F: Fn(P, &mut Commands<'_>) + Sync, const N: usize>(
     parts: [P; N],
     min_chunk: usize,
     entities: &EntityManager,
-    body: &(dyn Fn(P, &mut Commands<'_>) + Sync),
+    body: &F,
 ) -> Pending {
     let total: usize = parts.iter().map(P::len).sum();
     let rows = if total < min_chunk.max(1).saturating_mul(2) {
@@ -165,7 +181,7 @@ pub fn run_parts<P: SplitRows, const N: usize>(
                 body(part, &mut commands);
             }
         }
-        return Pending(vec![commands.into_ops()]);
+        return Pending::of(commands);
     };
     Pending(
         jobs(parts, rows)
@@ -183,10 +199,11 @@ pub fn run_parts<P: SplitRows, const N: usize>(
 
 /// Runs `body` over every part on the calling thread, in store order: the pass of a system
 /// that writes a resource.
-pub fn run_parts_inline<P: SplitRows, const N: usize>(
+#[inline]
+pub fn run_parts_inline<P: SplitRows, F: FnMut(P, &mut Commands<'_>), const N: usize>(
     parts: [P; N],
     entities: &EntityManager,
-    body: &mut dyn FnMut(P, &mut Commands<'_>),
+    body: &mut F,
 ) -> Pending {
     let mut commands = Commands::__new(entities);
     for part in parts {
@@ -194,7 +211,7 @@ pub fn run_parts_inline<P: SplitRows, const N: usize>(
             body(part, &mut commands);
         }
     }
-    Pending(vec![commands.into_ops()])
+    Pending::of(commands)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! cold structs. Either way a component lives at a [`Slot`]: a column and a byte offset in the
 //! column's element. The store is packed: rows `0..len` are live, removal is swap-remove.
 
-use super::column::{copy_bytes, Column};
+use super::column::Column;
 use crate::entity::Entity;
 use crate::model::{ComponentInfo, Slot, StoreInfo};
 use std::any::TypeId;
@@ -18,6 +18,9 @@ pub struct Store {
     info: &'static StoreInfo,
     /// The `TypeId` of each slot's component, for the checks of typed and erased writes.
     slot_types: Box<[TypeId]>,
+    /// Rows every column (and the entity column) has room for: `reserve` returns at once
+    /// below it, which is the common case of every push and move.
+    cap: usize,
 }
 
 impl Store {
@@ -32,6 +35,7 @@ impl Store {
                 .iter()
                 .map(|s| (components[s.component as usize].ty.type_id)())
                 .collect(),
+            cap: 0,
         }
     }
 
@@ -78,21 +82,39 @@ impl Store {
     }
 
     /// Makes room for `additional` more rows in every column.
+    #[inline]
     pub fn reserve(&mut self, additional: usize) {
+        if self.len().saturating_add(additional) > self.cap {
+            self.grow(additional);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, additional: usize) {
         let len = self.len();
         self.entities.reserve(additional);
+        let mut cap = self.entities.capacity();
         for c in self.columns.iter_mut() {
             c.reserve(len, additional);
+            cap = cap.min(c.capacity());
         }
+        self.cap = cap;
     }
 
     /// Address of the component at `slot` in `row` (which may be one past the end, for a
     /// write after [`Store::reserve`]).
     #[inline]
     pub fn slot_ptr(&self, slot: Slot, row: usize) -> *mut u8 {
-        self.columns[slot.column as usize]
+        self.ptr(slot.column, slot.offset, row)
+    }
+
+    /// Address of byte `offset` of `row`'s element in `column`.
+    #[inline]
+    pub fn ptr(&self, column: u32, offset: u32, row: usize) -> *mut u8 {
+        self.columns[column as usize]
             .ptr_at(row)
-            .wrapping_add(slot.offset as usize)
+            .wrapping_add(offset as usize)
     }
 
     /// Appends `entity` as a new row whose values the caller has already written at row
@@ -132,11 +154,14 @@ impl Store {
     ///
     /// # Safety
     /// Every value of `row` was moved out (bitwise) or is otherwise not to be dropped.
+    #[inline]
     pub unsafe fn swap_remove_forget(&mut self, row: usize) -> Option<Entity> {
         let last = self.len() - 1;
-        for c in self.columns.iter_mut() {
-            // SAFETY: `last` is initialised, `row`'s value was moved out (the caller).
-            unsafe { c.move_within(last, row) };
+        if row != last {
+            for c in self.columns.iter_mut() {
+                // SAFETY: `last` is initialised, `row`'s value was moved out (the caller).
+                unsafe { c.move_within(last, row) };
+            }
         }
         self.entities.swap_remove(row);
         self.entities.get(row).copied()
@@ -152,38 +177,6 @@ impl Store {
         for c in self.columns.iter_mut() {
             // SAFETY: rows len..old were initialised and are beyond the new length.
             unsafe { c.drop_range(len, old) };
-        }
-    }
-
-    /// Copies the values of `from`'s row `from_row` into this store's next row (`len()`),
-    /// component by component, for every slot of this store that `source_slot` maps to a slot
-    /// of `from`. Returns nothing; the caller writes the remaining slots and commits the row.
-    ///
-    /// # Safety
-    /// This store has room for one more row; `source_slot(c)` returns a slot of `from` that
-    /// holds component `c`; `from_row` is initialised there; the caller then treats the copied
-    /// values of `from` as moved out.
-    #[inline]
-    pub unsafe fn copy_row_from(
-        &mut self,
-        from: &Store,
-        from_row: usize,
-        sizes: &[usize],
-        mut source_slot: impl FnMut(u32) -> Option<Slot>,
-    ) {
-        let row = self.len();
-        for &slot in self.info.slots {
-            if let Some(src) = source_slot(slot.component) {
-                // SAFETY: both slots hold component `slot.component`, whose size is
-                // `sizes[..]`; the destination is in reserved capacity, the source initialised.
-                unsafe {
-                    copy_bytes(
-                        from.slot_ptr(src, from_row),
-                        self.slot_ptr(slot, row),
-                        sizes[slot.component as usize],
-                    )
-                }
-            }
         }
     }
 

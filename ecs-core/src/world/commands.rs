@@ -46,7 +46,16 @@ impl<M: WorldModel> World<M> {
     /// entities become alive first; a reserved entity whose spawn did not happen is retired.
     /// Returns the failures; everything else was applied.
     #[doc(hidden)]
+    #[inline]
     pub fn __apply_commands(&mut self, pending: Pending) -> Vec<WorldError> {
+        if pending.is_empty() && self.table.entities().reserved_len() == 0 {
+            return Vec::new();
+        }
+        self.apply_pending(pending)
+    }
+
+    #[inline(never)]
+    fn apply_pending(&mut self, pending: Pending) -> Vec<WorldError> {
         let mut reserved = Vec::new();
         self.table.flush_reserved(&mut reserved);
         let mut errors = Vec::new();
@@ -64,7 +73,7 @@ impl<M: WorldModel> World<M> {
     }
 
     fn apply_command(&mut self, command: Command) -> Result<(), WorldError> {
-        let tables = M::tables();
+        let tables = self.tables;
         match command {
             Command::Despawn(entity) => {
                 self.despawn(entity);

@@ -22,7 +22,7 @@ pub use error::{set_names, Change, WorldError};
 pub use table::{EntityTable, Location};
 
 use crate::entity::{Entity, EntityManager};
-use crate::model::{ComponentOf, ResourceOf, SignatureOf, WorldModel};
+use crate::model::{ComponentOf, ResourceOf, SignatureOf, Tables, WorldModel};
 use crate::stats::{StoreStats, WorldStats};
 use crate::storage::Store;
 use std::fmt;
@@ -30,6 +30,8 @@ use std::marker::PhantomData;
 
 /// A world of model `M`: the runtime behind a generated `World`.
 pub struct World<M: WorldModel> {
+    /// `M::tables()`, kept so the hot paths do not ask the `OnceLock` each time.
+    tables: &'static Tables,
     table: EntityTable,
     stores: Box<[Store]>,
     resources: M::Resources,
@@ -86,6 +88,7 @@ impl<M: WorldModel> World<M> {
     /// An empty world with the given resources.
     pub fn with_resources(resources: M::Resources) -> Self {
         World {
+            tables: M::tables(),
             table: EntityTable::new(),
             stores: M::stores()
                 .iter()
@@ -121,7 +124,7 @@ impl<M: WorldModel> World<M> {
     #[inline]
     pub fn get<C: ComponentOf<M>>(&self, entity: Entity) -> Option<&C> {
         let loc = self.table.locate(entity)?;
-        let k = M::tables().slot_index(loc.store, C::ID)?;
+        let k = self.tables.slot_index(loc.store, C::ID)?;
         let store = &self.stores[loc.store as usize];
         let ptr = store.slot_ptr(store.info().slots[k], loc.row());
         // SAFETY: the entity is live, so `loc.row` is below the store's length; by the
@@ -134,7 +137,7 @@ impl<M: WorldModel> World<M> {
     #[inline]
     pub fn get_mut<C: ComponentOf<M>>(&mut self, entity: Entity) -> Option<&mut C> {
         let loc = self.table.locate(entity)?;
-        let k = M::tables().slot_index(loc.store, C::ID)?;
+        let k = self.tables.slot_index(loc.store, C::ID)?;
         let store = &mut self.stores[loc.store as usize];
         let ptr = store.slot_ptr(store.info().slots[k], loc.row());
         // SAFETY: as in `get`; `&mut self` makes this the only reference.
@@ -198,7 +201,7 @@ impl<M: WorldModel> World<M> {
 
     /// Memory statistics of every store, in store id order.
     pub fn stats(&self) -> WorldStats {
-        let sizes = M::tables().sizes();
+        let sizes = self.tables.sizes();
         WorldStats {
             stores: self
                 .stores
@@ -274,7 +277,7 @@ impl<M: WorldModel> World<M> {
     /// Component `c`'s column in store `store` as (first value, stride), if the store holds
     /// it. The pointer is derived from the column's allocation without a reference to it.
     pub(crate) fn raw_column(&self, store: usize, c: u32) -> Option<crate::query::RawColumn> {
-        let k = M::tables().slot_index(store as u32, c)?;
+        let k = self.tables.slot_index(store as u32, c)?;
         let s = &self.stores[store];
         let slot = s.info().slots[k];
         let column = &s.columns()[slot.column as usize];

@@ -176,7 +176,7 @@ impl<M: WorldModel> World<M> {
         entity: Entity,
         value: Box<dyn crate::schedule::SpawnValue>,
     ) -> Result<(), WorldError> {
-        let Some(store_id) = M::tables().store_of_type(value.signature_type()) else {
+        let Some(store_id) = self.tables.store_of_type(value.signature_type()) else {
             let type_name = value.type_name();
             drop_quietly(value);
             return Err(WorldError::NotInWorld {

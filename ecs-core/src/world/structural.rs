@@ -1,15 +1,17 @@
 //! Structural changes: despawn, and insert/remove, which move an entity's row to the store of
-//! the signature with (or without) the component. The move is type-erased — one copy per
-//! component, through the model's slot tables — so it is written once here instead of once
-//! per (component, signature) pair in the generated code.
+//! the signature with (or without) the component. A move follows a [`Transition`] computed
+//! once per (store, component) pair that leads to a declared signature: one copy per shared
+//! component, no lookup per component. It is written once here instead of once per
+//! (component, signature) pair in the generated code.
 
 use super::{Change, Location, World, WorldError};
 use crate::entity::Entity;
-use crate::model::{ComponentOf, Tables, WorldModel};
+use crate::model::{ComponentOf, Transition, WorldModel};
 use crate::storage::{copy_bytes, Column, Store};
 use std::mem::ManuallyDrop;
 
 /// Two distinct stores, mutably.
+#[inline]
 fn two_stores(stores: &mut [Store], a: usize, b: usize) -> (&mut Store, &mut Store) {
     assert_ne!(a, b, "a move stays within one store");
     if a < b {
@@ -43,6 +45,7 @@ impl<M: WorldModel> World<M> {
     /// components plus this one (one copy per component; the target comes from a table, no
     /// search). If the entity already has a `C`, the value is replaced and the old one
     /// returned. On error the entity is unchanged and `component` is dropped.
+    #[inline]
     pub fn insert<C: ComponentOf<M>>(
         &mut self,
         entity: Entity,
@@ -52,40 +55,41 @@ impl<M: WorldModel> World<M> {
             .table
             .locate(entity)
             .ok_or(WorldError::NoSuchEntity(entity))?;
-        if let Some(old) = self.get_mut::<C>(entity) {
+        let tables = self.tables;
+        if let Some(k) = tables.slot_index(loc.store, C::ID) {
+            let store = &mut self.stores[loc.store as usize];
+            let ptr = store.slot_ptr(store.info().slots[k], loc.row());
+            // SAFETY: the live row's slot holds a C (ComponentOf contract); `&mut self`.
+            let old = unsafe { &mut *ptr.cast::<C>() };
             return Ok(Some(std::mem::replace(old, component)));
         }
-        let tables = M::tables();
-        let Some(to) = tables.insert_target(loc.store, C::ID) else {
+        let Some(t) = tables.insert_move(loc.store, C::ID) else {
             return Err(self.undeclared(entity, loc, Change::Insert, C::ID));
         };
-        let mut value = ManuallyDrop::new(component);
-        // SAFETY: `value` is a C (C::ID by the ComponentOf contract), moved into the target
-        // store by the call and never used or dropped here again.
-        unsafe { self.move_entity(entity, loc, to, Some((C::ID, (&mut *value as *mut C).cast()))) };
+        let value = ManuallyDrop::new(component);
+        // SAFETY: `t` adds component C::ID, and `value` is a C, moved into the target store by
+        // the call and never used or dropped here again.
+        unsafe { self.move_entity(entity, loc, t, Some((&*value as *const C).cast())) };
         Ok(None)
     }
 
     /// Takes the `C` of `entity`, moving the entity to the declared signature without it. On
     /// error the entity is unchanged.
+    #[inline]
     pub fn remove<C: ComponentOf<M>>(&mut self, entity: Entity) -> Result<C, WorldError> {
         let loc = self
             .table
             .locate(entity)
             .ok_or(WorldError::NoSuchEntity(entity))?;
-        let to = self.remove_target(entity, loc, C::ID)?;
+        let t = self.remove_move(entity, loc, C::ID)?;
         // Room first: nothing may fail between reading the value out and the move.
-        self.stores[to as usize].reserve(1);
+        self.stores[t.to as usize].reserve(1);
         let store = &self.stores[loc.store as usize];
-        let k = M::tables()
-            .slot_index(loc.store, C::ID)
-            .expect("remove_target checked that the store holds the component");
-        // SAFETY: the slot holds an initialised C (ComponentOf contract, live row); reading it
-        // out moves it: `move_entity` does not copy it (the target store has no C) and the
-        // source row is forgotten, not dropped.
-        let value = unsafe { store.slot_ptr(store.info().slots[k], loc.row()).cast::<C>().read() };
-        // SAFETY: every other component of the row is copied to the target store.
-        unsafe { self.move_entity(entity, loc, to, None) };
+        // SAFETY: `t.changed` is C's slot in the live source row (ComponentOf contract);
+        // reading moves the value out: the move does not copy it and forgets the source row.
+        let value = unsafe { store.slot_ptr(t.changed, loc.row()).cast::<C>().read() };
+        // SAFETY: every other component of the row is copied by `t`.
+        unsafe { self.move_entity(entity, loc, t, None) };
         Ok(value)
     }
 
@@ -101,7 +105,7 @@ impl<M: WorldModel> World<M> {
             .table
             .locate(entity)
             .ok_or(WorldError::NoSuchEntity(entity))?;
-        let tables = M::tables();
+        let tables = self.tables;
         let size = tables.sizes()[c as usize];
         let raw: *mut (dyn std::any::Any + Send) = Box::into_raw(value);
         if let Some(k) = tables.slot_index(loc.store, c) {
@@ -109,14 +113,15 @@ impl<M: WorldModel> World<M> {
             let store = &mut self.stores[loc.store as usize];
             let slot = store.slot_ptr(store.info().slots[k], loc.row());
             // SAFETY: the box holds a value of component c (the caller found c by the value's
-            // TypeId), as does the slot; swapping bytes exchanges the two values.
+            // TypeId), as does the slot; swapping bytes exchanges the two values, and the box
+            // (from `into_raw`) then drops the old one.
             unsafe {
                 std::ptr::swap_nonoverlapping(slot, raw.cast::<u8>(), size);
                 drop(Box::from_raw(raw));
             }
             return Ok(());
         }
-        let Some(to) = tables.insert_target(loc.store, c) else {
+        let Some(t) = tables.insert_move(loc.store, c) else {
             // SAFETY: re-box the pointer from `into_raw` to drop the value normally.
             super::spawn::drop_quietly(unsafe { Box::from_raw(raw) });
             return Err(self.undeclared(entity, loc, Change::Insert, c));
@@ -124,7 +129,7 @@ impl<M: WorldModel> World<M> {
         // SAFETY: the box holds a component c; its bytes are moved into the target store,
         // after which the allocation is freed without dropping the value.
         unsafe {
-            self.move_entity(entity, loc, to, Some((c, raw.cast::<u8>().cast_const())));
+            self.move_entity(entity, loc, t, Some(raw.cast::<u8>().cast_const()));
             let layout = std::alloc::Layout::for_value(&*raw);
             if layout.size() != 0 {
                 std::alloc::dealloc(raw.cast::<u8>(), layout);
@@ -139,74 +144,77 @@ impl<M: WorldModel> World<M> {
             .table
             .locate(entity)
             .ok_or(WorldError::NoSuchEntity(entity))?;
-        let to = self.remove_target(entity, loc, c)?;
+        let t = self.remove_move(entity, loc, c)?;
         let ty = &M::components()[c as usize].ty;
         let mut held = Column::new(ty);
         held.reserve(0, 1);
-        self.stores[to as usize].reserve(1);
+        self.stores[t.to as usize].reserve(1);
         let store = &self.stores[loc.store as usize];
-        let k = M::tables().slot_index(loc.store, c).expect("checked by remove_target");
         // SAFETY: the value moves into `held` (capacity 1, same type), the rest of the row into
         // the target store; `held` drops it once the world is consistent again.
         unsafe {
-            copy_bytes(store.slot_ptr(store.info().slots[k], loc.row()), held.ptr_at(0), ty.size);
-            self.move_entity(entity, loc, to, None);
+            copy_bytes(store.slot_ptr(t.changed, loc.row()), held.ptr_at(0), ty.size);
+            self.move_entity(entity, loc, t, None);
             held.drop_range(0, 1);
         }
         Ok(())
     }
 
-    fn remove_target(&self, entity: Entity, loc: Location, c: u32) -> Result<u32, WorldError> {
-        let tables = M::tables();
-        if tables.slot_index(loc.store, c).is_none() {
-            return Err(WorldError::MissingComponent {
+    /// The move that removes component `c` from the entity at `loc`, or why there is none.
+    #[inline]
+    fn remove_move(&self, entity: Entity, loc: Location, c: u32) -> Result<&'static Transition, WorldError> {
+        let tables = self.tables;
+        match tables.remove_move(loc.store, c) {
+            Some(t) => Ok(t),
+            None if tables.slot_index(loc.store, c).is_none() => Err(WorldError::MissingComponent {
                 entity,
                 signature: M::stores()[loc.store as usize].name,
                 component: Self::component_name(c),
-            });
+            }),
+            None => Err(self.undeclared(entity, loc, Change::Remove, c)),
         }
-        tables
-            .remove_target(loc.store, c)
-            .ok_or_else(|| self.undeclared(entity, loc, Change::Remove, c))
     }
 
-    /// Moves `entity` from `loc` to the end of store `to`: every component `to` holds is copied
-    /// from the source row, except `extra`'s component, whose value is copied from its pointer.
-    /// The source row is then removed without dropping anything.
+    /// Moves `entity` from `loc` to the end of store `t.to`: the copies of `t`, then, for an
+    /// insert, the new component from `extra`. The source row is then removed without dropping
+    /// anything.
     ///
     /// # Safety
-    /// `to`'s components are the source store's plus `extra`'s, or minus one component whose
-    /// value the caller has moved out; `extra` points to an owned value of its component,
-    /// which the caller then treats as moved.
-    unsafe fn move_entity(&mut self, entity: Entity, loc: Location, to: u32, extra: Option<(u32, *const u8)>) {
-        let tables: &Tables = M::tables();
-        let (from_store, to_store) = two_stores(&mut self.stores, loc.store as usize, to as usize);
-        to_store.reserve(1);
-        let to_row = to_store.len();
-        let from_slots = from_store.info().slots;
-        // SAFETY: room for one row reserved; each copied slot holds the same component in
-        // both stores (slot tables); the source row is live.
-        unsafe {
-            to_store.copy_row_from(from_store, loc.row(), tables.sizes(), |c| {
-                tables.slot_index(loc.store, c).map(|k| from_slots[k])
-            });
+    /// `t` is a move from `loc.store`; for an insert `extra` points to an owned value of the
+    /// inserted component, which the caller then treats as moved; for a remove (`extra` is
+    /// `None`) the caller has moved the removed component's value out.
+    #[inline]
+    unsafe fn move_entity(&mut self, entity: Entity, loc: Location, t: &Transition, extra: Option<*const u8>) {
+        let (from, to) = two_stores(&mut self.stores, loc.store as usize, t.to as usize);
+        to.reserve(1);
+        let (row, to_row) = (loc.row(), to.len());
+        for op in t.copies.iter() {
+            // SAFETY: the transition's copies pair each shared component's slot in both
+            // stores (same type and size); the source row is live, the target row within the
+            // capacity reserved above.
+            unsafe {
+                copy_bytes(
+                    from.ptr(op.src_col, op.src_off, row),
+                    to.ptr(op.dst_col, op.dst_off, to_row),
+                    op.size as usize,
+                )
+            };
         }
-        if let Some((c, ptr)) = extra {
-            let k = tables.slot_index(to, c).expect("the target store holds the inserted component");
-            let dst = to_store.slot_ptr(to_store.info().slots[k], to_row);
-            // SAFETY: the caller's value of component c, into its slot of the new row.
-            unsafe { copy_bytes(ptr, dst, tables.sizes()[c as usize]) };
+        if let Some(src) = extra {
+            let size = self.tables.sizes()[t.changed.component as usize];
+            // SAFETY: the caller's value of the inserted component, into its slot.
+            unsafe { copy_bytes(src, to.slot_ptr(t.changed, to_row), size) };
         }
-        // SAFETY: every slot of the new row is written (source components plus `extra`), and
-        // every value of the source row was copied or moved out by the caller.
+        // SAFETY: every slot of the new row is written (shared components plus the inserted
+        // one), and every value of the source row was copied or moved out by the caller.
         let moved = unsafe {
-            to_store.commit_row(entity);
-            from_store.swap_remove_forget(loc.row())
+            to.commit_row(entity);
+            from.swap_remove_forget(row)
         };
         if let Some(moved) = moved {
             self.table.relocate(moved, loc);
         }
-        self.table.relocate(entity, Location::new(to, to_row));
+        self.table.relocate(entity, Location::new(t.to, to_row));
     }
 
     #[cold]

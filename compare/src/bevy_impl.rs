@@ -223,8 +223,16 @@ impl Workload for AddRemove {
 
     fn observe(&mut self) -> Observation {
         let w = &mut self.world;
-        let a: Vec<f64> = w.query::<&addrem::A>().iter(w).map(|a| a.0 as f64).collect();
-        let b: Vec<f64> = w.query::<&addrem::B>().iter(w).map(|b| b.0 as f64).collect();
+        let a: Vec<f64> = w
+            .query::<&addrem::A>()
+            .iter(w)
+            .map(|a| a.0 as f64)
+            .collect();
+        let b: Vec<f64> = w
+            .query::<&addrem::B>()
+            .iter(w)
+            .map(|b| b.0 as f64)
+            .collect();
         add_remove_observation(a, b)
     }
 }

@@ -161,16 +161,7 @@ impl Workload for Schedule {
         Schedule(
             kinds
                 .into_iter()
-                .flat_map(|has| {
-                    (0..n).map(move |_| ScheduleRow {
-                        a,
-                        b,
-                        c,
-                        d,
-                        e,
-                        has,
-                    })
-                })
+                .flat_map(|has| (0..n).map(move |_| ScheduleRow { a, b, c, d, e, has }))
                 .collect(),
         )
     }
@@ -190,7 +181,9 @@ impl Workload for Schedule {
     fn observe(&mut self) -> Observation {
         let rows = &self.0;
         let col = |flag: u8, get: fn(&ScheduleRow) -> f32| {
-            count_sum(rows.iter().filter(|r| r.has & flag == flag), |r| get(r) as f64)
+            count_sum(rows.iter().filter(|r| r.has & flag == flag), |r| {
+                get(r) as f64
+            })
         };
         schedule_observation([
             col(0, |r| r.a),

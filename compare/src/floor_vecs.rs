@@ -85,7 +85,9 @@ impl Workload for SimpleIter {
 }
 
 /// The observation of simple_iter: entities with position and velocity, sums of their x.
-pub fn simple_iter_observation<'a>(rows: impl Iterator<Item = (&'a Vec3, &'a Vec3)>) -> Observation {
+pub fn simple_iter_observation<'a>(
+    rows: impl Iterator<Item = (&'a Vec3, &'a Vec3)>,
+) -> Observation {
     let mut count = 0.0;
     let (mut p_sum, mut v_sum) = (0.0, 0.0);
     for (p, v) in rows {
@@ -93,7 +95,11 @@ pub fn simple_iter_observation<'a>(rows: impl Iterator<Item = (&'a Vec3, &'a Vec
         p_sum += p.x as f64;
         v_sum += v.x as f64;
     }
-    vec![("entities", count), ("position.x", p_sum), ("velocity.x", v_sum)]
+    vec![
+        ("entities", count),
+        ("position.x", p_sum),
+        ("velocity.x", v_sum),
+    ]
 }
 
 /// frag_iter: one `Vec` of every entity's `Data`, one `Vec` per letter.
@@ -193,9 +199,10 @@ impl Workload for Schedule {
     }
 
     fn observe(&mut self) -> Observation {
-        schedule_observation([&self.a, &self.b, &self.c, &self.d, &self.e].map(|col| {
-            count_sum(col.iter(), |&x| x as f64)
-        }))
+        schedule_observation(
+            [&self.a, &self.b, &self.c, &self.d, &self.e]
+                .map(|col| count_sum(col.iter(), |&x| x as f64)),
+        )
     }
 }
 

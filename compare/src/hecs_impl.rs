@@ -239,7 +239,11 @@ impl AddRemoveSteps for AddRemove {
 
     fn remove(&mut self) {
         for &e in &self.entities {
-            std::hint::black_box(self.world.remove_one::<addrem::B>(e).expect("an entity with a B"));
+            std::hint::black_box(
+                self.world
+                    .remove_one::<addrem::B>(e)
+                    .expect("an entity with a B"),
+            );
         }
     }
 }

@@ -130,8 +130,9 @@ impl Workload for HeavyCompute {
     }
 
     fn run(&mut self) {
-        self.query
-            .par_for_each_mut(&mut self.world, |(t, p)| data::heavy_work(&mut t.0, &mut p.0));
+        self.query.par_for_each_mut(&mut self.world, |(t, p)| {
+            data::heavy_work(&mut t.0, &mut p.0)
+        });
     }
 
     fn observe(&mut self) -> Observation {

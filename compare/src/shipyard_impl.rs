@@ -14,8 +14,8 @@ use crate::floor_vecs::{
 use crate::{count_sum, AddRemoveSteps, Observation, Workload};
 use rayon::prelude::*;
 use shipyard::{
-    EntitiesView, EntityId, IntoIter, IntoWorkload, Remove, View, ViewMut, Workload as ShipWorkload,
-    World,
+    EntitiesView, EntityId, IntoIter, IntoWorkload, Remove, View, ViewMut,
+    Workload as ShipWorkload, World,
 };
 
 fn simple_world(n: usize, transform: glam::Mat4) -> World {
@@ -104,10 +104,7 @@ impl Workload for FragIter {
             };
         }
         crate::for_each_letter!(spawn);
-        debug_assert_eq!(
-            world.run(|d: View<Data>| d.len()),
-            LETTERS * n
-        );
+        debug_assert_eq!(world.run(|d: View<Data>| d.len()), LETTERS * n);
         FragIter(world)
     }
 
@@ -226,10 +223,7 @@ impl Workload for AddRemove {
 
     fn observe(&mut self) -> Observation {
         self.world.run(|a: View<addrem::A>, b: View<addrem::B>| {
-            add_remove_observation(
-                a.iter().map(|a| a.0 as f64),
-                b.iter().map(|b| b.0 as f64),
-            )
+            add_remove_observation(a.iter().map(|a| a.0 as f64), b.iter().map(|b| b.0 as f64))
         })
     }
 }

@@ -42,7 +42,9 @@ impl Workload for SimpleInsert {
         let query = self
             .world
             .query::<(&si::Transform, &si::Position, &si::Rotation, &si::Velocity)>();
-        let (count, sum) = count_sum(query, |(t, p, r, v)| data::insert_row(&t.0, &p.0, &r.0, &v.0));
+        let (count, sum) = count_sum(query, |(t, p, r, v)| {
+            data::insert_row(&t.0, &p.0, &r.0, &v.0)
+        });
         vec![("entities", count), ("sum", sum)]
     }
 }
@@ -67,9 +69,7 @@ impl Workload for SimpleIter {
     }
 
     fn observe(&mut self) -> Observation {
-        let query = self
-            .0
-            .query::<(&it::Position, &it::Velocity)>();
+        let query = self.0.query::<(&it::Position, &it::Velocity)>();
         simple_iter_observation(query.map(|(p, v)| (&p.0, &v.0)))
     }
 }
@@ -150,9 +150,7 @@ impl Workload for HeavyCompute {
     }
 
     fn observe(&mut self) -> Observation {
-        let query = self
-            .0
-            .query::<(&hc::Transform, &hc::Position)>();
+        let query = self.0.query::<(&hc::Transform, &hc::Position)>();
         heavy_observation(query.map(|(t, p)| (&t.0, &p.0)))
     }
 }
@@ -208,18 +206,8 @@ impl Workload for AddRemove {
     }
 
     fn observe(&mut self) -> Observation {
-        let a: Vec<f64> = self
-            .world
-            .query::<&ar::A>()
-            
-            .map(|a| a.0 as f64)
-            .collect();
-        let b: Vec<f64> = self
-            .world
-            .query::<&ar::B>()
-            
-            .map(|b| b.0 as f64)
-            .collect();
+        let a: Vec<f64> = self.world.query::<&ar::A>().map(|a| a.0 as f64).collect();
+        let b: Vec<f64> = self.world.query::<&ar::B>().map(|b| b.0 as f64).collect();
         add_remove_observation(a, b)
     }
 }

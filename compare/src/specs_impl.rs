@@ -220,7 +220,12 @@ impl Workload for Schedule {
             world.create_entity().with(A(a)).with(B(b)).build();
         }
         for _ in 0..n {
-            world.create_entity().with(A(a)).with(B(b)).with(C(c)).build();
+            world
+                .create_entity()
+                .with(A(a))
+                .with(B(b))
+                .with(C(c))
+                .build();
         }
         for _ in 0..n {
             world

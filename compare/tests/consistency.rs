@@ -150,7 +150,10 @@ fn heavy_compute() {
     let (before, after) = (&floor.steps[0].1, &floor.steps[1].1);
     assert_eq!(before[0], ("entities", n as f64));
     assert_eq!(after[0], ("entities", n as f64));
-    assert_ne!(before[1], after[1], "the floor's heavy_compute changed nothing");
+    assert_ne!(
+        before[1], after[1],
+        "the floor's heavy_compute changed nothing"
+    );
     let expected = [before.clone(), after.clone()];
     check("heavy_compute", &observed, &expected);
 }

@@ -69,11 +69,7 @@ fn run() -> Result<(), String> {
     if let Ok(text) = std::fs::read_to_string(&readme) {
         if let (Some(b), Some(e)) = (text.find(BEGIN), text.find(END)) {
             if b < e {
-                let updated = format!(
-                    "{}{BEGIN}\n\n{tables}\n{info}\n{}",
-                    &text[..b],
-                    &text[e..]
-                );
+                let updated = format!("{}{BEGIN}\n\n{tables}\n{info}\n{}", &text[..b], &text[e..]);
                 write(&readme, &updated)?;
             }
         }
@@ -105,8 +101,8 @@ fn read_medians(criterion: &Path) -> Result<Medians, String> {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
-            let json: serde_json::Value = serde_json::from_str(&text)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let json: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
             let median = json["median"]["point_estimate"]
                 .as_f64()
                 .ok_or_else(|| format!("{}: no median.point_estimate", path.display()))?;
@@ -222,7 +218,9 @@ fn machine_and_versions(dir: &Path) -> String {
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let memory = field(&meminfo, "MemTotal")
         .and_then(|kb| kb.trim_end_matches(" kB").trim().parse::<f64>().ok())
-        .map_or("unknown".into(), |kb| format!("{:.0} GiB", kb / 1024.0 / 1024.0));
+        .map_or("unknown".into(), |kb| {
+            format!("{:.0} GiB", kb / 1024.0 / 1024.0)
+        });
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map_or("unknown".into(), |s| s.trim().to_string());
     let rustc = command("rustc", &["--version"], dir).unwrap_or_else(|| "unknown".into());
@@ -236,6 +234,15 @@ fn machine_and_versions(dir: &Path) -> String {
     );
     let _ = writeln!(s, "- {memory} memory, Linux {kernel}");
     let _ = writeln!(s, "- {rustc}, release profile (`cargo bench`)");
+    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
+        let load: Vec<&str> = load.split_whitespace().take(3).collect();
+        let _ = writeln!(
+            s,
+            "- load average when the report was written (1, 5, 15 min): {} — other work \
+             sharing the cores shows up as noise in the medians",
+            load.join(", ")
+        );
+    }
 
     let lock = std::fs::read_to_string(dir.join("Cargo.lock")).unwrap_or_default();
     let versions = lock_versions(&lock);
@@ -285,7 +292,9 @@ fn lock_versions(lock: &str) -> BTreeMap<String, Vec<String>> {
             name = Some(n.trim_matches('"').to_string());
         } else if let Some(v) = line.strip_prefix("version = ") {
             if let Some(n) = name.take() {
-                out.entry(n).or_default().push(v.trim_matches('"').to_string());
+                out.entry(n)
+                    .or_default()
+                    .push(v.trim_matches('"').to_string());
             }
         }
     }
@@ -336,7 +345,8 @@ fn chart(path: &Path, medians: &Medians) -> Result<(), String> {
         .flat_map(|w| bars.iter().filter_map(|&b| ratio(medians, w.group, b)))
         .collect();
     let lo = ratios.iter().copied().fold(1.0f64, f64::min) / 1.6;
-    let hi = ratios.iter().copied().fold(1.0f64, f64::max) * 2.0;
+    // Headroom above the tallest bar for the legend in the upper left corner.
+    let hi = ratios.iter().copied().fold(1.0f64, f64::max) * 3.0;
     let n = WORKLOADS.len();
 
     let root = BitMapBackend::new(path, (1600, 860)).into_drawing_area();
@@ -399,7 +409,11 @@ fn chart(path: &Path, medians: &Medians) -> Result<(), String> {
             } else {
                 format!("{r:.1}")
             };
-            labels.push(Text::new(text, ((x0 + x1) / 2.0, r * 1.04), value_style.clone()));
+            labels.push(Text::new(
+                text,
+                ((x0 + x1) / 2.0, r * 1.04),
+                value_style.clone(),
+            ));
         }
         chart
             .draw_series(rects)

@@ -1,6 +1,8 @@
 //! Replays the committed cargo-fuzz corpus (`fuzz/corpus/`) as a normal test: every `verify`
-//! input goes through the verifier, every `roundtrip` input through the round trip, and neither
-//! may panic.
+//! input goes through the verifier (as given and with its checksum fixed up), every `roundtrip`
+//! JSON input through compile → verify → decode → re-encode, and nothing may panic. (Roundtrip
+//! inputs that start with a zero byte are the fuzz target's `arbitrary`-generated levels; they
+//! are not JSON and only the fuzz target replays them.)
 #![cfg(feature = "resource")]
 
 mod resource_common;

@@ -14,7 +14,7 @@ use proptest::prelude::*;
 const POOL: u32 = 24;
 
 fn pool_entity(n: u32) -> Entity {
-    Entity::new(n * 7 + 3, (n % 3) as u8)
+    Entity::new(n * 7 + 3, (n % 3) as ecs_core::entity::Generation)
 }
 
 /// The naive reference: each entity's local matrix and parent entity.

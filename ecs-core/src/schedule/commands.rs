@@ -61,7 +61,7 @@ impl<'w> Commands<'w> {
             }
             Err(e) => {
                 self.ops.push(Command::Failed(e.into()));
-                crate::entity::Entity::from_bits(u32::MAX)
+                crate::entity::Entity::from_bits(crate::entity::EntityBits::MAX)
             }
         }
     }

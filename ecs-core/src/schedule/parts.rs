@@ -92,7 +92,8 @@ mod tuples {
 #[inline]
 pub fn job_rows(total: usize, min_chunk: usize, threads: usize) -> Option<usize> {
     let min_chunk = min_chunk.max(1);
-    if total < min_chunk.saturating_mul(2) || threads <= 1 {
+    // `total / 2 < min_chunk` is `total < 2 × min_chunk` without overflow.
+    if total / 2 < min_chunk || threads <= 1 {
         return None;
     }
     Some(
@@ -108,7 +109,7 @@ pub fn job_rows(total: usize, min_chunk: usize, threads: usize) -> Option<usize>
 pub fn chunk_len(len: usize, min_chunk: usize) -> usize {
     // The size test first: asking rayon for its thread count is not free (and starts its
     // global pool), and most stores are too small to split anyway.
-    if len < min_chunk.max(1).saturating_mul(2) {
+    if len / 2 < min_chunk.max(1) {
         return len.max(1);
     }
     job_rows(len, min_chunk, rayon::current_num_threads()).unwrap_or(len.max(1))
@@ -169,7 +170,7 @@ pub fn run_parts<P: SplitRows, F: Fn(P, &mut Commands<'_>) + Sync, const N: usiz
     body: &F,
 ) -> Pending {
     let total: usize = parts.iter().map(P::len).sum();
-    let rows = if total < min_chunk.max(1).saturating_mul(2) {
+    let rows = if total / 2 < min_chunk.max(1) {
         None
     } else {
         job_rows(total, min_chunk, rayon::current_num_threads())
@@ -226,7 +227,8 @@ mod tests {
         assert_eq!(job_rows(10_000, 4000, 2), Some(4000), "never below min_chunk");
         assert_eq!(job_rows(10, 0, 2), Some(2), "min_chunk 0 acts as 1");
         assert_eq!(job_rows(usize::MAX, usize::MAX, 2), None, "usize::MAX never splits");
-        assert_eq!(job_rows(usize::MAX - 1, usize::MAX / 2, 2), None);
+        assert_eq!(job_rows(usize::MAX - 1, usize::MAX / 2 + 1, 2), None);
+        assert!(job_rows(usize::MAX - 1, usize::MAX / 2, 2).is_some(), "exactly 2 × min_chunk splits");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::any::TypeId;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The entity id written into rows whose real id is not issued yet (batch spawns).
-const PLACEHOLDER: Entity = Entity::from_bits(u32::MAX);
+const PLACEHOLDER: Entity = Entity::from_bits(crate::entity::EntityBits::MAX);
 
 /// Writes a signature's parts into row `row` of a store, slot by slot, checking each value's
 /// type against the slot (one compare of constants per component), so a signature whose parts

@@ -328,11 +328,10 @@ impl Model {
         }
         // breed
         let mut cmds = Vec::new();
-        for (&k, e) in self.ents.iter_mut() {
+        for e in self.ents.values_mut() {
             let (Some(pos), Some(timer), Some(link)) = (e.pos, e.timer, &mut e.link) else {
                 continue;
             };
-            let _ = k;
             if timer % 3 != 0 {
                 continue;
             }
@@ -770,28 +769,27 @@ fn check(initial: &[SpawnKind], steps: &[Step]) -> Result<(), String> {
                         continue;
                     }
                     let i = i % model.tracked;
-                    let (expected, apply): (Outcome, Box<dyn Fn(&mut Subject) -> Outcome>) =
-                        match step {
-                            Step::Despawn(_) => (
-                                model.despawn(i as u64),
-                                Box::new(move |w: &mut Subject| w.despawn(i)),
-                            ),
-                            Step::Insert(_, c) => {
-                                let c2 = c.clone();
-                                (
-                                    model.insert(i as u64, c.clone()),
-                                    Box::new(move |w: &mut Subject| w.insert(i, &c2)),
-                                )
-                            }
-                            Step::Remove(_, b) => {
-                                let b = *b;
-                                (
-                                    model.remove(i as u64, b),
-                                    Box::new(move |w: &mut Subject| w.remove(i, b)),
-                                )
-                            }
-                            Step::Frame { .. } | Step::Spawn(_) => unreachable!(),
-                        };
+                    let (expected, apply): (Outcome, DirectOp) = match step {
+                        Step::Despawn(_) => (
+                            model.despawn(i as u64),
+                            Box::new(move |w: &mut Subject| w.despawn(i)),
+                        ),
+                        Step::Insert(_, c) => {
+                            let c2 = c.clone();
+                            (
+                                model.insert(i as u64, c.clone()),
+                                Box::new(move |w: &mut Subject| w.insert(i, &c2)),
+                            )
+                        }
+                        Step::Remove(_, b) => {
+                            let b = *b;
+                            (
+                                model.remove(i as u64, b),
+                                Box::new(move |w: &mut Subject| w.remove(i, b)),
+                            )
+                        }
+                        Step::Frame { .. } | Step::Spawn(_) => unreachable!(),
+                    };
                     if expected == Outcome::Panicked {
                         cover(|c| c.bombs_went_off += 1);
                     }
@@ -816,6 +814,9 @@ fn check(initial: &[SpawnKind], steps: &[Step]) -> Result<(), String> {
     }
     result
 }
+
+/// A direct operation applied to one world.
+type DirectOp = Box<dyn Fn(&mut Subject) -> Outcome>;
 
 fn failures(run: Result<(), ecs_core::CommandErrors>) -> usize {
     run.err().map_or(0, |e| e.0.len())

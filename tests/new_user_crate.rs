@@ -134,6 +134,9 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
     let out = cargo(dir.path(), &target, &["build", "--quiet"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "the world's inner field is private");
-    assert!(stderr.contains("field `0` of struct `World` is private"), "{stderr}");
+    assert!(
+        stderr.contains("field `0` of struct `sigecs_world::World` is private"),
+        "{stderr}"
+    );
     std::fs::write(&main, &good_main).unwrap();
 }

@@ -3,7 +3,7 @@
 //! without notice); safe to call, since every view is checked (column types, one mutable
 //! borrow per column) and no view can change a store's length or move a row.
 
-pub use crate::schedule::parts::{run_parts, run_parts_inline, Pending, SplitRows};
+pub use crate::schedule::parts::{run_parts, run_parts_inline, PassCost, Pending, SplitRows};
 pub use crate::schedule::Commands;
 
 use crate::entity::{Entity, EntityManager};

@@ -118,8 +118,9 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
         }
     } else {
         quote! {
+            static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
             let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part { #(#arms)* };
-            ::ecs_core::__private::run_parts(parts, min_chunk.unwrap_or(#min_chunk), entities, &body)
+            ::ecs_core::__private::run_parts(parts, min_chunk, #min_chunk, &COST, entities, &body)
         }
     };
     let _ = has_commands(model, systems);

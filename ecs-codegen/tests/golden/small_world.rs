@@ -290,6 +290,7 @@ mod sigecs_world {
                     Part::Tagged((s.col_mut(0usize), s.col(1usize)))
                 },
             ];
+            static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
             let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
                 Part::Plain((c0,)) => {
                     for v0 in c0.iter_mut() {
@@ -311,7 +312,9 @@ mod sigecs_world {
             };
             ::ecs_core::__private::run_parts(
                 parts,
-                min_chunk.unwrap_or(::ecs_core::schedule::DEFAULT_MIN_CHUNK),
+                min_chunk,
+                ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
+                &COST,
                 entities,
                 &body,
             )
@@ -397,6 +400,7 @@ mod sigecs_world {
                     Part::Tagged((s.col_mut(0usize), s.col(1usize)))
                 },
             ];
+            static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
             let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
                 Part::Plain((c0,)) => {
                     for v0 in c0.iter_mut() {
@@ -418,7 +422,9 @@ mod sigecs_world {
             };
             ::ecs_core::__private::run_parts(
                 parts,
-                min_chunk.unwrap_or(::ecs_core::schedule::DEFAULT_MIN_CHUNK),
+                min_chunk,
+                ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
+                &COST,
                 entities,
                 &body,
             )

@@ -928,4 +928,103 @@ mod tests {
             assert!(!em.alive(*e) || set.contains(e));
         }
     }
+
+    // Tests added for mutation testing (issue 8, item 14; see mutants.md).
+
+    /// The private bookkeeping agrees with itself: one free bit per slot (no spare words), set
+    /// exactly for the queued indices, and `len`/`is_empty` follow from the counts.
+    fn check_bookkeeping(em: &EntityManager) {
+        assert_eq!(
+            em.free_bits.len(),
+            em.generation.len().div_ceil(64),
+            "one bit per slot"
+        );
+        let queued: HashSet<u32> = em.free.iter().copied().collect();
+        assert_eq!(queued.len(), em.free.len(), "no index queued twice");
+        for idx in 0..em.generation.len() as u32 {
+            assert_eq!(
+                em.is_free(idx),
+                queued.contains(&idx),
+                "free bit of slot {idx}"
+            );
+        }
+        assert_eq!(em.len(), em.slots() - em.free_len());
+        assert_eq!(em.is_empty(), em.len() == 0);
+    }
+
+    #[test]
+    fn mutants_free_bits_track_the_queue_exactly() {
+        let mut em = EntityManager::new();
+        assert!(em.is_empty());
+        check_bookkeeping(&em);
+        // One at a time across several 64-slot words, checking at every word boundary.
+        let mut ids = Vec::new();
+        for _ in 0..200 {
+            ids.push(em.create().unwrap());
+            check_bookkeeping(&em);
+        }
+        assert!(!em.is_empty());
+        // Free slots at both ends of words, and in the middle.
+        for &e in ids
+            .iter()
+            .filter(|e| matches!(e.index() % 64, 0 | 1 | 31 | 63))
+        {
+            assert!(em.destroy(e));
+            check_bookkeeping(&em);
+        }
+        // Past the threshold, so creates and batches reuse queued indices.
+        for e in em.create_many(MINIMUM_FREE_INDICES + 40).unwrap() {
+            assert!(em.destroy(e));
+        }
+        check_bookkeeping(&em);
+        let reused = em.create().unwrap();
+        check_bookkeeping(&em);
+        assert!(!em.is_free(reused.index()));
+        let batch = em.create_many(20).unwrap();
+        check_bookkeeping(&em);
+        assert!(batch.iter().all(|e| em.alive(*e) && !em.is_free(e.index())));
+        em.reserve().unwrap();
+        em.reserve().unwrap();
+        let mut placed = 0;
+        em.flush_reserved(|_| placed += 1);
+        assert_eq!(placed, 2);
+        check_bookkeeping(&em);
+    }
+
+    #[test]
+    fn mutants_hook_ids_are_distinct_and_removal_is_exact() {
+        let mut em = EntityManager::new();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (s1, s2) = (seen.clone(), seen.clone());
+        let first = em.on_destroy(move |_| s1.lock().unwrap().push("first"));
+        let second = em.on_destroy(move |_| s2.lock().unwrap().push("second"));
+        assert_ne!(first, second);
+        let es = em.create_many(2).unwrap();
+        assert!(em.destroy(es[0]));
+        assert_eq!(*seen.lock().unwrap(), ["first", "second"]);
+        assert!(em.remove_hook(first));
+        assert!(!em.remove_hook(first), "already removed");
+        assert!(em.destroy(es[1]));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            ["first", "second", "second"],
+            "removing one hook keeps the other"
+        );
+        assert!(em.remove_hook(second));
+        assert!(!em.remove_hook(DestroyHookId(99)));
+    }
+
+    #[test]
+    fn mutants_debug_output_reports_the_counts() {
+        let mut em = EntityManager::new();
+        let es = em.create_many(3).unwrap();
+        em.destroy(es[0]);
+        em.reserve().unwrap();
+        em.on_destroy(|_| {});
+        let text = format!("{em:?}");
+        assert_eq!(
+            text,
+            "EntityManager { slots: 3, free: 1, live: 2, reserved: 1, hooks: 1 }"
+        );
+    }
 }

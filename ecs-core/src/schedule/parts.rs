@@ -18,6 +18,42 @@ use rayon::prelude::*;
 /// Chunks handed out per thread, so uneven progress of threads still balances.
 const CHUNKS_PER_THREAD: usize = 4;
 
+/// A pass is split only when its measured work is at least this many nanoseconds: handing
+/// work to rayon's threads costs a few µs, so light passes (the `schedule` workload swaps two
+/// floats per row, 40,000 rows in about 10 µs) run faster inline, while passes like the bundled
+/// `integrate` over 60 stores of 1,000 rows (about 100 µs) gain from two threads. Measured
+/// with `cargo bench --bench parallel` (groups `schedule`, `many_stores`, `min_chunk`).
+pub const SPLIT_WORK_NS: u64 = 20_000;
+
+/// What a pass learned about its own cost: picoseconds per row of its last inline run (0:
+/// not measured yet). One per generated pass, in a `static`. The decision to split depends on
+/// it; the result of a pass never does (jobs apply their commands in row order either way).
+#[derive(Debug, Default)]
+pub struct PassCost(std::sync::atomic::AtomicU64);
+
+impl PassCost {
+    /// Not measured yet.
+    pub const fn new() -> Self {
+        PassCost(std::sync::atomic::AtomicU64::new(0))
+    }
+
+    fn ps_per_row(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn record(&self, elapsed: std::time::Duration, rows: usize) {
+        let ps = (elapsed.as_nanos() * 1000 / rows.max(1) as u128).clamp(1, u64::MAX as u128);
+        self.0.store(ps as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Is `rows` rows of this pass enough work to split? Unknown cost: no (the pass runs inline
+    /// once and measures itself).
+    fn worth_splitting(&self, rows: usize) -> bool {
+        let ps = self.ps_per_row();
+        ps != 0 && (rows as u128) * (ps as u128) >= SPLIT_WORK_NS as u128 * 1000
+    }
+}
+
 /// Rows of a part of a pass: a column slice, or a tuple of slices of one length, that can be
 /// cut in two.
 pub trait SplitRows: Sized + Send {
@@ -162,27 +198,33 @@ fn jobs<P: SplitRows>(parts: impl IntoIterator<Item = P>, rows: usize) -> Vec<Ve
 
 /// Runs `body` over every part: inline for a small pass, else in jobs on rayon's pool (see the
 /// module docs). Returns the commands requested, in row order.
+///
+/// `world_min_chunk` is the world's override ([`crate::World::set_min_chunk`]): when set, the
+/// pass splits whenever it has at least twice that many rows, whatever its measured cost (so
+/// tests and users can force parallel runs); otherwise `min_chunk` (the systems' own or the
+/// default) applies and the pass must also have measured enough work ([`SPLIT_WORK_NS`]).
 #[inline]
 pub fn run_parts<P: SplitRows, F: Fn(P, &mut Commands<'_>) + Sync, const N: usize>(
     parts: [P; N],
+    world_min_chunk: Option<usize>,
     min_chunk: usize,
+    cost: &PassCost,
     entities: &EntityManager,
     body: &F,
 ) -> Pending {
+    let forced = world_min_chunk.is_some();
+    let min_chunk = world_min_chunk.unwrap_or(min_chunk);
     let total: usize = parts.iter().map(P::len).sum();
-    let rows = if total / 2 < min_chunk.max(1) {
-        None
-    } else {
-        job_rows(total, min_chunk, rayon::current_num_threads())
-    };
-    let Some(rows) = rows else {
-        let mut commands = Commands::__new(entities);
-        for part in parts {
-            if !part.is_empty() {
-                body(part, &mut commands);
-            }
-        }
-        return Pending::of(commands);
+    if total / 2 < min_chunk.max(1) {
+        // Small: inline, and not worth timing.
+        return run_parts_inline(parts, entities, &mut |p, c| body(p, c));
+    }
+    let rows = job_rows(total, min_chunk, rayon::current_num_threads());
+    let Some(rows) = rows.filter(|_| forced || cost.worth_splitting(total)) else {
+        let start = std::time::Instant::now();
+        let pending = run_parts_inline(parts, entities, &mut |p, c| body(p, c));
+        cost.record(start.elapsed(), total);
+        return pending;
     };
     Pending(
         jobs(parts, rows)
@@ -238,6 +280,18 @@ mod tests {
     }
 
     #[test]
+    fn passes_split_only_when_their_measured_work_is_large() {
+        let cost = PassCost::new();
+        assert!(!cost.worth_splitting(1_000_000), "unknown cost: run inline and measure");
+        cost.record(std::time::Duration::from_micros(10), 40_000);
+        assert_eq!(cost.ps_per_row(), 250);
+        assert!(!cost.worth_splitting(40_000), "10 µs of work: inline");
+        assert!(cost.worth_splitting(80_000), "20 µs: split");
+        cost.record(std::time::Duration::ZERO, 0);
+        assert_eq!(cost.ps_per_row(), 1, "never back to unknown");
+    }
+
+    #[test]
     fn jobs_cut_and_group_parts_in_order() {
         let mut a: Vec<u32> = (0..10).collect();
         let mut b: Vec<u32> = (10..13).collect();
@@ -264,8 +318,11 @@ mod tests {
             let manager = EntityManager::new();
             let mut a: Vec<u64> = vec![1; 5000];
             let mut b: Vec<u64> = vec![1; 30];
+            // A cost that makes the pass split whenever the pool allows.
+            let cost = PassCost::new();
+            cost.record(std::time::Duration::from_secs(1), 1);
             pool.install(|| {
-                let pending = run_parts([&mut a[..], &mut b[..]], 16, &manager, &|p, _| {
+                let pending = run_parts([&mut a[..], &mut b[..]], None, 16, &cost, &manager, &|p, _| {
                     for x in p {
                         *x += 1;
                     }

@@ -63,6 +63,12 @@ impl Store {
         self.entities.is_empty()
     }
 
+    /// Rows that fit without reallocating any column.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
     /// The entity of each row.
     #[inline]
     pub fn entities(&self) -> &[Entity] {

@@ -37,6 +37,52 @@ impl PartSink for RowWriter<'_> {
     }
 }
 
+/// Where a batch writes one slot: the column's base (already offset to the slot) and stride.
+/// Valid until the store's columns reallocate.
+struct Target {
+    base: *mut u8,
+    stride: usize,
+    type_id: TypeId,
+}
+
+fn targets(store: &Store) -> Vec<Target> {
+    store
+        .info()
+        .slots
+        .iter()
+        .zip(store.slot_types())
+        .map(|(&slot, &type_id)| Target {
+            base: store.slot_ptr(slot, 0),
+            stride: store.info().columns[slot.column as usize].size,
+            type_id,
+        })
+        .collect()
+}
+
+/// [`RowWriter`] for batches: the slot addresses are computed once per batch.
+struct BatchWriter<'a> {
+    targets: &'a [Target],
+    row: usize,
+    next: usize,
+}
+
+impl PartSink for BatchWriter<'_> {
+    #[inline(always)]
+    fn put<C: Component>(&mut self, value: C) {
+        let k = self.next;
+        let t = &self.targets[k];
+        assert!(
+            t.type_id == TypeId::of::<C>(),
+            "signature part {k} is not the store's component {k}"
+        );
+        // SAFETY: slot k holds a C (checked above); `base` is the slot's address in row 0 of
+        // the current allocation, the row is within reserved capacity, and the slot is not
+        // initialised yet (each part is put once, in order).
+        unsafe { t.base.wrapping_add(self.row * t.stride).cast::<C>().write(value) };
+        self.next += 1;
+    }
+}
+
 /// Writes `value` as row `len()` of `store` (capacity reserved) and commits it for `entity`.
 #[inline(always)]
 fn push_value<S: Signature>(store: &mut Store, entity: Entity, value: S) {
@@ -153,12 +199,24 @@ impl<M: WorldModel> World<M> {
             len: first,
             armed: true,
         };
-        let reserved_until = first + lower;
+        let mut reserved_until = first + lower;
+        let mut slots = targets(guard.store);
         for value in values {
-            if guard.store.len() >= reserved_until {
+            let row = guard.store.len();
+            if row >= reserved_until {
                 guard.store.reserve(1);
+                reserved_until = guard.store.capacity();
+                slots = targets(guard.store);
             }
-            push_value(guard.store, PLACEHOLDER, value);
+            let mut w = BatchWriter {
+                targets: &slots,
+                row,
+                next: 0,
+            };
+            value.write_parts(&mut w);
+            assert_eq!(w.next, slots.len(), "signature wrote too few parts");
+            // SAFETY: every slot of the row was written (checked above), within capacity.
+            unsafe { guard.store.commit_row(PLACEHOLDER) };
         }
         let count = guard.store.len() - first;
         let mut entities = Vec::with_capacity(count);

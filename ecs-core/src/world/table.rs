@@ -232,4 +232,36 @@ mod tests {
         assert!(t.destroy_unplaced(r2));
         assert_eq!(t.len(), 2);
     }
+
+    // Tests added for mutation testing (issue 8, item 14; see mutants.md).
+
+    #[test]
+    fn mutants_location_row_and_accessors() {
+        assert_eq!(Location::new(2, 7).row(), 7);
+        assert_eq!(Location::new(0, 0).row(), 0);
+        let mut t = EntityTable::new();
+        assert!(t.is_empty());
+        assert_eq!(t.entities().len(), 0);
+        let destroyed = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = destroyed.clone();
+        t.entities_mut()
+            .on_destroy(move |e| seen.lock().unwrap().push(e));
+        let a = t.create_at(Location::new(0, 0)).unwrap();
+        let b = t.create_at(Location::new(0, 1)).unwrap();
+        assert!(!t.is_empty());
+        assert_eq!(
+            (t.len(), t.entities().len(), t.entities().slots()),
+            (2, 2, 2)
+        );
+        assert!(t.entities().alive(a) && t.entities().alive(b));
+        assert!(t.destroy(a));
+        assert_eq!(
+            *destroyed.lock().unwrap(),
+            [a],
+            "the hook registered through entities_mut ran"
+        );
+        assert!(!t.entities().alive(a));
+        assert!(t.destroy(b));
+        assert!(t.is_empty());
+    }
 }

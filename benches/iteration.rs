@@ -16,10 +16,10 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Mat4, Vec3};
+use sigecs::ecs_core::rayon;
 use sigecs_fixtures::bench::{
     simple_iter as si, simple_iter_columns as columns, simple_iter_rows as rows,
 };
-use sigecs::ecs_core::rayon;
 use std::hint::black_box;
 
 fn transform() -> Mat4 {

@@ -19,11 +19,10 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Mat4, Vec3};
-use sigecs_fixtures::bench::{
-    heavy_compute as hc, many_stores as ms, schedule as sc, simple_iter as si,
-    simple_iter_columns,
-};
 use sigecs::ecs_core::rayon::{self, prelude::*};
+use sigecs_fixtures::bench::{
+    heavy_compute as hc, many_stores as ms, schedule as sc, simple_iter as si, simple_iter_columns,
+};
 use std::hint::black_box;
 
 fn pool(threads: usize) -> rayon::ThreadPool {

@@ -665,7 +665,11 @@ fn world_set(w: &mut World, e: Entity, v: V) -> bool {
 }
 
 fn spawn_one(w: &mut World, sig: usize, v: &Vals, fallible: bool) -> Result<Entity, String> {
-    fn go<S: SignatureOf<fixture::Model>>(w: &mut World, value: S, fallible: bool) -> Result<Entity, String> {
+    fn go<S: SignatureOf<fixture::Model>>(
+        w: &mut World,
+        value: S,
+        fallible: bool,
+    ) -> Result<Entity, String> {
         if fallible {
             w.try_spawn(value)
                 .map_err(|e| format!("try_spawn failed: {e}"))
@@ -987,7 +991,10 @@ fn apply(w: &mut World, m: &mut Model, op: &Op, aligned_checks: &mut usize) -> R
             let rows = m.live.values().filter(|r| system_matches(name, r)).count();
             ensure_eq!(w.system_rows(index), rows, "system_rows({index}) ({name})");
             if *by_index {
-                ensure!(w.run_system(index) == Ok(true), "run_system({index}) did not run");
+                ensure!(
+                    w.run_system(index) == Ok(true),
+                    "run_system({index}) did not run"
+                );
             } else {
                 run_world_system(w, name);
             }
@@ -1001,7 +1008,10 @@ fn apply(w: &mut World, m: &mut Model, op: &Op, aligned_checks: &mut usize) -> R
         }
         Op::RunMissingSystem(k) => {
             let index = SYSTEM_NAMES.len() + k;
-            ensure!(w.run_system(index) == Ok(false), "run_system({index}) ran something");
+            ensure!(
+                w.run_system(index) == Ok(false),
+                "run_system({index}) ran something"
+            );
             ensure_eq!(w.system_rows(index), 0, "system_rows({index})");
         }
     }
@@ -1047,8 +1057,8 @@ fn apply_query(
         QueryOp::AlignedWithA => {
             let order = expected_order(w, m, |r| r.aligned.is_some() && r.a.is_some());
             let mut got = Vec::new();
-            for (e, aligned, label) in w
-                .query_filtered::<(Entity, &Aligned, Option<&Label>), With<A>>()
+            for (e, aligned, label) in
+                w.query_filtered::<(Entity, &Aligned, Option<&Label>), With<A>>()
             {
                 ensure!(
                     aligned_ok(aligned),
@@ -1126,8 +1136,8 @@ fn apply_query(
             let order = expected_order(w, m, |r| r.mask() == SIGNATURES[6].1);
             type Item = (Entity, u32, f64, u32, u64, String);
             let mut got: Vec<Item> = Vec::new();
-            for (e, a, b, _, c, al, l) in w
-                .query::<(Entity, &A, &B, &Zst, &Counted, &Aligned, &Label)>()
+            for (e, a, b, _, c, al, l) in
+                w.query::<(Entity, &A, &B, &Zst, &Counted, &Aligned, &Label)>()
             {
                 ensure!(aligned_ok(al), "&Aligned of {e:?} is not 16-byte aligned");
                 *aligned_checks += 1;
@@ -1257,7 +1267,8 @@ fn apply_query_one(
                 "query_one::<(&mut A, &mut A)>({e:?})"
             );
             ensure_eq!(
-                w.query_one_mut::<(Entity, Option<&mut Label>, &Label)>(e).err(),
+                w.query_one_mut::<(Entity, Option<&mut Label>, &Label)>(e)
+                    .err(),
                 Some(WorldError::AliasedQuery { component: "Label" }),
                 "query_one::<(Entity, Option<&mut Label>, &Label)>({e:?})"
             );

@@ -48,8 +48,16 @@ fn every_awkward_name_spawns_runs_and_reads_back() {
     w.run_serve();
     assert_eq!(w.resource::<HTTPServer>().0, 2 + 7 + 9);
     assert_eq!(w.resource::<HttpServer>().0, -(2 + 7 + 9));
-    assert_eq!(w.resources().http_server.0, 18, "the first keeps its snake-case name");
-    assert_eq!(w.resources().http_server_1.0, -18, "the second gets its index");
+    assert_eq!(
+        w.resources().http_server.0,
+        18,
+        "the first keeps its snake-case name"
+    );
+    assert_eq!(
+        w.resources().http_server_1.0,
+        -18,
+        "the second gets its index"
+    );
     assert_eq!(w.resources().loop_.0, 100, "a keyword gains `_`");
     w.run_reveal();
     assert_eq!(w.get::<Secret>(b), Some(&Secret(5)));
@@ -79,7 +87,15 @@ fn the_hidden_module_is_named_through_its_reexport_and_the_orphan_is_not_scanned
         .collect();
     assert_eq!(
         names,
-        ["Box", "Crate", "HTTPClient", "HttpClient", "Model", "Part", "Vault"]
+        [
+            "Box",
+            "Crate",
+            "HTTPClient",
+            "HttpClient",
+            "Model",
+            "Part",
+            "Vault"
+        ]
     );
     let systems = sigecs_fixtures::names::SYSTEM_NAMES;
     assert_eq!(systems, ["reveal", "match", "serve"], "in `mod` order");

@@ -33,10 +33,7 @@ fn world() -> (World, Vec<Entity>) {
 #[test]
 fn visits_matching_stores_in_store_order() {
     let (w, es) = world();
-    let got: Vec<(Entity, u32)> = w
-        .query::<(Entity, &A)>()
-        .map(|(e, a)| (e, a.0))
-        .collect();
+    let got: Vec<(Entity, u32)> = w.query::<(Entity, &A)>().map(|(e, a)| (e, a.0)).collect();
     // Store ids follow signature names: AB, ABZst, JustA, Labelled (BAligned has no A).
     let expected = vec![(es[1], 2), (es[5], 6), (es[2], 3), (es[0], 1), (es[4], 5)];
     assert_eq!(got, expected);

@@ -106,11 +106,19 @@ fn a_panicking_drop_during_a_batch_rollback_leaves_the_world_consistent() {
     // Unknown length: rows are written, then rolled back; the bomb's panic is caught.
     let r = w.try_spawn_batch((0..3).map(|i| rigged(true, 10 + i)).filter(|_| true));
     assert!(matches!(r, Err(WorldError::Entity(_))), "{r:?}");
-    assert_eq!(BOMB_DROPS.with(|d| d.get()), 3, "the rolled-back values were dropped");
+    assert_eq!(
+        BOMB_DROPS.with(|d| d.get()),
+        3,
+        "the rolled-back values were dropped"
+    );
     assert_eq!(w.store::<Rigged>().len(), 0);
     assert_eq!(w.check_invariants(), Ok(()));
     let e = w.spawn(rigged(false, 15));
-    assert_eq!(w.get::<Tr>(e), Some(&Tr(15)), "was Some(10): a rolled-back value");
+    assert_eq!(
+        w.get::<Tr>(e),
+        Some(&Tr(15)),
+        "was Some(10): a rolled-back value"
+    );
     assert_eq!(w.check_invariants(), Ok(()));
 }
 
@@ -136,5 +144,8 @@ fn min_chunk_of_usize_max_never_splits() {
     w.run_schedule().unwrap();
     w.set_min_chunk(Some(0));
     w.run_schedule().unwrap();
-    assert_eq!(w.query::<&Health>().map(|h| h.0).sum::<i32>(), (0..100).sum::<i32>() - 8 * 100);
+    assert_eq!(
+        w.query::<&Health>().map(|h| h.0).sum::<i32>(),
+        (0..100).sum::<i32>() - 8 * 100
+    );
 }

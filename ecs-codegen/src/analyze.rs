@@ -209,7 +209,9 @@ pub fn place_in_stages(access: &[Access]) -> Vec<usize> {
         let stage = if a.exclusive() {
             lower.max(exclusive.len())
         } else {
-            (lower..).find(|&s| !exclusive.get(s).copied().unwrap_or(false)).expect("a free stage")
+            (lower..)
+                .find(|&s| !exclusive.get(s).copied().unwrap_or(false))
+                .expect("a free stage")
         };
         if exclusive.len() <= stage {
             exclusive.resize(stage + 1, false);

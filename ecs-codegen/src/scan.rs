@@ -174,7 +174,9 @@ impl Scan {
                             self.scan_items(inner, file, &dir.join(sub), &child, diags)
                         }
                         None => match module_file(m, dir) {
-                            Ok((path, child_dir)) => self.scan_file(&path, &child_dir, &child, diags),
+                            Ok((path, child_dir)) => {
+                                self.scan_file(&path, &child_dir, &child, diags)
+                            }
                             Err(tried) => diags.push(
                                 Diagnostic::at(
                                     file,
@@ -186,20 +188,12 @@ impl Scan {
                         },
                     }
                 }
-                Item::Struct(s) if !has_cfg(&s.attrs) => self.scan_type(
-                    &s.attrs,
-                    || DeriveInput::from(s.clone()),
-                    file,
-                    ctx,
-                    diags,
-                ),
-                Item::Enum(e) if !has_cfg(&e.attrs) => self.scan_type(
-                    &e.attrs,
-                    || DeriveInput::from(e.clone()),
-                    file,
-                    ctx,
-                    diags,
-                ),
+                Item::Struct(s) if !has_cfg(&s.attrs) => {
+                    self.scan_type(&s.attrs, || DeriveInput::from(s.clone()), file, ctx, diags)
+                }
+                Item::Enum(e) if !has_cfg(&e.attrs) => {
+                    self.scan_type(&e.attrs, || DeriveInput::from(e.clone()), file, ctx, diags)
+                }
                 Item::Fn(f) if !has_cfg(&f.attrs) => {
                     let Some(attr) = f.attrs.iter().find(|a| last_ident_is(a.path(), "system"))
                     else {
@@ -321,7 +315,13 @@ fn reexports(items: &[Item], module: &str) -> (bool, Vec<String>) {
     (glob, named)
 }
 
-fn collect_use(tree: &syn::UseTree, module: &str, inside: bool, glob: &mut bool, named: &mut Vec<String>) {
+fn collect_use(
+    tree: &syn::UseTree,
+    module: &str,
+    inside: bool,
+    glob: &mut bool,
+    named: &mut Vec<String>,
+) {
     match tree {
         syn::UseTree::Path(p) => {
             let seg = p.ident.to_string();
@@ -368,16 +368,19 @@ fn module_file(m: &syn::ItemMod, dir: &Path) -> Result<(PathBuf, PathBuf), Strin
 }
 
 fn path_attr(attrs: &[Attribute]) -> Option<String> {
-    attrs.iter().find(|a| a.path().is_ident("path")).and_then(|a| match &a.meta {
-        syn::Meta::NameValue(nv) => match &nv.value {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(s),
-                ..
-            }) => Some(s.value()),
+    attrs
+        .iter()
+        .find(|a| a.path().is_ident("path"))
+        .and_then(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
+                _ => None,
+            },
             _ => None,
-        },
-        _ => None,
-    })
+        })
 }
 
 fn found<T>(decl: T, module: &str, file: &Path) -> Found<T> {

@@ -23,7 +23,10 @@ fn build(files: &[(&str, &str)]) -> (tempfile::TempDir, Result<String, BuildErro
             let parent = parts[..depth].join("/");
             let child = parts[depth].trim_end_matches(".rs");
             if child != "mod" {
-                children.entry(parent).or_default().insert(child.to_string());
+                children
+                    .entry(parent)
+                    .or_default()
+                    .insert(child.to_string());
             }
         }
     }
@@ -503,7 +506,10 @@ fn generate_writes_only_on_change_and_lists_inputs() {
         "#[derive(ecs_core::Resource, Default)]\npub struct R;\n",
     )
     .unwrap();
-    assert!(!run().written, "b.rs is not part of the crate until a `mod` line reaches it");
+    assert!(
+        !run().written,
+        "b.rs is not part of the crate until a `mod` line reaches it"
+    );
     std::fs::write(src.join("mod.rs"), "pub mod a;\npub mod b;\n").unwrap();
     assert!(run().written);
     assert_eq!(run().model.resources.len(), 1);
@@ -522,7 +528,10 @@ fn components_in_a_private_module_need_a_reexport() {
     assert!(!src.contains("components::physics::"), "{src}");
     // A named re-export works for the names it lists.
     let (_d, r) = build(&[
-        ("mod.rs", "mod physics;\npub use self::physics::{Body, Position};\n"),
+        (
+            "mod.rs",
+            "mod physics;\npub use self::physics::{Body, Position};\n",
+        ),
         ("physics.rs", physics),
     ]);
     assert!(r.unwrap().contains("crate::components::Body"));
@@ -600,7 +609,10 @@ fn more_than_128_resources_stay_independent() {
         .unwrap();
     assert_eq!(model.resources.len(), 130);
     let [first, last, reader] = [0, 1, 2].map(|i| &model.systems[i].access);
-    assert!(!first.conflicts(last), "R000 and R129 are different resources");
+    assert!(
+        !first.conflicts(last),
+        "R000 and R129 are different resources"
+    );
     assert!(last.conflicts(reader), "R129 written and read");
     assert!(!first.conflicts(reader));
 }

@@ -263,7 +263,11 @@ impl Tables {
                     slot_in(s, c as u32)
                 }
                 .expect("the changed component is in one of the stores");
-                let index = if inserting { &mut insert_to } else { &mut remove_to };
+                let index = if inserting {
+                    &mut insert_to
+                } else {
+                    &mut remove_to
+                };
                 index[s * n + c] = transitions.len() as u32;
                 transitions.push(Transition {
                     to: t,

@@ -84,7 +84,11 @@ pub struct StoreColumns<'w> {
 impl<'w> StoreColumns<'w> {
     fn column<T: 'static>(&self, k: usize) -> &'w Column {
         let c = &self.columns[k];
-        assert!(c.is_type::<T>(), "column {k} is not a column of {}", std::any::type_name::<T>());
+        assert!(
+            c.is_type::<T>(),
+            "column {k} is not a column of {}",
+            std::any::type_name::<T>()
+        );
         c
     }
 
@@ -111,7 +115,10 @@ impl<'w> StoreColumns<'w> {
     #[inline]
     pub fn col_mut<T: Send + 'static>(&mut self, k: usize) -> &'w mut [T] {
         let bit = 1u128 << k;
-        assert!((self.taken_mut | self.taken_ref) & bit == 0, "column {k} is borrowed twice");
+        assert!(
+            (self.taken_mut | self.taken_ref) & bit == 0,
+            "column {k} is borrowed twice"
+        );
         self.taken_mut |= bit;
         let c = self.column::<T>(k);
         // SAFETY: as in `col`; this is the only slice of the column (checked), and the data is

@@ -530,7 +530,9 @@ impl<M: WorldModel> World<M> {
     }
 
     /// [`World::query`] with a filter: `With<C>`, `Without<C>` or a tuple of them.
-    pub fn query_filtered<'w, Q: Query<'w, M> + ReadOnly, F: Filter<M>>(&'w self) -> QueryIter<'w, M, Q> {
+    pub fn query_filtered<'w, Q: Query<'w, M> + ReadOnly, F: Filter<M>>(
+        &'w self,
+    ) -> QueryIter<'w, M, Q> {
         // SAFETY: as in `query`.
         unsafe { QueryIter::new::<F>(self) }.expect("read-only queries never alias")
     }
@@ -552,13 +554,19 @@ impl<M: WorldModel> World<M> {
 
     /// The read-only query's items for one entity; an error if it is not alive or lacks a
     /// required component.
-    pub fn query_one<'w, Q: Query<'w, M> + ReadOnly>(&'w self, entity: Entity) -> Result<Q::Item, WorldError> {
+    pub fn query_one<'w, Q: Query<'w, M> + ReadOnly>(
+        &'w self,
+        entity: Entity,
+    ) -> Result<Q::Item, WorldError> {
         // SAFETY: read-only items under a shared borrow.
         unsafe { query_one::<M, Q>(self, entity) }
     }
 
     /// The query's items for one entity, possibly mutable.
-    pub fn query_one_mut<'w, Q: Query<'w, M>>(&'w mut self, entity: Entity) -> Result<Q::Item, WorldError> {
+    pub fn query_one_mut<'w, Q: Query<'w, M>>(
+        &'w mut self,
+        entity: Entity,
+    ) -> Result<Q::Item, WorldError> {
         // SAFETY: the exclusive borrow lasts as long as the item.
         unsafe { query_one::<M, Q>(self, entity) }
     }

@@ -52,7 +52,11 @@ struct Source {
 /// matches.
 fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenStream {
     let stores: Vec<usize> = (0..model.signatures.len())
-        .filter(|s| systems.iter().any(|&i| model.systems[i].matches.contains(s)))
+        .filter(|s| {
+            systems
+                .iter()
+                .any(|&i| model.systems[i].matches.contains(s))
+        })
         .collect();
     let sequential = systems.iter().any(|&i| model.systems[i].sequential());
 
@@ -89,7 +93,9 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
             }
         });
         parts.push(quote!({ let mut s = stores.take(#id); Part::#variant((#(#takes,)*)) }));
-        let columns: Vec<Ident> = (0..sources.len()).map(|k| format_ident!("c{}", k)).collect();
+        let columns: Vec<Ident> = (0..sources.len())
+            .map(|k| format_ident!("c{}", k))
+            .collect();
         let iters = sources.iter().zip(&columns).map(|(src, c)| {
             if src.mutable {
                 quote!(#c.iter_mut())
@@ -240,7 +246,11 @@ fn call(model: &Model, index: usize, store: usize, sources: &[Source]) -> TokenS
                 }
                 LayoutDecl::Rows => {
                     let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
-                    let holder = ident(if is_cold(model, sig, id) { "cold" } else { "row" });
+                    let holder = ident(if is_cold(model, sig, id) {
+                        "cold"
+                    } else {
+                        "row"
+                    });
                     if mutable {
                         quote!(&mut #holder.#f)
                     } else {

@@ -148,34 +148,35 @@ fn store_info(model: &Model, sig: &Signature) -> TokenStream {
     let mask = Literal::u128_unsuffixed(sig.mask);
     let path = &sig.path;
     let column_of = |t: TokenStream| quote!(::ecs_core::storage::ColumnType::of::<#t>());
-    let (layout, columns, slots): (TokenStream, Vec<TokenStream>, Vec<TokenStream>) =
-        match sig.layout {
-            LayoutDecl::Columns => (
-                quote!(Columns),
-                sig.fields
-                    .iter()
-                    .map(|(_, id)| {
-                        let p = &model.components[*id].path;
-                        column_of(quote!(#p))
-                    })
-                    .collect(),
-                sig.fields
-                    .iter()
-                    .enumerate()
-                    .map(|(k, (_, id))| {
-                        let (c, k) = (*id as u32, k as u32);
-                        quote!(::ecs_core::model::Slot::new(#c, #k, 0))
-                    })
-                    .collect(),
-            ),
-            LayoutDecl::Rows => {
-                let (row, cold) = (row_type(sig), cold_type(sig));
-                let has_cold = sig.fields.iter().any(|(_, id)| is_cold(model, sig, *id));
-                let mut columns = vec![column_of(quote!(#row))];
-                if has_cold {
-                    columns.push(column_of(quote!(#cold)));
-                }
-                let slots = sig
+    let (layout, columns, slots): (TokenStream, Vec<TokenStream>, Vec<TokenStream>) = match sig
+        .layout
+    {
+        LayoutDecl::Columns => (
+            quote!(Columns),
+            sig.fields
+                .iter()
+                .map(|(_, id)| {
+                    let p = &model.components[*id].path;
+                    column_of(quote!(#p))
+                })
+                .collect(),
+            sig.fields
+                .iter()
+                .enumerate()
+                .map(|(k, (_, id))| {
+                    let (c, k) = (*id as u32, k as u32);
+                    quote!(::ecs_core::model::Slot::new(#c, #k, 0))
+                })
+                .collect(),
+        ),
+        LayoutDecl::Rows => {
+            let (row, cold) = (row_type(sig), cold_type(sig));
+            let has_cold = sig.fields.iter().any(|(_, id)| is_cold(model, sig, *id));
+            let mut columns = vec![column_of(quote!(#row))];
+            if has_cold {
+                columns.push(column_of(quote!(#cold)));
+            }
+            let slots = sig
                     .fields
                     .iter()
                     .map(|(f, id)| {
@@ -188,9 +189,9 @@ fn store_info(model: &Model, sig: &Signature) -> TokenStream {
                         quote!(::ecs_core::model::Slot::new(#c, #column, ::core::mem::offset_of!(#holder, #f)))
                     })
                     .collect();
-                (quote!(Rows), columns, slots)
-            }
-        };
+            (quote!(Rows), columns, slots)
+        }
+    };
     quote! {
         ::ecs_core::model::StoreInfo {
             name: #name,

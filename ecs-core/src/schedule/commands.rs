@@ -148,8 +148,11 @@ impl PartSink for Adapter<'_> {
         let mut value = ManuallyDrop::new(value);
         // SAFETY: an initialised C, never used again (ManuallyDrop, not dropped here).
         unsafe {
-            self.0
-                .put_raw(TypeId::of::<C>(), size_of::<C>(), (&mut *value as *mut C).cast())
+            self.0.put_raw(
+                TypeId::of::<C>(),
+                size_of::<C>(),
+                (&mut *value as *mut C).cast(),
+            )
         }
     }
 }

@@ -43,7 +43,8 @@ impl PassCost {
 
     fn record(&self, elapsed: std::time::Duration, rows: usize) {
         let ps = (elapsed.as_nanos() * 1000 / rows.max(1) as u128).clamp(1, u64::MAX as u128);
-        self.0.store(ps as u64, std::sync::atomic::Ordering::Relaxed);
+        self.0
+            .store(ps as u64, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Is `rows` rows of this pass enough work to split? Unknown cost: no (the pass runs inline
@@ -161,7 +162,11 @@ impl Pending {
     #[inline]
     fn of(commands: Commands<'_>) -> Pending {
         let ops = commands.into_ops();
-        Pending(if ops.is_empty() { Vec::new() } else { vec![ops] })
+        Pending(if ops.is_empty() {
+            Vec::new()
+        } else {
+            vec![ops]
+        })
     }
 
     /// True when nothing was requested.
@@ -266,11 +271,22 @@ mod tests {
         assert_eq!(job_rows(100, 64, 2), None, "under 2 × min_chunk: inline");
         assert_eq!(job_rows(1_000_000, 1, 1), None, "one thread: inline");
         assert_eq!(job_rows(100_000, 1000, 2), Some(100_000usize.div_ceil(8)));
-        assert_eq!(job_rows(10_000, 4000, 2), Some(4000), "never below min_chunk");
+        assert_eq!(
+            job_rows(10_000, 4000, 2),
+            Some(4000),
+            "never below min_chunk"
+        );
         assert_eq!(job_rows(10, 0, 2), Some(2), "min_chunk 0 acts as 1");
-        assert_eq!(job_rows(usize::MAX, usize::MAX, 2), None, "usize::MAX never splits");
+        assert_eq!(
+            job_rows(usize::MAX, usize::MAX, 2),
+            None,
+            "usize::MAX never splits"
+        );
         assert_eq!(job_rows(usize::MAX - 1, usize::MAX / 2 + 1, 2), None);
-        assert!(job_rows(usize::MAX - 1, usize::MAX / 2, 2).is_some(), "exactly 2 × min_chunk splits");
+        assert!(
+            job_rows(usize::MAX - 1, usize::MAX / 2, 2).is_some(),
+            "exactly 2 × min_chunk splits"
+        );
     }
 
     #[test]
@@ -282,7 +298,10 @@ mod tests {
     #[test]
     fn passes_split_only_when_their_measured_work_is_large() {
         let cost = PassCost::new();
-        assert!(!cost.worth_splitting(1_000_000), "unknown cost: run inline and measure");
+        assert!(
+            !cost.worth_splitting(1_000_000),
+            "unknown cost: run inline and measure"
+        );
         cost.record(std::time::Duration::from_micros(10), 40_000);
         assert_eq!(cost.ps_per_row(), 250);
         assert!(!cost.worth_splitting(40_000), "10 µs of work: inline");
@@ -304,7 +323,11 @@ mod tests {
             .collect();
         assert_eq!(flat.len(), 4);
         assert_eq!(flat[0], (0..8).collect::<Vec<_>>());
-        assert_eq!(flat[1], (8..16).collect::<Vec<_>>(), "small parts group together");
+        assert_eq!(
+            flat[1],
+            (8..16).collect::<Vec<_>>(),
+            "small parts group together"
+        );
         assert_eq!(flat[3], (24..30).collect::<Vec<_>>());
     }
 
@@ -322,11 +345,18 @@ mod tests {
             let cost = PassCost::new();
             cost.record(std::time::Duration::from_secs(1), 1);
             pool.install(|| {
-                let pending = run_parts([&mut a[..], &mut b[..]], None, 16, &cost, &manager, &|p, _| {
-                    for x in p {
-                        *x += 1;
-                    }
-                });
+                let pending = run_parts(
+                    [&mut a[..], &mut b[..]],
+                    None,
+                    16,
+                    &cost,
+                    &manager,
+                    &|p, _| {
+                        for x in p {
+                            *x += 1;
+                        }
+                    },
+                );
                 assert!(pending.0.iter().all(Vec::is_empty));
             });
             assert!(a.iter().chain(&b).all(|&x| x == 2), "{threads} threads");

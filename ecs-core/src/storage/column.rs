@@ -108,7 +108,9 @@ impl Column {
     /// Makes room for `len + additional` elements, moving the `len` initialised ones.
     /// Grows at least geometrically, like `Vec`.
     pub fn reserve(&mut self, len: usize, additional: usize) {
-        let needed = len.checked_add(additional).expect("column capacity overflow");
+        let needed = len
+            .checked_add(additional)
+            .expect("column capacity overflow");
         if needed <= self.cap {
             return;
         }
@@ -161,7 +163,12 @@ impl Column {
     /// Elements `0..len` are initialised (the owning store's length).
     #[inline]
     pub unsafe fn as_slice<T: 'static>(&self, len: usize) -> &[T] {
-        assert!(self.type_id == TypeId::of::<T>(), "column of {} read as {}", (self.ty.type_name)(), std::any::type_name::<T>());
+        assert!(
+            self.type_id == TypeId::of::<T>(),
+            "column of {} read as {}",
+            (self.ty.type_name)(),
+            std::any::type_name::<T>()
+        );
         // SAFETY: the type matches, the pointer is aligned and non-null, and the caller
         // guarantees `len` initialised elements.
         unsafe { std::slice::from_raw_parts(self.data.as_ptr().cast::<T>(), len) }
@@ -176,7 +183,12 @@ impl Column {
     /// As [`Column::as_slice`], and no other reference to the elements is alive.
     #[inline]
     pub unsafe fn as_mut_slice<T: 'static>(&mut self, len: usize) -> &mut [T] {
-        assert!(self.type_id == TypeId::of::<T>(), "column of {} written as {}", (self.ty.type_name)(), std::any::type_name::<T>());
+        assert!(
+            self.type_id == TypeId::of::<T>(),
+            "column of {} written as {}",
+            (self.ty.type_name)(),
+            std::any::type_name::<T>()
+        );
         // SAFETY: as in `as_slice`; `&mut self` and the caller exclude other references.
         unsafe { std::slice::from_raw_parts_mut(self.data.as_ptr().cast::<T>(), len) }
     }
@@ -249,14 +261,22 @@ pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
     unsafe {
         match n {
             0 => {}
-            4 => dst.cast::<u32>().write_unaligned(src.cast::<u32>().read_unaligned()),
-            8 => dst.cast::<u64>().write_unaligned(src.cast::<u64>().read_unaligned()),
+            4 => dst
+                .cast::<u32>()
+                .write_unaligned(src.cast::<u32>().read_unaligned()),
+            8 => dst
+                .cast::<u64>()
+                .write_unaligned(src.cast::<u64>().read_unaligned()),
             12 => {
-                dst.cast::<u64>().write_unaligned(src.cast::<u64>().read_unaligned());
+                dst.cast::<u64>()
+                    .write_unaligned(src.cast::<u64>().read_unaligned());
                 let (s, d) = (src.add(8), dst.add(8));
-                d.cast::<u32>().write_unaligned(s.cast::<u32>().read_unaligned());
+                d.cast::<u32>()
+                    .write_unaligned(s.cast::<u32>().read_unaligned());
             }
-            16 => dst.cast::<u128>().write_unaligned(src.cast::<u128>().read_unaligned()),
+            16 => dst
+                .cast::<u128>()
+                .write_unaligned(src.cast::<u128>().read_unaligned()),
             _ => std::ptr::copy_nonoverlapping(src, dst, n),
         }
     }

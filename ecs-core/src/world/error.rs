@@ -141,7 +141,6 @@ impl From<EntityError> for WorldError {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,9 @@ impl<M: WorldModel> World<M> {
         for (s, store) in self.stores.iter().enumerate() {
             let info = store.info();
             if !std::ptr::eq(info, &M::stores()[s]) {
-                return Err(format!("store {s} is not described by the model's store {s}"));
+                return Err(format!(
+                    "store {s} is not described by the model's store {s}"
+                ));
             }
             for (row, &entity) in store.entities().iter().enumerate() {
                 if !seen.insert(entity) {

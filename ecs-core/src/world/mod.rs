@@ -208,8 +208,11 @@ impl<M: WorldModel> World<M> {
                 .iter()
                 .map(|s| {
                     let info = s.info();
-                    let row_bytes: usize =
-                        info.slots.iter().map(|sl| sizes[sl.component as usize]).sum();
+                    let row_bytes: usize = info
+                        .slots
+                        .iter()
+                        .map(|sl| sizes[sl.component as usize])
+                        .sum();
                     let component_bytes = s.component_bytes();
                     StoreStats {
                         name: info.name,

@@ -78,7 +78,12 @@ impl PartSink for BatchWriter<'_> {
         // SAFETY: slot k holds a C (checked above); `base` is the slot's address in row 0 of
         // the current allocation, the row is within reserved capacity, and the slot is not
         // initialised yet (each part is put once, in order).
-        unsafe { t.base.wrapping_add(self.row * t.stride).cast::<C>().write(value) };
+        unsafe {
+            t.base
+                .wrapping_add(self.row * t.stride)
+                .cast::<C>()
+                .write(value)
+        };
         self.next += 1;
     }
 }
@@ -93,7 +98,11 @@ fn push_value<S: Signature>(store: &mut Store, entity: Entity, value: S) {
         next: 0,
     };
     value.write_parts(&mut w);
-    assert_eq!(w.next, w.store.info().slots.len(), "signature wrote too few parts");
+    assert_eq!(
+        w.next,
+        w.store.info().slots.len(),
+        "signature wrote too few parts"
+    );
     // SAFETY: every slot of the row was written (checked above).
     unsafe { w.store.commit_row(entity) };
 }
@@ -161,7 +170,10 @@ impl<M: WorldModel> World<M> {
     ///
     /// # Panics
     /// When the entity index space is exhausted; see [`World::try_spawn_batch`].
-    pub fn spawn_batch<S: SignatureOf<M>>(&mut self, values: impl IntoIterator<Item = S>) -> Vec<Entity> {
+    pub fn spawn_batch<S: SignatureOf<M>>(
+        &mut self,
+        values: impl IntoIterator<Item = S>,
+    ) -> Vec<Entity> {
         match self.try_spawn_batch(values) {
             Ok(e) => e,
             Err(e) => panic!("{e}"),
@@ -251,7 +263,11 @@ impl<M: WorldModel> World<M> {
             next: 0,
         };
         value.write_into(&mut sink);
-        assert_eq!(sink.next, sink.store.info().slots.len(), "signature wrote too few parts");
+        assert_eq!(
+            sink.next,
+            sink.store.info().slots.len(),
+            "signature wrote too few parts"
+        );
         // SAFETY: every slot was written (checked above).
         unsafe { store_commit(sink.store, entity) };
         self.table

@@ -153,7 +153,11 @@ impl<M: WorldModel> World<M> {
         // SAFETY: the value moves into `held` (capacity 1, same type), the rest of the row into
         // the target store; `held` drops it once the world is consistent again.
         unsafe {
-            copy_bytes(store.slot_ptr(t.changed, loc.row()), held.ptr_at(0), ty.size);
+            copy_bytes(
+                store.slot_ptr(t.changed, loc.row()),
+                held.ptr_at(0),
+                ty.size,
+            );
             self.move_entity(entity, loc, t, None);
             held.drop_range(0, 1);
         }
@@ -162,15 +166,22 @@ impl<M: WorldModel> World<M> {
 
     /// The move that removes component `c` from the entity at `loc`, or why there is none.
     #[inline]
-    fn remove_move(&self, entity: Entity, loc: Location, c: u32) -> Result<&'static Transition, WorldError> {
+    fn remove_move(
+        &self,
+        entity: Entity,
+        loc: Location,
+        c: u32,
+    ) -> Result<&'static Transition, WorldError> {
         let tables = self.tables;
         match tables.remove_move(loc.store, c) {
             Some(t) => Ok(t),
-            None if tables.slot_index(loc.store, c).is_none() => Err(WorldError::MissingComponent {
-                entity,
-                signature: M::stores()[loc.store as usize].name,
-                component: Self::component_name(c),
-            }),
+            None if tables.slot_index(loc.store, c).is_none() => {
+                Err(WorldError::MissingComponent {
+                    entity,
+                    signature: M::stores()[loc.store as usize].name,
+                    component: Self::component_name(c),
+                })
+            }
             None => Err(self.undeclared(entity, loc, Change::Remove, c)),
         }
     }
@@ -184,7 +195,13 @@ impl<M: WorldModel> World<M> {
     /// inserted component, which the caller then treats as moved; for a remove (`extra` is
     /// `None`) the caller has moved the removed component's value out.
     #[inline]
-    unsafe fn move_entity(&mut self, entity: Entity, loc: Location, t: &Transition, extra: Option<*const u8>) {
+    unsafe fn move_entity(
+        &mut self,
+        entity: Entity,
+        loc: Location,
+        t: &Transition,
+        extra: Option<*const u8>,
+    ) {
         let (from, to) = two_stores(&mut self.stores, loc.store as usize, t.to as usize);
         to.reserve(1);
         let (row, to_row) = (loc.row(), to.len());
@@ -218,7 +235,13 @@ impl<M: WorldModel> World<M> {
     }
 
     #[cold]
-    fn undeclared(&self, entity: Entity, loc: Location, change: Change, component: u32) -> WorldError {
+    fn undeclared(
+        &self,
+        entity: Entity,
+        loc: Location,
+        change: Change,
+        component: u32,
+    ) -> WorldError {
         let names: Vec<&str> = M::components().iter().map(|c| c.name).collect();
         let info = &M::stores()[loc.store as usize];
         let bit = 1u128 << component;

@@ -168,7 +168,9 @@ impl EntityTable {
     /// Places a flushed reserved entity that has no location yet.
     #[inline]
     pub fn place_reserved(&mut self, e: Entity, loc: Location) {
-        debug_assert!(self.entities.alive(e) && self.locations[e.index() as usize] == Location::NONE);
+        debug_assert!(
+            self.entities.alive(e) && self.locations[e.index() as usize] == Location::NONE
+        );
         self.place(e, loc);
     }
 

@@ -278,7 +278,7 @@ fn reachable(
         return Some(ctx.path.clone());
     };
     let name = ident.to_string();
-    if hidden.reexported.iter().any(|r| *r == name) {
+    if hidden.reexported.contains(&name) {
         return Some(hidden.parent.clone());
     }
     diags.push(

@@ -3,7 +3,9 @@
 //! without notice); safe to call, since every view is checked (column types, one mutable
 //! borrow per column) and no view can change a store's length or move a row.
 
-pub use crate::schedule::parts::{run_parts, run_parts_inline, PassCost, Pending, SplitRows};
+pub use crate::schedule::parts::{
+    plan, run_jobs, run_parts, run_parts_inline, PassCost, Pending, Plan, SplitRows, Timer,
+};
 pub use crate::schedule::Commands;
 
 use crate::entity::{Entity, EntityManager};
@@ -48,6 +50,12 @@ pub struct StoresMut<'w> {
 }
 
 impl<'w> StoresMut<'w> {
+    /// Rows of store `id` (which must not have been taken).
+    #[inline]
+    pub fn len_of(&self, id: u32) -> usize {
+        self.rest[id as usize - self.offset].len()
+    }
+
     /// The columns of store `id`.
     ///
     /// # Panics

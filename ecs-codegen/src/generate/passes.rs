@@ -6,7 +6,7 @@
 //! `ecs_core::__private::run_parts`, which is instantiated once per pass, and one closure runs
 //! the systems over a part with a plain zipped loop, so the inner loop is a hand-written one.
 
-use super::world::{has_commands, stage_fn, system_fn};
+use super::world::{stage_fn, system_fn};
 use super::*;
 use crate::analyze::Param;
 
@@ -63,6 +63,8 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
     let mut variants = Vec::new();
     let mut parts = Vec::new();
     let mut arms = Vec::new();
+    let mut inline = Vec::new();
+    let mut lens = Vec::new();
     for &s in &stores {
         let sig = &model.signatures[s];
         let variant = &sig.ident;
@@ -107,37 +109,70 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
             iters.collect(),
             sources.iter().map(|s| s.binding.clone()).collect(),
         );
-        let calls = here.iter().map(|&i| call(model, i, s, &sources));
+        let calls: Vec<TokenStream> = here.iter().map(|&i| call(model, i, s, &sources)).collect();
         arms.push(quote! {
             Part::#variant((#(#columns,)*)) => {
                 for #pat in #iter { #(#calls)* }
             }
         });
+        // The same loop without the part enum, for passes that run inline.
+        let takes = sources.iter().map(|src| {
+            let (k, ty) = (src.column, &src.ty);
+            if src.column == usize::MAX {
+                quote!(s.entities())
+            } else if src.mutable {
+                quote!(s.col_mut::<#ty>(#k))
+            } else {
+                quote!(s.col::<#ty>(#k))
+            }
+        });
+        inline.push(quote! {
+            {
+                let mut s = stores.take(#id);
+                let (#(#columns,)*) = (#(#takes,)*);
+                for #pat in #iter { #(#calls)* }
+            }
+        });
+        lens.push(quote!(stores.len_of(#id)));
     }
 
     let resources = resource_bindings(model, systems);
     let min_chunk = min_chunk(model, systems);
+    // Inline: each store's loop in turn, no dispatch (most passes: small, or one thread).
+    let run_inline = quote! {
+        let mut buffer = ::ecs_core::Commands::__new(entities);
+        let commands = &mut buffer;
+        #(#inline)*
+        ::ecs_core::__private::Pending::of(buffer)
+    };
     let run = if sequential {
-        quote! {
-            let mut body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part { #(#arms)* };
-            ::ecs_core::__private::run_parts_inline(parts, entities, &mut body)
-        }
+        // A system that writes a resource runs on the calling thread.
+        run_inline
     } else {
         quote! {
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part { #(#arms)* };
-            ::ecs_core::__private::run_parts(parts, min_chunk, #min_chunk, &COST, entities, &body)
+            let rows = 0 #(+ #lens)*;
+            match ::ecs_core::__private::plan(rows, min_chunk, #min_chunk, &COST) {
+                ::ecs_core::__private::Plan::Inline(timer) => {
+                    let pending = { #run_inline };
+                    ::core::mem::drop(timer);
+                    pending
+                }
+                ::ecs_core::__private::Plan::Split(job_rows) => {
+                    ::ecs_core::__parts!(Part<'a> { #(#variants,)* });
+                    let parts = [#(#parts),*];
+                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part { #(#arms)* };
+                    ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
+                }
+            }
         }
     };
-    let _ = has_commands(model, systems);
     quote! {
         #d
         fn #name(world: &mut ::ecs_core::World<Model>) -> ::std::vec::Vec<::ecs_core::WorldError> {
-            ::ecs_core::__parts!(Part<'a> { #(#variants,)* });
             let pending = {
                 let ::ecs_core::__private::Pass { mut stores, resources, entities, min_chunk } = world.__pass();
                 #resources
-                let parts = [#(#parts),*];
                 #run
             };
             world.__apply_commands(pending)

@@ -268,10 +268,6 @@ mod sigecs_world {
     fn system_0(
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
-        ::ecs_core::__parts!(
-            Part < 'a > { Plain((& 'a mut [crate ::small::Mass],)), Tagged((& 'a mut
-            [TaggedRow], & 'a[TaggedCold],)), }
-        );
         let pending = {
             let ::ecs_core::__private::Pass {
                 mut stores,
@@ -280,44 +276,84 @@ mod sigecs_world {
                 min_chunk,
             } = world.__pass();
             let r0 = &resources.scale;
-            let parts = [
-                {
-                    let mut s = stores.take(0u32);
-                    Part::Plain((s.col_mut(0usize),))
-                },
-                {
-                    let mut s = stores.take(1u32);
-                    Part::Tagged((s.col_mut(0usize), s.col(1usize)))
-                },
-            ];
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                Part::Plain((c0,)) => {
-                    for v0 in c0.iter_mut() {
-                        crate::small::scale(v0, ::core::option::Option::None, r0);
-                    }
-                }
-                Part::Tagged((c0, c1)) => {
-                    for (row, cold) in ::core::iter::Iterator::zip(
-                        c0.iter_mut(),
-                        c1.iter(),
-                    ) {
-                        crate::small::scale(
-                            &mut row.mass,
-                            ::core::option::Option::Some(&cold.tag),
-                            r0,
-                        );
-                    }
-                }
-            };
-            ::ecs_core::__private::run_parts(
-                parts,
+            let rows = 0 + stores.len_of(0u32) + stores.len_of(1u32);
+            match ::ecs_core::__private::plan(
+                rows,
                 min_chunk,
                 ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
                 &COST,
-                entities,
-                &body,
-            )
+            ) {
+                ::ecs_core::__private::Plan::Inline(timer) => {
+                    let pending = {
+                        let mut buffer = ::ecs_core::Commands::__new(entities);
+                        let commands = &mut buffer;
+                        {
+                            let mut s = stores.take(0u32);
+                            let (c0,) = (s.col_mut::<crate::small::Mass>(0usize),);
+                            for v0 in c0.iter_mut() {
+                                crate::small::scale(v0, ::core::option::Option::None, r0);
+                            }
+                        }
+                        {
+                            let mut s = stores.take(1u32);
+                            let (c0, c1) = (
+                                s.col_mut::<TaggedRow>(0usize),
+                                s.col::<TaggedCold>(1usize),
+                            );
+                            for (row, cold) in ::core::iter::Iterator::zip(
+                                c0.iter_mut(),
+                                c1.iter(),
+                            ) {
+                                crate::small::scale(
+                                    &mut row.mass,
+                                    ::core::option::Option::Some(&cold.tag),
+                                    r0,
+                                );
+                            }
+                        }
+                        ::ecs_core::__private::Pending::of(buffer)
+                    };
+                    ::core::mem::drop(timer);
+                    pending
+                }
+                ::ecs_core::__private::Plan::Split(job_rows) => {
+                    ::ecs_core::__parts!(
+                        Part < 'a > { Plain((& 'a mut [crate ::small::Mass],)), Tagged((&
+                        'a mut [TaggedRow], & 'a[TaggedCold],)), }
+                    );
+                    let parts = [
+                        {
+                            let mut s = stores.take(0u32);
+                            Part::Plain((s.col_mut(0usize),))
+                        },
+                        {
+                            let mut s = stores.take(1u32);
+                            Part::Tagged((s.col_mut(0usize), s.col(1usize)))
+                        },
+                    ];
+                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+                        Part::Plain((c0,)) => {
+                            for v0 in c0.iter_mut() {
+                                crate::small::scale(v0, ::core::option::Option::None, r0);
+                            }
+                        }
+                        Part::Tagged((c0, c1)) => {
+                            for (row, cold) in ::core::iter::Iterator::zip(
+                                c0.iter_mut(),
+                                c1.iter(),
+                            ) {
+                                crate::small::scale(
+                                    &mut row.mass,
+                                    ::core::option::Option::Some(&cold.tag),
+                                    r0,
+                                );
+                            }
+                        }
+                    };
+                    ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
+                }
+            }
         };
         world.__apply_commands(pending)
     }
@@ -325,10 +361,6 @@ mod sigecs_world {
     fn system_1(
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
-        ::ecs_core::__parts!(
-            Part < 'a > { Plain((& 'a[crate ::small::Mass], & 'a[::ecs_core::Entity],)),
-            Tagged((& 'a[TaggedRow], & 'a[::ecs_core::Entity],)), }
-        );
         let pending = {
             let ::ecs_core::__private::Pass {
                 mut stores,
@@ -337,40 +369,23 @@ mod sigecs_world {
                 min_chunk,
             } = world.__pass();
             let r1 = &mut resources.sum;
-            let parts = [
-                {
-                    let mut s = stores.take(0u32);
-                    Part::Plain((s.col(0usize), s.entities()))
-                },
-                {
-                    let mut s = stores.take(1u32);
-                    Part::Tagged((s.col(0usize), s.entities()))
-                },
-            ];
-            let mut body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                Part::Plain((c0, c1)) => {
-                    for (v0, entity) in ::core::iter::Iterator::zip(
-                        c0.iter(),
-                        c1.iter(),
-                    ) {
-                        crate::small::total(*entity, v0, &mut *r1, &mut *commands);
-                    }
+            let mut buffer = ::ecs_core::Commands::__new(entities);
+            let commands = &mut buffer;
+            {
+                let mut s = stores.take(0u32);
+                let (c0, c1) = (s.col::<crate::small::Mass>(0usize), s.entities());
+                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                    crate::small::total(*entity, v0, &mut *r1, &mut *commands);
                 }
-                Part::Tagged((c0, c1)) => {
-                    for (row, entity) in ::core::iter::Iterator::zip(
-                        c0.iter(),
-                        c1.iter(),
-                    ) {
-                        crate::small::total(
-                            *entity,
-                            &row.mass,
-                            &mut *r1,
-                            &mut *commands,
-                        );
-                    }
+            }
+            {
+                let mut s = stores.take(1u32);
+                let (c0, c1) = (s.col::<TaggedRow>(0usize), s.entities());
+                for (row, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                    crate::small::total(*entity, &row.mass, &mut *r1, &mut *commands);
                 }
-            };
-            ::ecs_core::__private::run_parts_inline(parts, entities, &mut body)
+            }
+            ::ecs_core::__private::Pending::of(buffer)
         };
         world.__apply_commands(pending)
     }
@@ -378,10 +393,6 @@ mod sigecs_world {
     fn stage_0(
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
-        ::ecs_core::__parts!(
-            Part < 'a > { Plain((& 'a mut [crate ::small::Mass],)), Tagged((& 'a mut
-            [TaggedRow], & 'a[TaggedCold],)), }
-        );
         let pending = {
             let ::ecs_core::__private::Pass {
                 mut stores,
@@ -390,44 +401,84 @@ mod sigecs_world {
                 min_chunk,
             } = world.__pass();
             let r0 = &resources.scale;
-            let parts = [
-                {
-                    let mut s = stores.take(0u32);
-                    Part::Plain((s.col_mut(0usize),))
-                },
-                {
-                    let mut s = stores.take(1u32);
-                    Part::Tagged((s.col_mut(0usize), s.col(1usize)))
-                },
-            ];
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                Part::Plain((c0,)) => {
-                    for v0 in c0.iter_mut() {
-                        crate::small::scale(v0, ::core::option::Option::None, r0);
-                    }
-                }
-                Part::Tagged((c0, c1)) => {
-                    for (row, cold) in ::core::iter::Iterator::zip(
-                        c0.iter_mut(),
-                        c1.iter(),
-                    ) {
-                        crate::small::scale(
-                            &mut row.mass,
-                            ::core::option::Option::Some(&cold.tag),
-                            r0,
-                        );
-                    }
-                }
-            };
-            ::ecs_core::__private::run_parts(
-                parts,
+            let rows = 0 + stores.len_of(0u32) + stores.len_of(1u32);
+            match ::ecs_core::__private::plan(
+                rows,
                 min_chunk,
                 ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
                 &COST,
-                entities,
-                &body,
-            )
+            ) {
+                ::ecs_core::__private::Plan::Inline(timer) => {
+                    let pending = {
+                        let mut buffer = ::ecs_core::Commands::__new(entities);
+                        let commands = &mut buffer;
+                        {
+                            let mut s = stores.take(0u32);
+                            let (c0,) = (s.col_mut::<crate::small::Mass>(0usize),);
+                            for v0 in c0.iter_mut() {
+                                crate::small::scale(v0, ::core::option::Option::None, r0);
+                            }
+                        }
+                        {
+                            let mut s = stores.take(1u32);
+                            let (c0, c1) = (
+                                s.col_mut::<TaggedRow>(0usize),
+                                s.col::<TaggedCold>(1usize),
+                            );
+                            for (row, cold) in ::core::iter::Iterator::zip(
+                                c0.iter_mut(),
+                                c1.iter(),
+                            ) {
+                                crate::small::scale(
+                                    &mut row.mass,
+                                    ::core::option::Option::Some(&cold.tag),
+                                    r0,
+                                );
+                            }
+                        }
+                        ::ecs_core::__private::Pending::of(buffer)
+                    };
+                    ::core::mem::drop(timer);
+                    pending
+                }
+                ::ecs_core::__private::Plan::Split(job_rows) => {
+                    ::ecs_core::__parts!(
+                        Part < 'a > { Plain((& 'a mut [crate ::small::Mass],)), Tagged((&
+                        'a mut [TaggedRow], & 'a[TaggedCold],)), }
+                    );
+                    let parts = [
+                        {
+                            let mut s = stores.take(0u32);
+                            Part::Plain((s.col_mut(0usize),))
+                        },
+                        {
+                            let mut s = stores.take(1u32);
+                            Part::Tagged((s.col_mut(0usize), s.col(1usize)))
+                        },
+                    ];
+                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+                        Part::Plain((c0,)) => {
+                            for v0 in c0.iter_mut() {
+                                crate::small::scale(v0, ::core::option::Option::None, r0);
+                            }
+                        }
+                        Part::Tagged((c0, c1)) => {
+                            for (row, cold) in ::core::iter::Iterator::zip(
+                                c0.iter_mut(),
+                                c1.iter(),
+                            ) {
+                                crate::small::scale(
+                                    &mut row.mass,
+                                    ::core::option::Option::Some(&cold.tag),
+                                    r0,
+                                );
+                            }
+                        }
+                    };
+                    ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
+                }
+            }
         };
         world.__apply_commands(pending)
     }
@@ -435,10 +486,6 @@ mod sigecs_world {
     fn stage_1(
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
-        ::ecs_core::__parts!(
-            Part < 'a > { Plain((& 'a[crate ::small::Mass], & 'a[::ecs_core::Entity],)),
-            Tagged((& 'a[TaggedRow], & 'a[::ecs_core::Entity],)), }
-        );
         let pending = {
             let ::ecs_core::__private::Pass {
                 mut stores,
@@ -447,40 +494,23 @@ mod sigecs_world {
                 min_chunk,
             } = world.__pass();
             let r1 = &mut resources.sum;
-            let parts = [
-                {
-                    let mut s = stores.take(0u32);
-                    Part::Plain((s.col(0usize), s.entities()))
-                },
-                {
-                    let mut s = stores.take(1u32);
-                    Part::Tagged((s.col(0usize), s.entities()))
-                },
-            ];
-            let mut body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                Part::Plain((c0, c1)) => {
-                    for (v0, entity) in ::core::iter::Iterator::zip(
-                        c0.iter(),
-                        c1.iter(),
-                    ) {
-                        crate::small::total(*entity, v0, &mut *r1, &mut *commands);
-                    }
+            let mut buffer = ::ecs_core::Commands::__new(entities);
+            let commands = &mut buffer;
+            {
+                let mut s = stores.take(0u32);
+                let (c0, c1) = (s.col::<crate::small::Mass>(0usize), s.entities());
+                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                    crate::small::total(*entity, v0, &mut *r1, &mut *commands);
                 }
-                Part::Tagged((c0, c1)) => {
-                    for (row, entity) in ::core::iter::Iterator::zip(
-                        c0.iter(),
-                        c1.iter(),
-                    ) {
-                        crate::small::total(
-                            *entity,
-                            &row.mass,
-                            &mut *r1,
-                            &mut *commands,
-                        );
-                    }
+            }
+            {
+                let mut s = stores.take(1u32);
+                let (c0, c1) = (s.col::<TaggedRow>(0usize), s.entities());
+                for (row, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                    crate::small::total(*entity, &row.mass, &mut *r1, &mut *commands);
                 }
-            };
-            ::ecs_core::__private::run_parts_inline(parts, entities, &mut body)
+            }
+            ::ecs_core::__private::Pending::of(buffer)
         };
         world.__apply_commands(pending)
     }

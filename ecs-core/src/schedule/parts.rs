@@ -160,7 +160,7 @@ pub struct Pending(pub(crate) Vec<Vec<Command>>);
 impl Pending {
     /// The changes of one buffer; no allocation when there are none (most passes).
     #[inline]
-    fn of(commands: Commands<'_>) -> Pending {
+    pub fn of(commands: Commands<'_>) -> Pending {
         let ops = commands.into_ops();
         Pending(if ops.is_empty() {
             Vec::new()
@@ -199,6 +199,68 @@ fn jobs<P: SplitRows>(parts: impl IntoIterator<Item = P>, rows: usize) -> Vec<Ve
         jobs.push(job);
     }
     jobs
+}
+
+/// How a pass over `rows` rows runs: inline (timed when its cost decides, see [`PassCost`]),
+/// or split into jobs of about this many rows.
+pub enum Plan<'c> {
+    /// On the calling thread; the timer (if any) records the pass's cost when dropped.
+    Inline(Option<Timer<'c>>),
+    /// On rayon's pool, in jobs of about this many rows.
+    Split(usize),
+}
+
+/// Measures an inline pass for its [`PassCost`] (on drop).
+pub struct Timer<'c> {
+    cost: &'c PassCost,
+    rows: usize,
+    start: std::time::Instant,
+}
+
+impl Drop for Timer<'_> {
+    fn drop(&mut self) {
+        self.cost.record(self.start.elapsed(), self.rows);
+    }
+}
+
+/// The plan of a pass over `rows` rows (the rule of [`run_parts`]).
+#[inline]
+pub fn plan(rows: usize, world_min_chunk: Option<usize>, min_chunk: usize, cost: &PassCost) -> Plan<'_> {
+    let forced = world_min_chunk.is_some();
+    let min_chunk = world_min_chunk.unwrap_or(min_chunk);
+    if rows / 2 < min_chunk.max(1) {
+        return Plan::Inline(None);
+    }
+    match job_rows(rows, min_chunk, rayon::current_num_threads()) {
+        Some(job) if forced || cost.worth_splitting(rows) => Plan::Split(job),
+        _ => Plan::Inline(Some(Timer {
+            cost,
+            rows,
+            start: std::time::Instant::now(),
+        })),
+    }
+}
+
+/// Runs `body` over the parts in jobs of about `job_rows` rows on rayon's pool. Returns the
+/// commands requested, in row order.
+pub fn run_jobs<P: SplitRows, F: Fn(P, &mut Commands<'_>) + Sync, const N: usize>(
+    parts: [P; N],
+    job_rows: usize,
+    entities: &EntityManager,
+    body: &F,
+) -> Pending {
+    Pending(
+        jobs(parts, job_rows)
+            .into_par_iter()
+            .map(|job| {
+                let mut commands = Commands::__new(entities);
+                for part in job {
+                    body(part, &mut commands);
+                }
+                commands.into_ops()
+            })
+            .collect(),
+    )
 }
 
 /// Runs `body` over every part: inline for a small pass, else in jobs on rayon's pool (see the

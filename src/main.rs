@@ -347,8 +347,9 @@ fn run(opts: &Options) {
         })
         .map(|(t, _)| t)
         .sum();
+    // `+ 0.0`: an empty f64 sum is -0.0, which would print as "-0.0%".
     let share = if total_secs > 0.0 {
-        parallel_secs / total_secs
+        parallel_secs / total_secs + 0.0
     } else {
         0.0
     };

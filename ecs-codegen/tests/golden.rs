@@ -9,8 +9,11 @@ use std::path::Path;
 #[test]
 fn small_world_matches_the_golden_file() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    // The `bare` fixture world: every layout, an optional parameter, a resource writer and
+    // commands, declared without the prelude.
+    let declarations = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/src/bare.rs");
     let generated = Builder::new()
-        .scan(dir.join("small.rs"), "crate::small")
+        .scan(declarations, "crate::bare")
         .rerun_if_changed(false)
         .generate_string()
         .unwrap();

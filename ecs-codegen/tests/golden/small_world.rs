@@ -20,36 +20,36 @@ mod sigecs_world {
     #[derive(Default)]
     pub struct Resources {
         ///The world's `Scale`.
-        pub scale: crate::small::Scale,
+        pub scale: crate::bare::Scale,
         ///The world's `Sum`.
-        pub sum: crate::small::Sum,
+        pub sum: crate::bare::Sum,
     }
     ///One row of `Tagged`: its hot components, packed together.
     #[repr(C)]
     pub struct TaggedRow {
         #[allow(missing_docs)]
-        pub mass: crate::small::Mass,
+        pub mass: crate::bare::Mass,
     }
     ///The cold components of one `Tagged` row, kept apart so hot loops skip them.
     #[repr(C)]
     pub struct TaggedCold {
         #[allow(missing_docs)]
-        pub tag: crate::small::Tag,
+        pub tag: crate::bare::Tag,
     }
     /// The model of this world: the tables `ecs_core` reads.
     pub enum Model {}
     static COMPONENTS: [::ecs_core::model::ComponentInfo; 2usize] = [
-        ::ecs_core::model::ComponentInfo::of::<crate::small::Mass>("Mass"),
-        ::ecs_core::model::ComponentInfo::of::<crate::small::Tag>("Tag"),
+        ::ecs_core::model::ComponentInfo::of::<crate::bare::Mass>("Mass"),
+        ::ecs_core::model::ComponentInfo::of::<crate::bare::Tag>("Tag"),
     ];
     static STORES: [::ecs_core::model::StoreInfo; 2usize] = [
         ::ecs_core::model::StoreInfo {
             name: "Plain",
             mask: 1,
             layout: ::ecs_core::Layout::Columns,
-            columns: &[::ecs_core::storage::ColumnType::of::<crate::small::Mass>()],
+            columns: &[::ecs_core::storage::ColumnType::of::<crate::bare::Mass>()],
             slots: &[::ecs_core::model::Slot::new(0u32, 0u32, 0)],
-            signature: ::core::any::TypeId::of::<crate::small::Plain>,
+            signature: ::core::any::TypeId::of::<crate::bare::Plain>,
         },
         ::ecs_core::model::StoreInfo {
             name: "Tagged",
@@ -71,7 +71,7 @@ mod sigecs_world {
                     ::core::mem::offset_of!(TaggedCold, tag),
                 ),
             ],
-            signature: ::core::any::TypeId::of::<crate::small::Tagged>,
+            signature: ::core::any::TypeId::of::<crate::bare::Tagged>,
         },
     ];
     static SYSTEMS: [::ecs_core::model::SystemInfo; 2usize] = [
@@ -119,23 +119,23 @@ mod sigecs_world {
         }
     }
     // SAFETY: ID is the index of this type's entry in COMPONENTS.
-    unsafe impl ::ecs_core::ComponentOf<Model> for crate::small::Mass {
+    unsafe impl ::ecs_core::ComponentOf<Model> for crate::bare::Mass {
         const ID: u32 = 0u32;
     }
     // SAFETY: ID is the index of this type's entry in COMPONENTS.
-    unsafe impl ::ecs_core::ComponentOf<Model> for crate::small::Tag {
+    unsafe impl ::ecs_core::ComponentOf<Model> for crate::bare::Tag {
         const ID: u32 = 1u32;
     }
     // SAFETY: STORE is the index of the store whose slots are this signature's fields, in the order its derived `write_parts` puts them.
-    unsafe impl ::ecs_core::SignatureOf<Model> for crate::small::Plain {
+    unsafe impl ::ecs_core::SignatureOf<Model> for crate::bare::Plain {
         const STORE: u32 = 0u32;
     }
     // SAFETY: STORE is the index of the store whose slots are this signature's fields, in the order its derived `write_parts` puts them.
-    unsafe impl ::ecs_core::SignatureOf<Model> for crate::small::Tagged {
+    unsafe impl ::ecs_core::SignatureOf<Model> for crate::bare::Tagged {
         const STORE: u32 = 1u32;
     }
     // SAFETY: implemented by the generator only; no further contract.
-    unsafe impl ::ecs_core::ResourceOf<Model> for crate::small::Scale {
+    unsafe impl ::ecs_core::ResourceOf<Model> for crate::bare::Scale {
         #[inline]
         fn get(resources: &Resources) -> &Self {
             &resources.scale
@@ -146,7 +146,7 @@ mod sigecs_world {
         }
     }
     // SAFETY: implemented by the generator only; no further contract.
-    unsafe impl ::ecs_core::ResourceOf<Model> for crate::small::Sum {
+    unsafe impl ::ecs_core::ResourceOf<Model> for crate::bare::Sum {
         #[inline]
         fn get(resources: &Resources) -> &Self {
             &resources.sum
@@ -290,9 +290,9 @@ mod sigecs_world {
                         let commands = &mut buffer;
                         {
                             let mut s = stores.take(0u32);
-                            let (c0,) = (s.col_mut::<crate::small::Mass>(0usize),);
+                            let (c0,) = (s.col_mut::<crate::bare::Mass>(0usize),);
                             for v0 in c0.iter_mut() {
-                                crate::small::scale(v0, ::core::option::Option::None, r0);
+                                crate::bare::scale(v0, ::core::option::Option::None, r0);
                             }
                         }
                         {
@@ -305,7 +305,7 @@ mod sigecs_world {
                                 c0.iter_mut(),
                                 c1.iter(),
                             ) {
-                                crate::small::scale(
+                                crate::bare::scale(
                                     &mut row.mass,
                                     ::core::option::Option::Some(&cold.tag),
                                     r0,
@@ -319,7 +319,7 @@ mod sigecs_world {
                 }
                 ::ecs_core::__private::Plan::Split(job_rows) => {
                     ::ecs_core::__parts!(
-                        Part < 'a > { Plain((& 'a mut [crate ::small::Mass],)), Tagged((&
+                        Part < 'a > { Plain((& 'a mut [crate ::bare::Mass],)), Tagged((&
                         'a mut [TaggedRow], & 'a[TaggedCold],)), }
                     );
                     let parts = [
@@ -335,7 +335,7 @@ mod sigecs_world {
                     let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
                         Part::Plain((c0,)) => {
                             for v0 in c0.iter_mut() {
-                                crate::small::scale(v0, ::core::option::Option::None, r0);
+                                crate::bare::scale(v0, ::core::option::Option::None, r0);
                             }
                         }
                         Part::Tagged((c0, c1)) => {
@@ -343,7 +343,7 @@ mod sigecs_world {
                                 c0.iter_mut(),
                                 c1.iter(),
                             ) {
-                                crate::small::scale(
+                                crate::bare::scale(
                                     &mut row.mass,
                                     ::core::option::Option::Some(&cold.tag),
                                     r0,
@@ -373,16 +373,16 @@ mod sigecs_world {
             let commands = &mut buffer;
             {
                 let mut s = stores.take(0u32);
-                let (c0, c1) = (s.col::<crate::small::Mass>(0usize), s.entities());
+                let (c0, c1) = (s.col::<crate::bare::Mass>(0usize), s.entities());
                 for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::small::total(*entity, v0, &mut *r1, &mut *commands);
+                    crate::bare::total(*entity, v0, &mut *r1, &mut *commands);
                 }
             }
             {
                 let mut s = stores.take(1u32);
                 let (c0, c1) = (s.col::<TaggedRow>(0usize), s.entities());
                 for (row, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::small::total(*entity, &row.mass, &mut *r1, &mut *commands);
+                    crate::bare::total(*entity, &row.mass, &mut *r1, &mut *commands);
                 }
             }
             ::ecs_core::__private::Pending::of(buffer)
@@ -415,9 +415,9 @@ mod sigecs_world {
                         let commands = &mut buffer;
                         {
                             let mut s = stores.take(0u32);
-                            let (c0,) = (s.col_mut::<crate::small::Mass>(0usize),);
+                            let (c0,) = (s.col_mut::<crate::bare::Mass>(0usize),);
                             for v0 in c0.iter_mut() {
-                                crate::small::scale(v0, ::core::option::Option::None, r0);
+                                crate::bare::scale(v0, ::core::option::Option::None, r0);
                             }
                         }
                         {
@@ -430,7 +430,7 @@ mod sigecs_world {
                                 c0.iter_mut(),
                                 c1.iter(),
                             ) {
-                                crate::small::scale(
+                                crate::bare::scale(
                                     &mut row.mass,
                                     ::core::option::Option::Some(&cold.tag),
                                     r0,
@@ -444,7 +444,7 @@ mod sigecs_world {
                 }
                 ::ecs_core::__private::Plan::Split(job_rows) => {
                     ::ecs_core::__parts!(
-                        Part < 'a > { Plain((& 'a mut [crate ::small::Mass],)), Tagged((&
+                        Part < 'a > { Plain((& 'a mut [crate ::bare::Mass],)), Tagged((&
                         'a mut [TaggedRow], & 'a[TaggedCold],)), }
                     );
                     let parts = [
@@ -460,7 +460,7 @@ mod sigecs_world {
                     let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
                         Part::Plain((c0,)) => {
                             for v0 in c0.iter_mut() {
-                                crate::small::scale(v0, ::core::option::Option::None, r0);
+                                crate::bare::scale(v0, ::core::option::Option::None, r0);
                             }
                         }
                         Part::Tagged((c0, c1)) => {
@@ -468,7 +468,7 @@ mod sigecs_world {
                                 c0.iter_mut(),
                                 c1.iter(),
                             ) {
-                                crate::small::scale(
+                                crate::bare::scale(
                                     &mut row.mass,
                                     ::core::option::Option::Some(&cold.tag),
                                     r0,
@@ -498,16 +498,16 @@ mod sigecs_world {
             let commands = &mut buffer;
             {
                 let mut s = stores.take(0u32);
-                let (c0, c1) = (s.col::<crate::small::Mass>(0usize), s.entities());
+                let (c0, c1) = (s.col::<crate::bare::Mass>(0usize), s.entities());
                 for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::small::total(*entity, v0, &mut *r1, &mut *commands);
+                    crate::bare::total(*entity, v0, &mut *r1, &mut *commands);
                 }
             }
             {
                 let mut s = stores.take(1u32);
                 let (c0, c1) = (s.col::<TaggedRow>(0usize), s.entities());
                 for (row, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::small::total(*entity, &row.mass, &mut *r1, &mut *commands);
+                    crate::bare::total(*entity, &row.mass, &mut *r1, &mut *commands);
                 }
             }
             ::ecs_core::__private::Pending::of(buffer)

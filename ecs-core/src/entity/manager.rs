@@ -949,7 +949,11 @@ mod tests {
             );
         }
         assert_eq!(em.len(), em.slots() - em.free_len());
-        assert_eq!(em.is_empty(), em.slots() == em.free_len(), "is_empty agrees with the slots");
+        assert_eq!(
+            em.is_empty(),
+            em.slots() == em.free_len(),
+            "is_empty agrees with the slots"
+        );
     }
 
     #[test]

@@ -225,7 +225,12 @@ impl Drop for Timer<'_> {
 
 /// The plan of a pass over `rows` rows (the rule of [`run_parts`]).
 #[inline]
-pub fn plan(rows: usize, world_min_chunk: Option<usize>, min_chunk: usize, cost: &PassCost) -> Plan<'_> {
+pub fn plan(
+    rows: usize,
+    world_min_chunk: Option<usize>,
+    min_chunk: usize,
+    cost: &PassCost,
+) -> Plan<'_> {
     let forced = world_min_chunk.is_some();
     let min_chunk = world_min_chunk.unwrap_or(min_chunk);
     if rows / 2 < min_chunk.max(1) {

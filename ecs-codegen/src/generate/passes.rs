@@ -62,9 +62,12 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
 
     let mut variants = Vec::new();
     let mut parts = Vec::new();
-    let mut arms = Vec::new();
     let mut inline = Vec::new();
     let mut lens = Vec::new();
+    // Parallel-capable passes write each store's loop once, as a closure both paths call.
+    let mut loops = Vec::new();
+    let mut loop_calls = Vec::new();
+    let mut loop_arms = Vec::new();
     for &s in &stores {
         let sig = &model.signatures[s];
         let variant = &sig.ident;
@@ -110,22 +113,37 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
             sources.iter().map(|s| s.binding.clone()).collect(),
         );
         let calls: Vec<TokenStream> = here.iter().map(|&i| call(model, i, s, &sources)).collect();
-        arms.push(quote! {
-            Part::#variant((#(#columns,)*)) => {
-                for #pat in #iter { #(#calls)* }
-            }
-        });
-        // The same loop without the part enum, for passes that run inline.
-        let takes = sources.iter().map(|src| {
-            let (k, ty) = (src.column, &src.ty);
-            if src.column == usize::MAX {
-                quote!(s.entities())
-            } else if src.mutable {
-                quote!(s.col_mut::<#ty>(#k))
+        let run_store = format_ident!("store_{}", s);
+        let slice_types = sources.iter().map(|src| {
+            let ty = &src.ty;
+            if src.mutable {
+                quote!(&mut [#ty])
             } else {
-                quote!(s.col::<#ty>(#k))
+                quote!(&[#ty])
             }
         });
+        loops.push(quote! {
+            let #run_store = |(#(#columns,)*): (#(#slice_types,)*), commands: &mut ::ecs_core::Commands<'_>| {
+                for #pat in #iter { #(#calls)* }
+            };
+        });
+        loop_arms.push(quote!(Part::#variant(c) => #run_store(c, commands),));
+        // The same loop without the part enum, for passes that run inline.
+        let takes: Vec<TokenStream> = sources
+            .iter()
+            .map(|src| {
+                let (k, ty) = (src.column, &src.ty);
+                if src.column == usize::MAX {
+                    quote!(s.entities())
+                } else if src.mutable {
+                    quote!(s.col_mut::<#ty>(#k))
+                } else {
+                    quote!(s.col::<#ty>(#k))
+                }
+            })
+            .collect();
+        loop_calls
+            .push(quote!({ let mut s = stores.take(#id); #run_store((#(#takes,)*), commands); }));
         inline.push(quote! {
             {
                 let mut s = stores.take(#id);
@@ -151,17 +169,23 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
     } else {
         quote! {
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
+            #(#loops)*
             let rows = 0 #(+ #lens)*;
             match ::ecs_core::__private::plan(rows, min_chunk, #min_chunk, &COST) {
                 ::ecs_core::__private::Plan::Inline(timer) => {
-                    let pending = { #run_inline };
+                    let pending = {
+                        let mut buffer = ::ecs_core::Commands::__new(entities);
+                        let commands = &mut buffer;
+                        #(#loop_calls)*
+                        ::ecs_core::__private::Pending::of(buffer)
+                    };
                     ::core::mem::drop(timer);
                     pending
                 }
                 ::ecs_core::__private::Plan::Split(job_rows) => {
                     ::ecs_core::__parts!(Part<'a> { #(#variants,)* });
                     let parts = [#(#parts),*];
-                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part { #(#arms)* };
+                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part { #(#loop_arms)* };
                     ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
                 }
             }

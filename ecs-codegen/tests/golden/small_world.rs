@@ -277,6 +277,29 @@ mod sigecs_world {
             } = world.__pass();
             let r0 = &resources.scale;
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
+            let store_0 = |
+                (c0,): (&mut [crate::bare::Mass],),
+                commands: &mut ::ecs_core::Commands<'_>|
+            {
+                for v0 in c0.iter_mut() {
+                    crate::bare::scale(v0, ::core::option::Option::None, r0);
+                }
+            };
+            let store_1 = |
+                (c0, c1): (&mut [TaggedRow], &[TaggedCold]),
+                commands: &mut ::ecs_core::Commands<'_>|
+            {
+                for (row, cold) in ::core::iter::Iterator::zip(
+                    c0.iter_mut(),
+                    c1.iter(),
+                ) {
+                    crate::bare::scale(
+                        &mut row.mass,
+                        ::core::option::Option::Some(&cold.tag),
+                        r0,
+                    );
+                }
+            };
             let rows = 0 + stores.len_of(0u32) + stores.len_of(1u32);
             match ::ecs_core::__private::plan(
                 rows,
@@ -290,27 +313,17 @@ mod sigecs_world {
                         let commands = &mut buffer;
                         {
                             let mut s = stores.take(0u32);
-                            let (c0,) = (s.col_mut::<crate::bare::Mass>(0usize),);
-                            for v0 in c0.iter_mut() {
-                                crate::bare::scale(v0, ::core::option::Option::None, r0);
-                            }
+                            store_0((s.col_mut::<crate::bare::Mass>(0usize),), commands);
                         }
                         {
                             let mut s = stores.take(1u32);
-                            let (c0, c1) = (
-                                s.col_mut::<TaggedRow>(0usize),
-                                s.col::<TaggedCold>(1usize),
+                            store_1(
+                                (
+                                    s.col_mut::<TaggedRow>(0usize),
+                                    s.col::<TaggedCold>(1usize),
+                                ),
+                                commands,
                             );
-                            for (row, cold) in ::core::iter::Iterator::zip(
-                                c0.iter_mut(),
-                                c1.iter(),
-                            ) {
-                                crate::bare::scale(
-                                    &mut row.mass,
-                                    ::core::option::Option::Some(&cold.tag),
-                                    r0,
-                                );
-                            }
                         }
                         ::ecs_core::__private::Pending::of(buffer)
                     };
@@ -333,23 +346,8 @@ mod sigecs_world {
                         },
                     ];
                     let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                        Part::Plain((c0,)) => {
-                            for v0 in c0.iter_mut() {
-                                crate::bare::scale(v0, ::core::option::Option::None, r0);
-                            }
-                        }
-                        Part::Tagged((c0, c1)) => {
-                            for (row, cold) in ::core::iter::Iterator::zip(
-                                c0.iter_mut(),
-                                c1.iter(),
-                            ) {
-                                crate::bare::scale(
-                                    &mut row.mass,
-                                    ::core::option::Option::Some(&cold.tag),
-                                    r0,
-                                );
-                            }
-                        }
+                        Part::Plain(c) => store_0(c, commands),
+                        Part::Tagged(c) => store_1(c, commands),
                     };
                     ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
                 }
@@ -402,6 +400,29 @@ mod sigecs_world {
             } = world.__pass();
             let r0 = &resources.scale;
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
+            let store_0 = |
+                (c0,): (&mut [crate::bare::Mass],),
+                commands: &mut ::ecs_core::Commands<'_>|
+            {
+                for v0 in c0.iter_mut() {
+                    crate::bare::scale(v0, ::core::option::Option::None, r0);
+                }
+            };
+            let store_1 = |
+                (c0, c1): (&mut [TaggedRow], &[TaggedCold]),
+                commands: &mut ::ecs_core::Commands<'_>|
+            {
+                for (row, cold) in ::core::iter::Iterator::zip(
+                    c0.iter_mut(),
+                    c1.iter(),
+                ) {
+                    crate::bare::scale(
+                        &mut row.mass,
+                        ::core::option::Option::Some(&cold.tag),
+                        r0,
+                    );
+                }
+            };
             let rows = 0 + stores.len_of(0u32) + stores.len_of(1u32);
             match ::ecs_core::__private::plan(
                 rows,
@@ -415,27 +436,17 @@ mod sigecs_world {
                         let commands = &mut buffer;
                         {
                             let mut s = stores.take(0u32);
-                            let (c0,) = (s.col_mut::<crate::bare::Mass>(0usize),);
-                            for v0 in c0.iter_mut() {
-                                crate::bare::scale(v0, ::core::option::Option::None, r0);
-                            }
+                            store_0((s.col_mut::<crate::bare::Mass>(0usize),), commands);
                         }
                         {
                             let mut s = stores.take(1u32);
-                            let (c0, c1) = (
-                                s.col_mut::<TaggedRow>(0usize),
-                                s.col::<TaggedCold>(1usize),
+                            store_1(
+                                (
+                                    s.col_mut::<TaggedRow>(0usize),
+                                    s.col::<TaggedCold>(1usize),
+                                ),
+                                commands,
                             );
-                            for (row, cold) in ::core::iter::Iterator::zip(
-                                c0.iter_mut(),
-                                c1.iter(),
-                            ) {
-                                crate::bare::scale(
-                                    &mut row.mass,
-                                    ::core::option::Option::Some(&cold.tag),
-                                    r0,
-                                );
-                            }
                         }
                         ::ecs_core::__private::Pending::of(buffer)
                     };
@@ -458,23 +469,8 @@ mod sigecs_world {
                         },
                     ];
                     let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                        Part::Plain((c0,)) => {
-                            for v0 in c0.iter_mut() {
-                                crate::bare::scale(v0, ::core::option::Option::None, r0);
-                            }
-                        }
-                        Part::Tagged((c0, c1)) => {
-                            for (row, cold) in ::core::iter::Iterator::zip(
-                                c0.iter_mut(),
-                                c1.iter(),
-                            ) {
-                                crate::bare::scale(
-                                    &mut row.mass,
-                                    ::core::option::Option::Some(&cold.tag),
-                                    r0,
-                                );
-                            }
-                        }
+                        Part::Plain(c) => store_0(c, commands),
+                        Part::Tagged(c) => store_1(c, commands),
                     };
                     ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
                 }

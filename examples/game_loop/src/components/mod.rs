@@ -1,0 +1,164 @@
+//! Everything the game declares: components, signatures, resources and systems. The build
+//! script reads this module (and the files its `mod` lines name) and generates the `World`.
+
+use ecs_core::prelude::*;
+
+/// Where the arena's hazard zone starts: anything at `x >= HAZARD_X` is scorched each frame.
+pub const HAZARD_X: f32 = 10.0;
+
+// ---- Components: plain data. ----
+
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct Position {
+    pub x: f32,
+    pub y: f32,
+}
+
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct Velocity {
+    pub x: f32,
+    pub y: f32,
+}
+
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct Health(pub i32);
+
+/// Frames a bullet has left.
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct Lifetime(pub u32);
+
+/// A gun fires one bullet every `period` frames, the first one at once.
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct Gun {
+    pub period: u32,
+    pub cooldown: u32,
+    pub bullet_speed: f32,
+    pub range: u32,
+}
+
+/// A marker (zero-sized): the ship is on fire.
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct Burning;
+
+// ---- Signatures: the component sets entities can have, one packed array each. ----
+
+#[derive(Signature)]
+pub struct Ship {
+    pub position: Position,
+    pub velocity: Velocity,
+    pub health: Health,
+}
+
+/// What a `Ship` becomes when `Burning` is inserted: an insert moves the entity to the
+/// declared signature with one more component.
+#[derive(Signature)]
+pub struct BurningShip {
+    pub position: Position,
+    pub velocity: Velocity,
+    pub health: Health,
+    pub burning: Burning,
+}
+
+#[derive(Signature)]
+pub struct Bullet {
+    pub position: Position,
+    pub velocity: Velocity,
+    pub lifetime: Lifetime,
+}
+
+#[derive(Signature)]
+pub struct Turret {
+    pub position: Position,
+    pub gun: Gun,
+}
+
+/// A rock has health but no `{Position, Health, Burning}` signature: rocks cannot burn, and
+/// inserting `Burning` into one is refused (see `scorch` and the loop in `main`).
+#[derive(Signature)]
+pub struct Rock {
+    pub position: Position,
+    pub health: Health,
+}
+
+// ---- Resources: one value each, owned by the world, `Default` at start. ----
+
+#[derive(Resource, Default, Debug)]
+pub struct Time {
+    /// Seconds per frame.
+    pub dt: f32,
+}
+
+#[derive(Resource, Default, Debug, PartialEq)]
+pub struct Score {
+    pub fired: u32,
+    pub expired: u32,
+    pub destroyed: u32,
+}
+
+// ---- Systems: plain functions, called once per row of every signature that has their
+// components. Declaration order is the order `run_all` runs them in. ----
+
+/// Every entity with a Position and a Velocity (ships, burning ships, bullets) moves.
+#[system]
+pub fn movement(position: &mut Position, velocity: &Velocity, time: &Time) {
+    position.x += velocity.x * time.dt;
+    position.y += velocity.y * time.dt;
+}
+
+/// Turrets fire: spawning goes through `Commands` (applied after the pass), and the new
+/// bullet's `Entity` is known at once.
+#[system]
+pub fn fire(position: &Position, gun: &mut Gun, score: &mut Score, commands: &mut Commands) {
+    if gun.cooldown == 0 {
+        commands.spawn(Bullet {
+            position: *position,
+            velocity: Velocity {
+                x: 0.0,
+                y: gun.bullet_speed,
+            },
+            lifetime: Lifetime(gun.range),
+        });
+        score.fired += 1;
+        gun.cooldown = gun.period;
+    }
+    gun.cooldown -= 1;
+}
+
+/// Bullets age and are despawned when their time is up.
+#[system]
+pub fn expire(bullet: Entity, lifetime: &mut Lifetime, score: &mut Score, commands: &mut Commands) {
+    lifetime.0 -= 1;
+    if lifetime.0 == 0 {
+        commands.despawn(bullet);
+        score.expired += 1;
+    }
+}
+
+/// Anything with health left in the hazard zone loses 10 a frame; when that takes it to 50 or
+/// below it catches fire (the `Option` says whether it already burns).
+#[system]
+pub fn scorch(
+    entity: Entity,
+    position: &Position,
+    health: &mut Health,
+    burning: Option<&Burning>,
+    commands: &mut Commands,
+) {
+    if position.x >= HAZARD_X && health.0 > 0 {
+        health.0 -= 10;
+        if health.0 <= 50 && health.0 + 10 > 50 && burning.is_none() {
+            commands.insert(entity, Burning);
+        }
+    }
+}
+
+/// Burning ships lose 5 more a frame and are destroyed at 0. `with(Burning)` is a filter: the
+/// system does not read the marker, it only runs where it is.
+#[system(with(Burning))]
+pub fn burn(ship: Entity, health: &mut Health, score: &mut Score, commands: &mut Commands) {
+    health.0 -= 5;
+    if health.0 <= 0 {
+        commands.despawn(ship);
+        score.destroyed += 1;
+    }
+}

@@ -186,6 +186,19 @@ pub struct Transition {
     /// The inserted component's slot in the target store, or the removed component's slot in
     /// the source store.
     pub changed: Slot,
+    /// The changed component's size in bytes.
+    pub changed_size: usize,
+}
+
+/// What the tables know of one (store, component) pair: the component's slot in the store,
+/// and the declared move that adds it (when the store lacks it) or removes it (when the store
+/// has it). One entry, so an `insert` or `remove` finds both with one load.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// Index of the component's slot in the store's `slots`, or NONE.
+    slot: u32,
+    /// Index in `transitions` of the move that inserts (slot NONE) or removes it, or NONE.
+    transition: u32,
 }
 
 /// Lookup tables derived from a model's static description, built once per process.
@@ -196,12 +209,8 @@ pub struct Transition {
 #[derive(Debug)]
 pub struct Tables {
     components: usize,
-    /// `store * components + c` → index of c's slot in the store's `slots`, or NONE.
-    slot_of: Vec<u32>,
-    /// `store * components + c` → index in `transitions` of the move that adds c, or NONE.
-    insert_to: Vec<u32>,
-    /// `store * components + c` → index in `transitions` of the move that removes c, or NONE.
-    remove_to: Vec<u32>,
+    /// `store * components + c` → c's slot and move from that store.
+    entries: Vec<Entry>,
     /// The declared moves (as many as pairs of signatures one component apart, twice).
     transitions: Vec<Transition>,
     /// Component sizes by id.
@@ -222,19 +231,22 @@ impl Tables {
             .enumerate()
             .map(|(i, s)| (s.mask, i as u32))
             .collect();
-        let mut slot_of = vec![NONE; stores.len() * n];
-        let mut insert_to = vec![NONE; stores.len() * n];
-        let mut remove_to = vec![NONE; stores.len() * n];
+        let empty = Entry {
+            slot: NONE,
+            transition: NONE,
+        };
+        let mut entries = vec![empty; stores.len() * n];
         let mut transitions = Vec::new();
         for (s, store) in stores.iter().enumerate() {
             for (k, slot) in store.slots.iter().enumerate() {
-                slot_of[s * n + slot.component as usize] = k as u32;
+                entries[s * n + slot.component as usize].slot = k as u32;
             }
         }
         let slot_in = |store: usize, c: u32| {
-            let k = slot_of[store * n + c as usize];
+            let k = entries[store * n + c as usize].slot;
             (k != NONE).then(|| stores[store].slots[k as usize])
         };
+        let mut moves = Vec::new();
         for (s, store) in stores.iter().enumerate() {
             for c in 0..n {
                 let bit = 1u128 << c;
@@ -263,24 +275,21 @@ impl Tables {
                     slot_in(s, c as u32)
                 }
                 .expect("the changed component is in one of the stores");
-                let index = if inserting {
-                    &mut insert_to
-                } else {
-                    &mut remove_to
-                };
-                index[s * n + c] = transitions.len() as u32;
+                moves.push((s * n + c, transitions.len() as u32));
                 transitions.push(Transition {
                     to: t,
                     copies,
                     changed,
+                    changed_size: comps[c].ty.size,
                 });
             }
         }
+        for (at, t) in moves {
+            entries[at].transition = t;
+        }
         Tables {
             components: n,
-            slot_of,
-            insert_to,
-            remove_to,
+            entries,
             transitions,
             sizes: comps.iter().map(|c| c.ty.size).collect(),
             by_mask,
@@ -297,25 +306,45 @@ impl Tables {
         }
     }
 
+    #[inline]
+    fn entry(&self, store: u32, c: u32) -> Entry {
+        self.entries[store as usize * self.components + c as usize]
+    }
+
+    /// Component `c` in store `store`: `Ok(slot index)` when the store has it, else
+    /// `Err(the move that inserts it)` (`None` when the target signature is not declared).
+    #[inline]
+    pub fn slot_or_insert(&self, store: u32, c: u32) -> Result<usize, Option<&Transition>> {
+        let e = self.entry(store, c);
+        if e.slot != NONE {
+            Ok(e.slot as usize)
+        } else {
+            Err(self.transitions.get(e.transition as usize))
+        }
+    }
+
     /// Index of component `c`'s slot in store `store`'s slot list.
     #[inline]
     pub fn slot_index(&self, store: u32, c: u32) -> Option<usize> {
-        let k = self.slot_of[store as usize * self.components + c as usize];
+        let k = self.entry(store, c).slot;
         (k != NONE).then_some(k as usize)
     }
 
     /// The move of an entity of `store` when `c` is inserted, if its target is declared.
     #[inline]
     pub fn insert_move(&self, store: u32, c: u32) -> Option<&Transition> {
-        let t = self.insert_to[store as usize * self.components + c as usize];
-        self.transitions.get(t as usize)
+        self.slot_or_insert(store, c).err().flatten()
     }
 
-    /// The move of an entity of `store` when `c` is removed, if its target is declared.
+    /// The move of an entity of `store` when `c` is removed, if the store has `c` and the
+    /// target is declared.
     #[inline]
     pub fn remove_move(&self, store: u32, c: u32) -> Option<&Transition> {
-        let t = self.remove_to[store as usize * self.components + c as usize];
-        self.transitions.get(t as usize)
+        let e = self.entry(store, c);
+        if e.slot == NONE {
+            return None;
+        }
+        self.transitions.get(e.transition as usize)
     }
 
     /// Number of declared moves.

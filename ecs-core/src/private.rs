@@ -33,8 +33,10 @@ impl<'w, M: WorldModel> Pass<'w, M> {
     ) -> Self {
         Pass {
             stores: StoresMut {
-                rest: stores,
-                offset: 0,
+                len: stores.len(),
+                ptr: stores.as_mut_ptr(),
+                next: 0,
+                _borrow: std::marker::PhantomData,
             },
             resources,
             entities,
@@ -43,32 +45,56 @@ impl<'w, M: WorldModel> Pass<'w, M> {
     }
 }
 
-/// Hands out stores by id, each at most once, in ascending id order.
+/// Hands out stores by id, each at most once, in ascending id order. Holds the pass's
+/// exclusive borrow of the stores as a pointer, so handing one out is a bounds check and an
+/// address (a pass over many small stores takes one per store).
 pub struct StoresMut<'w> {
-    rest: &'w mut [Store],
-    offset: usize,
+    ptr: *mut Store,
+    len: usize,
+    /// Every id below this was handed out (or skipped) already.
+    next: usize,
+    _borrow: std::marker::PhantomData<&'w mut [Store]>,
 }
+
+// SAFETY: a `StoresMut` stands for the `&'w mut [Store]` it was made from, which is `Send`
+// and `Sync` (stores hold `Send + Sync` values); it adds no shared state.
+unsafe impl Send for StoresMut<'_> {}
+// SAFETY: as above; `&StoresMut` only reads store lengths.
+unsafe impl Sync for StoresMut<'_> {}
 
 impl<'w> StoresMut<'w> {
     /// Rows of store `id` (which must not have been taken).
+    ///
+    /// # Panics
+    /// When `id` was taken already or is out of range.
     #[inline]
     pub fn len_of(&self, id: u32) -> usize {
-        self.rest[id as usize - self.offset].len()
+        let id = id as usize;
+        assert!(
+            id >= self.next && id < self.len,
+            "store {id} is taken or out of range"
+        );
+        // SAFETY: in range, and not handed out (ids below `next` are), so no mutable borrow
+        // of it exists; the pass holds the exclusive borrow of all stores.
+        unsafe { (*self.ptr.add(id)).len() }
     }
 
     /// The columns of store `id`.
     ///
     /// # Panics
     /// When `id` is not above every id taken before, or out of range.
+    #[inline]
     pub fn take(&mut self, id: u32) -> StoreColumns<'w> {
-        let at = (id as usize)
-            .checked_sub(self.offset)
-            .expect("stores are taken in ascending id order");
-        let rest = std::mem::take(&mut self.rest);
-        let (_, from) = rest.split_at_mut(at);
-        let (store, after) = from.split_first_mut().expect("store id in range");
-        self.rest = after;
-        self.offset = id as usize + 1;
+        let id = id as usize;
+        assert!(
+            id >= self.next && id < self.len,
+            "stores are taken once each, in ascending id order, in range"
+        );
+        self.next = id + 1;
+        // SAFETY: in range, and handed out once (ids ascend strictly); the pass holds the
+        // exclusive borrow of every store for 'w, and the view cannot change the store's
+        // length or columns, only the values in them (through the checked column views).
+        let store: &'w Store = unsafe { &*self.ptr.add(id) };
         StoreColumns {
             len: store.len(),
             entities: store.entities(),
@@ -90,6 +116,7 @@ pub struct StoreColumns<'w> {
 }
 
 impl<'w> StoreColumns<'w> {
+    #[inline]
     fn column<T: 'static>(&self, k: usize) -> &'w Column {
         let c = &self.columns[k];
         assert!(

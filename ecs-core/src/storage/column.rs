@@ -61,6 +61,8 @@ impl ColumnType {
 pub struct Column {
     data: NonNull<u8>,
     cap: usize,
+    /// `ty.size`, kept inline: every address computation needs it, and a move computes several.
+    size: usize,
     ty: &'static ColumnType,
     /// `(ty.type_id)()`, kept so typed access compares ids without an indirect call.
     type_id: TypeId,
@@ -79,6 +81,7 @@ impl Column {
             data: dangling(ty.align),
             // Zero-sized types never allocate: every capacity is available.
             cap: if ty.size == 0 { usize::MAX } else { 0 },
+            size: ty.size,
             ty,
             type_id: (ty.type_id)(),
         }
@@ -88,6 +91,12 @@ impl Column {
     #[inline]
     pub fn ty(&self) -> &'static ColumnType {
         self.ty
+    }
+
+    /// Size of one element in bytes.
+    #[inline]
+    pub fn elem_size(&self) -> usize {
+        self.size
     }
 
     /// Elements that fit without reallocating.
@@ -139,7 +148,7 @@ impl Column {
     pub fn ptr_at(&self, row: usize) -> *mut u8 {
         // `wrapping_add`: computing the address needs no in-bounds proof; callers that
         // dereference it uphold `row < capacity`.
-        self.data.as_ptr().wrapping_add(row * self.ty.size)
+        self.data.as_ptr().wrapping_add(row * self.size)
     }
 
     /// The base pointer.
@@ -217,7 +226,7 @@ impl Column {
     pub unsafe fn move_within(&mut self, from: usize, to: usize) {
         if from != to {
             // SAFETY: distinct, in-bounds elements of one allocation.
-            unsafe { copy_bytes(self.ptr_at(from), self.ptr_at(to), self.ty.size) }
+            unsafe { copy_bytes(self.ptr_at(from), self.ptr_at(to), self.size) }
         }
     }
 

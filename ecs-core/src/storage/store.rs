@@ -142,7 +142,7 @@ impl Store {
             if row != last {
                 // SAFETY: row and last are distinct initialised elements of the column.
                 unsafe {
-                    std::ptr::swap_nonoverlapping(c.ptr_at(row), c.ptr_at(last), c.ty().size)
+                    std::ptr::swap_nonoverlapping(c.ptr_at(row), c.ptr_at(last), c.elem_size())
                 };
             }
         }
@@ -160,7 +160,7 @@ impl Store {
     ///
     /// # Safety
     /// Every value of `row` was moved out (bitwise) or is otherwise not to be dropped.
-    #[inline]
+    #[inline(always)]
     pub unsafe fn swap_remove_forget(&mut self, row: usize) -> Option<Entity> {
         let last = self.len() - 1;
         if row != last {

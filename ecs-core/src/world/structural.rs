@@ -55,16 +55,16 @@ impl<M: WorldModel> World<M> {
             .table
             .locate(entity)
             .ok_or(WorldError::NoSuchEntity(entity))?;
-        let tables = self.tables;
-        if let Some(k) = tables.slot_index(loc.store, C::ID) {
-            let store = &mut self.stores[loc.store as usize];
-            let ptr = store.slot_ptr(store.info().slots[k], loc.row());
-            // SAFETY: the live row's slot holds a C (ComponentOf contract); `&mut self`.
-            let old = unsafe { &mut *ptr.cast::<C>() };
-            return Ok(Some(std::mem::replace(old, component)));
-        }
-        let Some(t) = tables.insert_move(loc.store, C::ID) else {
-            return Err(self.undeclared(entity, loc, Change::Insert, C::ID));
+        let t = match self.tables.slot_or_insert(loc.store, C::ID) {
+            Ok(k) => {
+                let store = &mut self.stores[loc.store as usize];
+                let ptr = store.slot_ptr(store.info().slots[k], loc.row());
+                // SAFETY: the live row's slot holds a C (ComponentOf contract); `&mut self`.
+                let old = unsafe { &mut *ptr.cast::<C>() };
+                return Ok(Some(std::mem::replace(old, component)));
+            }
+            Err(Some(t)) => t,
+            Err(None) => return Err(self.undeclared(entity, loc, Change::Insert, C::ID)),
         };
         let value = ManuallyDrop::new(component);
         // SAFETY: `t` adds component C::ID, and `value` is a C, moved into the target store by
@@ -105,26 +105,28 @@ impl<M: WorldModel> World<M> {
             .table
             .locate(entity)
             .ok_or(WorldError::NoSuchEntity(entity))?;
-        let tables = self.tables;
-        let size = tables.sizes()[c as usize];
+        let size = self.tables.sizes()[c as usize];
         let raw: *mut (dyn std::any::Any + Send) = Box::into_raw(value);
-        if let Some(k) = tables.slot_index(loc.store, c) {
-            // Replace in place: swap the old value into the box, then drop the box.
-            let store = &mut self.stores[loc.store as usize];
-            let slot = store.slot_ptr(store.info().slots[k], loc.row());
-            // SAFETY: the box holds a value of component c (the caller found c by the value's
-            // TypeId), as does the slot; swapping bytes exchanges the two values, and the box
-            // (from `into_raw`) then drops the old one.
-            unsafe {
-                std::ptr::swap_nonoverlapping(slot, raw.cast::<u8>(), size);
-                drop(Box::from_raw(raw));
+        let t = match self.tables.slot_or_insert(loc.store, c) {
+            Ok(k) => {
+                // Replace in place: swap the old value into the box, then drop the box.
+                let store = &mut self.stores[loc.store as usize];
+                let slot = store.slot_ptr(store.info().slots[k], loc.row());
+                // SAFETY: the box holds a value of component c (the caller found c by the value's
+                // TypeId), as does the slot; swapping bytes exchanges the two values, and the box
+                // (from `into_raw`) then drops the old one.
+                unsafe {
+                    std::ptr::swap_nonoverlapping(slot, raw.cast::<u8>(), size);
+                    drop(Box::from_raw(raw));
+                }
+                return Ok(());
             }
-            return Ok(());
-        }
-        let Some(t) = tables.insert_move(loc.store, c) else {
-            // SAFETY: re-box the pointer from `into_raw` to drop the value normally.
-            super::spawn::drop_quietly(unsafe { Box::from_raw(raw) });
-            return Err(self.undeclared(entity, loc, Change::Insert, c));
+            Err(Some(t)) => t,
+            Err(None) => {
+                // SAFETY: re-box the pointer from `into_raw` to drop the value normally.
+                super::spawn::drop_quietly(unsafe { Box::from_raw(raw) });
+                return Err(self.undeclared(entity, loc, Change::Insert, c));
+            }
         };
         // SAFETY: the box holds a component c; its bytes are moved into the target store,
         // after which the allocation is freed without dropping the value.
@@ -188,13 +190,15 @@ impl<M: WorldModel> World<M> {
 
     /// Moves `entity` from `loc` to the end of store `t.to`: the copies of `t`, then, for an
     /// insert, the new component from `extra`. The source row is then removed without dropping
-    /// anything.
+    /// anything. Written with raw addresses and without per-copy bounds checks: this is the
+    /// whole cost of `insert`/`remove` (the `add_remove` benchmark), and the tables it follows
+    /// were checked against the model once, when they were built.
     ///
     /// # Safety
     /// `t` is a move from `loc.store`; for an insert `extra` points to an owned value of the
     /// inserted component, which the caller then treats as moved; for a remove (`extra` is
     /// `None`) the caller has moved the removed component's value out.
-    #[inline]
+    #[inline(always)]
     unsafe fn move_entity(
         &mut self,
         entity: Entity,
@@ -205,22 +209,24 @@ impl<M: WorldModel> World<M> {
         let (from, to) = two_stores(&mut self.stores, loc.store as usize, t.to as usize);
         to.reserve(1);
         let (row, to_row) = (loc.row(), to.len());
+        let (src, dst) = (from.columns(), to.columns());
         for op in t.copies.iter() {
-            // SAFETY: the transition's copies pair each shared component's slot in both
-            // stores (same type and size); the source row is live, the target row within the
-            // capacity reserved above.
+            // SAFETY: `Tables::build` made every copy from the two stores' slots, so its
+            // columns exist in both stores and pair one component (same type and size). The
+            // source row is live, the target row within the capacity reserved above.
             unsafe {
+                let s = src.get_unchecked(op.src_col as usize).ptr_at(row);
+                let d = dst.get_unchecked(op.dst_col as usize).ptr_at(to_row);
                 copy_bytes(
-                    from.ptr(op.src_col, op.src_off, row),
-                    to.ptr(op.dst_col, op.dst_off, to_row),
+                    s.add(op.src_off as usize),
+                    d.add(op.dst_off as usize),
                     op.size as usize,
                 )
             };
         }
-        if let Some(src) = extra {
-            let size = self.tables.sizes()[t.changed.component as usize];
+        if let Some(value) = extra {
             // SAFETY: the caller's value of the inserted component, into its slot.
-            unsafe { copy_bytes(src, to.slot_ptr(t.changed, to_row), size) };
+            unsafe { copy_bytes(value, to.slot_ptr(t.changed, to_row), t.changed_size) };
         }
         // SAFETY: every slot of the new row is written (shared components plus the inserted
         // one), and every value of the source row was copied or moved out by the caller.

@@ -21,6 +21,8 @@ pub struct Component {
     pub path: syn::Path,
     /// `#[component(cold)]`.
     pub cold: bool,
+    /// `#[component(resource = "…")]`: its entity-resource registration.
+    pub resource: Option<crate::decl::ResourceOpt>,
 }
 
 /// A signature with its store id (its index in [`Model::signatures`]).
@@ -365,12 +367,14 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
         return Err(diags);
     }
 
+    crate::generate::resources::check(&comps, &mut diags);
     let components: Vec<Component> = comps
         .iter()
         .map(|f| Component {
             ident: f.decl.ident.clone(),
             path: full_path(&f.module, &f.decl.ident),
             cold: f.decl.cold,
+            resource: f.decl.resource.clone(),
         })
         .collect();
     let comp_id: HashMap<String, usize> = components

@@ -31,6 +31,53 @@ pub struct ComponentDecl {
     pub ident: Ident,
     /// `#[component(cold)]`.
     pub cold: bool,
+    /// `#[component(resource = "name", ...)]`: the component can be stored in entity resources.
+    pub resource: Option<ResourceOpt>,
+}
+
+/// How an opted-in component's instances are stored in an entity resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResourceEncoding {
+    /// `encoding = "pod"` (the default): the value's bytes, read in place (`bytemuck::Pod`).
+    Pod,
+    /// `encoding = "serde"`: postcard, for components that are not plain old data.
+    Serde,
+}
+
+/// The entity-resource options of a component:
+/// `#[component(resource = "name", encoding = "serde", spawn_order = 1, map_entities)]`.
+#[derive(Clone, Debug)]
+pub struct ResourceOpt {
+    /// The resource name: the key in a level's JSON `"components"` object.
+    pub name: String,
+    /// Where the name is written, for errors about it.
+    pub span: Span,
+    /// POD (default) or serde.
+    pub encoding: ResourceEncoding,
+    /// `spawn_order = N` (default 0): component types spawn in ascending order.
+    pub spawn_order: i32,
+    /// `map_entities`: the component holds `Entity` values (it implements
+    /// `ecs_core::resource::MapEntities`), remapped when spawned and saved.
+    pub map_entities: bool,
+}
+
+/// Checks a resource name: 1 to 64 characters of ASCII letters, digits and `_`, not starting
+/// with a digit (it is a JSON key and part of messages and paths such as
+/// `entities[3].components.velocity`).
+fn check_resource_name(name: &str) -> Result<(), String> {
+    let ok_chars = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if name.is_empty()
+        || name.len() > 64
+        || !ok_chars
+        || name.starts_with(|c: char| c.is_ascii_digit())
+    {
+        Err(format!(
+            "invalid resource name \"{name}\": use 1 to 64 ASCII letters, digits and `_`, not \
+             starting with a digit, as in `resource = \"position\"`"
+        ))
+    } else {
+        Ok(())
+    }
 }
 
 /// Storage layout requested by `#[signature(layout = "...")]`.
@@ -167,6 +214,10 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
     errors.check(require_no_generics(&input.generics, "a component"));
     errors.check(require_visible(&input.vis, &input.ident, "component"));
     let mut cold = false;
+    let mut name: Option<LitStr> = None;
+    let mut encoding: Option<(ResourceEncoding, Span)> = None;
+    let mut spawn_order: Option<(i32, Span)> = None;
+    let mut map_entities: Option<Span> = None;
     for attr in input
         .attrs
         .iter()
@@ -175,19 +226,78 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
         let r = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("cold") {
                 cold = true;
-                Ok(())
+            } else if meta.path.is_ident("resource") {
+                let lit: LitStr = meta.value()?.parse()?;
+                if let Err(msg) = check_resource_name(&lit.value()) {
+                    return Err(syn::Error::new(lit.span(), msg));
+                }
+                name = Some(lit);
+            } else if meta.path.is_ident("encoding") {
+                let lit: LitStr = meta.value()?.parse()?;
+                let e = match lit.value().as_str() {
+                    "pod" => ResourceEncoding::Pod,
+                    "serde" => ResourceEncoding::Serde,
+                    other => {
+                        return Err(syn::Error::new(
+                            lit.span(),
+                            format!(
+                                "unknown encoding \"{other}\"; use `encoding = \"pod\"` (plain \
+                                 old data, the default) or `encoding = \"serde\"` (any serde type)"
+                            ),
+                        ))
+                    }
+                };
+                encoding = Some((e, lit.span()));
+            } else if meta.path.is_ident("spawn_order") {
+                let lit: syn::LitInt = meta.value()?.parse().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "`spawn_order` takes an integer, as in `spawn_order = 1`",
+                    )
+                })?;
+                spawn_order = Some((lit.base10_parse::<i32>()?, lit.span()));
+            } else if meta.path.is_ident("map_entities") {
+                map_entities = Some(meta.path.span());
             } else {
-                Err(meta.error(
-                    "unknown component option; the only option is `cold`, as in \
-                     `#[component(cold)]`",
-                ))
+                return Err(meta.error(
+                    "unknown component option; the options are `cold`, `resource = \"name\"`, \
+                     `encoding = \"pod\"|\"serde\"`, `spawn_order = N` and `map_entities`",
+                ));
             }
+            Ok(())
         });
         errors.check(r);
     }
+    let resource = match &name {
+        Some(lit) => Some(ResourceOpt {
+            name: lit.value(),
+            span: lit.span(),
+            encoding: encoding.map_or(ResourceEncoding::Pod, |e| e.0),
+            spawn_order: spawn_order.map_or(0, |o| o.0),
+            map_entities: map_entities.is_some(),
+        }),
+        None => {
+            let stray = [
+                encoding.map(|e| ("encoding", e.1)),
+                spawn_order.map(|o| ("spawn_order", o.1)),
+                map_entities.map(|s| ("map_entities", s)),
+            ];
+            for (option, span) in stray.into_iter().flatten() {
+                errors.push(syn::Error::new(
+                    span,
+                    format!(
+                        "`{option}` is an entity-resource option: name the component's resource \
+                         too, as in `#[component(resource = \"position\", {option} ...)]`"
+                    ),
+                ));
+            }
+            None
+        }
+    };
     errors.finish(ComponentDecl {
         ident: input.ident.clone(),
         cold,
+        resource,
     })
 }
 
@@ -555,6 +665,7 @@ mod tests {
         .unwrap();
         assert!(c.cold);
         assert_eq!(c.ident, "Name");
+        assert!(c.resource.is_none());
         let e = parse_component(&derive(quote! { #[component(hot)] pub struct A; })).unwrap_err();
         assert!(e.to_string().contains("unknown component option"), "{e}");
         let e = parse_component(&derive(quote! { pub struct A<T>(T); })).unwrap_err();
@@ -564,6 +675,50 @@ mod tests {
             e.to_string().contains("must be `pub` or `pub(crate)`"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn component_resource_options() {
+        let c = parse_component(&derive(quote! {
+            #[component(cold, resource = "name", encoding = "serde", spawn_order = -2)]
+            #[component(map_entities)]
+            pub struct Name(String);
+        }))
+        .unwrap();
+        let r = c.resource.unwrap();
+        assert_eq!(r.name, "name");
+        assert_eq!(r.encoding, ResourceEncoding::Serde);
+        assert_eq!(r.spawn_order, -2);
+        assert!(r.map_entities && c.cold);
+        let c = parse_component(&derive(
+            quote! { #[component(resource = "position")] pub struct P(f32); },
+        ))
+        .unwrap();
+        let r = c.resource.unwrap();
+        assert_eq!(
+            (r.encoding, r.spawn_order, r.map_entities),
+            (ResourceEncoding::Pod, 0, false)
+        );
+
+        let msg = |tokens| parse_component(&derive(tokens)).unwrap_err().to_string();
+        assert!(msg(quote! { #[component(resource = "")] pub struct A; })
+            .contains("invalid resource name \"\""));
+        assert!(msg(quote! { #[component(resource = "a b")] pub struct A; })
+            .contains("invalid resource name"));
+        assert!(msg(quote! { #[component(resource = "1a")] pub struct A; })
+            .contains("not starting with a digit"));
+        assert!(
+            msg(quote! { #[component(resource = "a", encoding = "json")] pub struct A; })
+                .contains("unknown encoding \"json\"")
+        );
+        assert!(
+            msg(quote! { #[component(resource = "a", spawn_order = "x")] pub struct A; })
+                .contains("takes an integer")
+        );
+        assert!(msg(quote! { #[component(encoding = "pod")] pub struct A; })
+            .contains("name the component's resource too"));
+        assert!(msg(quote! { #[component(resource = 3)] pub struct A; })
+            .contains("expected string literal"));
     }
 
     #[test]

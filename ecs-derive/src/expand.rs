@@ -19,11 +19,33 @@ pub fn component(input: TokenStream) -> TokenStream {
         Ok(c) => {
             let ident = &c.ident;
             let cold = c.cold;
+            // An opted-in component must be registrable: the check sits at the resource name, so
+            // a type that is not `Pod` (or serde, or `MapEntities`) is an error there, not only
+            // in the generated registry.
+            let resource_check = c.resource.as_ref().map(|r| {
+                let constructor = match r.encoding {
+                    decl::ResourceEncoding::Pod => quote!(pod),
+                    decl::ResourceEncoding::Serde => quote!(serde),
+                };
+                let map = r.map_entities.then(|| {
+                    quote_spanned! {r.span=>
+                        let _ = ::ecs_core::resource::Registration::map_entities::<#ident>;
+                    }
+                });
+                quote_spanned! {r.span=>
+                    #[allow(dead_code)]
+                    fn __sigecs_resource_check() {
+                        let _ = ::ecs_core::resource::Registration::#constructor::<#ident>;
+                        #map
+                    }
+                }
+            });
             quote! {
                 const _: () = {
                     impl ::ecs_core::Component for #ident {
                         const COLD: bool = #cold;
                     }
+                    #resource_check
                 };
             }
         }

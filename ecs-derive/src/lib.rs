@@ -36,6 +36,11 @@ mod soa;
 use proc_macro::TokenStream;
 
 /// Declares a component. `#[component(cold)]` keeps it out of the hot row in `rows` signatures.
+/// `#[component(resource = "name")]` lets entity resources hold it (needs `ecs_core`'s
+/// `resource` feature): stored as plain old data (`bytemuck::Pod`, the default) or, with
+/// `encoding = "serde"`, with postcard; `spawn_order = N` orders its spawn among component
+/// types; `map_entities` remaps the `Entity` values it holds (it implements
+/// `ecs_core::resource::MapEntities`).
 #[proc_macro_derive(Component, attributes(component))]
 pub fn derive_component(input: TokenStream) -> TokenStream {
     expand::component(input.into()).into()

@@ -10,6 +10,7 @@
 //! code next to the `include!` sees the public API only, never the world's internals.
 
 mod passes;
+pub mod resources;
 mod tables;
 mod world;
 
@@ -168,6 +169,7 @@ pub fn generate(model: &Model) -> TokenStream {
     let tables = tables::generate(model);
     let world = world::generate(model);
     let passes = passes::generate(model);
+    let resources = resources::generate(model);
     quote! {
         /// The generated world: the tables of its model, its row structs and its system
         /// passes. Everything public here is re-exported below.
@@ -176,6 +178,7 @@ pub fn generate(model: &Model) -> TokenStream {
             #tables
             #world
             #passes
+            #resources
         }
         pub use self::#module::*;
     }

@@ -199,6 +199,39 @@ pub enum ResourceError {
         /// The world's explanation.
         message: String,
     },
+    /// A component that holds entities refers to one that is neither
+    /// [`NO_ENTITY`](super::NO_ENTITY) nor an entity of the resource.
+    ReferenceOutOfRange {
+        /// The component.
+        component: ComponentRef,
+        /// The entity's bits as stored.
+        value: u64,
+        /// Entities in the resource.
+        num_entities: u32,
+    },
+    /// The world could not issue the resource's entities (its index space is exhausted); nothing
+    /// was spawned.
+    Entities(crate::entity::EntityError),
+    /// The transform manager refused an instance or a link; nothing was spawned.
+    Transform(crate::transform::TransformError),
+    /// The resource was verified against other signatures than this world's (another world's,
+    /// or [`AnySet`](super::AnySet)): verify it with the world's own check.
+    NotThisWorld {
+        /// The component set, e.g. `{position, velocity}`.
+        components: String,
+        /// Why this world refuses it, or which store it would use instead.
+        message: String,
+    },
+    /// Save was given an entity that is not alive.
+    NotAlive {
+        /// Its position in the list given.
+        position: u32,
+    },
+    /// Save was given one entity twice.
+    DuplicateEntity {
+        /// The position of its second occurrence in the list given.
+        position: u32,
+    },
     /// A value does not fit the format's 32-bit sizes (more than 4 GiB, or 2³² items).
     TooLarge {
         /// What overflowed.
@@ -332,6 +365,19 @@ impl fmt::Display for ResourceError {
                 f,
                 "entity {entity} has components {components}, which is no declared signature: {message}"
             ),
+            ReferenceOutOfRange { component, value, num_entities } => write!(
+                f,
+                "component {component} refers to entity {value}, but the resource has {num_entities} entities (use {} for no entity)",
+                super::NO_ENTITY.to_bits()
+            ),
+            Entities(e) => write!(f, "cannot spawn the resource: {e}"),
+            Transform(e) => write!(f, "cannot link the resource's hierarchy: {e}"),
+            NotThisWorld { components, message } => write!(
+                f,
+                "the resource was verified against other signatures than this world's: for {components}, {message}; verify it with the world's own signature check"
+            ),
+            NotAlive { position } => write!(f, "entity {position} of the list to save is not alive"),
+            DuplicateEntity { position } => write!(f, "entity {position} of the list to save appears twice"),
             TooLarge { what } => write!(f, "{what} does not fit the format's 32-bit sizes"),
             NoSuchEntity { entity, num_entities } => write!(
                 f,

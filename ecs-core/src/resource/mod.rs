@@ -83,6 +83,7 @@ compile_error!("sigecs entity resources assume a little-endian target (POD compo
 mod aligned;
 pub mod codec;
 pub mod compile;
+mod entities;
 mod error;
 pub mod format;
 mod hierarchy;
@@ -94,6 +95,7 @@ mod write;
 pub use aligned::AlignedBlob;
 pub use codec::Encoding;
 pub use compile::{CompileError, EntityCompiler, PathError};
+pub use entities::{LocalTransform, MapEntities, NO_ENTITY};
 pub use error::{ComponentRef, ResourceError};
 pub use format::{component_identifier, reseal};
 pub use inspect::{inspect, ComponentReport, ResourceReport, SetReport};

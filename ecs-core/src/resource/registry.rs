@@ -11,8 +11,128 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::codec::{self, CheckFn, CompileFn, EncodeFn, Encoding};
+use super::entities::{LocalTransform, MapEntities};
 use super::error::{ComponentRef, ResourceError};
 use super::format::component_identifier;
+use crate::entity::Entity;
+
+/// Writes `count` postcard instances from `data`, instance `i` to `dst(i)`: the spawner's way to
+/// fill store columns with a component that is not plain old data.
+pub(crate) type WriteFn =
+    unsafe fn(&[u8], u32, &mut dyn FnMut(u32) -> *mut u8) -> Result<(), (u32, String)>;
+/// Appends the encoding of the value at a pointer (the registered type).
+pub(crate) type EncodeRawFn = unsafe fn(*const u8, &mut Vec<u8>) -> Result<(), String>;
+/// An entity map, as the entity-remapping functions take it.
+pub(crate) type EntityMapFn<'a> = &'a mut dyn FnMut(Entity) -> Entity;
+
+/// Calls the map on every entity held by `count` stored instances.
+pub(crate) type VisitFn = fn(Encoding, &[u8], u32, EntityMapFn<'_>) -> Result<(), (u32, String)>;
+
+/// The entity-remapping functions of a component that holds entities (see [`MapEntities`]).
+#[derive(Clone, Copy)]
+pub(crate) struct EntityFns {
+    /// Calls the map on every entity of the `count` stored instances (for the verifier's check).
+    pub(crate) visit: VisitFn,
+    /// Maps the entities of the value at the pointer in place.
+    pub(crate) in_place: unsafe fn(*mut u8, EntityMapFn<'_>),
+    /// Clones the value at the pointer, maps its entities and encodes it with the encode function.
+    pub(crate) encode:
+        unsafe fn(*const u8, EntityMapFn<'_>, EncodeFn, &mut Vec<u8>) -> Result<(), String>,
+}
+
+fn visit_entities<T: MapEntities + Serialize + DeserializeOwned>(
+    encoding: Encoding,
+    data: &[u8],
+    count: u32,
+    map: EntityMapFn<'_>,
+) -> Result<(), (u32, String)> {
+    match encoding {
+        Encoding::Pod { size, .. } => {
+            debug_assert_eq!(size, std::mem::size_of::<T>());
+            if size == 0 {
+                return Ok(());
+            }
+            for chunk in data.chunks_exact(size) {
+                // SAFETY: `map_entities` checked that `T` is this registration's type, which
+                // `Registration::pod` registered as `Pod`: any `size_of::<T>()` bytes are a `T`,
+                // and a `Pod` type has no `Drop`.
+                let mut v: T = unsafe { chunk.as_ptr().cast::<T>().read_unaligned() };
+                v.map_entities(map);
+            }
+            Ok(())
+        }
+        Encoding::Postcard => codec::decode_postcard_each::<T>(data, count, |mut v, _| {
+            v.map_entities(map);
+        }),
+    }
+}
+
+/// # Safety
+/// `ptr` points to an initialised, aligned `T` with no other reference to it.
+unsafe fn map_in_place<T: MapEntities>(ptr: *mut u8, map: EntityMapFn<'_>) {
+    // SAFETY: guaranteed by the caller.
+    unsafe { &mut *ptr.cast::<T>() }.map_entities(map);
+}
+
+/// # Safety
+/// `ptr` points to an initialised, aligned `T`.
+unsafe fn encode_mapped<T: MapEntities + Clone + 'static>(
+    ptr: *const u8,
+    map: EntityMapFn<'_>,
+    encode: EncodeFn,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    // SAFETY: guaranteed by the caller.
+    let mut v: T = unsafe { &*ptr.cast::<T>() }.clone();
+    v.map_entities(map);
+    encode(&v, out)
+}
+
+/// # Safety
+/// `dst(i)` is valid for writing a `T`, aligned, and holds no value that needs dropping.
+unsafe fn write_postcard<T: DeserializeOwned>(
+    data: &[u8],
+    count: u32,
+    dst: &mut dyn FnMut(u32) -> *mut u8,
+) -> Result<(), (u32, String)> {
+    let mut rest = data;
+    for i in 0..count {
+        let (value, after) =
+            postcard::take_from_bytes::<T>(rest).map_err(|e| (i, e.to_string()))?;
+        // SAFETY: guaranteed by the caller.
+        unsafe { dst(i).cast::<T>().write(value) };
+        rest = after;
+    }
+    Ok(())
+}
+
+/// # Safety
+/// Never called: plain old data is copied as bytes.
+unsafe fn write_nothing(
+    _data: &[u8],
+    _count: u32,
+    _dst: &mut dyn FnMut(u32) -> *mut u8,
+) -> Result<(), (u32, String)> {
+    Ok(())
+}
+
+/// # Safety
+/// `ptr` points to an initialised `T` (a `Pod` type: no padding).
+unsafe fn encode_raw_pod<T: Pod>(ptr: *const u8, out: &mut Vec<u8>) -> Result<(), String> {
+    // SAFETY: guaranteed by the caller; `Pod` has no uninitialised bytes.
+    out.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr, std::mem::size_of::<T>()) });
+    Ok(())
+}
+
+/// # Safety
+/// `ptr` points to an initialised, aligned `T`.
+unsafe fn encode_raw_postcard<T: Serialize>(
+    ptr: *const u8,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    // SAFETY: guaranteed by the caller.
+    codec::encode_postcard(unsafe { &*ptr.cast::<T>() }, out)
+}
 
 /// One component that entity resources can hold.
 ///
@@ -30,6 +150,9 @@ pub struct Registration {
     pub(crate) compile: CompileFn,
     pub(crate) check: CheckFn,
     pub(crate) encode: EncodeFn,
+    pub(crate) write: WriteFn,
+    pub(crate) encode_raw: EncodeRawFn,
+    pub(crate) entities: Option<EntityFns>,
 }
 
 impl Registration {
@@ -58,6 +181,9 @@ impl Registration {
             compile: codec::compile_pod::<T>,
             check: codec::check_nothing,
             encode: codec::encode_pod_any::<T>,
+            write: write_nothing,
+            encode_raw: encode_raw_pod::<T>,
+            entities: None,
         }
     }
 
@@ -75,6 +201,9 @@ impl Registration {
             compile: codec::compile_postcard::<T>,
             check: codec::check_postcard::<T>,
             encode: codec::encode_postcard_any::<T>,
+            write: write_postcard::<T>,
+            encode_raw: encode_raw_postcard::<T>,
+            entities: None,
         }
     }
 
@@ -84,6 +213,35 @@ impl Registration {
     pub fn spawn_order(mut self, order: i32) -> Self {
         self.spawn_order = order;
         self
+    }
+
+    /// Marks the component as holding entities (`#[component(map_entities)]`): the verifier
+    /// checks each is [`NO_ENTITY`](super::NO_ENTITY) or an entity of the resource, the spawner
+    /// maps resource indices to the spawned entities, save maps them back (see
+    /// [`MapEntities`]).
+    ///
+    /// # Panics
+    /// When `T` is not the registered type (a bug in the registration, not in data).
+    pub fn map_entities<T: MapEntities + Clone + Serialize + DeserializeOwned + 'static>(
+        mut self,
+    ) -> Self {
+        assert!(
+            self.is::<T>(),
+            "map_entities::<{}> on the registration of {}",
+            std::any::type_name::<T>(),
+            self.type_name
+        );
+        self.entities = Some(EntityFns {
+            visit: visit_entities::<T>,
+            in_place: map_in_place::<T>,
+            encode: encode_mapped::<T>,
+        });
+        self
+    }
+
+    /// Whether the component holds entities that are remapped ([`Registration::map_entities`]).
+    pub fn maps_entities(&self) -> bool {
+        self.entities.is_some()
     }
 
     /// The resource name: the key in the JSON's `"components"` object.
@@ -147,6 +305,7 @@ impl fmt::Debug for Registration {
             .field("spawn_order", &self.spawn_order)
             .field("encoding", &self.encoding)
             .field("type_name", &self.type_name)
+            .field("maps_entities", &self.entities.is_some())
             .finish()
     }
 }
@@ -204,6 +363,24 @@ impl Registry {
             by_name,
             by_type,
         })
+    }
+
+    /// The registry of a generated world: `registrations` plus the transform hierarchy's
+    /// [`LocalTransform`] (`"local_transform"`). The build script has already refused duplicate
+    /// names and identifier collisions at their declarations.
+    ///
+    /// # Panics
+    /// When [`Registry::new`] refuses the list (only a hand-written list can get here).
+    pub fn generated(registrations: impl IntoIterator<Item = Registration>) -> Self {
+        let all = registrations
+            .into_iter()
+            .chain([Registration::pod::<LocalTransform>(LocalTransform::NAME)]);
+        Registry::new(all).unwrap_or_else(|e| panic!("the generated resource registry: {e}"))
+    }
+
+    /// The registration of the type with this `TypeId`.
+    pub fn by_type_id(&self, type_id: TypeId) -> Option<&Registration> {
+        self.by_type.get(&type_id).map(|&i| &self.registrations[i])
     }
 
     /// The registrations, in identifier order.

@@ -35,6 +35,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::codec::{self, describe_wire, Encoding};
+use super::entities::NO_ENTITY;
 use super::error::{ComponentRef, ResourceError};
 use super::format::{
     checksum, u32_at, Reader, CHECKSUM_OFFSET, DATA_ALIGN, ENCODING_POD, ENCODING_POSTCARD,
@@ -42,6 +43,7 @@ use super::format::{
 };
 use super::hierarchy;
 use super::registry::{Registration, Registry};
+use crate::entity::Entity;
 
 /// What the verifier does with a component type the registry does not know.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -271,6 +273,16 @@ pub fn verify<'r, B: AsRef<[u8]>>(
                     message,
                 }
             })?;
+            if let Some(fns) = reg.entities {
+                check_references(
+                    fns,
+                    reg.encoding(),
+                    data,
+                    num_instances,
+                    num_entities,
+                    component,
+                )?;
+            }
         }
         records.push(Record {
             identifier,
@@ -370,6 +382,39 @@ fn check_header(bytes: &[u8]) -> Result<(), ResourceError> {
         return Err(ResourceError::ChecksumMismatch { stored, computed });
     }
     Ok(())
+}
+
+/// Every entity held by a [`map_entities`](Registration::map_entities) component's instances is
+/// [`NO_ENTITY`] or below `num_entities`.
+fn check_references(
+    fns: super::registry::EntityFns,
+    encoding: Encoding,
+    data: &[u8],
+    num_instances: u32,
+    num_entities: u32,
+    component: ComponentRef,
+) -> Result<(), ResourceError> {
+    let mut bad: Option<u64> = None;
+    (fns.visit)(encoding, data, num_instances, &mut |e: Entity| {
+        let bits = u64::from(e.to_bits());
+        if e != NO_ENTITY && bits >= u64::from(num_entities) && bad.is_none() {
+            bad = Some(bits);
+        }
+        e
+    })
+    .map_err(|(instance, message)| ResourceError::Decode {
+        component,
+        instance,
+        message,
+    })?;
+    match bad {
+        Some(value) => Err(ResourceError::ReferenceOutOfRange {
+            component,
+            value,
+            num_entities,
+        }),
+        None => Ok(()),
+    }
 }
 
 fn check_entity_index(

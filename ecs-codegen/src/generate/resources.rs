@@ -1,0 +1,128 @@
+//! Entity-resource registrations: one `Registration` per component declared with
+//! `#[component(resource = "name")]`, as a list in `resource_registry()`. The registry's logic
+//! (checks, lookups, the built-in `local_transform`) is `ecs_core::resource::Registry`'s; the
+//! generated code is only the list. Nothing is generated when no component opts in, so a world
+//! without entity resources needs no `resource` feature of `ecs_core`.
+
+use super::*;
+use crate::decl::{ComponentDecl, ResourceEncoding};
+use crate::diagnostic::Diagnostic;
+use crate::scan::Found;
+use std::collections::HashMap;
+
+/// FNV-1a 64 of a resource name: `ecs_core::resource::component_identifier`, computed here too
+/// so that two names with one identifier are a build error at their declaration.
+fn identifier(name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Whole-crate checks of the resource names: each is used by one component, `local_transform`
+/// is the runtime's own, and no two names share an identifier.
+pub fn check(comps: &[Found<ComponentDecl>], diags: &mut Vec<Diagnostic>) {
+    let mut by_name: HashMap<String, String> = HashMap::new();
+    let mut by_id: HashMap<u64, String> = HashMap::new();
+    for f in comps {
+        let Some(r) = &f.decl.resource else { continue };
+        if r.name == "local_transform" {
+            diags.push(
+                Diagnostic::at(
+                    &f.file,
+                    r.span,
+                    "resource name \"local_transform\" is reserved",
+                )
+                .with_help(
+                    "it is the transform hierarchy's local matrix, registered by ecs_core; \
+                         choose another name",
+                ),
+            );
+            continue;
+        }
+        if let Some(other) = by_name.get(&r.name) {
+            diags.push(
+                Diagnostic::at(
+                    &f.file,
+                    r.span,
+                    format!(
+                        "resource name \"{}\" is used by `{other}` and `{}`",
+                        r.name, f.decl.ident
+                    ),
+                )
+                .with_help("a resource name picks one component type in a level; rename one"),
+            );
+            continue;
+        }
+        let id = identifier(&r.name);
+        if let Some(other) = by_id.get(&id) {
+            diags.push(
+                Diagnostic::at(
+                    &f.file,
+                    r.span,
+                    format!(
+                        "resource names \"{other}\" and \"{}\" hash to the same identifier {id:#018x}",
+                        r.name
+                    ),
+                )
+                .with_help("rename one of them"),
+            );
+            continue;
+        }
+        by_name.insert(r.name.clone(), f.decl.ident.to_string());
+        by_id.insert(id, r.name.clone());
+    }
+}
+
+pub(super) fn generate(model: &Model) -> TokenStream {
+    let registrations: Vec<TokenStream> = model
+        .components
+        .iter()
+        .filter_map(|c| {
+            let r = c.resource.as_ref()?;
+            let (path, name) = (&c.path, &r.name);
+            let mut reg = match r.encoding {
+                ResourceEncoding::Pod => {
+                    quote!(::ecs_core::resource::Registration::pod::<#path>(#name))
+                }
+                ResourceEncoding::Serde => {
+                    quote!(::ecs_core::resource::Registration::serde::<#path>(#name))
+                }
+            };
+            if r.spawn_order != 0 {
+                let order = r.spawn_order;
+                reg = quote!(#reg.spawn_order(#order));
+            }
+            if r.map_entities {
+                reg = quote!(#reg.map_entities::<#path>());
+            }
+            Some(reg)
+        })
+        .collect();
+    if registrations.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        /// The components that entity resources (levels, prefabs) may hold: those declared
+        /// with `#[component(resource = "…")]`, plus the transform hierarchy's
+        /// `local_transform`. Built once.
+        pub fn resource_registry() -> &'static ::ecs_core::resource::Registry {
+            static REGISTRY: ::std::sync::OnceLock<::ecs_core::resource::Registry> = ::std::sync::OnceLock::new();
+            REGISTRY.get_or_init(|| ::ecs_core::resource::Registry::generated([#(#registrations),*]))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::identifier;
+
+    #[test]
+    fn identifier_is_fnv1a_64() {
+        // The FNV-1a 64 test vectors.
+        assert_eq!(identifier(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(identifier("a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}

@@ -1,0 +1,172 @@
+//! Build errors of `#[component(resource = "…")]`, each at its declaration (file:line:col), and
+//! the registrations generated for valid declarations.
+
+use ecs_codegen::{BuildError, Builder, Diagnostic};
+
+/// Writes `files` (flat, with a `mod.rs` declaring them) and runs the builder.
+fn build(files: &[(&str, &str)]) -> (tempfile::TempDir, Result<String, BuildError>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut decls = String::new();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        decls.push_str(&format!("pub mod {};\n", name.trim_end_matches(".rs")));
+    }
+    std::fs::write(dir.path().join("mod.rs"), decls).unwrap();
+    let r = Builder::new()
+        .scan(dir.path(), "crate::components")
+        .rerun_if_changed(false)
+        .generate_string();
+    (dir, r)
+}
+
+fn errors(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<Diagnostic>) {
+    let (dir, r) = build(files);
+    match r {
+        Ok(src) => panic!("expected errors, generated:\n{src}"),
+        Err(e) => (dir, e.diagnostics),
+    }
+}
+
+const SIG: &str = "use ecs_core::prelude::*;
+#[derive(Signature)]
+pub struct S { pub p: Position, pub n: Name }
+";
+
+#[test]
+fn opted_in_components_are_registered() {
+    let (_d, r) = build(&[
+        (
+            "a.rs",
+            "use ecs_core::prelude::*;
+#[derive(Component)]
+#[component(resource = \"position\")]
+pub struct Position(pub f32);
+#[derive(Component)]
+#[component(cold, resource = \"name\", encoding = \"serde\", spawn_order = 2, map_entities)]
+pub struct Name(pub String);
+#[derive(Component)]
+pub struct Hidden(pub u8);
+",
+        ),
+        ("b.rs", SIG),
+    ]);
+    let src = r.unwrap();
+    // Compared without whitespace: the file is formatted by prettyplease.
+    let flat: String = src
+        .split_whitespace()
+        .collect::<String>()
+        .replace(",>", ">")
+        .replace(",)", ")");
+    let has = |s: &str| flat.contains(&s.split_whitespace().collect::<String>());
+    assert!(has(
+        "pub fn resource_registry() -> &'static ::ecs_core::resource::Registry"
+    ));
+    assert!(has(
+        "Registration::pod::<crate::components::a::Position>(\"position\")"
+    ));
+    assert!(
+        has("Registration::serde::<crate::components::a::Name>(\"name\").spawn_order(2i32).map_entities::<crate::components::a::Name>()"),
+        "{src}"
+    );
+    assert!(
+        !has("Registration::pod::<crate::components::a::Hidden>"),
+        "only opted-in components are registered"
+    );
+}
+
+#[test]
+fn nothing_is_generated_without_opted_in_components() {
+    let (_d, r) = build(&[
+        (
+            "a.rs",
+            "use ecs_core::prelude::*;
+#[derive(Component)]
+pub struct Position(pub f32);
+#[derive(Component)]
+pub struct Name(pub String);
+",
+        ),
+        ("b.rs", SIG),
+    ]);
+    assert!(!r.unwrap().contains("resource_registry"));
+}
+
+#[test]
+fn bad_options_are_located() {
+    let (dir, ds) = errors(&[
+        (
+            "a.rs",
+            "use ecs_core::prelude::*;
+#[derive(Component)]
+#[component(resource = \"pos ition\")]
+pub struct Position(pub f32);
+#[derive(Component)]
+#[component(resource = \"name\", encoding = \"json\")]
+pub struct Name(pub String);
+",
+        ),
+        ("b.rs", SIG),
+    ]);
+    assert_eq!(ds.len(), 2, "{ds:?}");
+    assert_eq!(ds[0].file, dir.path().join("a.rs"));
+    assert_eq!((ds[0].line, ds[0].column), (3, 24));
+    assert!(
+        ds[0]
+            .message
+            .contains("invalid resource name \"pos ition\""),
+        "{}",
+        ds[0]
+    );
+    assert_eq!((ds[1].line, ds[1].column), (6, 43));
+    assert!(
+        ds[1].message.contains("unknown encoding \"json\""),
+        "{}",
+        ds[1]
+    );
+}
+
+#[test]
+fn duplicate_and_reserved_names_are_located() {
+    let (dir, ds) = errors(&[
+        (
+            "a.rs",
+            "use ecs_core::prelude::*;
+#[derive(Component)]
+#[component(resource = \"thing\")]
+pub struct Position(pub f32);
+#[derive(Component)]
+#[component(resource = \"local_transform\")]
+pub struct Local(pub f32);
+",
+        ),
+        (
+            "c.rs",
+            "use ecs_core::prelude::*;
+#[derive(Component)]
+#[component(resource = \"thing\", encoding = \"serde\")]
+pub struct Name(pub String);
+",
+        ),
+        ("b.rs", SIG),
+    ]);
+    assert_eq!(ds.len(), 2, "{ds:?}");
+    let reserved = ds.iter().find(|d| d.message.contains("reserved")).unwrap();
+    assert_eq!(reserved.file, dir.path().join("a.rs"));
+    assert_eq!((reserved.line, reserved.column), (6, 24));
+    let dup = ds
+        .iter()
+        .find(|d| d.message.contains("is used by"))
+        .unwrap();
+    // Components are checked in name order: Name (c.rs) comes after... whichever is second.
+    assert!(
+        dup.message
+            .contains("resource name \"thing\" is used by `Name` and `Position`")
+            || dup
+                .message
+                .contains("resource name \"thing\" is used by `Position` and `Name`"),
+        "{dup}"
+    );
+    assert_eq!(dup.line, 3);
+    assert_eq!(dup.column, 24);
+    assert!(dup.help.as_deref().unwrap().contains("rename one"));
+}

@@ -1,0 +1,132 @@
+//! Entities inside components, and the transform hierarchy's local matrix.
+//!
+//! A component that holds an [`Entity`] (a target, a leader, an owner) refers, inside a
+//! resource, to another entity *of the resource*: the value stored is the entity's resource
+//! index (`Entity::from_bits(index)`), or [`NO_ENTITY`] for "none". The component implements
+//! [`MapEntities`] and is registered with [`Registration::map_entities`](super::Registration::map_entities)
+//! (`#[component(resource = "…", map_entities)]`); then
+//!
+//! - the verifier checks every stored entity is [`NO_ENTITY`] or below `num_entities`,
+//! - the spawner replaces each index with the entity spawned for it,
+//! - save replaces each entity with its index among the saved entities ([`NO_ENTITY`] for an
+//!   entity that is not saved, dead or `NO_ENTITY` itself).
+//!
+//! In JSON an entity is written as its resource index (a number), or `null`-free as the bits of
+//! [`NO_ENTITY`]. [`Entity`] is `Pod` (any bits are a valid, possibly dead, id) and serializes as
+//! its bits.
+//!
+//! [`LocalTransform`] is the one component the registry always has (`"local_transform"`): the
+//! local matrix of an entity in a [`TransformManager`](crate::transform::TransformManager). It
+//! lives outside the signature stores, so it never counts towards an entity's signature; a
+//! spawn given a transform manager creates the entity's instance with it and links
+//! `parent_index`.
+
+use glam::Mat4;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::entity::{Entity, EntityBits};
+
+/// "No entity" in a resource: the id with every used bit set (slot index 2²²−1 at the largest
+/// generation), which a world only issues once all 2²² slots are in use.
+pub const NO_ENTITY: Entity = Entity::from_bits(EntityBits::MAX);
+
+/// A component that holds entities: `map_entities` calls `map` on each one and stores the result.
+///
+/// ```
+/// use ecs_core::entity::Entity;
+/// use ecs_core::resource::MapEntities;
+/// struct Leader(Entity);
+/// impl MapEntities for Leader {
+///     fn map_entities(&mut self, map: &mut dyn FnMut(Entity) -> Entity) {
+///         self.0 = map(self.0);
+///     }
+/// }
+/// let mut l = Leader(Entity::from_bits(2));
+/// l.map_entities(&mut |e| Entity::new(e.index() + 10, 1));
+/// assert_eq!(l.0, Entity::new(12, 1));
+/// ```
+pub trait MapEntities {
+    /// Replaces every entity held with `map(entity)`.
+    fn map_entities(&mut self, map: &mut dyn FnMut(Entity) -> Entity);
+}
+
+impl MapEntities for Entity {
+    fn map_entities(&mut self, map: &mut dyn FnMut(Entity) -> Entity) {
+        *self = map(*self);
+    }
+}
+
+// SAFETY: `Entity` is `#[repr(transparent)]` over an integer: no padding, and every bit pattern
+// is a valid value (an id that may be dead or never issued, which every API handles).
+unsafe impl bytemuck::Zeroable for Entity {}
+// SAFETY: as above; `Entity` is `Copy + 'static`.
+unsafe impl bytemuck::Pod for Entity {}
+
+impl Serialize for Entity {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_bits().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Entity {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        EntityBits::deserialize(d).map(Entity::from_bits)
+    }
+}
+
+/// The local matrix of an entity in the transform hierarchy (column-major, glam's order),
+/// stored in resources as `"local_transform"`: 16 numbers in JSON, 64 bytes in a blob.
+#[derive(
+    Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable, Serialize, Deserialize,
+)]
+#[repr(C)]
+pub struct LocalTransform(pub [f32; 16]);
+
+impl LocalTransform {
+    /// The resource name.
+    pub const NAME: &'static str = "local_transform";
+
+    /// The identity matrix.
+    pub const IDENTITY: LocalTransform = LocalTransform([
+        1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0,
+    ]);
+}
+
+impl From<Mat4> for LocalTransform {
+    fn from(m: Mat4) -> Self {
+        LocalTransform(m.to_cols_array())
+    }
+}
+
+impl From<LocalTransform> for Mat4 {
+    fn from(t: LocalTransform) -> Self {
+        Mat4::from_cols_array(&t.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entity_serializes_as_its_bits() {
+        let e = Entity::new(5, 2);
+        let json = serde_json::to_string(&e).unwrap();
+        assert_eq!(json, e.to_bits().to_string());
+        assert_eq!(serde_json::from_str::<Entity>(&json).unwrap(), e);
+        assert_eq!(
+            serde_json::from_str::<Entity>("3").unwrap(),
+            Entity::from_bits(3)
+        );
+        assert_eq!(bytemuck::bytes_of(&e), &e.to_bits().to_le_bytes());
+    }
+
+    #[test]
+    fn local_transform_is_glam_column_major() {
+        let m = Mat4::from_translation(glam::Vec3::new(1.0, 2.0, 3.0));
+        let t = LocalTransform::from(m);
+        assert_eq!(&t.0[12..15], &[1.0, 2.0, 3.0]);
+        assert_eq!(Mat4::from(t), m);
+        assert_eq!(Mat4::from(LocalTransform::IDENTITY), Mat4::IDENTITY);
+    }
+}

@@ -1,33 +1,69 @@
 //! Point-mass physics (seed part 2): components and the systems that move them.
 
 use super::resources::{Gravity, Time};
+use bytemuck::{Pod, Zeroable};
 use ecs_core::prelude::*;
+use ecs_core::resource::MapEntities;
 use glam::Vec3;
+use serde::{Deserialize, Serialize};
 
 /// Where an entity is.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(
+    Component, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
+)]
+#[component(resource = "position")]
+#[repr(transparent)]
 pub struct Position(pub Vec3);
 
 /// How fast it moves.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(
+    Component, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
+)]
+#[component(resource = "velocity")]
+#[repr(transparent)]
 pub struct Velocity(pub Vec3);
 
 /// How fast its velocity changes.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(
+    Component, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
+)]
+#[component(resource = "acceleration")]
+#[repr(transparent)]
 pub struct Acceleration(pub Vec3);
 
 /// Its mass.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(
+    Component, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
+)]
+#[component(resource = "mass")]
+#[repr(transparent)]
 pub struct Mass(pub f32);
 
 /// Seconds left to live.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(
+    Component, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
+)]
+#[component(resource = "lifetime")]
+#[repr(transparent)]
 pub struct Lifetime(pub f32);
 
 /// A name for debugging: cold, so `rows` signatures keep it out of the hot row.
-#[derive(Component, Clone, Debug, Default, PartialEq)]
-#[component(cold)]
+#[derive(Component, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[component(cold, resource = "name", encoding = "serde")]
 pub struct DebugName(pub String);
+
+/// The entity this one follows (an escort's ship). In a level it is written as the leader's
+/// index among the level's entities.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Pod, Zeroable, Serialize, Deserialize)]
+#[component(resource = "leader", map_entities)]
+#[repr(transparent)]
+pub struct Leader(pub Entity);
+
+impl MapEntities for Leader {
+    fn map_entities(&mut self, map: &mut dyn FnMut(Entity) -> Entity) {
+        self.0 = map(self.0);
+    }
+}
 
 /// Semi-implicit Euler step: velocity += acceleration·dt, then position += velocity·dt.
 #[system]

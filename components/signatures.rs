@@ -52,3 +52,14 @@ pub struct Beacon {
     /// Its name, for debugging.
     pub name: DebugName,
 }
+
+/// A point that moves with another entity, its leader (for example a ship's escort).
+#[derive(Signature, Clone, Debug, PartialEq)]
+pub struct Escort {
+    /// Where it is.
+    pub position: Position,
+    /// How fast it moves.
+    pub velocity: Velocity,
+    /// The entity it follows.
+    pub leader: Leader,
+}

@@ -13,6 +13,10 @@
 mod commands;
 mod error;
 mod invariants;
+#[cfg(feature = "resource")]
+mod load;
+#[cfg(feature = "resource")]
+mod save;
 mod spawn;
 mod structural;
 mod table;

@@ -1,0 +1,160 @@
+//! Saving entities back to an entity resource: the inverse of [`World::spawn_resource`].
+//!
+//! [`World::save_entities`] writes the given entities, in the given order, with every component
+//! the registry knows (components without a registration are not saved), their parents and
+//! local matrices from a [`TransformManager`], and the entities held in components mapped to
+//! indices among the saved entities. The blob is canonical ([`ResourceWriter`]), so saving what
+//! a blob spawned, in spawn order, gives back the same bytes — provided the blob held no
+//! unknown (skipped) component and no `local_transform` equal to the identity (an identity
+//! local is what an instance without one gets, and save writes only the others).
+
+use super::World;
+use crate::entity::{Entity, EntityBits};
+use crate::model::WorldModel;
+use crate::resource::{
+    LocalTransform, Registration, Registry, ResourceError, ResourceWriter, NO_ENTITY,
+};
+use crate::transform::TransformManager;
+use glam::Mat4;
+use rustc_hash::FxHashMap;
+
+impl<M: WorldModel> World<M> {
+    /// Saves `entities` (entity `i` of the blob is `entities[i]`). Parents come from
+    /// `transforms` (an entity whose parent is not saved is a root); without it every entity is
+    /// a root. Errors: a dead or repeated entity, or a value the codec refuses.
+    pub fn save_entities(
+        &self,
+        entities: &[Entity],
+        registry: &Registry,
+        transforms: Option<&TransformManager>,
+    ) -> Result<Vec<u8>, ResourceError> {
+        let mut index: FxHashMap<Entity, u32> = FxHashMap::default();
+        index.reserve(entities.len());
+        for (i, &e) in entities.iter().enumerate() {
+            let position = u32::try_from(i).map_err(|_| ResourceError::TooLarge {
+                what: "the entity count",
+            })?;
+            if self.locate(e).is_none() {
+                return Err(ResourceError::NotAlive { position });
+            }
+            if index.insert(e, position).is_some() {
+                return Err(ResourceError::DuplicateEntity { position });
+            }
+        }
+        let mut w = ResourceWriter::new();
+        w.add_entities(entities.len() as u32)?;
+
+        // Hierarchy and local matrices.
+        if let Some(tm) = transforms {
+            let local_reg = registry.by_type::<LocalTransform>();
+            for (i, &e) in entities.iter().enumerate() {
+                let Some(inst) = tm.lookup(e) else { continue };
+                let parent = tm
+                    .parent(inst)
+                    .ok()
+                    .flatten()
+                    .and_then(|p| tm.entity(p).ok())
+                    .and_then(|p| index.get(&p).copied());
+                w.set_parent(i as u32, parent)?;
+                if let (Some(reg), Ok(local)) = (local_reg, tm.local(inst)) {
+                    if local != Mat4::IDENTITY {
+                        w.push(reg, i as u32, &LocalTransform::from(local))?;
+                    }
+                }
+            }
+        }
+
+        // Components: per store, the registration of each slot, looked up once.
+        let mut slot_regs: Vec<Option<Vec<Option<&Registration>>>> = vec![None; self.stores.len()];
+        let mut map = |e: Entity| -> Entity {
+            match index.get(&e) {
+                Some(&i) => Entity::from_bits(i as EntityBits),
+                None => NO_ENTITY,
+            }
+        };
+        let mut buf = Vec::new();
+        for (i, &e) in entities.iter().enumerate() {
+            let loc = self.locate(e).expect("checked above");
+            let store = &self.stores[loc.store as usize];
+            let regs = slot_regs[loc.store as usize].get_or_insert_with(|| {
+                store
+                    .slot_types()
+                    .iter()
+                    .map(|&t| registry.by_type_id(t))
+                    .collect()
+            });
+            for (k, reg) in regs.iter().enumerate() {
+                let Some(reg) = reg else { continue };
+                let ptr = store
+                    .slot_ptr(store.info().slots[k], loc.row())
+                    .cast_const();
+                buf.clear();
+                // SAFETY: the entity is live, so its row is initialised, and slot k holds a
+                // value of the slot's type, which is the registration's type (looked up by its
+                // `TypeId`); `&self` excludes writers.
+                let r = unsafe {
+                    match reg.entities {
+                        Some(fns) => (fns.encode)(ptr, &mut map, reg.encode, &mut buf),
+                        None => (reg.encode_raw)(ptr, &mut buf),
+                    }
+                };
+                r.map_err(|message| ResourceError::Encode {
+                    component: reg.component_ref(),
+                    message,
+                })?;
+                w.push_compiled(reg, i as u32, &buf)?;
+            }
+        }
+        w.finish()
+    }
+
+    /// Saves every live entity, store by store in store order, rows in order (see
+    /// [`World::save_entities`]).
+    pub fn save_resource(
+        &self,
+        registry: &Registry,
+        transforms: Option<&TransformManager>,
+    ) -> Result<Vec<u8>, ResourceError> {
+        let all: Vec<Entity> = self.entities().collect();
+        self.save_entities(&all, registry, transforms)
+    }
+
+    /// Saves `roots` and all their descendants in `transforms` (each root, then its subtree
+    /// breadth first; a descendant reached twice is saved once). Descendants that are not
+    /// alive in this world are skipped.
+    pub fn save_subtrees(
+        &self,
+        roots: &[Entity],
+        registry: &Registry,
+        transforms: &TransformManager,
+    ) -> Result<Vec<u8>, ResourceError> {
+        let mut list: Vec<Entity> = Vec::new();
+        let mut seen: FxHashMap<Entity, ()> = FxHashMap::default();
+        for &root in roots {
+            if seen.insert(root, ()).is_some() {
+                continue;
+            }
+            let start = list.len();
+            list.push(root);
+            let mut k = start;
+            while k < list.len() {
+                let e = list[k];
+                k += 1;
+                let Some(inst) = transforms.lookup(e) else {
+                    continue;
+                };
+                let Ok(children) = transforms.children(inst) else {
+                    continue;
+                };
+                for c in children {
+                    if let Ok(ce) = transforms.entity(c) {
+                        if self.locate(ce).is_some() && seen.insert(ce, ()).is_none() {
+                            list.push(ce);
+                        }
+                    }
+                }
+            }
+        }
+        self.save_entities(&list, registry, Some(transforms))
+    }
+}

@@ -1,0 +1,436 @@
+//! Entity resources in the bundled world: JSON → blob → verified → spawned (components, entity
+//! references, hierarchy) → saved; the round trips blob → world → blob (byte-identical) and
+//! world → blob → world (value-identical); prefab instances; atomic failures.
+
+use glam::{Mat4, Vec3};
+use sigecs::components::physics::*;
+use sigecs::components::signatures::{Beacon, Body, Escort, Particle, Ship};
+use sigecs::ecs_core::entity::{Entity, EntityBits};
+use sigecs::ecs_core::resource::{
+    verify, AnySet, EntityCompiler, LocalTransform, ResourceError, VerifyOptions, NO_ENTITY,
+};
+use sigecs::ecs_core::transform::TransformManager;
+use sigecs::ecs_core::{Change, WorldError};
+use sigecs::{resource_registry, World};
+
+const LEVEL: &str = r#"{"entities": [
+    {"components": {"position": [1, 2, 3], "velocity": [0, 0, 1], "acceleration": [0, 0, 0],
+                    "mass": 10, "name": "flagship"}},
+    {"parent": 0, "components": {"position": [4, 5, 6], "velocity": [1, 0, 0], "leader": 0,
+                                 "local_transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, 4,5,6,1]}},
+    {"parent": 1, "components": {"position": [7, 8, 9], "name": "buoy"}},
+    {"components": {"position": [0, 0, 0], "velocity": [0, 1, 0], "lifetime": 2.5}},
+    {"components": {"position": [1, 1, 1], "velocity": [0, 0, 0], "leader": 1073741823}}
+]}"#;
+
+fn compile(json: &str) -> Vec<u8> {
+    EntityCompiler::new(resource_registry())
+        .compile_str(json)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_level_spawns_with_values_references_and_hierarchy() {
+    let blob = compile(LEVEL);
+    let res = World::new()
+        .verify_resource(&blob[..], resource_registry(), &VerifyOptions::default())
+        .unwrap();
+    let mut world = World::new();
+    let mut tm = TransformManager::new();
+    let e = world.spawn_resource_with(&res, &mut tm).unwrap();
+    assert_eq!(e.len(), 5);
+    assert_eq!(world.len(), 5);
+    world.check_invariants().unwrap();
+
+    assert_eq!(world.signature_name_of(e[0]), Some("Ship"));
+    assert_eq!(world.signature_name_of(e[1]), Some("Escort"));
+    assert_eq!(world.signature_name_of(e[2]), Some("Beacon"));
+    assert_eq!(world.signature_name_of(e[3]), Some("Particle"));
+    assert_eq!(world.signature_name_of(e[4]), Some("Escort"));
+    assert_eq!(
+        world.get::<Position>(e[0]),
+        Some(&Position(Vec3::new(1.0, 2.0, 3.0)))
+    );
+    assert_eq!(world.get::<Mass>(e[0]), Some(&Mass(10.0)));
+    assert_eq!(world.get::<DebugName>(e[0]).unwrap().0, "flagship");
+    assert_eq!(world.get::<DebugName>(e[2]).unwrap().0, "buoy");
+    assert_eq!(world.get::<Lifetime>(e[3]), Some(&Lifetime(2.5)));
+    assert_eq!(
+        world.get::<Velocity>(e[1]),
+        Some(&Velocity(Vec3::new(1.0, 0.0, 0.0)))
+    );
+    // Entity references point at the spawned entities; NO_ENTITY stays.
+    assert_eq!(world.get::<Leader>(e[1]), Some(&Leader(e[0])));
+    assert_eq!(world.get::<Leader>(e[4]), Some(&Leader(NO_ENTITY)));
+
+    // The hierarchy: 0 ← 1 ← 2, with 1's local matrix; 3 and 4 have no transform.
+    let inst = |x: Entity| tm.lookup(x).unwrap();
+    assert_eq!(tm.len(), 3);
+    assert_eq!(tm.parent(inst(e[1])).unwrap(), Some(inst(e[0])));
+    assert_eq!(tm.parent(inst(e[2])).unwrap(), Some(inst(e[1])));
+    assert_eq!(tm.parent(inst(e[0])).unwrap(), None);
+    assert_eq!(
+        tm.local(inst(e[1])).unwrap(),
+        Mat4::from_translation(Vec3::new(4.0, 5.0, 6.0))
+    );
+    assert_eq!(tm.local(inst(e[2])).unwrap(), Mat4::IDENTITY);
+    assert!(tm.lookup(e[3]).is_none() && tm.lookup(e[4]).is_none());
+
+    // Without a transform manager the components are the same.
+    let mut plain = World::new();
+    let f = plain.spawn_resource(&res).unwrap();
+    assert_eq!(plain.get::<Leader>(f[1]), Some(&Leader(f[0])));
+    plain.check_invariants().unwrap();
+}
+
+#[test]
+fn blob_to_world_to_blob_is_byte_identical() {
+    let blob = compile(LEVEL);
+    let res = World::new()
+        .verify_resource(&blob[..], resource_registry(), &VerifyOptions::default())
+        .unwrap();
+    let mut world = World::new();
+    // Something in the world already, so rows and ids do not start at 0.
+    world.spawn(Beacon {
+        position: Position(Vec3::ONE),
+        name: DebugName("old".into()),
+    });
+    let mut tm = TransformManager::new();
+    let e = world.spawn_resource_with(&res, &mut tm).unwrap();
+    let saved = world
+        .save_entities(&e, resource_registry(), Some(&tm))
+        .unwrap();
+    assert_eq!(saved, blob);
+    // Saving the subtree of entity 0 gives entities 0, 1, 2 (with the leader kept).
+    let sub = world
+        .save_subtrees(&e[..1], resource_registry(), &tm)
+        .unwrap();
+    let sub = verify(
+        &sub[..],
+        resource_registry(),
+        AnySet::default(),
+        &VerifyOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(sub.num_entities(), 3);
+    assert_eq!(sub.parent(2), Some(1));
+    let leaders = sub.component("leader").unwrap();
+    assert_eq!(
+        leaders.pod::<Leader>().unwrap()[0],
+        Leader(Entity::from_bits(0))
+    );
+}
+
+#[test]
+fn prefab_instances_reuse_one_verified_blob() {
+    let blob = compile(LEVEL);
+    let res = World::new()
+        .verify_resource(&blob[..], resource_registry(), &VerifyOptions::default())
+        .unwrap();
+    let mut world = World::new();
+    let mut tm = TransformManager::new();
+    let copies: Vec<Vec<Entity>> = (0..50)
+        .map(|_| world.spawn_resource_with(&res, &mut tm).unwrap())
+        .collect();
+    assert_eq!(world.len(), 250);
+    assert_eq!(tm.len(), 150);
+    world.check_invariants().unwrap();
+    for c in &copies {
+        assert_eq!(world.get::<Leader>(c[1]), Some(&Leader(c[0])));
+        let i = tm.lookup(c[2]).unwrap();
+        assert_eq!(tm.entity(tm.parent(i).unwrap().unwrap()).unwrap(), c[1]);
+        assert_eq!(world.get::<DebugName>(c[2]).unwrap().0, "buoy");
+    }
+}
+
+/// A world with every signature, references and a hierarchy, built with `spawn`.
+fn random_world(n: usize, seed: u64) -> (World, TransformManager, Vec<Entity>) {
+    let mut s = seed | 1;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let mut f = || (next() % 1000) as f32 / 7.0;
+    let mut world = World::new();
+    let mut tm = TransformManager::new();
+    let mut all = Vec::new();
+    for i in 0..n {
+        let v = Vec3::new(f(), f(), f());
+        let e = match i % 5 {
+            0 => world.spawn(Particle {
+                position: Position(v),
+                velocity: Velocity(-v),
+                lifetime: Lifetime(f()),
+            }),
+            1 => world.spawn(Body {
+                position: Position(v),
+                velocity: Velocity(v * 2.0),
+                acceleration: Acceleration(Vec3::Y),
+                mass: Mass(f()),
+            }),
+            2 => world.spawn(Ship {
+                position: Position(v),
+                velocity: Velocity(v),
+                acceleration: Acceleration(-v),
+                mass: Mass(f()),
+                name: DebugName(format!("ship {i} ✓")),
+            }),
+            3 => world.spawn(Beacon {
+                position: Position(v),
+                name: DebugName(String::new()),
+            }),
+            _ => {
+                let leader = if all.is_empty() {
+                    NO_ENTITY
+                } else {
+                    all[(f() as usize) % all.len()]
+                };
+                world.spawn(Escort {
+                    position: Position(v),
+                    velocity: Velocity(v),
+                    leader: Leader(leader),
+                })
+            }
+        };
+        if i % 3 != 0 {
+            let local = Mat4::from_translation(v);
+            let inst = tm.create(e, local).unwrap();
+            // Parent: an earlier entity with a transform.
+            if i > 3 && i % 2 == 0 {
+                let p = all[(f() as usize * 31) % all.len()];
+                if let Some(pi) = tm.lookup(p) {
+                    tm.link(inst, pi).unwrap();
+                }
+            }
+        }
+        all.push(e);
+    }
+    // Despawn a few so ids and rows are not in spawn order.
+    for k in (0..all.len()).step_by(17) {
+        world.despawn(all[k]);
+        if let Some(i) = tm.lookup(all[k]) {
+            tm.destroy(i).unwrap();
+        }
+    }
+    let live: Vec<Entity> = world.entities().collect();
+    (world, tm, live)
+}
+
+/// Everything an entity holds, with entities (its leader, its parent) named by their position
+/// in `order`.
+fn snapshot(world: &World, tm: &TransformManager, order: &[Entity]) -> Vec<String> {
+    let pos = |e: Entity| order.iter().position(|&x| x == e);
+    order
+        .iter()
+        .map(|&e| {
+            let parent = tm
+                .lookup(e)
+                .and_then(|i| tm.parent(i).unwrap())
+                .map(|p| pos(tm.entity(p).unwrap()));
+            let local = tm.lookup(e).map(|i| tm.local(i).unwrap());
+            format!(
+                "{:?} {:?} {:?} {:?} {:?} {:?} {:?} leader={:?} parent={parent:?} local={local:?}",
+                world.signature_name_of(e),
+                world.get::<Position>(e),
+                world.get::<Velocity>(e),
+                world.get::<Acceleration>(e),
+                world.get::<Mass>(e),
+                world.get::<Lifetime>(e),
+                world.get::<DebugName>(e),
+                // A dead leader is saved as NO_ENTITY.
+                world.get::<Leader>(e).map(|l| pos(l.0)),
+            )
+            // An identity local and "no transform" are the same after a round trip.
+            .replace(&format!("local=Some({:?})", Mat4::IDENTITY), "local=None")
+        })
+        .collect()
+}
+
+#[test]
+fn world_to_blob_to_world_is_value_identical() {
+    for seed in [1, 2, 3] {
+        let (world, tm, order) = random_world(400, seed);
+        let blob = world.save_resource(resource_registry(), Some(&tm)).unwrap();
+        let res = World::new()
+            .verify_resource(&blob[..], resource_registry(), &VerifyOptions::default())
+            .unwrap();
+        let mut copy = World::new();
+        let mut tm2 = TransformManager::new();
+        let spawned = copy.spawn_resource_with(&res, &mut tm2).unwrap();
+        copy.check_invariants().unwrap();
+        assert_eq!(copy.len(), world.len());
+        let before = snapshot(&world, &tm, &order);
+        let after = snapshot(&copy, &tm2, &spawned);
+        assert_eq!(before.len(), after.len());
+        for (k, (b, a)) in before.iter().zip(&after).enumerate() {
+            assert_eq!(b, a, "seed {seed}, entity {k}");
+        }
+        // World coordinates follow the same hierarchy.
+        for (a, b) in order.iter().zip(&spawned) {
+            if let (Some(i), Some(j)) = (tm.lookup(*a), tm2.lookup(*b)) {
+                assert_eq!(tm.world(i).unwrap(), tm2.world(j).unwrap());
+            }
+        }
+        // And saving the copy gives the same bytes.
+        assert_eq!(
+            copy.save_entities(&spawned, resource_registry(), Some(&tm2))
+                .unwrap(),
+            blob
+        );
+    }
+}
+
+#[test]
+fn an_undeclared_set_is_refused_with_inserts_words() {
+    // Position + Lifetime is no signature.
+    let blob = compile(r#"{"entities": [{"components": {"position": [0,0,0], "lifetime": 1}}]}"#);
+    let err = World::new()
+        .verify_resource(&blob[..], resource_registry(), &VerifyOptions::default())
+        .unwrap_err();
+    let ResourceError::UndeclaredSignature { message, .. } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(
+        message,
+        "{Lifetime, Position} is not a declared signature. Declare the set with \
+         `#[derive(Signature)]` (a struct with one field per component of {Lifetime, Position}) \
+         in a scanned file"
+    );
+    // `insert` words the same set the same way.
+    let mut world = World::new();
+    let e = world.spawn(Beacon {
+        position: Position(Vec3::ZERO),
+        name: DebugName("b".into()),
+    });
+    world.remove::<DebugName>(e).unwrap_err();
+    let insert_err = {
+        let p = world.spawn(Particle {
+            position: Position(Vec3::ZERO),
+            velocity: Velocity(Vec3::ZERO),
+            lifetime: Lifetime(1.0),
+        });
+        world.remove::<Velocity>(p).unwrap_err()
+    };
+    assert!(matches!(
+        insert_err,
+        WorldError::UndeclaredSignature {
+            change: Change::Remove,
+            ..
+        }
+    ));
+    let text = insert_err.to_string();
+    assert!(
+        text.contains("{Lifetime, Position} is not a declared signature"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "Declare the set with `#[derive(Signature)]` (a struct with one field per component \
+             of {Lifetime, Position}) in a scanned file"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_resource_verified_elsewhere_is_refused_and_nothing_spawns() {
+    let blob = compile(LEVEL);
+    let res = verify(
+        &blob[..],
+        resource_registry(),
+        AnySet::default(),
+        &VerifyOptions::default(),
+    )
+    .unwrap();
+    let mut world = World::new();
+    let err = world.spawn_resource(&res).unwrap_err();
+    assert!(matches!(err, ResourceError::NotThisWorld { .. }), "{err}");
+    assert!(world.is_empty());
+    assert_eq!(world.entity_manager().slots(), 0);
+}
+
+#[test]
+fn a_failed_hierarchy_link_spawns_nothing() {
+    let blob = compile(LEVEL);
+    let res = World::new()
+        .verify_resource(&blob[..], resource_registry(), &VerifyOptions::default())
+        .unwrap();
+    let mut world = World::new();
+    // The fresh world issues ids 0v0, 1v0, …: give entity 1's id a transform already.
+    let mut tm = TransformManager::new();
+    let squatter = Entity::new(1, 0);
+    tm.create(squatter, Mat4::IDENTITY).unwrap();
+    let err = world.spawn_resource_with(&res, &mut tm).unwrap_err();
+    assert!(matches!(err, ResourceError::Transform(_)), "{err}");
+    assert!(world.is_empty());
+    world.check_invariants().unwrap();
+    assert_eq!(
+        tm.len(),
+        1,
+        "the instances made before the failure are gone"
+    );
+    for s in ["Ship", "Escort", "Beacon", "Particle"] {
+        assert_eq!(
+            world
+                .stats()
+                .stores
+                .iter()
+                .find(|x| x.name == s)
+                .unwrap()
+                .entities,
+            0
+        );
+    }
+    // The world still works, and the resource spawns into a fresh manager.
+    let e = world
+        .spawn_resource_with(&res, &mut TransformManager::new())
+        .unwrap();
+    assert_eq!(world.get::<Leader>(e[1]), Some(&Leader(e[0])));
+    world.check_invariants().unwrap();
+}
+
+#[test]
+fn references_outside_the_resource_are_refused_by_the_verifier() {
+    let bad = format!(
+        r#"{{"entities": [{{"components": {{"position": [0,0,0], "velocity": [0,0,0], "leader": {}}}}}]}}"#,
+        5
+    );
+    let blob = compile(&bad);
+    let err = World::new()
+        .verify_resource(&blob[..], resource_registry(), &VerifyOptions::default())
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ResourceError::ReferenceOutOfRange {
+            component: resource_registry()
+                .by_name("leader")
+                .unwrap()
+                .component_ref(),
+            value: 5,
+            num_entities: 1
+        }
+    );
+    assert_eq!(NO_ENTITY.to_bits(), (1 << 30) - 1 as EntityBits);
+}
+
+#[test]
+fn save_refuses_dead_and_repeated_entities() {
+    let mut world = World::new();
+    let a = world.spawn(Beacon {
+        position: Position(Vec3::ZERO),
+        name: DebugName("a".into()),
+    });
+    let reg = resource_registry();
+    assert_eq!(
+        world.save_entities(&[a, a], reg, None).unwrap_err(),
+        ResourceError::DuplicateEntity { position: 1 }
+    );
+    world.despawn(a);
+    assert_eq!(
+        world.save_entities(&[a], reg, None).unwrap_err(),
+        ResourceError::NotAlive { position: 0 }
+    );
+    assert!(reg.by_type::<LocalTransform>().is_some());
+}

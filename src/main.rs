@@ -1,27 +1,48 @@
-//! The main job: spawn a world of the bundled signatures, run its systems for some frames, and
-//! report memory per signature, memory efficiency, time per entity for each system, and a
-//! checksum of every component value (so two runs can be compared).
+//! The main job: spawn a level (entity resource) and generated entities of the bundled
+//! signatures, run its systems for some frames, and report the level's spawn time, memory per
+//! signature, memory efficiency, time per entity for each system, and a checksum of every
+//! component value (so two runs can be compared). Also the entity-resource tools: `compile`,
+//! `inspect` and `save`.
 
 use glam::Vec3;
 use sigecs::components::physics::*;
 use sigecs::components::signatures::{Beacon, Body, Particle, Ship};
 use sigecs::ecs_core::rayon;
+use sigecs::ecs_core::resource::{
+    format::MAGIC, AlignedBlob, EntityCompiler, ResourceReport, VerifiedResource, VerifyOptions,
+};
 use sigecs::ecs_core::schedule::parts::job_rows;
+use sigecs::ecs_core::transform::TransformManager;
 use sigecs::ecs_core::Entity;
-use sigecs::{World, SYSTEM_NAMES};
+use sigecs::{resource_registry, World, SYSTEM_NAMES};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+/// The bundled level (`assets/level.bin`, made by `scripts/make_level.py` from
+/// `assets/level.json`): 11,300 entities, a 3-level hierarchy.
+const BUNDLED_LEVEL: &[u8] = include_bytes!("../assets/level.bin");
+
 const USAGE: &str = "\
 Usage: sigecs [OPTIONS]
+       sigecs compile LEVEL.json -o LEVEL.bin
+       sigecs inspect LEVEL            (a blob or JSON)
+       sigecs save [--level LEVEL] [--entities N] [--frames N] [--seed N] -o OUT.bin
 
-Spawns entities of the bundled signatures (40% Particle, 30% Body, 20% Ship, 10% Beacon),
-runs the generated schedule once per frame, and prints a report: memory per signature, time
-per entity of each system, the schedule, its speedup on N threads against 1, and a checksum
-of the final world (the same for every thread count).
+Spawns a level (entity resource; by default the bundled one, 11,300 entities with a
+hierarchy) and generated entities of the bundled signatures (40% Particle, 30% Body, 20% Ship,
+10% Beacon), runs the generated schedule once per frame, and prints a report: the level's
+verify and spawn time, memory per signature, time per entity of each system, the schedule, its
+speedup on N threads against 1, and a checksum of the final world (the same for every thread
+count).
+
+compile: JSON level to blob (verified against the bundled world's signatures).
+inspect: counts per component type and per signature, hierarchy depth, bytes.
+save:    the world after N frames (default 60; level plus --entities, default 0) to a blob.
 
 Options:
-  --entities N    number of entities to spawn (default 100000)
+  --level FILE    the level to spawn: a compiled blob or JSON (default: the bundled level)
+  --entities N    number of generated entities to spawn besides the level (default 100000)
   --frames N      number of frames to run (default 100)
   --threads N     rayon threads for the parallel run (default: the machine's cores)
   --min-chunk N   minimum rows per parallel chunk, for every system (default: per system)
@@ -36,6 +57,7 @@ struct Options {
     threads: usize,
     min_chunk: Option<usize>,
     seed: u64,
+    level: Option<PathBuf>,
 }
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Options>, String> {
@@ -45,6 +67,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Options>,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         min_chunk: None,
         seed: 1,
+        level: None,
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -60,6 +83,11 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Options>,
             v.parse::<u64>()
                 .map_err(|_| format!("{name} expects {what}, got `{v}`"))
         };
+        if name == "--level" {
+            let v = inline.clone().or_else(|| args.next());
+            opts.level = Some(v.ok_or("--level needs a value (a level file)")?.into());
+            continue;
+        }
         match name.as_str() {
             "-h" | "--help" => return Ok(None),
             "--entities" => opts.entities = value("a number of entities")? as usize,
@@ -200,10 +228,43 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// A world spawned from the options' seed: every run starts from the same state.
-fn fresh_world(opts: &Options) -> (World, Rng) {
+/// A verified level, spawned into every fresh world (a prefab: verified once).
+type Level = VerifiedResource<'static, AlignedBlob>;
+
+/// Reads a level: a compiled blob as it is, anything else compiled as JSON. `None`: the bundled
+/// level.
+fn read_level(path: Option<&Path>) -> Result<AlignedBlob, String> {
+    let Some(path) = path else {
+        return Ok(AlignedBlob::from_bytes(BUNDLED_LEVEL));
+    };
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if bytes.starts_with(&MAGIC) {
+        return Ok(AlignedBlob::from_bytes(&bytes));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("{}: neither a compiled level nor JSON", path.display()))?;
+    let blob = EntityCompiler::new(resource_registry())
+        .compile_str(&text)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(AlignedBlob::from_bytes(&blob))
+}
+
+/// Reads and verifies a level against the bundled world.
+fn load_level(path: Option<&Path>) -> Result<Level, String> {
+    let blob = read_level(path)?;
+    let name = path.map_or("the bundled level".to_string(), |p| p.display().to_string());
+    World::new()
+        .verify_resource(blob, resource_registry(), &VerifyOptions::default())
+        .map_err(|e| format!("{name}: {e}"))
+}
+
+/// A world spawned from the level and the options' seed: every run starts from the same state.
+fn fresh_world(opts: &Options, level: &Level) -> (World, Rng) {
     let mut rng = Rng::new(opts.seed);
     let mut world = World::new();
+    world
+        .spawn_resource_with(level, &mut TransformManager::new())
+        .expect("a verified level spawns into an empty world");
     populate(&mut world, opts.entities, &mut rng);
     world.set_min_chunk(opts.min_chunk);
     (world, rng)
@@ -219,12 +280,12 @@ struct Run {
 }
 
 /// Runs the frames with `run_schedule`, stage by stage (timed), on a pool of `threads`.
-fn run_frames(opts: &Options, threads: usize) -> Run {
+fn run_frames(opts: &Options, level: &Level, threads: usize) -> Run {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .expect("thread pool");
-    let (mut world, mut rng) = fresh_world(opts);
+    let (mut world, mut rng) = fresh_world(opts, level);
     let stages = World::schedule().stages.len();
     let mut stage_secs = vec![0.0; stages];
     let mut recycled = 0;
@@ -260,12 +321,12 @@ fn run_frames(opts: &Options, threads: usize) -> Run {
 }
 
 /// Median ns per entity of each system, each run on its own for every frame.
-fn time_systems(opts: &Options) -> Vec<(usize, f64)> {
+fn time_systems(opts: &Options, level: &Level) -> Vec<(usize, f64)> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
         .expect("thread pool");
-    let (mut world, mut rng) = fresh_world(opts);
+    let (mut world, mut rng) = fresh_world(opts, level);
     let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(opts.frames); SYSTEM_NAMES.len()];
     pool.install(|| {
         for _ in 0..opts.frames {
@@ -289,14 +350,63 @@ fn time_systems(opts: &Options) -> Vec<(usize, f64)> {
         .collect()
 }
 
-fn run(opts: &Options) {
+/// Verifies and spawns the level a few times into fresh worlds; prints the median times.
+fn report_level_spawn(level: &Level) {
+    let n = level.num_entities() as f64;
+    let (mut verify, mut spawn) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        let t = Instant::now();
+        let again = World::new()
+            .verify_resource(
+                level.bytes(),
+                resource_registry(),
+                &VerifyOptions::default(),
+            )
+            .expect("verified before");
+        verify.push(t.elapsed().as_secs_f64());
+        let mut world = World::new();
+        let mut tm = TransformManager::new();
+        let t = Instant::now();
+        world
+            .spawn_resource_with(&again, &mut tm)
+            .expect("a verified level spawns");
+        spawn.push(t.elapsed().as_secs_f64());
+    }
+    let (v, s) = (median(&mut verify), median(&mut spawn));
     println!(
-        "sigecs main job: {} entities, {} frames, {} thread(s), seed {}",
-        opts.entities, opts.frames, opts.threads, opts.seed
+        "level: {} entities ({} roots, {} hierarchy levels), {} bytes: verify {:.0} us, spawn {:.0} us ({:.1} ns/entity, transforms linked; median of 5)",
+        level.num_entities(),
+        level.roots(),
+        level.levels(),
+        level.bytes().len(),
+        v * 1e6,
+        s * 1e6,
+        s * 1e9 / n.max(1.0)
     );
+}
+
+fn run(opts: &Options) -> Result<(), String> {
+    let level = load_level(opts.level.as_deref())?;
+    println!(
+        "sigecs main job: level {} + {} generated entities, {} frames, {} thread(s), seed {}",
+        opts.level
+            .as_deref()
+            .map_or("assets/level.bin (bundled)".to_string(), |p| p
+                .display()
+                .to_string()),
+        opts.entities,
+        opts.frames,
+        opts.threads,
+        opts.seed
+    );
+    report_level_spawn(&level);
     let t = Instant::now();
-    let (world, _) = fresh_world(opts);
-    println!("spawned {} entities in {:.2?}\n", world.len(), t.elapsed());
+    let (world, _) = fresh_world(opts, &level);
+    println!(
+        "spawned {} entities (level and generated) in {:.2?}\n",
+        world.len(),
+        t.elapsed()
+    );
     println!("memory per signature:\n{}\n", world.stats());
     drop(world);
 
@@ -305,16 +415,16 @@ fn run(opts: &Options) {
     println!();
 
     println!("{:<24} {:>10} {:>14}", "system", "entities", "ns/entity");
-    for (i, (rows, ns)) in time_systems(opts).into_iter().enumerate() {
+    for (i, (rows, ns)) in time_systems(opts, &level).into_iter().enumerate() {
         println!("{:<24} {:>10} {:>14.3}", SYSTEM_NAMES[i], rows, ns);
     }
     println!("(median over frames, each system run alone on 1 thread)\n");
 
-    let single = run_frames(opts, 1);
+    let single = run_frames(opts, &level, 1);
     let parallel = if opts.threads == 1 {
         None
     } else {
-        Some(run_frames(opts, opts.threads))
+        Some(run_frames(opts, &level, opts.threads))
     };
     let final_run = parallel.as_ref().unwrap_or(&single);
     println!(
@@ -386,21 +496,154 @@ fn run(opts: &Options) {
         );
     }
     println!("\nchecksum: {:016x}", checksum(&final_run.world));
+    Ok(())
+}
+
+/// The value of `-o FILE` among `args`, and the other arguments.
+fn take_output(args: Vec<String>) -> Result<(PathBuf, Vec<String>), String> {
+    let mut out = None;
+    let mut rest = Vec::new();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        if a == "-o" || a == "--output" {
+            out = Some(it.next().ok_or("-o needs a file name")?);
+        } else if let Some(v) = a.strip_prefix("--output=") {
+            out = Some(v.to_string());
+        } else {
+            rest.push(a);
+        }
+    }
+    Ok((out.ok_or("missing -o OUTPUT")?.into(), rest))
+}
+
+/// `sigecs compile LEVEL.json -o LEVEL.bin`.
+fn compile_cmd(args: Vec<String>) -> Result<(), String> {
+    let (out, rest) = take_output(args)?;
+    let [input] = rest.as_slice() else {
+        return Err("compile takes one input file".into());
+    };
+    let text = std::fs::read_to_string(input).map_err(|e| format!("{input}: {e}"))?;
+    let t = Instant::now();
+    let blob = EntityCompiler::new(resource_registry())
+        .compile_str(&text)
+        .map_err(|e| format!("{input}: {e}"))?;
+    let took = t.elapsed();
+    let level = World::new()
+        .verify_resource(&blob[..], resource_registry(), &VerifyOptions::default())
+        .map_err(|e| format!("{input}: {e}"))?;
+    std::fs::write(&out, &blob).map_err(|e| format!("{}: {e}", out.display()))?;
+    println!(
+        "{input} -> {}: {} entities, {} bytes (compiled in {took:.2?})",
+        out.display(),
+        level.num_entities(),
+        blob.len()
+    );
+    Ok(())
+}
+
+/// `sigecs inspect LEVEL`.
+fn inspect_cmd(args: Vec<String>) -> Result<(), String> {
+    let [input] = args.as_slice() else {
+        return Err("inspect takes one file".into());
+    };
+    let level = load_level(Some(Path::new(input)))?;
+    println!("{}", ResourceReport::of(&level));
+    let world = World::new();
+    let stats = world.stats();
+    println!("per signature:");
+    for (store, count) in level.store_counts() {
+        println!(
+            "  {:<12} {:>8} entities",
+            stats.stores[store as usize].name, count
+        );
+    }
+    Ok(())
+}
+
+/// `sigecs save`: the world after some frames, back to a blob.
+fn save_cmd(args: Vec<String>) -> Result<(), String> {
+    let (out, rest) = take_output(args)?;
+    let mut frames_given = None;
+    let mut rest2 = Vec::new();
+    let mut it = rest.into_iter();
+    while let Some(a) = it.next() {
+        if a == "--frames" {
+            let v = it
+                .next()
+                .ok_or("--frames needs a value (a number of frames)")?;
+            frames_given = Some(
+                v.parse::<usize>()
+                    .map_err(|_| format!("--frames expects a number, got `{v}`"))?,
+            );
+        } else {
+            rest2.push(a);
+        }
+    }
+    let has_entities = rest2.iter().any(|a| a.starts_with("--entities"));
+    let mut opts = parse_args(rest2)?.ok_or("see sigecs --help")?;
+    if !has_entities {
+        opts.entities = 0;
+    }
+    let frames = frames_given.unwrap_or(60);
+    let level = load_level(opts.level.as_deref())?;
+    let mut rng = Rng::new(opts.seed);
+    let mut world = World::new();
+    let mut tm = TransformManager::new();
+    world
+        .spawn_resource_with(&level, &mut tm)
+        .map_err(|e| e.to_string())?;
+    populate(&mut world, opts.entities, &mut rng);
+    for _ in 0..frames {
+        world.run_schedule();
+        recycle_particles(&mut world, &mut rng);
+    }
+    let t = Instant::now();
+    let blob = world
+        .save_resource(resource_registry(), Some(&tm))
+        .map_err(|e| e.to_string())?;
+    let took = t.elapsed();
+    std::fs::write(&out, &blob).map_err(|e| format!("{}: {e}", out.display()))?;
+    println!(
+        "saved {} entities after {frames} frames to {}: {} bytes (saved in {took:.2?})",
+        world.len(),
+        out.display(),
+        blob.len()
+    );
+    Ok(())
 }
 
 fn main() -> ExitCode {
-    match parse_args(std::env::args().skip(1)) {
-        Ok(Some(opts)) => {
-            run(&opts);
-            ExitCode::SUCCESS
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let command = match args.first().map(String::as_str) {
+        Some(c @ ("compile" | "inspect" | "save")) => Some(c.to_string()),
+        _ => None,
+    };
+    let result = match command.as_deref() {
+        Some(c) => {
+            args.remove(0);
+            match c {
+                "compile" => compile_cmd(args),
+                "inspect" => inspect_cmd(args),
+                _ => save_cmd(args),
+            }
         }
-        Ok(None) => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
+        None => match parse_args(args) {
+            Ok(Some(opts)) => run(&opts),
+            Ok(None) => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            Err(msg) => {
+                eprintln!("error: {msg}\n\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
-            eprintln!("error: {msg}\n\n{USAGE}");
-            ExitCode::from(2)
+            eprintln!("error: {msg}");
+            ExitCode::FAILURE
         }
     }
 }
@@ -427,7 +670,8 @@ mod tests {
                 frames: 3,
                 threads: 3,
                 min_chunk: Some(64),
-                seed: 7
+                seed: 7,
+                level: None,
             }
         );
         assert_eq!(parse_args(args("--help")).unwrap(), None);
@@ -472,14 +716,88 @@ mod tests {
             threads: 2,
             min_chunk: Some(16),
             seed: 9,
+            level: None,
         };
-        let one = run_frames(&opts, 1);
+        let level = load_level(None).unwrap();
+        let one = run_frames(&opts, &level, 1);
+        assert_eq!(one.world.len(), 3000 + 11_300);
         for threads in [2, 4] {
             assert_eq!(
-                checksum(&run_frames(&opts, threads).world),
+                checksum(&run_frames(&opts, &level, threads).world),
                 checksum(&one.world)
             );
         }
+    }
+
+    #[test]
+    fn the_bundled_level_is_its_json_compiled() {
+        let json =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/level.json"))
+                .unwrap();
+        let blob = EntityCompiler::new(resource_registry())
+            .compile_str(&json)
+            .unwrap();
+        assert!(
+            blob == BUNDLED_LEVEL,
+            "assets/level.bin is stale: run python3 scripts/make_level.py"
+        );
+        let level = load_level(None).unwrap();
+        assert_eq!(level.num_entities(), 11_300);
+        assert_eq!(level.levels(), 3);
+        let mut world = World::new();
+        let mut tm = TransformManager::new();
+        let e = world.spawn_resource_with(&level, &mut tm).unwrap();
+        world.check_invariants().unwrap();
+        // Escorts (after the 500 ships) follow their ship, which is their parent.
+        let escort = e[500];
+        let leader = world.get::<Leader>(escort).unwrap().0;
+        let parent = tm.parent(tm.lookup(escort).unwrap()).unwrap().unwrap();
+        assert_eq!(tm.entity(parent).unwrap(), leader);
+        assert_eq!(world.get::<DebugName>(leader).unwrap().0, "ship-0");
+    }
+
+    #[test]
+    fn compile_inspect_and_save_commands() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("l.json");
+        let bin = dir.path().join("l.bin");
+        std::fs::write(
+            &json,
+            r#"{"entities": [{"components": {"position": [1,2,3], "name": "b"}},
+                             {"parent": 0, "components": {"position": [0,0,0], "name": "c"}}]}"#,
+        )
+        .unwrap();
+        let s = |p: &Path| p.display().to_string();
+        compile_cmd(vec![s(&json), "-o".into(), s(&bin)]).unwrap();
+        let level = load_level(Some(&bin)).unwrap();
+        assert_eq!(level.num_entities(), 2);
+        assert_eq!(level.parent(1), Some(0));
+        // JSON levels load too, to the same blob.
+        assert_eq!(load_level(Some(&json)).unwrap().bytes(), level.bytes());
+        inspect_cmd(vec![s(&bin)]).unwrap();
+        let saved = dir.path().join("saved.bin");
+        save_cmd(vec![
+            "--level".into(),
+            s(&bin),
+            "--frames".into(),
+            "3".into(),
+            "-o".into(),
+            s(&saved),
+        ])
+        .unwrap();
+        // Beacons do not move: the world saved after 3 frames is the level.
+        assert_eq!(std::fs::read(&saved).unwrap(), std::fs::read(&bin).unwrap());
+        let e = compile_cmd(vec![s(&json)]).unwrap_err();
+        assert_eq!(e, "missing -o OUTPUT");
+        std::fs::write(
+            &json,
+            r#"{"entities": [{"components": {"position": [1,2]}}]}"#,
+        )
+        .unwrap();
+        let e = compile_cmd(vec![s(&json), "-o".into(), s(&bin)]).unwrap_err();
+        assert!(e.contains("entities[0].components.position"), "{e}");
+        let e = load_level(Some(&dir.path().join("missing.bin"))).unwrap_err();
+        assert!(e.contains("missing.bin"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Generates the bundled level, assets/level.json: 11,300 entities of the bundled world with a
+three-level hierarchy, then compiles it to assets/level.bin with `sigecs compile`.
+
+    python3 scripts/make_level.py            # writes assets/level.json and assets/level.bin
+    python3 scripts/make_level.py --no-compile
+
+The level (deterministic, seed 9):
+  - 500 fleets: a Ship (a root, named) with 6 Escorts as children (each follows its ship:
+    `leader` is the ship's index; `local_transform` places it around the ship), and one
+    Particle (engine exhaust) below each escort: ship -> escort -> particle, 3 levels;
+  - 200 beacon chains: a named Beacon root with 3 named Beacon children;
+  - 2,000 free Bodies and 2,000 free Particles (roots).
+Entities are listed grouped by signature (ships, escorts, exhaust, beacons, bodies, particles):
+parents may come after their children, and a level whose entities of one signature are
+contiguous spawns with one copy per component column.
+"""
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FLEETS, ESCORTS, CHAINS, CHAIN_CHILDREN, BODIES, PARTICLES = 500, 6, 200, 3, 2000, 2000
+
+
+def main():
+    rng = random.Random(9)
+
+    def num(lo, hi):
+        # Three decimals: short JSON, and values that survive f32 exactly enough to compare.
+        return round(rng.uniform(lo, hi), 3)
+
+    def vec(scale):
+        return [num(-scale, scale) for _ in range(3)]
+
+    def translation(v):
+        return [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, v[0], v[1], v[2], 1]
+
+    ships, escorts, exhaust, beacons, bodies, particles = [], [], [], [], [], []
+    # Indices are assigned after grouping; keep (kind, local id) references until then.
+    for f in range(FLEETS):
+        ships.append({"components": {
+            "position": vec(500), "velocity": vec(5), "acceleration": [0, 0, 0],
+            "mass": num(10, 20), "name": f"ship-{f}"}})
+        for e in range(ESCORTS):
+            offset = vec(10)
+            escorts.append({"parent": ("ship", f), "components": {
+                "position": vec(500), "velocity": vec(5), "leader": ("ship", f),
+                "local_transform": translation(offset)}})
+            exhaust.append({"parent": ("escort", len(escorts) - 1), "components": {
+                "position": vec(500), "velocity": vec(2), "lifetime": num(0.5, 5)}})
+    for c in range(CHAINS):
+        root = len(beacons)
+        beacons.append({"components": {"position": vec(800), "name": f"beacon-{c}"}})
+        for k in range(CHAIN_CHILDREN):
+            beacons.append({"parent": ("beacon", root), "components": {
+                "position": vec(800), "name": f"beacon-{c}.{k}"}})
+    for _ in range(BODIES):
+        bodies.append({"components": {
+            "position": vec(500), "velocity": vec(5), "acceleration": [0, 0, 0],
+            "mass": num(1, 2)}})
+    for _ in range(PARTICLES):
+        particles.append({"components": {
+            "position": vec(500), "velocity": vec(5), "lifetime": num(0.5, 5)}})
+
+    groups = [("ship", ships), ("escort", escorts), ("exhaust", exhaust),
+              ("beacon", beacons), ("body", bodies), ("particle", particles)]
+    base, start = {}, 0
+    for kind, items in groups:
+        base[kind] = start
+        start += len(items)
+
+    def resolve(ref):
+        kind, i = ref
+        return base[kind] + i
+
+    entities = []
+    for _, items in groups:
+        for e in items:
+            if "parent" in e:
+                e["parent"] = resolve(e["parent"])
+            if "leader" in e["components"]:
+                e["components"]["leader"] = resolve(e["components"]["leader"])
+            entities.append(e)
+
+    path = os.path.join(ROOT, "assets", "level.json")
+    with open(path, "w") as out:
+        out.write('{"entities": [\n')
+        out.write(",\n".join(json.dumps(e, separators=(",", ":")) for e in entities))
+        out.write("\n]}\n")
+    print(f"wrote {path}: {len(entities)} entities")
+
+    if "--no-compile" not in sys.argv:
+        subprocess.run(
+            ["cargo", "run", "--release", "--quiet", "--", "compile", path,
+             "-o", os.path.join(ROOT, "assets", "level.bin")],
+            cwd=ROOT, check=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -174,6 +174,47 @@ fn panicking_batch_iterator_leaves_the_world_unchanged() {
 }
 
 #[test]
+fn a_batch_that_grows_its_store_then_panics_drops_exactly_what_it_wrote() {
+    let before = Counted::live();
+    let mut w = World::new();
+    let keep = w.spawn(ACounted {
+        a: A(1),
+        counted: Counted::new(1),
+    });
+    // No size hint: the store grows several times while the batch writes beyond its length.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        w.spawn_batch((0..100).filter(|_| true).map(|i| {
+            if i == 70 {
+                panic!("value source failed");
+            }
+            ACounted {
+                a: A(i),
+                counted: Counted::new(i),
+            }
+        }));
+    }));
+    assert!(result.is_err());
+    assert_eq!(
+        Counted::live() - before,
+        1,
+        "the 70 written values were dropped"
+    );
+    assert_eq!(w.store::<ACounted>().len(), 1);
+    assert_eq!(w.get::<A>(keep), Some(&A(1)));
+    w.check_invariants().unwrap();
+    // The store is usable after the rollback, and its old row survived the moves.
+    let es = w.spawn_batch((0..40).filter(|_| true).map(|i| ACounted {
+        a: A(i),
+        counted: Counted::new(i),
+    }));
+    assert_eq!(w.get::<A>(es[39]), Some(&A(39)));
+    assert_eq!(w.get::<A>(keep), Some(&A(1)));
+    assert_eq!(Counted::live() - before, 41);
+    drop(w);
+    assert_eq!(Counted::live(), before);
+}
+
+#[test]
 fn drops_are_exact() {
     let before = Counted::live();
     {

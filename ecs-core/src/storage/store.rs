@@ -81,8 +81,9 @@ impl Store {
         &self.columns
     }
 
-    /// The entity column, mutable: for batch spawns that fill ids in after the rows.
+    /// The entity column, mutable: for spawns that write rows first and ids after.
     #[inline]
+    #[cfg_attr(not(feature = "resource"), allow(dead_code))]
     pub(crate) fn entities_mut(&mut self) -> &mut Vec<Entity> {
         &mut self.entities
     }
@@ -95,9 +96,21 @@ impl Store {
         }
     }
 
+    /// Makes room for `additional` more rows after `written` rows already written beyond the
+    /// length (a batch in progress): the written rows are kept.
+    #[inline]
+    pub fn reserve_beyond(&mut self, written: usize, additional: usize) {
+        let needed = written.saturating_add(additional);
+        if self.len().saturating_add(needed) > self.cap {
+            self.grow(needed);
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn grow(&mut self, additional: usize) {
+        // Columns keep `len + additional` elements' worth of bytes when they move, which
+        // covers rows written beyond the length (`reserve_beyond` counts them in).
         let len = self.len();
         self.entities.reserve(additional);
         let mut cap = self.entities.capacity();
@@ -131,6 +144,29 @@ impl Store {
     #[inline]
     pub unsafe fn commit_row(&mut self, entity: Entity) {
         self.entities.push(entity);
+    }
+
+    /// Appends one row per entity of `entities`, whose values the caller has already written
+    /// at rows `len()..len() + entities.len()` of every slot.
+    ///
+    /// # Safety
+    /// Every component slot of those rows is initialised, within reserved capacity.
+    #[inline]
+    pub unsafe fn commit_rows(&mut self, entities: &[Entity]) {
+        self.entities.extend_from_slice(entities);
+    }
+
+    /// Drops the values of rows `from..to`, which lie beyond the length: rows a batch wrote
+    /// but did not commit.
+    ///
+    /// # Safety
+    /// `len() <= from`, and rows `from..to` are initialised and not used again.
+    pub unsafe fn drop_uncommitted(&mut self, from: usize, to: usize) {
+        debug_assert!(self.len() <= from);
+        for c in self.columns.iter_mut() {
+            // SAFETY: guaranteed by the caller.
+            unsafe { c.drop_range(from, to) };
+        }
     }
 
     /// Removes `row` by moving the last row into it. `relocate` is told which entity moved

@@ -9,9 +9,6 @@ use crate::storage::{copy_bytes, Store};
 use std::any::TypeId;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// The entity id written into rows whose real id is not issued yet (batch spawns).
-const PLACEHOLDER: Entity = Entity::from_bits(crate::entity::EntityBits::MAX);
-
 /// Writes a signature's parts into row `row` of a store, slot by slot, checking each value's
 /// type against the slot (one compare of constants per component), so a signature whose parts
 /// disagree with its store panics instead of writing the wrong bytes.
@@ -59,25 +56,37 @@ fn targets(store: &Store) -> Vec<Target> {
         .collect()
 }
 
-/// [`RowWriter`] for batches: the slot addresses are computed once per batch.
-struct BatchWriter<'a> {
+/// [`RowWriter`] for batches: the slot addresses are computed once per batch, and the parts'
+/// types are checked against the slots when `CHECK` is set. A batch checks its first row
+/// only: every later value is of the same signature type, whose parts are the same types in
+/// the same order (the `SignatureOf` contract), so the check would repeat a known answer.
+struct BatchWriter<'a, const CHECK: bool> {
     targets: &'a [Target],
     row: usize,
     next: usize,
 }
 
-impl PartSink for BatchWriter<'_> {
+impl<const CHECK: bool> PartSink for BatchWriter<'_, CHECK> {
     #[inline(always)]
     fn put<C: Component>(&mut self, value: C) {
         let k = self.next;
-        let t = &self.targets[k];
-        assert!(
-            t.type_id == TypeId::of::<C>(),
-            "signature part {k} is not the store's component {k}"
-        );
-        // SAFETY: slot k holds a C (checked above); `base` is the slot's address in row 0 of
-        // the current allocation, the row is within reserved capacity, and the slot is not
-        // initialised yet (each part is put once, in order).
+        let t = if CHECK {
+            let t = &self.targets[k];
+            assert!(
+                t.type_id == TypeId::of::<C>(),
+                "signature part {k} is not the store's component {k}"
+            );
+            t
+        } else {
+            // SAFETY: the first row of the batch was written with CHECK and put exactly
+            // `targets.len()` parts (asserted by `write_row`); every value of one signature type
+            // puts the same parts (the `SignatureOf` contract), so `k` is in bounds.
+            unsafe { self.targets.get_unchecked(k) }
+        };
+        // SAFETY: slot k holds a C (checked on the batch's first row, and the same for every
+        // row of one signature type); `base` is the slot's address in row 0 of the current
+        // allocation, the row is within reserved capacity, and the slot is not initialised yet
+        // (each part is put once, in order).
         unsafe {
             t.base
                 .wrapping_add(self.row * t.stride)
@@ -86,6 +95,18 @@ impl PartSink for BatchWriter<'_> {
         };
         self.next += 1;
     }
+}
+
+/// Writes `value` into row `row` of a batch (capacity reserved, beyond the store's length).
+#[inline(always)]
+fn write_row<S: Signature, const CHECK: bool>(targets: &[Target], row: usize, value: S) {
+    let mut w = BatchWriter::<CHECK> {
+        targets,
+        row,
+        next: 0,
+    };
+    value.write_parts(&mut w);
+    assert_eq!(w.next, targets.len(), "signature wrote too few parts");
 }
 
 /// Writes `value` as row `len()` of `store` (capacity reserved) and commits it for `entity`.
@@ -113,27 +134,24 @@ pub(crate) fn drop_quietly<T>(value: T) {
     let _ = catch_unwind(AssertUnwindSafe(move || drop(value)));
 }
 
-/// Truncates a store back to `len` unless disarmed: the rollback of a batch whose iterator
-/// panicked or whose ids could not be issued.
-struct Truncate<'a> {
+/// Drops the rows a batch wrote beyond the store's length unless disarmed: the rollback of a
+/// batch whose iterator panicked or whose ids could not be issued. The rows were never
+/// committed, so the store's length is right throughout; only their values need dropping.
+struct Uncommitted<'a> {
     store: &'a mut Store,
-    len: usize,
-    armed: bool,
+    first: usize,
+    written: usize,
 }
 
-impl Drop for Truncate<'_> {
+impl Drop for Uncommitted<'_> {
     fn drop(&mut self) {
-        if self.armed {
-            // Lengths first, then values (Store::truncate); a panicking Drop is caught so a
-            // rollback during unwinding cannot abort, and the store stays consistent.
-            let (store, len) = (&mut *self.store, self.len);
-            let _ = catch_unwind(AssertUnwindSafe(|| store.truncate(len)));
-            if self.store.len() > self.len {
-                // A panicking Drop stopped the truncate before lengths were set: impossible
-                // (lengths are set first), kept as a guard.
-                self.store.entities_mut().truncate(self.len);
-            }
-        }
+        let (store, first, written) = (&mut *self.store, self.first, self.written);
+        // A panicking Drop is caught so a rollback during unwinding cannot abort; the store is
+        // consistent either way (these rows are beyond its length).
+        // SAFETY: rows first..first + written were written by the batch and not committed.
+        let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
+            store.drop_uncommitted(first, first + written)
+        }));
     }
 }
 
@@ -142,6 +160,7 @@ impl<M: WorldModel> World<M> {
     ///
     /// # Panics
     /// When all entity slots are in use; see [`World::try_spawn`].
+    #[inline]
     pub fn spawn<S: SignatureOf<M>>(&mut self, value: S) -> Entity {
         match self.try_spawn(value) {
             Ok(e) => e,
@@ -151,6 +170,7 @@ impl<M: WorldModel> World<M> {
 
     /// Spawns one entity, or returns an error (dropping `value`) when the entity index space
     /// is exhausted.
+    #[inline]
     pub fn try_spawn<S: SignatureOf<M>>(&mut self, value: S) -> Result<Entity, WorldError> {
         let store = &mut self.stores[S::STORE as usize];
         let row = store.len();
@@ -205,38 +225,43 @@ impl<M: WorldModel> World<M> {
         let store = &mut self.stores[store_id as usize];
         let first = store.len();
         store.reserve(lower);
-        // Rows first, with placeholder ids; if the iterator panics the guard truncates them.
-        let mut guard = Truncate {
+        // Rows first, beyond the store's length; if the iterator panics or ids run out, the
+        // guard drops them.
+        let mut batch = Uncommitted {
             store,
-            len: first,
-            armed: true,
+            first,
+            written: 0,
         };
-        let mut reserved_until = first + lower;
-        let mut slots = targets(guard.store);
-        for value in values {
-            let row = guard.store.len();
-            if row >= reserved_until {
-                guard.store.reserve(1);
-                reserved_until = guard.store.capacity();
-                slots = targets(guard.store);
+        let mut capacity = batch.store.capacity();
+        let mut targets = targets(batch.store);
+        let mut values = values.peekable();
+        if let Some(value) = values.next() {
+            if first == capacity {
+                batch.store.reserve_beyond(0, 1);
+                capacity = batch.store.capacity();
+                targets = self::targets(batch.store);
             }
-            let mut w = BatchWriter {
-                targets: &slots,
-                row,
-                next: 0,
-            };
-            value.write_parts(&mut w);
-            assert_eq!(w.next, slots.len(), "signature wrote too few parts");
-            // SAFETY: every slot of the row was written (checked above), within capacity.
-            unsafe { guard.store.commit_row(PLACEHOLDER) };
+            write_row::<S, true>(&targets, first, value);
+            batch.written = 1;
         }
-        let count = guard.store.len() - first;
+        for value in values {
+            let row = first + batch.written;
+            if row == capacity {
+                batch.store.reserve_beyond(batch.written, 1);
+                capacity = batch.store.capacity();
+                targets = self::targets(batch.store);
+            }
+            write_row::<S, false>(&targets, row, value);
+            batch.written += 1;
+        }
+        let count = batch.written;
         let mut entities = Vec::with_capacity(count);
         // All or nothing: on exhaustion the guard drops the new rows.
         self.table
             .create_run(store_id, first, count, &mut entities)?;
-        guard.armed = false;
-        guard.store.entities_mut()[first..].copy_from_slice(&entities);
+        batch.written = 0;
+        // SAFETY: rows first..first + count were written, within capacity.
+        unsafe { batch.store.commit_rows(&entities) };
         Ok(entities)
     }
 

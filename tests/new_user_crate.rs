@@ -99,6 +99,27 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
         "the quick start compiles without warnings:\n{stderr}"
     );
 
+    // Issue 11, item 8: the runtime tree of a user crate holds no code generator, no formatter
+    // and no math library it does not use (glam comes only with the `transform` feature).
+    let out = cargo(
+        dir.path(),
+        &target,
+        &["tree", "--edges", "normal", "--prefix", "none"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(tree.contains("ecs-core v"), "{tree}");
+    for unwanted in ["prettyplease", "ecs-codegen", "glam"] {
+        assert!(
+            !tree.lines().any(|l| l.starts_with(unwanted)),
+            "the quick start's runtime tree has {unwanted}:\n{tree}"
+        );
+    }
+
     // A mistake in a declaration fails the build with the file, line and column.
     let components = dir.path().join("src/components/mod.rs");
     let good = std::fs::read_to_string(&components).unwrap();

@@ -17,7 +17,8 @@
 //! - [`schedule`]: parallel passes, [`Commands`], and the stage plan.
 //! - [`stats`]: memory statistics and the memory-efficiency measure.
 //! - [`soa`]: classic structure-of-arrays component managers — seed part 2.
-//! - [`transform`]: the transform hierarchy — seed part 3.
+//! - `transform` (cargo feature `transform`): the transform hierarchy — seed part 3 — with
+//!   glam's matrices (glam is re-exported as `ecs_core::glam`).
 //! - `resource` (cargo feature `resource`): entity resources — levels and prefabs compiled from
 //!   JSON to verified binary blobs — seed part 4.
 //!
@@ -42,6 +43,7 @@ pub mod schedule;
 pub mod soa;
 pub mod stats;
 pub mod storage;
+#[cfg(feature = "transform")]
 pub mod transform;
 pub mod world;
 
@@ -59,6 +61,9 @@ pub use world::{Change, CommandErrors, World, WorldError};
 
 #[doc(hidden)]
 pub use bitflags;
+/// The math library of the transform hierarchy, so its matrices are the same type as yours.
+#[cfg(feature = "transform")]
+pub use glam;
 #[doc(hidden)]
 pub use rayon;
 

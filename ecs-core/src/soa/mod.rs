@@ -70,9 +70,10 @@
 //! # Example
 //!
 //! ```
+//! # #[cfg(feature = "transform")] {
 //! use ecs_core::entity::EntityManager;
 //! use ecs_core::soa::{PointMass, PointMassManager};
-//! use glam::Vec3;
+//! use ecs_core::glam::Vec3;
 //!
 //! let mut em = EntityManager::new();
 //! let mut masses = PointMassManager::new();
@@ -107,6 +108,7 @@
 //! em.destroy(b);
 //! assert_eq!(masses.flush_destroyed(), 1);
 //! assert!(masses.is_empty());
+//! # }
 //! ```
 //!
 //! A manager for any field set is one derive away (the generated code names `::ecs_core`):
@@ -142,6 +144,7 @@ mod columns;
 mod instance;
 mod lookup;
 mod manager;
+#[cfg(feature = "transform")]
 mod point_mass;
 mod queue;
 mod store;
@@ -150,6 +153,7 @@ pub use buffer::{ColumnInfo, SoaBuffer};
 pub use columns::Columns;
 pub use instance::{Instance, SoaError};
 pub use lookup::{DenseLookup, HashLookup, Lookup};
+#[cfg(feature = "transform")]
 pub use point_mass::{PointMass, PointMassColumns, PointMassColumnsMut, PointMassManager};
 pub use queue::DestroyQueue;
 pub use store::SoaStore;

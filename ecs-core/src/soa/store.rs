@@ -353,7 +353,9 @@ mod tests {
     use std::rc::Rc;
 
     use super::*;
-    use crate::soa::{ent, PointMass, PointMassManager};
+    use crate::soa::ent;
+    #[cfg(feature = "transform")]
+    use crate::soa::{PointMass, PointMassManager};
 
     #[test]
     fn swap_erase_keeps_the_map_right() {
@@ -509,6 +511,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "transform")]
     fn destroy_hook_and_flush() {
         let mut em = EntityManager::new();
         let mut m = PointMassManager::new();

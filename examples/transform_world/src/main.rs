@@ -13,9 +13,9 @@
 
 mod components;
 use components::*;
+use ecs_core::glam::{Mat4, Vec2, Vec3};
 use ecs_core::prelude::*;
 use ecs_core::transform::{Instance, TransformManager};
-use glam::{Mat4, Vec2, Vec3};
 use std::error::Error;
 
 include!(concat!(env!("OUT_DIR"), "/world.rs"));

@@ -47,7 +47,9 @@ fn run(bytes: &[u8]) -> Result<bool, String> {
             }
         }
         let before = world.len();
-        let spawned = world.spawn_resource_with(&res, &mut tm).map_err(|e| e.to_string())?;
+        let spawned = world
+            .spawn_resource_with(&res, &mut tm)
+            .map_err(|e| e.to_string())?;
         world.check_invariants()?;
         assert_eq!(spawned.len(), n);
         assert_eq!(world.len(), before + n);
@@ -82,7 +84,9 @@ fn the_blob_spawns_and_saves_back_identically() {
     let mut tm = TransformManager::new();
     let e = world.spawn_resource_with(&res, &mut tm).unwrap();
     assert_eq!(
-        world.save_entities(&e, resource_registry(), Some(&tm)).unwrap(),
+        world
+            .save_entities(&e, resource_registry(), Some(&tm))
+            .unwrap(),
         b
     );
 }
@@ -107,7 +111,10 @@ fn every_bit_flip_is_an_error_or_a_valid_world() {
         }
     }
     // Flips in float payloads stay valid; flips in structure are refused.
-    assert!(spawned > 100 && refused > 100, "{spawned} spawned, {refused} refused");
+    assert!(
+        spawned > 100 && refused > 100,
+        "{spawned} spawned, {refused} refused"
+    );
 }
 
 #[test]

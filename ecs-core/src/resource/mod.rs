@@ -17,18 +17,66 @@
 //! - [`verify`](fn@verify) (in [`mod@verify`]): the only constructor of [`VerifiedResource`], the type a spawner accepts.
 //! - [`ResourceWriter`]: builds a canonical blob from per-entity component values (what save uses).
 //! - [`inspect`](fn@inspect): counts, hierarchy depth and bytes, as a printable [`ResourceReport`].
+//! - [`MapEntities`], [`NO_ENTITY`]: components that hold entities (stored as resource indices,
+//!   remapped when spawned and saved); [`LocalTransform`]: the hierarchy's local matrix.
 //!
-//! ## Spawning (for the world)
+//! ## In a generated world
 //!
-//! A spawner takes a `&VerifiedResource` and does the seed's batched spawn: create
-//! [`num_entities`](VerifiedResource::num_entities) entities at once; reserve each store once
-//! ([`store_counts`](VerifiedResource::store_counts), the stores [`Signatures`] gave each set);
-//! then, for each component type in [`spawn_order`](VerifiedResource::spawn_order), write all its
-//! instances ([`ComponentData::extend_pod`] for plain old data, one copy;
-//! [`ComponentData::decode_each`] otherwise). Instances come in ascending entity order, so each
-//! store's column fills in the order of its entities. The hierarchy is linked parents first
-//! ([`parents_first`](VerifiedResource::parents_first)). Verification has already checked
-//! everything that could fail, so a spawn can reserve first and never stop half way.
+//! A component opts in at its declaration, and the build script generates the registry:
+//!
+//! ```ignore
+//! #[derive(Component, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, serde::Serialize, serde::Deserialize)]
+//! #[component(resource = "position")]                 // plain old data (the default)
+//! #[repr(transparent)]
+//! pub struct Position(pub glam::Vec3);
+//!
+//! #[derive(Component, Clone, serde::Serialize, serde::Deserialize)]
+//! #[component(resource = "name", encoding = "serde", spawn_order = 1)]
+//! pub struct Name(pub String);
+//!
+//! #[derive(Component, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, serde::Serialize, serde::Deserialize)]
+//! #[component(resource = "leader", map_entities)]    // holds an Entity: implements MapEntities
+//! #[repr(transparent)]
+//! pub struct Leader(pub Entity);
+//! ```
+//!
+//! `resource_registry()` (generated next to `World`) lists them, plus `local_transform`. Then:
+//!
+//! ```ignore
+//! let blob = EntityCompiler::new(resource_registry()).compile_str(json)?;      // or a file
+//! let level = world.verify_resource(AlignedBlob::from_bytes(&blob), resource_registry(), &VerifyOptions::default())?;
+//! let entities = world.spawn_resource_with(&level, &mut transforms)?;         // or spawn_resource
+//! let again = world.save_entities(&entities, resource_registry(), Some(&transforms))?;
+//! assert_eq!(again, blob);
+//! ```
+//!
+//! ## Spawning
+//!
+//! [`World::verify_resource`](crate::World::verify_resource) verifies against the world's own
+//! [`Signatures`] ([`World::resource_signatures`](crate::World::resource_signatures): a set maps
+//! to the store whose signature is exactly its components, `local_transform` aside; any other
+//! set is refused with `insert`'s words). [`World::spawn_resource`](crate::World::spawn_resource)
+//! (and `spawn_resource_with`, which also links `parent_index` in a
+//! [`TransformManager`](crate::transform::TransformManager)) is the seed's batched spawn:
+//! create [`num_entities`](VerifiedResource::num_entities) entities at once (one run per
+//! store); reserve each store once ([`store_counts`](VerifiedResource::store_counts)); then, for
+//! each component type in [`spawn_order`](VerifiedResource::spawn_order), write all its
+//! instances — plain old data with one copy per run of consecutive rows, postcard instances
+//! decoded straight into their rows — and map the entities components hold. Instances come in
+//! ascending entity order, so each store's column fills in the order of its entities.
+//! Verification has already checked everything that could fail, so a spawn checks the few
+//! things left (the ids can be issued, the resource was verified for this world, the transform
+//! manager accepts the instances) before it writes anything, and either completes or spawns
+//! nothing. One verified resource spawns any number of times (prefab instances).
+//!
+//! ## Saving
+//!
+//! [`World::save_entities`](crate::World::save_entities) (and `save_resource`, every entity,
+//! and `save_subtrees`, roots with their descendants) writes entities back with
+//! [`ResourceWriter`]: every registered component, parents and local matrices from a transform
+//! manager, entities held in components as indices among the saved ones. Blob → world → blob
+//! gives the same bytes (when the blob has no unknown component and no identity
+//! `local_transform`, which save leaves out); world → blob → world gives the same values.
 //!
 //! ## Example
 //!

@@ -1,0 +1,62 @@
+//! Replays the committed corpus of the spawn fuzz targets (`fuzz/corpus/spawn/`,
+//! `fuzz/corpus/level_roundtrip/`) as a normal test: no input may panic, and the seeds that
+//! must spawn do.
+
+mod resource_fuzz;
+
+use std::path::PathBuf;
+
+fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+        .collect()
+}
+
+#[test]
+fn spawn_corpus() {
+    let files = corpus("spawn");
+    assert!(!files.is_empty());
+    let mut spawned = 0;
+    for (path, bytes) in &files {
+        let n = resource_fuzz::spawn_bytes(bytes);
+        if path
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("seed-")
+        {
+            assert!(n > 0, "{} does not spawn", path.display());
+        }
+        spawned += n;
+    }
+    assert!(spawned > 0);
+}
+
+#[test]
+fn level_roundtrip_corpus() {
+    let files = corpus("level_roundtrip");
+    assert!(!files.is_empty());
+    for (path, bytes) in &files {
+        let ok = resource_fuzz::level_roundtrip(bytes);
+        if path
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("seed-")
+        {
+            assert!(ok, "{} does not spawn", path.display());
+        }
+    }
+}

@@ -1,10 +1,12 @@
 //! The system passes: one private function per system (`system_<i>`) and per stage of the
 //! schedule (`stage_<k>`, the stage's systems fused into one pass).
 //!
-//! A pass declares an enum with one variant per store it visits, holding that store's typed
-//! column slices; the part of each store is cut and grouped into jobs by
-//! `ecs_core::__private::run_parts`, which is instantiated once per pass, and one closure runs
-//! the systems over a part with a plain zipped loop, so the inner loop is a hand-written one.
+//! A pass writes one closure per store *shape* — the column types and system calls a store
+//! needs; stores of one shape (most of a pass's stores) share it — running the systems over a
+//! part with a plain zipped loop, so the inner loop is a hand-written one. A small pass calls
+//! it on each store in turn. A large one declares an enum with one variant per shape, holding
+//! a store's typed column slices; the parts are cut and grouped into jobs by
+//! `ecs_core::__private::run_jobs`, which is instantiated once per pass.
 
 use super::world::{stage_fn, system_fn};
 use super::*;
@@ -60,44 +62,25 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
         .collect();
     let sequential = systems.iter().any(|&i| model.systems[i].sequential());
 
-    let mut variants = Vec::new();
     let mut parts = Vec::new();
     let mut inline = Vec::new();
     let mut lens = Vec::new();
-    // Parallel-capable passes write each store's loop once, as a closure both paths call.
+    // Parallel-capable passes write each loop once per store *shape* (the same column types
+    // and the same calls: most stores of a pass), as a closure both paths call; a store adds
+    // only the line that takes its columns.
+    let mut shapes: Vec<String> = Vec::new();
+    let mut variants = Vec::new();
     let mut loops = Vec::new();
     let mut loop_calls = Vec::new();
     let mut loop_arms = Vec::new();
     for &s in &stores {
-        let sig = &model.signatures[s];
-        let variant = &sig.ident;
         let here: Vec<usize> = systems
             .iter()
             .copied()
             .filter(|&i| model.systems[i].matches.contains(&s))
             .collect();
         let sources = sources(model, &here, s);
-        let types = sources.iter().map(|src| {
-            let ty = &src.ty;
-            if src.mutable {
-                quote!(&'a mut [#ty])
-            } else {
-                quote!(&'a [#ty])
-            }
-        });
-        variants.push(quote!(#variant((#(#types,)*))));
         let id = s as u32;
-        let takes = sources.iter().map(|src| {
-            let k = src.column;
-            if src.column == usize::MAX {
-                quote!(s.entities())
-            } else if src.mutable {
-                quote!(s.col_mut(#k))
-            } else {
-                quote!(s.col(#k))
-            }
-        });
-        parts.push(quote!({ let mut s = stores.take(#id); Part::#variant((#(#takes,)*)) }));
         let columns: Vec<Ident> = (0..sources.len())
             .map(|k| format_ident!("c{}", k))
             .collect();
@@ -113,22 +96,43 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
             sources.iter().map(|s| s.binding.clone()).collect(),
         );
         let calls: Vec<TokenStream> = here.iter().map(|&i| call(model, i, s, &sources)).collect();
-        let run_store = format_ident!("store_{}", s);
-        let slice_types = sources.iter().map(|src| {
-            let ty = &src.ty;
-            if src.mutable {
-                quote!(&mut [#ty])
-            } else {
-                quote!(&[#ty])
-            }
-        });
-        loops.push(quote! {
-            let #run_store = |(#(#columns,)*): (#(#slice_types,)*), commands: &mut ::ecs_core::Commands<'_>| {
-                for #pat in #iter { #(#calls)* }
-            };
-        });
-        loop_arms.push(quote!(Part::#variant(c) => #run_store(c, commands),));
-        // The same loop without the part enum, for passes that run inline.
+        let slice_types: Vec<TokenStream> = sources
+            .iter()
+            .map(|src| {
+                let ty = &src.ty;
+                if src.mutable {
+                    quote!(&mut [#ty])
+                } else {
+                    quote!(&[#ty])
+                }
+            })
+            .collect();
+        let body = quote!(for #pat in #iter { #(#calls)* });
+        let key = quote!((#(#slice_types,)*) #body).to_string();
+        let seen = shapes.iter().position(|k| *k == key);
+        let shape = seen.unwrap_or(shapes.len());
+        if seen.is_none() {
+            shapes.push(key);
+        }
+        let run_shape = format_ident!("shape_{}", shape);
+        let variant = format_ident!("Shape{}", shape);
+        if seen.is_none() {
+            loops.push(quote! {
+                let #run_shape = |(#(#columns,)*): (#(#slice_types,)*), commands: &mut ::ecs_core::Commands<'_>| {
+                    #body
+                };
+            });
+            let part_types = sources.iter().map(|src| {
+                let ty = &src.ty;
+                if src.mutable {
+                    quote!(&'a mut [#ty])
+                } else {
+                    quote!(&'a [#ty])
+                }
+            });
+            variants.push(quote!(#variant((#(#part_types,)*))));
+            loop_arms.push(quote!(Part::#variant(c) => #run_shape(c, commands),));
+        }
         let takes: Vec<TokenStream> = sources
             .iter()
             .map(|src| {
@@ -142,13 +146,16 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
                 }
             })
             .collect();
+        parts.push(quote!({ let mut s = stores.take(#id); Part::#variant((#(#takes,)*)) }));
         loop_calls
-            .push(quote!({ let mut s = stores.take(#id); #run_store((#(#takes,)*), commands); }));
+            .push(quote!({ let mut s = stores.take(#id); #run_shape((#(#takes,)*), commands); }));
+        // A pass that writes a resource runs inline only, each store's loop in place (a
+        // closure per shape would hold the resource's `&mut` for the whole pass).
         inline.push(quote! {
             {
                 let mut s = stores.take(#id);
                 let (#(#columns,)*) = (#(#takes,)*);
-                for #pat in #iter { #(#calls)* }
+                #body
             }
         });
         lens.push(quote!(stores.len_of(#id)));

@@ -277,7 +277,7 @@ mod sigecs_world {
             } = world.__pass();
             let r0 = &resources.scale;
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let store_0 = |
+            let shape_0 = |
                 (c0,): (&mut [crate::bare::Mass],),
                 commands: &mut ::ecs_core::Commands<'_>|
             {
@@ -285,7 +285,7 @@ mod sigecs_world {
                     crate::bare::scale(v0, ::core::option::Option::None, r0);
                 }
             };
-            let store_1 = |
+            let shape_1 = |
                 (c0, c1): (&mut [TaggedRow], &[TaggedCold]),
                 commands: &mut ::ecs_core::Commands<'_>|
             {
@@ -313,11 +313,11 @@ mod sigecs_world {
                         let commands = &mut buffer;
                         {
                             let mut s = stores.take(0u32);
-                            store_0((s.col_mut::<crate::bare::Mass>(0usize),), commands);
+                            shape_0((s.col_mut::<crate::bare::Mass>(0usize),), commands);
                         }
                         {
                             let mut s = stores.take(1u32);
-                            store_1(
+                            shape_1(
                                 (
                                     s.col_mut::<TaggedRow>(0usize),
                                     s.col::<TaggedCold>(1usize),
@@ -332,22 +332,25 @@ mod sigecs_world {
                 }
                 ::ecs_core::__private::Plan::Split(job_rows) => {
                     ::ecs_core::__parts!(
-                        Part < 'a > { Plain((& 'a mut [crate ::bare::Mass],)), Tagged((&
+                        Part < 'a > { Shape0((& 'a mut [crate ::bare::Mass],)), Shape1((&
                         'a mut [TaggedRow], & 'a[TaggedCold],)), }
                     );
                     let parts = [
                         {
                             let mut s = stores.take(0u32);
-                            Part::Plain((s.col_mut(0usize),))
+                            Part::Shape0((s.col_mut::<crate::bare::Mass>(0usize),))
                         },
                         {
                             let mut s = stores.take(1u32);
-                            Part::Tagged((s.col_mut(0usize), s.col(1usize)))
+                            Part::Shape1((
+                                s.col_mut::<TaggedRow>(0usize),
+                                s.col::<TaggedCold>(1usize),
+                            ))
                         },
                     ];
                     let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                        Part::Plain(c) => store_0(c, commands),
-                        Part::Tagged(c) => store_1(c, commands),
+                        Part::Shape0(c) => shape_0(c, commands),
+                        Part::Shape1(c) => shape_1(c, commands),
                     };
                     ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
                 }
@@ -400,7 +403,7 @@ mod sigecs_world {
             } = world.__pass();
             let r0 = &resources.scale;
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let store_0 = |
+            let shape_0 = |
                 (c0,): (&mut [crate::bare::Mass],),
                 commands: &mut ::ecs_core::Commands<'_>|
             {
@@ -408,7 +411,7 @@ mod sigecs_world {
                     crate::bare::scale(v0, ::core::option::Option::None, r0);
                 }
             };
-            let store_1 = |
+            let shape_1 = |
                 (c0, c1): (&mut [TaggedRow], &[TaggedCold]),
                 commands: &mut ::ecs_core::Commands<'_>|
             {
@@ -436,11 +439,11 @@ mod sigecs_world {
                         let commands = &mut buffer;
                         {
                             let mut s = stores.take(0u32);
-                            store_0((s.col_mut::<crate::bare::Mass>(0usize),), commands);
+                            shape_0((s.col_mut::<crate::bare::Mass>(0usize),), commands);
                         }
                         {
                             let mut s = stores.take(1u32);
-                            store_1(
+                            shape_1(
                                 (
                                     s.col_mut::<TaggedRow>(0usize),
                                     s.col::<TaggedCold>(1usize),
@@ -455,22 +458,25 @@ mod sigecs_world {
                 }
                 ::ecs_core::__private::Plan::Split(job_rows) => {
                     ::ecs_core::__parts!(
-                        Part < 'a > { Plain((& 'a mut [crate ::bare::Mass],)), Tagged((&
+                        Part < 'a > { Shape0((& 'a mut [crate ::bare::Mass],)), Shape1((&
                         'a mut [TaggedRow], & 'a[TaggedCold],)), }
                     );
                     let parts = [
                         {
                             let mut s = stores.take(0u32);
-                            Part::Plain((s.col_mut(0usize),))
+                            Part::Shape0((s.col_mut::<crate::bare::Mass>(0usize),))
                         },
                         {
                             let mut s = stores.take(1u32);
-                            Part::Tagged((s.col_mut(0usize), s.col(1usize)))
+                            Part::Shape1((
+                                s.col_mut::<TaggedRow>(0usize),
+                                s.col::<TaggedCold>(1usize),
+                            ))
                         },
                     ];
                     let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                        Part::Plain(c) => store_0(c, commands),
-                        Part::Tagged(c) => store_1(c, commands),
+                        Part::Shape0(c) => shape_0(c, commands),
+                        Part::Shape1(c) => shape_1(c, commands),
                     };
                     ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
                 }

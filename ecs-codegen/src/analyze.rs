@@ -4,6 +4,7 @@
 
 use crate::decl::{LayoutDecl, ParamKind};
 use crate::diagnostic::{closest, Diagnostic};
+use crate::rules::{matches, Borrows};
 use crate::scan::{Found, Scan};
 use proc_macro2::{Ident, Span};
 use std::collections::HashMap;
@@ -141,13 +142,19 @@ pub struct Access {
 impl Access {
     /// Two systems conflict when one writes a component or resource the other reads or writes.
     pub fn conflicts(&self, other: &Access) -> bool {
-        let (c1, c2) = (self.reads | self.writes, other.reads | other.writes);
         let r1 = self.res_reads.union(&self.res_writes);
         let r2 = other.res_reads.union(&other.res_writes);
-        self.writes & c2 != 0
-            || other.writes & c1 != 0
+        self.borrows().conflicts(&other.borrows())
             || self.res_writes.intersects(&r2)
             || other.res_writes.intersects(&r1)
+    }
+
+    /// The component borrows, for the rule shared with the runtime's queries.
+    fn borrows(&self) -> Borrows {
+        Borrows {
+            reads: self.reads,
+            writes: self.writes,
+        }
     }
 
     /// True when the system writes a resource: it runs alone in its stage, on one thread.
@@ -589,7 +596,7 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
         let matches: Vec<usize> = signatures
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.mask & required == required && s.mask & excluded == 0)
+            .filter(|(_, s)| matches(s.mask, required, excluded))
             .map(|(i, _)| i)
             .collect();
         if matches.is_empty() {

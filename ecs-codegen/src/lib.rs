@@ -22,6 +22,10 @@ pub mod analyze;
 pub use ecs_decl as decl;
 pub mod diagnostic;
 pub mod generate;
+/// The store-matching and aliasing rules, shared with the runtime (the same file as
+/// `ecs_core`'s, so the build script and queries cannot disagree).
+#[path = "../../ecs-core/src/rules.rs"]
+mod rules;
 pub mod scan;
 
 pub use analyze::Model;

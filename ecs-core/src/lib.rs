@@ -39,6 +39,7 @@ pub mod model;
 pub mod query;
 #[cfg(feature = "resource")]
 pub mod resource;
+mod rules;
 pub mod schedule;
 pub mod soa;
 pub mod stats;

@@ -21,6 +21,7 @@
 
 use crate::entity::Entity;
 use crate::model::{ComponentOf, WorldModel};
+use crate::rules::{matches, Borrows};
 use crate::world::{World, WorldError};
 use std::marker::PhantomData;
 
@@ -36,28 +37,27 @@ pub struct RawColumn {
 /// Components a query reads and writes, for the aliasing check.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Access {
-    reads: u128,
-    writes: u128,
+    borrows: Borrows,
     conflict: Option<u32>,
 }
 
 impl Access {
     /// Records a shared borrow of component `id`.
     pub fn read(&mut self, id: u32) {
-        let bit = 1u128 << id;
-        if self.writes & bit != 0 {
-            self.conflict.get_or_insert(id);
-        }
-        self.reads |= bit;
+        self.borrow(id, false);
     }
 
     /// Records a mutable borrow of component `id`.
     pub fn write(&mut self, id: u32) {
-        let bit = 1u128 << id;
-        if (self.reads | self.writes) & bit != 0 {
+        self.borrow(id, true);
+    }
+
+    fn borrow(&mut self, id: u32, mutable: bool) {
+        let b = Borrows::of(id, mutable);
+        if self.borrows.conflicts(&b) {
             self.conflict.get_or_insert(id);
         }
-        self.writes |= bit;
+        self.borrows = self.borrows.union(&b);
     }
 
     /// The first component borrowed in a way that would alias, if any.
@@ -430,7 +430,7 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
         let mut stores = Vec::new();
         for (s, info) in M::stores().iter().enumerate() {
             let len = world.store_entities(s).len();
-            if info.mask & required == required && info.mask & excluded == 0 && len > 0 {
+            if matches(info.mask, required, excluded) && len > 0 {
                 stores.push((Q::prepare(world, s), len));
             }
         }

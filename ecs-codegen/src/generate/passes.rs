@@ -146,9 +146,24 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
                 }
             })
             .collect();
-        parts.push(quote!({ let mut s = stores.take(#id); Part::#variant((#(#takes,)*)) }));
-        loop_calls
-            .push(quote!({ let mut s = stores.take(#id); #run_shape((#(#takes,)*), commands); }));
+        // Calls of the shape's closure and its part variant name the column types already.
+        let untyped_takes: Vec<TokenStream> = sources
+            .iter()
+            .map(|src| {
+                let k = src.column;
+                if src.column == usize::MAX {
+                    quote!(s.entities())
+                } else if src.mutable {
+                    quote!(s.col_mut(#k))
+                } else {
+                    quote!(s.col(#k))
+                }
+            })
+            .collect();
+        parts.push(quote!({ let mut s = stores.take(#id); Part::#variant((#(#untyped_takes,)*)) }));
+        loop_calls.push(
+            quote!({ let mut s = stores.take(#id); #run_shape((#(#untyped_takes,)*), commands); }),
+        );
         // A pass that writes a resource runs inline only, each store's loop in place (a
         // closure per shape would hold the resource's `&mut` for the whole pass).
         inline.push(quote! {

@@ -313,17 +313,11 @@ mod sigecs_world {
                         let commands = &mut buffer;
                         {
                             let mut s = stores.take(0u32);
-                            shape_0((s.col_mut::<crate::bare::Mass>(0usize),), commands);
+                            shape_0((s.col_mut(0usize),), commands);
                         }
                         {
                             let mut s = stores.take(1u32);
-                            shape_1(
-                                (
-                                    s.col_mut::<TaggedRow>(0usize),
-                                    s.col::<TaggedCold>(1usize),
-                                ),
-                                commands,
-                            );
+                            shape_1((s.col_mut(0usize), s.col(1usize)), commands);
                         }
                         ::ecs_core::__private::Pending::of(buffer)
                     };
@@ -338,14 +332,11 @@ mod sigecs_world {
                     let parts = [
                         {
                             let mut s = stores.take(0u32);
-                            Part::Shape0((s.col_mut::<crate::bare::Mass>(0usize),))
+                            Part::Shape0((s.col_mut(0usize),))
                         },
                         {
                             let mut s = stores.take(1u32);
-                            Part::Shape1((
-                                s.col_mut::<TaggedRow>(0usize),
-                                s.col::<TaggedCold>(1usize),
-                            ))
+                            Part::Shape1((s.col_mut(0usize), s.col(1usize)))
                         },
                     ];
                     let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
@@ -439,17 +430,11 @@ mod sigecs_world {
                         let commands = &mut buffer;
                         {
                             let mut s = stores.take(0u32);
-                            shape_0((s.col_mut::<crate::bare::Mass>(0usize),), commands);
+                            shape_0((s.col_mut(0usize),), commands);
                         }
                         {
                             let mut s = stores.take(1u32);
-                            shape_1(
-                                (
-                                    s.col_mut::<TaggedRow>(0usize),
-                                    s.col::<TaggedCold>(1usize),
-                                ),
-                                commands,
-                            );
+                            shape_1((s.col_mut(0usize), s.col(1usize)), commands);
                         }
                         ::ecs_core::__private::Pending::of(buffer)
                     };
@@ -464,14 +449,11 @@ mod sigecs_world {
                     let parts = [
                         {
                             let mut s = stores.take(0u32);
-                            Part::Shape0((s.col_mut::<crate::bare::Mass>(0usize),))
+                            Part::Shape0((s.col_mut(0usize),))
                         },
                         {
                             let mut s = stores.take(1u32);
-                            Part::Shape1((
-                                s.col_mut::<TaggedRow>(0usize),
-                                s.col::<TaggedCold>(1usize),
-                            ))
+                            Part::Shape1((s.col_mut(0usize), s.col(1usize)))
                         },
                     ];
                     let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {

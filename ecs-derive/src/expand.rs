@@ -23,6 +23,13 @@ pub fn component(input: TokenStream) -> TokenStream {
             // a type that is not `Pod` (or serde, or `MapEntities`) is an error there, not only
             // in the generated registry.
             let resource_check = c.resource.as_ref().map(|r| {
+                // The type named with the resource name's span, so an unmet bound is reported
+                // at `resource = "…"`.
+                let name = ident.to_string();
+                let ident = match name.strip_prefix("r#") {
+                    Some(raw) => proc_macro2::Ident::new_raw(raw, r.span),
+                    None => proc_macro2::Ident::new(&name, r.span),
+                };
                 let constructor = match r.encoding {
                     decl::ResourceEncoding::Pod => quote!(pod),
                     decl::ResourceEncoding::Serde => quote!(serde),

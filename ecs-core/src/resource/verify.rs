@@ -621,6 +621,11 @@ impl<'r, B: AsRef<[u8]>> VerifiedResource<'r, B> {
         Some(self.sets[set as usize].store)
     }
 
+    /// Every entity's store id, in entity order, appended to `out` (the spawner's tight loop).
+    pub(crate) fn entity_stores_into(&self, out: &mut Vec<u32>) {
+        out.extend(self.entity_set.iter().map(|&s| self.sets[s as usize].store));
+    }
+
     /// The distinct sets of known components, in order of first appearance.
     pub fn sets(&self) -> impl ExactSizeIterator<Item = ComponentSet<'r>> + '_ {
         let regs = self.registry.registrations();

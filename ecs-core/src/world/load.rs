@@ -168,14 +168,27 @@ impl<M: WorldModel> World<M> {
             first_row[s as usize] = self.stores[s as usize].len() as u32;
             next_row[s as usize] = first_row[s as usize];
         }
-        let locs: Vec<Location> = (0..res.num_entities())
-            .map(|e| {
-                let s = res.entity_store(e).unwrap_or(0);
+        let mut store_of: Vec<u32> = Vec::with_capacity(n);
+        res.entity_stores_into(&mut store_of);
+        let locs: Vec<Location> = store_of
+            .iter()
+            .map(|&s| {
                 let row = next_row[s as usize];
-                next_row[s as usize] += 1;
+                next_row[s as usize] = row + 1;
                 Location { store: s, row }
             })
             .collect();
+        // block_end[e]: the last entity of the block of consecutive entities from e that share
+        // e's store (their rows are consecutive too): a run of instances is found per block,
+        // not per instance.
+        let mut block_end = vec![0u32; n];
+        for e in (0..n).rev() {
+            block_end[e] = if e + 1 < n && store_of[e + 1] == store_of[e] {
+                block_end[e + 1]
+            } else {
+                e as u32
+            };
+        }
 
         // 3. Ids, one run per store (in store order), then each entity's id in resource order.
         let mut ids: Vec<Entity> = Vec::with_capacity(n);
@@ -229,36 +242,48 @@ impl<M: WorldModel> World<M> {
                 continue; // LocalTransform: linked above.
             };
             let index = data.entity_index();
-            let ptr_of = |stores: &mut [crate::storage::Store], i: usize| {
-                let l = locs[index[i] as usize];
-                let store = &mut stores[l.store as usize];
-                // Step 1 checked the store's signature is the entity's set, which holds c.
-                let k = tables
-                    .slot_index(l.store, c)
-                    .expect("the entity's store holds its component");
-                store.slot_ptr(store.info().slots[k], l.row())
-            };
+            let runs = runs(&index, &locs, &block_end);
+            // Where each run's first instance goes, and the column stride.
+            let targets: Vec<(*mut u8, usize)> = runs
+                .iter()
+                .map(|r| {
+                    let store = &stores[r.loc.store as usize];
+                    // Step 1 checked the store's signature is the entity's set, which holds c.
+                    let k = tables
+                        .slot_index(r.loc.store, c)
+                        .expect("the entity's store holds its component");
+                    let slot = store.info().slots[k];
+                    let stride = store.info().columns[slot.column as usize].size;
+                    (store.slot_ptr(slot, r.loc.row()), stride)
+                })
+                .collect();
             if data.is_pod() {
-                write_pod_runs(stores, &data, &locs, &index, c, tables);
+                write_pod_runs(&data, &runs, &targets);
             } else {
                 let write = reg.write;
+                let mut run = 0;
                 // SAFETY: instance i goes to the slot of component c (the registered type) in
                 // its entity's new row, which is reserved, aligned for the type, and written
                 // once (entity indices are distinct within a record); the data was verified to
-                // decode as `count` instances of the type.
+                // decode as `count` instances of the type. Instances are asked for in order.
                 let r = unsafe {
                     write(data.instance_data(), data.len(), &mut |i| {
-                        ptr_of(stores, i as usize)
+                        while runs[run].end <= i as usize {
+                            run += 1;
+                        }
+                        let (base, stride) = targets[run];
+                        base.wrapping_add((i as usize - runs[run].start) * stride)
                     })
                 };
                 debug_assert!(r.is_ok(), "verified instances decode");
             }
             if let Some(fns) = reg.entities {
-                for i in 0..index.len() {
-                    let ptr = ptr_of(stores, i);
-                    // SAFETY: the slot was initialised just above with a value of the
-                    // registered type; no reference to it exists.
-                    unsafe { (fns.in_place)(ptr, &mut map) };
+                for (r, &(base, stride)) in runs.iter().zip(&targets) {
+                    for t in 0..r.end - r.start {
+                        // SAFETY: the slot was initialised just above with a value of the
+                        // registered type; no reference to it exists.
+                        unsafe { (fns.in_place)(base.wrapping_add(t * stride), &mut map) };
+                    }
                 }
             }
         }
@@ -274,44 +299,61 @@ impl<M: WorldModel> World<M> {
     }
 }
 
-/// Copies one POD component type into its rows, one copy per run of instances whose rows are
-/// consecutive in one store.
-fn write_pod_runs(
-    stores: &mut [crate::storage::Store],
-    data: &ComponentData<'_>,
-    locs: &[Location],
-    index: &[u32],
-    c: u32,
-    tables: &crate::model::Tables,
-) {
+/// Instances `start..end` of a record, whose entities have consecutive rows of one store from
+/// `loc` on.
+struct Run {
+    start: usize,
+    end: usize,
+    loc: Location,
+}
+
+/// Splits a record's instances into runs of consecutive rows: one check per block of entities
+/// that share a store when the record holds all of the block (the common case), one per
+/// instance otherwise.
+fn runs(index: &[u32], locs: &[Location], block_end: &[u32]) -> Vec<Run> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < index.len() {
+        let e = index[i];
+        let loc = locs[e as usize];
+        // Indices ascend strictly: if instance i + k - 1 belongs to entity e + k - 1, instances
+        // i..i + k are exactly entities e..e + k, all of one block.
+        let k = ((block_end[e as usize] - e) as usize + 1).min(index.len() - i);
+        let mut j = if index[i + k - 1] as usize == e as usize + k - 1 {
+            i + k
+        } else {
+            i + 1
+        };
+        while j < index.len() {
+            let l = locs[index[j] as usize];
+            if l.store != loc.store || l.row != loc.row + (j - i) as u32 {
+                break;
+            }
+            j += 1;
+        }
+        out.push(Run {
+            start: i,
+            end: j,
+            loc,
+        });
+        i = j;
+    }
+    out
+}
+
+/// Copies one POD component type into its rows, one copy per run.
+fn write_pod_runs(data: &ComponentData<'_>, runs: &[Run], targets: &[(*mut u8, usize)]) {
     let size = data.element_size() as usize;
     let bytes = data.instance_data();
     if size == 0 {
         return; // Zero-sized values need no bytes.
     }
-    let mut i = 0;
-    while i < index.len() {
-        let first = locs[index[i] as usize];
-        let mut j = i + 1;
-        while j < index.len() {
-            let l = locs[index[j] as usize];
-            if l.store != first.store || l.row != first.row + (j - i) as u32 {
-                break;
-            }
-            j += 1;
-        }
-        let store = &mut stores[first.store as usize];
-        let k = tables
-            .slot_index(first.store, c)
-            .expect("the entity's store holds its component");
-        let slot = store.info().slots[k];
-        let stride = store.info().columns[slot.column as usize].size;
-        let dst = store.slot_ptr(slot, first.row());
-        let src = &bytes[i * size..j * size];
+    for (r, &(dst, stride)) in runs.iter().zip(targets) {
+        let src = &bytes[r.start * size..r.end * size];
         if stride == size {
-            // SAFETY: rows first.row..first.row + (j - i) of the column are reserved (step 4)
-            // and hold nothing yet; the slot's type is the registered POD type of `size`
-            // bytes, so the bytes are a valid value; blob and column do not overlap.
+            // SAFETY: the run's rows are reserved (step 4) and hold nothing yet; the slot's
+            // type is the registered POD type of `size` bytes, so the bytes are a valid value;
+            // blob and column do not overlap.
             unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
         } else {
             for (t, value) in src.chunks_exact(size).enumerate() {
@@ -320,7 +362,6 @@ fn write_pod_runs(
                 unsafe { copy_bytes(value.as_ptr(), dst.wrapping_add(t * stride), size) };
             }
         }
-        i = j;
     }
 }
 

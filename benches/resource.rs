@@ -16,7 +16,8 @@
 //! values (the names' `String`s included) out of prepared typed vectors, inside the timing.
 //! `verify` is timed apart.
 //!
-//! `python3 benches/ratios.py level_spawn` prints the medians and ratios after a run.
+//! `python3 benches/ratios.py level_spawn memcpy_and_ids` prints the medians and their ratios to
+//! the floor after a run.
 
 #![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
 

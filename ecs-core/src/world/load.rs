@@ -19,7 +19,8 @@
 //! Atomic: an error in steps 1–3 undoes what was done and spawns nothing; steps 4–6 cannot
 //! fail (the verifier checked every byte they read). If a component's own code panics in step 5
 //! (a `Deserialize` or `MapEntities` impl), the issued ids are retired and the values written so
-//! far are leaked, never dropped twice or left reachable. Spawning one verified resource many
+//! far are leaked, never dropped twice or left reachable (transform instances already linked
+//! stay, holding the retired ids). Spawning one verified resource many
 //! times (prefab instances) reads the same blob each time.
 
 use super::error::set_names;

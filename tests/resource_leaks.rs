@@ -1,0 +1,103 @@
+//! Spawning entity resources leaks nothing, counted by a global allocator: a world that spawned
+//! a level (with its 1,300 decoded `String` names) many times frees every allocation when it is
+//! dropped, and a refused spawn (a transform conflict found after the ids were issued, or a
+//! resource verified for other signatures) leaves nothing behind either.
+
+use sigecs::ecs_core::entity::Entity;
+use sigecs::ecs_core::resource::{verify, AlignedBlob, AnySet, VerifyOptions};
+use sigecs::ecs_core::transform::TransformManager;
+use sigecs::{resource_registry, World};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+/// Counts live allocations.
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards to the system allocator, only counting.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(1, Ordering::SeqCst);
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn live() -> isize {
+    LIVE.load(Ordering::SeqCst)
+}
+
+const LEVEL: &[u8] = include_bytes!("../assets/level.bin");
+
+// One test, so that no other test thread allocates while the counts are compared.
+#[test]
+fn spawns_and_refused_spawns_leak_nothing() {
+    let blob = AlignedBlob::from_bytes(LEVEL);
+    let level = World::new()
+        .verify_resource(&blob, resource_registry(), &VerifyOptions::default())
+        .unwrap();
+    let n = level.num_entities() as usize;
+    // Warm up lazily built tables (the model's, the registry's) so they are not counted.
+    drop(World::new().spawn_resource(&level).unwrap());
+
+    let before = live();
+    {
+        let mut world = World::new();
+        let mut tm = TransformManager::new();
+        for _ in 0..5 {
+            let e = world.spawn_resource_with(&level, &mut tm).unwrap();
+            assert_eq!(e.len(), n);
+        }
+        assert_eq!(world.len(), 5 * n);
+        world.check_invariants().unwrap();
+        assert!(
+            live() > before + 5 * 1300,
+            "the names are owned by the world"
+        );
+    }
+    assert_eq!(
+        live(),
+        before,
+        "a dropped world frees everything it spawned"
+    );
+
+    // A transform conflict: the ids are issued, then the hierarchy is refused.
+    let before = live();
+    {
+        let mut world = World::new();
+        let mut tm = TransformManager::new();
+        tm.create(Entity::new(600, 0), glam::Mat4::IDENTITY)
+            .unwrap();
+        let err = world.spawn_resource_with(&level, &mut tm).unwrap_err();
+        assert!(err.to_string().contains("hierarchy"), "{err}");
+        assert!(world.is_empty());
+        assert_eq!(tm.len(), 1);
+        world.check_invariants().unwrap();
+    }
+    assert_eq!(live(), before, "a refused spawn leaves nothing behind");
+
+    // A resource verified for other signatures.
+    let other = verify(
+        &blob,
+        resource_registry(),
+        AnySet::default(),
+        &VerifyOptions::default(),
+    )
+    .unwrap();
+    let before = live();
+    {
+        let mut world = World::new();
+        assert!(world.spawn_resource(&other).is_err());
+        assert!(world.is_empty());
+    }
+    assert_eq!(live(), before);
+}

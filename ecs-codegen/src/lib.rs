@@ -221,8 +221,16 @@ pub fn render(model: &Model) -> String {
     out
 }
 
-/// The `// SAFETY:` comment for a line of generated code that starts an `unsafe impl`.
+/// The `// SAFETY:` comment for a line of generated code that starts an `unsafe impl`, or the
+/// `unsafe` block of a typed move.
 fn safety_comment(line: &str) -> Option<&'static str> {
+    if line == "unsafe {" {
+        return Some(
+            "// SAFETY: each call moves one component between its slots in the two stores \
+             (the slots of STORES), and `value` is the inserted component (the `MoveFn` \
+             contract the caller upholds).",
+        );
+    }
     let rest = line.strip_prefix("unsafe impl ::ecs_core::")?;
     Some(if rest.starts_with("WorldModel") {
         "// SAFETY: the tables list every component with its column type; each store's slots \

@@ -13,7 +13,7 @@
 //! The traits are `unsafe` to implement because the runtime reads and writes component memory
 //! through raw pointers computed from these tables. Only the generator implements them.
 
-use crate::storage::ColumnType;
+use crate::storage::{ColumnType, Store};
 use crate::Component;
 use rustc_hash::FxHashMap;
 use std::any::TypeId;
@@ -100,6 +100,9 @@ pub struct SystemInfo {
 ///   column's element that is not padding belongs to some slot (so writing every slot
 ///   initialises the element).
 /// - `tables()` returns `Tables::build::<Self>()` (computed once).
+/// - Each entry of `moves()` is for a declared transition (the stores with masks `m` and
+///   `m ^ (1 << component)` both exist, `from` having mask `m`), and its `run` does exactly
+///   what [`TypedMove`] says, for the slots above.
 pub unsafe trait WorldModel: Sized + 'static {
     /// The generated struct holding one value of each resource.
     type Resources: Default + Send + Sync + 'static;
@@ -111,6 +114,34 @@ pub unsafe trait WorldModel: Sized + 'static {
     fn systems() -> &'static [SystemInfo];
     /// The derived lookup tables.
     fn tables() -> &'static Tables;
+    /// Moves written with static types for some declared transitions (all of them, in
+    /// generated worlds); a transition without one moves through its [`CopyOp`]s.
+    fn moves() -> &'static [TypedMove] {
+        &[]
+    }
+}
+
+/// The part of an insert/remove move that a generated world writes with static types: copy
+/// every component the two stores share from row `row` of store `from` to row `to_row` of
+/// store `to` (bitwise, as the transition's [`CopyOp`]s would), and for an insert write the
+/// new component's value from `value`. The runtime does the rest (removing the source row,
+/// entity ids, locations).
+///
+/// # Safety
+/// `from` and `to` are the transition's stores, `row` is a live row of `from`, `to_row` is
+/// within `to`'s capacity and unwritten, and for an insert `value` points to an owned value of
+/// the inserted component (the caller treats it as moved).
+pub type MoveFn = unsafe fn(from: &Store, to: &Store, row: usize, to_row: usize, value: *const u8);
+
+/// A [`MoveFn`] for the transition from store `from` when `component` is inserted or removed.
+#[derive(Clone, Copy, Debug)]
+pub struct TypedMove {
+    /// The source store.
+    pub from: u32,
+    /// The inserted or removed component.
+    pub component: u32,
+    /// The move.
+    pub run: MoveFn,
 }
 
 /// A component of world model `M`. Implemented by generated code only.
@@ -188,6 +219,8 @@ pub struct Transition {
     pub changed: Slot,
     /// The changed component's size in bytes.
     pub changed_size: usize,
+    /// The move with static types, when the model has one for this transition.
+    pub typed: Option<MoveFn>,
 }
 
 /// What the tables know of one (store, component) pair: the component's slot in the store,
@@ -276,11 +309,16 @@ impl Tables {
                 }
                 .expect("the changed component is in one of the stores");
                 moves.push((s * n + c, transitions.len() as u32));
+                let typed = M::moves()
+                    .iter()
+                    .find(|m| m.from as usize == s && m.component as usize == c)
+                    .map(|m| m.run);
                 transitions.push(Transition {
                     to: t,
                     copies,
                     changed,
                     changed_size: comps[c].ty.size,
+                    typed,
                 });
             }
         }

@@ -168,6 +168,64 @@ impl<'w> StoreColumns<'w> {
     }
 }
 
+/// Copies the `T` at byte `src_off` of row `row` of column `src_col` of `from` to byte `dst_off`
+/// of row `to_row` of column `dst_col` of `to`: one component of a generated typed move.
+///
+/// # Safety
+/// As [`crate::model::MoveFn`]; the slots are the model's slots of a `T` in the two stores.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn move_slot<T>(
+    from: &Store,
+    src_col: usize,
+    src_off: usize,
+    row: usize,
+    to: &Store,
+    dst_col: usize,
+    dst_off: usize,
+    to_row: usize,
+) {
+    // SAFETY: the columns exist (model slots), the source row is live and the target row
+    // reserved (the caller); both addresses hold or take a `T`, aligned (model contract).
+    unsafe {
+        let src = from
+            .columns()
+            .get_unchecked(src_col)
+            .ptr_at(row)
+            .add(src_off);
+        let dst = to
+            .columns()
+            .get_unchecked(dst_col)
+            .ptr_at(to_row)
+            .add(dst_off);
+        dst.cast::<T>().write(src.cast::<T>().read());
+    }
+}
+
+/// Writes the inserted `T` from `value` at byte `dst_off` of row `to_row` of column `dst_col`
+/// of `to`: the last step of a generated typed insert move.
+///
+/// # Safety
+/// As [`crate::model::MoveFn`], for an insert of a `T`.
+#[inline(always)]
+pub unsafe fn move_value<T>(
+    value: *const u8,
+    to: &Store,
+    dst_col: usize,
+    dst_off: usize,
+    to_row: usize,
+) {
+    // SAFETY: `value` is the caller's owned `T`; the target slot is the model's, reserved.
+    unsafe {
+        let dst = to
+            .columns()
+            .get_unchecked(dst_col)
+            .ptr_at(to_row)
+            .add(dst_off);
+        dst.cast::<T>().write(value.cast::<T>().read_unaligned());
+    }
+}
+
 /// Declares a pass's part enum (one variant per store, holding a tuple of that store's column
 /// slices) and its [`SplitRows`] impl, so the generated file holds only the variants.
 #[macro_export]

@@ -43,6 +43,8 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         model.systems.len(),
     );
     let schedule = schedule(model);
+    let (move_entries, move_fns) = typed_moves(model);
+    let n_moves = move_entries.len();
 
     let component_impls = model.components.iter().enumerate().map(|(i, c)| {
         let (path, id) = (&c.path, i as u32);
@@ -93,11 +95,15 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         /// The generated schedule (see `World::schedule`).
         pub static SCHEDULE: ::ecs_core::schedule::Schedule = #schedule;
 
+        static MOVES: [::ecs_core::model::TypedMove; #n_moves] = [#(#move_entries),*];
+        #(#move_fns)*
+
         unsafe impl ::ecs_core::WorldModel for Model {
             type Resources = Resources;
             fn components() -> &'static [::ecs_core::model::ComponentInfo] { &COMPONENTS }
             fn stores() -> &'static [::ecs_core::model::StoreInfo] { &STORES }
             fn systems() -> &'static [::ecs_core::model::SystemInfo] { &SYSTEMS }
+            fn moves() -> &'static [::ecs_core::model::TypedMove] { &MOVES }
             fn tables() -> &'static ::ecs_core::model::Tables {
                 static TABLES: ::std::sync::OnceLock<::ecs_core::model::Tables> = ::std::sync::OnceLock::new();
                 TABLES.get_or_init(::ecs_core::model::Tables::build::<Model>)
@@ -224,4 +230,83 @@ fn schedule(model: &Model) -> TokenStream {
         quote!(::ecs_core::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], parallel: #parallel })
     });
     quote!(::ecs_core::schedule::Schedule { stages: &[#(#stages),*] })
+}
+
+/// Where component `id` lives in a store of `sig`: its column and its byte offset in the
+/// column's element (as `store_info` lays it out).
+fn slot(model: &Model, sig: &Signature, id: usize) -> (usize, TokenStream) {
+    match sig.layout {
+        LayoutDecl::Columns => {
+            let k = sig.fields.iter().position(|(_, c)| *c == id).expect("held");
+            (k, quote!(0))
+        }
+        LayoutDecl::Rows => {
+            let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
+            let (column, holder) = if is_cold(model, sig, id) {
+                (1usize, cold_type(sig))
+            } else {
+                (0, row_type(sig))
+            };
+            (column, quote!(::core::mem::offset_of!(#holder, #f)))
+        }
+    }
+}
+
+/// The insert/remove moves with static types: one function per declared transition (a pair of
+/// signatures one component apart, each way), copying each shared component from its slot in
+/// one store to its slot in the other, and the table that keys them by (store, component).
+fn typed_moves(model: &Model) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let by_mask: std::collections::HashMap<u128, usize> = model
+        .signatures
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.mask, i))
+        .collect();
+    let (mut entries, mut fns) = (Vec::new(), Vec::new());
+    for (s, from) in model.signatures.iter().enumerate() {
+        for c in 0..model.components.len() {
+            let Some(&t) = by_mask.get(&(from.mask ^ (1u128 << c))) else {
+                continue;
+            };
+            let to = &model.signatures[t];
+            let copies: Vec<TokenStream> = to.fields.iter().filter(|(_, id)| *id != c).map(|(_, id)| {
+                let ty = &model.components[*id].path;
+                let ((sc, so), (dc, dof)) = (slot(model, from, *id), slot(model, to, *id));
+                quote!(::ecs_core::__private::move_slot::<#ty>(from, #sc, #so, row, to, #dc, #dof, to_row);)
+            }).collect();
+            let insert = to.has(c).then(|| {
+                let ty = &model.components[c].path;
+                let (dc, dof) = slot(model, to, c);
+                quote!(::ecs_core::__private::move_value::<#ty>(value, to, #dc, #dof, to_row);)
+            });
+            let body = (!copies.is_empty() || insert.is_some())
+                .then(|| quote!(unsafe { #(#copies)* #insert }));
+            let name = format_ident!("move_{}_{}", s, c);
+            let d = doc(format!(
+                "{} `{}`: `{}` to `{}`, with static types (the caller upholds the `MoveFn` contract).",
+                if to.has(c) { "Insert" } else { "Remove" },
+                model.components[c].ident,
+                from.ident,
+                to.ident
+            ));
+            let (sid, cid) = (s as u32, c as u32);
+            entries.push(
+                quote!(::ecs_core::model::TypedMove { from: #sid, component: #cid, run: #name }),
+            );
+            fns.push(quote! {
+                #d
+                #[allow(unused_variables)]
+                unsafe fn #name(
+                    from: &::ecs_core::storage::Store,
+                    to: &::ecs_core::storage::Store,
+                    row: usize,
+                    to_row: usize,
+                    value: *const u8,
+                ) {
+                    #body
+                }
+            });
+        }
+    }
+    (entries, fns)
 }

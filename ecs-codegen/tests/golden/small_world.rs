@@ -101,6 +101,71 @@ mod sigecs_world {
             },
         ],
     };
+    static MOVES: [::ecs_core::model::TypedMove; 2usize] = [
+        ::ecs_core::model::TypedMove {
+            from: 0u32,
+            component: 1u32,
+            run: move_0_1,
+        },
+        ::ecs_core::model::TypedMove {
+            from: 1u32,
+            component: 1u32,
+            run: move_1_1,
+        },
+    ];
+    ///Insert `Tag`: `Plain` to `Tagged`, with static types (the caller upholds the `MoveFn` contract).
+    #[allow(unused_variables)]
+    unsafe fn move_0_1(
+        from: &::ecs_core::storage::Store,
+        to: &::ecs_core::storage::Store,
+        row: usize,
+        to_row: usize,
+        value: *const u8,
+    ) {
+        // SAFETY: each call moves one component between its slots in the two stores (the slots of STORES), and `value` is the inserted component (the `MoveFn` contract the caller upholds).
+        unsafe {
+            ::ecs_core::__private::move_slot::<
+                crate::bare::Mass,
+            >(
+                from,
+                0usize,
+                0,
+                row,
+                to,
+                0usize,
+                ::core::mem::offset_of!(TaggedRow, mass),
+                to_row,
+            );
+            ::ecs_core::__private::move_value::<
+                crate::bare::Tag,
+            >(value, to, 1usize, ::core::mem::offset_of!(TaggedCold, tag), to_row);
+        }
+    }
+    ///Remove `Tag`: `Tagged` to `Plain`, with static types (the caller upholds the `MoveFn` contract).
+    #[allow(unused_variables)]
+    unsafe fn move_1_1(
+        from: &::ecs_core::storage::Store,
+        to: &::ecs_core::storage::Store,
+        row: usize,
+        to_row: usize,
+        value: *const u8,
+    ) {
+        // SAFETY: each call moves one component between its slots in the two stores (the slots of STORES), and `value` is the inserted component (the `MoveFn` contract the caller upholds).
+        unsafe {
+            ::ecs_core::__private::move_slot::<
+                crate::bare::Mass,
+            >(
+                from,
+                0usize,
+                ::core::mem::offset_of!(TaggedRow, mass),
+                row,
+                to,
+                0usize,
+                0,
+                to_row,
+            );
+        }
+    }
     // SAFETY: the tables list every component with its column type; each store's slots are its signature's fields in declaration order, at their columns and offsets (`offset_of!` into the row structs); `tables()` builds `Tables` of this model.
     unsafe impl ::ecs_core::WorldModel for Model {
         type Resources = Resources;
@@ -112,6 +177,9 @@ mod sigecs_world {
         }
         fn systems() -> &'static [::ecs_core::model::SystemInfo] {
             &SYSTEMS
+        }
+        fn moves() -> &'static [::ecs_core::model::TypedMove] {
+            &MOVES
         }
         fn tables() -> &'static ::ecs_core::model::Tables {
             static TABLES: ::std::sync::OnceLock<::ecs_core::model::Tables> = ::std::sync::OnceLock::new();

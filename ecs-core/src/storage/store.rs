@@ -81,13 +81,6 @@ impl Store {
         &self.columns
     }
 
-    /// The entity column, mutable: for spawns that write rows first and ids after.
-    #[inline]
-    #[cfg_attr(not(feature = "resource"), allow(dead_code))]
-    pub(crate) fn entities_mut(&mut self) -> &mut Vec<Entity> {
-        &mut self.entities
-    }
-
     /// Makes room for `additional` more rows in every column.
     #[inline]
     pub fn reserve(&mut self, additional: usize) {

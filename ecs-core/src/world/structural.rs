@@ -209,24 +209,31 @@ impl<M: WorldModel> World<M> {
         let (from, to) = two_stores(&mut self.stores, loc.store as usize, t.to as usize);
         to.reserve(1);
         let (row, to_row) = (loc.row(), to.len());
-        let (src, dst) = (from.columns(), to.columns());
-        for op in t.copies.iter() {
-            // SAFETY: `Tables::build` made every copy from the two stores' slots, so its
-            // columns exist in both stores and pair one component (same type and size). The
-            // source row is live, the target row within the capacity reserved above.
-            unsafe {
-                let s = src.get_unchecked(op.src_col as usize).ptr_at(row);
-                let d = dst.get_unchecked(op.dst_col as usize).ptr_at(to_row);
-                copy_bytes(
-                    s.add(op.src_off as usize),
-                    d.add(op.dst_off as usize),
-                    op.size as usize,
-                )
-            };
-        }
-        if let Some(value) = extra {
-            // SAFETY: the caller's value of the inserted component, into its slot.
-            unsafe { copy_bytes(value, to.slot_ptr(t.changed, to_row), t.changed_size) };
+        if let Some(run) = t.typed {
+            // SAFETY: `t` is the transition from `from` to `to` (the model's moves are keyed
+            // by transition); the row is live, `to_row` reserved above and unwritten; `extra`
+            // is the caller's owned value for an insert (null is never read for a remove).
+            unsafe { run(from, to, row, to_row, extra.unwrap_or(std::ptr::null())) };
+        } else {
+            let (src, dst) = (from.columns(), to.columns());
+            for op in t.copies.iter() {
+                // SAFETY: `Tables::build` made every copy from the two stores' slots, so its
+                // columns exist in both stores and pair one component (same type and size).
+                // The source row is live, the target row within the capacity reserved above.
+                unsafe {
+                    let s = src.get_unchecked(op.src_col as usize).ptr_at(row);
+                    let d = dst.get_unchecked(op.dst_col as usize).ptr_at(to_row);
+                    copy_bytes(
+                        s.add(op.src_off as usize),
+                        d.add(op.dst_off as usize),
+                        op.size as usize,
+                    )
+                };
+            }
+            if let Some(value) = extra {
+                // SAFETY: the caller's value of the inserted component, into its slot.
+                unsafe { copy_bytes(value, to.slot_ptr(t.changed, to_row), t.changed_size) };
+            }
         }
         // SAFETY: every slot of the new row is written (shared components plus the inserted
         // one), and every value of the source row was copied or moved out by the caller.

@@ -219,3 +219,76 @@ mod tests {
         fn write_parts<S: PartSink>(self, _: &mut S) {}
     }
 }
+
+/// Tests written against the mutants of this file (`mutants.md`).
+#[cfg(test)]
+mod mutant_tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq)]
+    struct Pos(u64);
+    impl Component for Pos {
+        const COLD: bool = false;
+    }
+    #[derive(Debug, PartialEq)]
+    struct Tag(u8);
+    impl Component for Tag {
+        const COLD: bool = false;
+    }
+
+    struct Pair(Pos, Tag);
+    impl Signature for Pair {
+        const LEN: usize = 2;
+        fn write_parts<S: PartSink>(self, sink: &mut S) {
+            sink.put(self.0);
+            sink.put(self.1);
+        }
+    }
+
+    /// Records every part put: its type, size and bytes.
+    #[derive(Default)]
+    struct Recorder(Vec<(TypeId, usize, Vec<u8>)>);
+    impl RawSink for Recorder {
+        unsafe fn put_raw(&mut self, type_id: TypeId, size: usize, value: *mut u8) {
+            // SAFETY: the caller passes `size` initialised bytes (plain integers here).
+            let bytes = unsafe { std::slice::from_raw_parts(value, size) }.to_vec();
+            self.0.push((type_id, size, bytes));
+        }
+    }
+
+    #[test]
+    fn an_erased_spawn_value_names_its_type_and_moves_its_parts_in_order() {
+        let value: Box<dyn SpawnValue> = Box::new(Pair(Pos(0x0102_0304_0506_0708), Tag(9)));
+        assert_eq!(value.signature_type(), TypeId::of::<Pair>());
+        assert_eq!(value.type_name(), std::any::type_name::<Pair>());
+        assert!(value.type_name().ends_with("Pair"));
+        let mut sink = Recorder::default();
+        value.write_into(&mut sink);
+        assert_eq!(
+            sink.0,
+            [
+                (
+                    TypeId::of::<Pos>(),
+                    8,
+                    0x0102_0304_0506_0708u64.to_ne_bytes().to_vec()
+                ),
+                (TypeId::of::<Tag>(), 1, vec![9]),
+            ]
+        );
+    }
+
+    #[test]
+    fn len_and_is_empty_count_the_requests() {
+        let manager = EntityManager::new();
+        let mut c = Commands::__new(&manager);
+        assert!(c.is_empty());
+        assert_eq!(c.len(), 0);
+        assert_eq!(format!("{c:?}"), "Commands { len: 0 }");
+        c.despawn(Entity::new(1, 0));
+        assert!(!c.is_empty());
+        assert_eq!(c.len(), 1);
+        c.remove::<Tag>(Entity::new(1, 0));
+        assert_eq!(c.len(), 2);
+        assert_eq!(format!("{c:?}"), "Commands { len: 2 }");
+    }
+}

@@ -430,3 +430,235 @@ mod tests {
         }
     }
 }
+
+/// Tests written against the mutants of this file (`mutants.md`): each asserts the exact
+/// values a mutant would change.
+#[cfg(test)]
+mod mutant_tests {
+    use super::*;
+    use crate::entity::Entity;
+
+    fn two_threads<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap()
+            .install(f)
+    }
+
+    /// The rows of each job, part by part.
+    fn shape<P: SplitRows>(jobs: &[Vec<P>]) -> Vec<Vec<usize>> {
+        jobs.iter()
+            .map(|j| j.iter().map(SplitRows::len).collect())
+            .collect()
+    }
+
+    #[test]
+    fn jobs_never_hold_empty_parts_at_exact_boundaries() {
+        let mut a: Vec<u32> = (0..16).collect();
+        let mut b: Vec<u32> = Vec::new();
+        let mut c: Vec<u32> = (16..24).collect();
+        let mut d: Vec<u32> = (24..32).collect();
+        let js = jobs([&mut a[..], &mut b[..], &mut c[..], &mut d[..]], 8);
+        assert_eq!(shape(&js), [vec![8], vec![8], vec![8], vec![8]]);
+        let flat: Vec<u32> = js
+            .iter()
+            .flatten()
+            .flat_map(|p| p.iter().copied())
+            .collect();
+        assert_eq!(flat, (0..32).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn jobs_cut_shared_slices_too() {
+        let a: Vec<u32> = (0..10).collect();
+        let b: Vec<u32> = (10..13).collect();
+        let js = jobs([&a[..], &b[..]], 4);
+        assert_eq!(shape(&js), [vec![4], vec![4], vec![2, 2], vec![1]]);
+        let flat: Vec<Vec<u32>> = js
+            .iter()
+            .map(|j| j.iter().flat_map(|p| p.iter().copied()).collect())
+            .collect();
+        assert_eq!(flat[2], [8, 9, 10, 11]);
+        assert_eq!(flat[3], [12]);
+        assert_eq!(SplitRows::len(&&a[..]), 10);
+        let (lo, hi) = SplitRows::split_at(&a[..], 3);
+        assert_eq!((lo, hi.len()), (&[0u32, 1, 2][..], 7));
+        let empty: &[u32] = &[];
+        assert!(SplitRows::is_empty(&empty) && !SplitRows::is_empty(&&a[..]));
+    }
+
+    #[test]
+    fn the_inline_runner_skips_empty_parts_and_visits_the_others_in_order() {
+        let manager = EntityManager::new();
+        let mut a: Vec<u32> = vec![1, 2];
+        let mut b: Vec<u32> = Vec::new();
+        let mut c: Vec<u32> = vec![3];
+        let mut seen = Vec::new();
+        let pending = run_parts_inline(
+            [&mut a[..], &mut b[..], &mut c[..]],
+            &manager,
+            &mut |p: &mut [u32], _: &mut Commands<'_>| seen.push(p.to_vec()),
+        );
+        assert!(pending.is_empty() && pending.0.is_empty());
+        assert_eq!(seen, [vec![1, 2], vec![3]]);
+    }
+
+    #[test]
+    fn pending_is_empty_only_without_commands() {
+        assert!(Pending(Vec::new()).is_empty());
+        assert!(Pending(vec![Vec::new(), Vec::new()]).is_empty());
+        let p = Pending(vec![Vec::new(), vec![Command::Despawn(Entity::new(1, 0))]]);
+        assert!(!p.is_empty());
+        let manager = EntityManager::new();
+        let mut c = Commands::__new(&manager);
+        assert!(Pending::of(Commands::__new(&manager)).0.is_empty());
+        c.despawn(Entity::new(1, 0));
+        let p = Pending::of(c);
+        assert_eq!(p.0.len(), 1);
+        assert!(!p.is_empty());
+    }
+
+    #[test]
+    fn plan_follows_size_force_and_cost() {
+        two_threads(|| {
+            let cost = PassCost::new();
+            // Under 2 × min_chunk: inline, untimed.
+            assert!(matches!(plan(100, None, 64, &cost), Plan::Inline(None)));
+            assert!(matches!(plan(127, None, 64, &cost), Plan::Inline(None)));
+            assert_eq!(cost.ps_per_row(), 0, "an untimed plan records nothing");
+            // Exactly 2 × min_chunk, unknown cost: inline and timed.
+            match plan(128, None, 64, &cost) {
+                Plan::Inline(Some(timer)) => {
+                    assert_eq!(cost.ps_per_row(), 0, "the timer records when dropped");
+                    drop(timer);
+                }
+                _ => panic!("unknown cost: inline and timed"),
+            }
+            assert!(cost.ps_per_row() >= 1, "the timer recorded the pass");
+            let cost = PassCost::new();
+            assert!(matches!(plan(1000, None, 1, &cost), Plan::Inline(Some(_))));
+            assert!(cost.ps_per_row() >= 1, "the timer recorded the pass");
+            // Forced by the world: split whatever the cost.
+            let unknown = PassCost::new();
+            assert!(matches!(
+                plan(1000, Some(1), 64, &unknown),
+                Plan::Split(125)
+            ));
+            assert!(matches!(
+                plan(100, Some(64), 1, &unknown),
+                Plan::Inline(None)
+            ));
+            // Measured heavy: split; measured light: inline.
+            let heavy = PassCost::new();
+            heavy.record(std::time::Duration::from_secs(1), 1);
+            assert!(matches!(plan(1000, None, 1, &heavy), Plan::Split(125)));
+            let light = PassCost::new();
+            light.record(std::time::Duration::from_nanos(1), 1000);
+            assert!(matches!(plan(1000, None, 1, &light), Plan::Inline(Some(_))));
+        });
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let cost = PassCost::new();
+        one.install(|| {
+            assert!(matches!(
+                plan(1000, Some(1), 1, &cost),
+                Plan::Inline(Some(_))
+            ))
+        });
+    }
+
+    /// Runs `run_parts` over `rows` rows of ones; returns whether the cost was recorded and
+    /// how many bodies ran.
+    fn run(rows: usize, world: Option<usize>, min_chunk: usize, cost: &PassCost) -> usize {
+        let manager = EntityManager::new();
+        let mut a = vec![1u32; rows];
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let pending = run_parts(
+            [&mut a[..]],
+            world,
+            min_chunk,
+            cost,
+            &manager,
+            &|p: &mut [u32], _: &mut Commands<'_>| {
+                calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                for x in p {
+                    *x += 1;
+                }
+            },
+        );
+        assert!(pending.is_empty());
+        assert!(a.iter().all(|&x| x == 2));
+        calls.into_inner()
+    }
+
+    #[test]
+    fn run_parts_times_only_passes_that_could_split() {
+        two_threads(|| {
+            let cost = PassCost::new();
+            assert_eq!(run(100, None, 64, &cost), 1);
+            assert_eq!(cost.ps_per_row(), 0, "small: not timed");
+            assert_eq!(run(127, None, 64, &cost), 1);
+            assert_eq!(cost.ps_per_row(), 0, "small: not timed");
+            assert_eq!(run(128, None, 64, &cost), 1);
+            assert!(cost.ps_per_row() >= 1, "could split: timed");
+            let cost = PassCost::new();
+            assert_eq!(run(1000, None, 1, &cost), 1);
+            assert!(cost.ps_per_row() >= 1, "could split: timed");
+            // Forced: split into jobs of 125 rows, not timed.
+            let unknown = PassCost::new();
+            assert_eq!(run(1000, Some(1), 64, &unknown), 8);
+            assert_eq!(unknown.ps_per_row(), 0, "a split pass is not timed");
+        });
+    }
+
+    #[test]
+    fn run_jobs_runs_one_body_per_part_of_each_job() {
+        let manager = EntityManager::new();
+        let mut a = [1u32; 10];
+        let mut b = [1u32; 3];
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let pending = run_jobs(
+            [&mut a[..], &mut b[..]],
+            4,
+            &manager,
+            &|p: &mut [u32], c: &mut Commands<'_>| {
+                calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                for x in p {
+                    *x += 1;
+                }
+                c.despawn(Entity::new(1, 0));
+            },
+        );
+        // Jobs [4], [4], [2, 2], [1]: one buffer per job, one command per part.
+        assert_eq!(calls.into_inner(), 5);
+        assert_eq!(
+            pending.0.iter().map(Vec::len).collect::<Vec<_>>(),
+            [1, 1, 2, 1]
+        );
+        assert!(a.iter().chain(&b).all(|&x| x == 2));
+    }
+
+    #[test]
+    fn chunk_len_of_the_largest_pass_does_not_overflow() {
+        assert_eq!(chunk_len(usize::MAX, usize::MAX), usize::MAX);
+        assert_eq!(chunk_len(100, 64), 100);
+    }
+
+    #[test]
+    fn chunk_len_splits_from_exactly_twice_min_chunk() {
+        two_threads(|| {
+            assert_eq!(chunk_len(127, 64), 127, "under 2 × min_chunk: one chunk");
+            assert_eq!(chunk_len(128, 64), 64, "2 × min_chunk: two chunks");
+            assert_eq!(chunk_len(1000, 1), 125, "1000 rows / (2 threads × 4)");
+            assert_eq!(chunk_len(0, 0), 1);
+        });
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        one.install(|| assert_eq!(chunk_len(1000, 1), 1000, "one thread: one chunk"));
+    }
+}

@@ -42,3 +42,153 @@ impl<M: WorldModel> World<M> {
         Ok(())
     }
 }
+
+/// Tests written against the mutants of this file (`mutants.md`): a hand-written two-store
+/// model, and worlds made inconsistent on purpose through crate-internal access.
+#[cfg(test)]
+mod mutant_tests {
+    use super::super::{Location, World};
+    use crate::component::{Component, PartSink, Signature};
+    use crate::model::{
+        ComponentInfo, ComponentOf, Layout, SignatureOf, Slot, StoreInfo, SystemInfo, Tables,
+        WorldModel,
+    };
+    use crate::storage::ColumnType;
+    use std::any::TypeId;
+    use std::sync::OnceLock;
+
+    struct Model;
+    #[derive(Debug, PartialEq)]
+    struct A(u32);
+    #[derive(Debug, PartialEq)]
+    struct B(u32);
+    impl Component for A {
+        const COLD: bool = false;
+    }
+    impl Component for B {
+        const COLD: bool = false;
+    }
+    struct JustA(A);
+    struct AB(A, B);
+    impl Signature for JustA {
+        const LEN: usize = 1;
+        fn write_parts<S: PartSink>(self, sink: &mut S) {
+            sink.put(self.0);
+        }
+    }
+    impl Signature for AB {
+        const LEN: usize = 2;
+        fn write_parts<S: PartSink>(self, sink: &mut S) {
+            sink.put(self.0);
+            sink.put(self.1);
+        }
+    }
+
+    static COMPONENTS: [ComponentInfo; 2] =
+        [ComponentInfo::of::<A>("A"), ComponentInfo::of::<B>("B")];
+    static STORES: [StoreInfo; 2] = [
+        StoreInfo {
+            name: "JustA",
+            mask: 0b01,
+            layout: Layout::Columns,
+            columns: &[ColumnType::of::<A>()],
+            slots: &[Slot::new(0, 0, 0)],
+            signature: TypeId::of::<JustA>,
+        },
+        StoreInfo {
+            name: "AB",
+            mask: 0b11,
+            layout: Layout::Columns,
+            columns: &[ColumnType::of::<A>(), ColumnType::of::<B>()],
+            slots: &[Slot::new(0, 0, 0), Slot::new(1, 1, 0)],
+            signature: TypeId::of::<AB>,
+        },
+    ];
+
+    // SAFETY: the tables above describe A, B, JustA and AB exactly (one u32 column per
+    // component, slot order = field order); `tables` is `Tables::build`.
+    unsafe impl WorldModel for Model {
+        type Resources = ();
+        fn components() -> &'static [ComponentInfo] {
+            &COMPONENTS
+        }
+        fn stores() -> &'static [StoreInfo] {
+            &STORES
+        }
+        fn systems() -> &'static [SystemInfo] {
+            &[]
+        }
+        fn tables() -> &'static Tables {
+            static TABLES: OnceLock<Tables> = OnceLock::new();
+            TABLES.get_or_init(Tables::build::<Model>)
+        }
+    }
+    // SAFETY: ids and stores as in the tables above.
+    unsafe impl ComponentOf<Model> for A {
+        const ID: u32 = 0;
+    }
+    // SAFETY: as above.
+    unsafe impl ComponentOf<Model> for B {
+        const ID: u32 = 1;
+    }
+    // SAFETY: as above.
+    unsafe impl SignatureOf<Model> for JustA {
+        const STORE: u32 = 0;
+    }
+    // SAFETY: as above.
+    unsafe impl SignatureOf<Model> for AB {
+        const STORE: u32 = 1;
+    }
+
+    fn world() -> (World<Model>, Vec<crate::entity::Entity>) {
+        let mut w = World::<Model>::new();
+        let es = vec![
+            w.spawn(JustA(A(1))),
+            w.spawn(AB(A(2), B(3))),
+            w.spawn(JustA(A(4))),
+            w.spawn(AB(A(5), B(6))),
+        ];
+        (w, es)
+    }
+
+    #[test]
+    fn a_consistent_world_passes() {
+        assert_eq!(World::<Model>::new().check_invariants(), Ok(()));
+        let (mut w, es) = world();
+        assert_eq!(w.check_invariants(), Ok(()));
+        assert!(w.despawn(es[0]));
+        assert_eq!(w.insert(es[2], B(7)), Ok(None));
+        assert_eq!(w.remove::<B>(es[1]).map(|b| b.0), Ok(3));
+        assert_eq!(w.check_invariants(), Ok(()));
+        assert_eq!(w.len(), 3);
+    }
+
+    #[test]
+    fn each_violation_is_reported() {
+        let (mut w, _) = world();
+        w.stores.swap(0, 1);
+        assert_eq!(
+            w.check_invariants(),
+            Err("store 0 is not described by the model's store 0".to_string())
+        );
+
+        let (mut w, es) = world();
+        w.table.relocate(es[2], Location::new(0, 0));
+        let err = w.check_invariants().unwrap_err();
+        assert!(
+            err.starts_with(&format!(
+                "entity {} in store JustA row 1 is located at Some(",
+                es[2]
+            )),
+            "{err}"
+        );
+
+        let (mut w, _) = world();
+        let extra = w.table.create_at(Location::new(0, 9)).unwrap();
+        assert!(w.table.locate(extra).is_some());
+        assert_eq!(
+            w.check_invariants(),
+            Err("4 rows but 5 live entities".to_string())
+        );
+    }
+}

@@ -149,3 +149,27 @@ fn min_chunk_of_usize_max_never_splits() {
         (0..100).sum::<i32>() - 8 * 100
     );
 }
+
+/// Found by mutation testing (issue 8, item 14): `insert` into an undeclared signature let a
+/// panicking `Drop` of the refused value escape, while the same refusal through `Commands` was
+/// reported as an error. Now both report the error.
+#[test]
+fn a_refused_insert_reports_the_error_even_if_the_value_panics_when_dropped() {
+    let mut w = World::new();
+    let e = w.spawn(unit(10, 3));
+    let before = BOMB_DROPS.with(|d| d.get());
+    let r = w.insert(
+        e,
+        Bomb {
+            armed: true,
+            value: 7,
+        },
+    );
+    assert!(
+        matches!(r, Err(WorldError::UndeclaredSignature { .. })),
+        "{r:?}"
+    );
+    assert_eq!(BOMB_DROPS.with(|d| d.get()) - before, 1, "dropped once");
+    assert_eq!(w.get::<Health>(e), Some(&Health(10)), "entity unchanged");
+    assert_eq!(w.check_invariants(), Ok(()));
+}

@@ -44,7 +44,8 @@ impl<M: WorldModel> World<M> {
     /// Adds `component` to `entity`, moving the entity to the declared signature that has its
     /// components plus this one (one copy per component; the target comes from a table, no
     /// search). If the entity already has a `C`, the value is replaced and the old one
-    /// returned. On error the entity is unchanged and `component` is dropped.
+    /// returned. On error the entity is unchanged and `component` is dropped (a panic of its
+    /// `Drop` is caught: the error is what the caller sees).
     #[inline]
     pub fn insert<C: ComponentOf<M>>(
         &mut self,
@@ -64,7 +65,12 @@ impl<M: WorldModel> World<M> {
                 return Ok(Some(std::mem::replace(old, component)));
             }
             Err(Some(t)) => t,
-            Err(None) => return Err(self.undeclared(entity, loc, Change::Insert, C::ID)),
+            Err(None) => {
+                // The refusal is the error the caller sees, even if the value's `Drop` panics
+                // (as for the same refusal through `Commands`).
+                super::spawn::drop_quietly(component);
+                return Err(self.undeclared(entity, loc, Change::Insert, C::ID));
+            }
         };
         let value = ManuallyDrop::new(component);
         // SAFETY: `t` adds component C::ID, and `value` is a C, moved into the target store by

@@ -185,23 +185,15 @@ impl Model {
         id
     }
 
-    /// Inserts `c` into `k`: the outcome and whether a bomb went off.
+    /// Inserts `c` into `k`: the outcome and whether a bomb went off. A refused value is
+    /// dropped with its panic caught: the refusal is the outcome, armed bomb or not.
     fn insert(&mut self, k: u64, c: Comp) -> Outcome {
-        let armed = matches!(c, Comp::Bomb(true, _));
         let Some(e) = self.ents.get_mut(&k) else {
-            return if armed {
-                Outcome::Panicked
-            } else {
-                Outcome::NoSuchEntity
-            };
+            return Outcome::NoSuchEntity;
         };
         let had = e.set() & c.bit() != 0;
         if !had && signature_of(e.set() | c.bit()).is_none() {
-            return if armed {
-                Outcome::Panicked
-            } else {
-                Outcome::Undeclared
-            };
+            return Outcome::Undeclared;
         }
         let mut old_armed = false;
         match c {

@@ -172,4 +172,18 @@ fn a_refused_insert_reports_the_error_even_if_the_value_panics_when_dropped() {
     assert_eq!(BOMB_DROPS.with(|d| d.get()) - before, 1, "dropped once");
     assert_eq!(w.get::<Health>(e), Some(&Health(10)), "entity unchanged");
     assert_eq!(w.check_invariants(), Ok(()));
+    // Likewise for a dead entity.
+    assert!(w.despawn(e));
+    let r = w.insert(
+        e,
+        Bomb {
+            armed: true,
+            value: 8,
+        },
+    );
+    assert!(
+        matches!(r, Err(WorldError::NoSuchEntity(x)) if x == e),
+        "{r:?}"
+    );
+    assert_eq!(BOMB_DROPS.with(|d| d.get()) - before, 2);
 }

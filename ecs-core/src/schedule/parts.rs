@@ -126,6 +126,11 @@ mod tuples {
 /// Rows per job for a pass over `total` rows on `threads` threads, or `None` when the pass
 /// runs inline: fewer than `2 × min_chunk` rows (saturating: `usize::MAX` means never split),
 /// or one thread. `min_chunk` 0 acts as 1.
+///
+/// Jobs are equal and never under `min_chunk` rows; when there are enough rows, their number
+/// is a multiple of `threads` (up to `CHUNKS_PER_THREAD` each), so every thread gets the same
+/// share: 60,000 rows with a `min_chunk` of 16,384 on 2 threads are 2 jobs of 30,000, not
+/// 16,384 + 16,384 + 16,384 + 10,848 (which leaves one thread a third more work).
 #[inline]
 pub fn job_rows(total: usize, min_chunk: usize, threads: usize) -> Option<usize> {
     let min_chunk = min_chunk.max(1);
@@ -133,11 +138,14 @@ pub fn job_rows(total: usize, min_chunk: usize, threads: usize) -> Option<usize>
     if total / 2 < min_chunk || threads <= 1 {
         return None;
     }
-    Some(
-        total
-            .div_ceil(threads.saturating_mul(CHUNKS_PER_THREAD))
-            .max(min_chunk),
-    )
+    // At least 2: every job has at least `min_chunk` rows.
+    let max_jobs = total / min_chunk;
+    let jobs = if max_jobs >= threads {
+        threads.saturating_mul(CHUNKS_PER_THREAD.min(max_jobs / threads))
+    } else {
+        max_jobs
+    };
+    Some(total.div_ceil(jobs))
 }
 
 /// Rows per chunk for a single store of `len` rows on the current pool: `len` itself (one
@@ -340,9 +348,23 @@ mod tests {
         assert_eq!(job_rows(100_000, 1000, 2), Some(100_000usize.div_ceil(8)));
         assert_eq!(
             job_rows(10_000, 4000, 2),
-            Some(4000),
-            "never below min_chunk"
+            Some(5000),
+            "one equal job per thread, never below min_chunk"
         );
+        assert_eq!(
+            job_rows(60_000, 16_384, 2),
+            Some(30_000),
+            "balanced: a multiple of the thread count"
+        );
+        assert_eq!(
+            job_rows(40_000, 16_384, 8),
+            Some(20_000),
+            "fewer jobs than threads rather than jobs under min_chunk"
+        );
+        for (total, min_chunk, threads) in [(100_000, 7, 3), (50_000, 16_384, 2), (999, 10, 4)] {
+            let rows = job_rows(total, min_chunk, threads).unwrap();
+            assert!(rows >= min_chunk, "{total} {min_chunk} {threads}: {rows}");
+        }
         assert_eq!(job_rows(10, 0, 2), Some(2), "min_chunk 0 acts as 1");
         assert_eq!(
             job_rows(usize::MAX, usize::MAX, 2),

@@ -52,10 +52,10 @@ impl<M: WorldModel> World<M> {
         entity: Entity,
         component: C,
     ) -> Result<Option<C>, WorldError> {
-        let loc = self
-            .table
-            .locate(entity)
-            .ok_or(WorldError::NoSuchEntity(entity))?;
+        let Some(loc) = self.table.locate(entity) else {
+            super::spawn::drop_quietly(component);
+            return Err(WorldError::NoSuchEntity(entity));
+        };
         let t = match self.tables.slot_or_insert(loc.store, C::ID) {
             Ok(k) => {
                 let store = &mut self.stores[loc.store as usize];

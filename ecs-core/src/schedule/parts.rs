@@ -4,8 +4,8 @@
 //! hands the runner one *part* per store — a tuple of typed column slices — and one body that
 //! runs the systems over a part. The runner sums the rows of all parts: under `2 × min_chunk`
 //! rows (or on a one-thread pool) every part runs inline, in store order; otherwise the parts
-//! are cut and grouped into jobs of about `total / (threads × 4)` rows (never fewer than
-//! `min_chunk`), so many small stores share the cores as well as one large store does. Jobs
+//! are cut and grouped into equal jobs, a multiple of the thread count (never fewer than
+//! `min_chunk` rows each; see [`job_rows`]), so many small stores share the cores as well as one large store does. Jobs
 //! run on rayon's pool; each has its own [`Commands`] buffer, and the buffers are applied in
 //! job order, which is row order.
 //!
@@ -292,32 +292,16 @@ pub fn run_parts<P: SplitRows, F: Fn(P, &mut Commands<'_>) + Sync, const N: usiz
     entities: &EntityManager,
     body: &F,
 ) -> Pending {
-    let forced = world_min_chunk.is_some();
-    let min_chunk = world_min_chunk.unwrap_or(min_chunk);
     let total: usize = parts.iter().map(P::len).sum();
-    if total / 2 < min_chunk.max(1) {
-        // Small: inline, and not worth timing.
-        return run_parts_inline(parts, entities, &mut |p, c| body(p, c));
+    match plan(total, world_min_chunk, min_chunk, cost) {
+        // Small (untimed) or not yet worth splitting (timed: the timer records on drop).
+        Plan::Inline(timer) => {
+            let pending = run_parts_inline(parts, entities, &mut |p, c| body(p, c));
+            drop(timer);
+            pending
+        }
+        Plan::Split(rows) => run_jobs(parts, rows, entities, body),
     }
-    let rows = job_rows(total, min_chunk, rayon::current_num_threads());
-    let Some(rows) = rows.filter(|_| forced || cost.worth_splitting(total)) else {
-        let start = std::time::Instant::now();
-        let pending = run_parts_inline(parts, entities, &mut |p, c| body(p, c));
-        cost.record(start.elapsed(), total);
-        return pending;
-    };
-    Pending(
-        jobs(parts, rows)
-            .into_par_iter()
-            .map(|job| {
-                let mut commands = Commands::__new(entities);
-                for part in job {
-                    body(part, &mut commands);
-                }
-                commands.into_ops()
-            })
-            .collect(),
-    )
 }
 
 /// Runs `body` over every part on the calling thread, in store order: the pass of a system

@@ -13,7 +13,8 @@
 //! The traits are `unsafe` to implement because the runtime reads and writes component memory
 //! through raw pointers computed from these tables. Only the generator implements them.
 
-use crate::storage::{ColumnType, Store};
+use crate::__private::RowMove;
+use crate::storage::ColumnType;
 use crate::Component;
 use rustc_hash::FxHashMap;
 use std::any::TypeId;
@@ -121,17 +122,20 @@ pub unsafe trait WorldModel: Sized + 'static {
     }
 }
 
-/// The part of an insert/remove move that a generated world writes with static types: copy
-/// every component the two stores share from row `row` of store `from` to row `to_row` of
-/// store `to` (bitwise, as the transition's [`CopyOp`]s would), and for an insert write the
-/// new component's value from `value`. The runtime does the rest (removing the source row,
-/// entity ids, locations).
+/// An insert/remove move of one row between two stores, given a [`RowMove`]: copy every
+/// component the two stores share from the source row to the target row (bitwise, as the
+/// transition's [`CopyOp`]s would); for an insert write the new component's value from
+/// `value` into the target row, for a remove move the removed value out to `value`; then move
+/// the source's last row into the source row in every column of the source store (the
+/// swap-remove). The runtime does the rest (entity ids, locations). Generated worlds write one
+/// with static types per declared transition; any other transition uses a byte-wise one.
 ///
 /// # Safety
-/// `from` and `to` are the transition's stores, `row` is a live row of `from`, `to_row` is
-/// within `to`'s capacity and unwritten, and for an insert `value` points to an owned value of
-/// the inserted component (the caller treats it as moved).
-pub type MoveFn = unsafe fn(from: &Store, to: &Store, row: usize, to_row: usize, value: *const u8);
+/// The move's stores are the transition's, `row` is a live row of the source and `last` its
+/// last row, `to_row` is within the target's capacity and unwritten, and `value` points to an
+/// owned value of the inserted component (which the caller then treats as moved), or to room
+/// for the removed one (which the caller then owns).
+pub type MoveFn = unsafe fn(&RowMove<'_>);
 
 /// A [`MoveFn`] for the transition from store `from` when `component` is inserted or removed.
 #[derive(Clone, Copy, Debug)]
@@ -219,8 +223,10 @@ pub struct Transition {
     pub changed: Slot,
     /// The changed component's size in bytes.
     pub changed_size: usize,
-    /// The move with static types, when the model has one for this transition.
-    pub typed: Option<MoveFn>,
+    /// True when the move inserts the changed component, false when it removes it.
+    pub inserts: bool,
+    /// The move: the model's, with static types, or a byte-wise one following `copies`.
+    pub run: MoveFn,
 }
 
 /// What the tables know of one (store, component) pair: the component's slot in the store,
@@ -279,6 +285,10 @@ impl Tables {
             let k = entries[store * n + c as usize].slot;
             (k != NONE).then(|| stores[store].slots[k as usize])
         };
+        let typed: FxHashMap<(u32, u32), MoveFn> = M::moves()
+            .iter()
+            .map(|m| ((m.from, m.component), m.run))
+            .collect();
         let mut moves = Vec::new();
         for (s, store) in stores.iter().enumerate() {
             for c in 0..n {
@@ -309,16 +319,17 @@ impl Tables {
                 }
                 .expect("the changed component is in one of the stores");
                 moves.push((s * n + c, transitions.len() as u32));
-                let typed = M::moves()
-                    .iter()
-                    .find(|m| m.from as usize == s && m.component as usize == c)
-                    .map(|m| m.run);
+                let run = typed
+                    .get(&(s as u32, c as u32))
+                    .copied()
+                    .unwrap_or(crate::__private::erased_move as MoveFn);
                 transitions.push(Transition {
                     to: t,
                     copies,
                     changed,
                     changed_size: comps[c].ty.size,
-                    typed,
+                    inserts: inserting,
+                    run,
                 });
             }
         }

@@ -9,8 +9,8 @@ pub use crate::schedule::parts::{
 pub use crate::schedule::Commands;
 
 use crate::entity::{Entity, EntityManager};
-use crate::model::WorldModel;
-use crate::storage::{Column, Store};
+use crate::model::{Transition, WorldModel};
+use crate::storage::{copy_bytes, Column, Store};
 
 /// What a generated pass borrows from the world at once.
 pub struct Pass<'w, M: WorldModel> {
@@ -168,61 +168,161 @@ impl<'w> StoreColumns<'w> {
     }
 }
 
-/// Copies the `T` at byte `src_off` of row `row` of column `src_col` of `from` to byte `dst_off`
-/// of row `to_row` of column `dst_col` of `to`: one component of a generated typed move.
+/// One insert/remove move in progress, as a [`MoveFn`](crate::model::MoveFn) sees it: the source store and row, the
+/// target store and row (reserved, unwritten), the source's last row, the transition, and the
+/// changed component's value outside the stores (the inserted value, read from; or where the
+/// removed value goes, written to). A generated typed move calls [`RowMove::copy`] for every
+/// component the stores share, [`RowMove::insert`] or [`RowMove::take`] for the changed one,
+/// and [`RowMove::fill`] for every column of the source store (the swap-remove of the source
+/// row); the runtime does the rest (entity ids and locations).
+pub struct RowMove<'a> {
+    pub(crate) from: &'a Store,
+    pub(crate) to: &'a Store,
+    pub(crate) transition: &'a Transition,
+    pub(crate) row: usize,
+    pub(crate) to_row: usize,
+    pub(crate) last: usize,
+    pub(crate) value: *mut u8,
+}
+
+/// Address of row `row`'s element of column `col` of `store`, as a `T`.
 ///
 /// # Safety
-/// As [`crate::model::MoveFn`]; the slots are the model's slots of a `T` in the two stores.
+/// The column exists and its elements are `T`s.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn move_slot<T>(
-    from: &Store,
-    src_col: usize,
-    src_off: usize,
-    row: usize,
-    to: &Store,
-    dst_col: usize,
-    dst_off: usize,
-    to_row: usize,
-) {
-    // SAFETY: the columns exist (model slots), the source row is live and the target row
-    // reserved (the caller); both addresses hold or take a `T`, aligned (model contract).
+unsafe fn element<T>(store: &Store, col: usize, row: usize) -> *mut T {
+    // SAFETY: the column exists (the caller); `wrapping_add` needs no in-bounds proof, and the
+    // callers only dereference rows within the capacity.
     unsafe {
-        let src = from
+        store
             .columns()
-            .get_unchecked(src_col)
-            .ptr_at(row)
-            .add(src_off);
-        let dst = to
-            .columns()
-            .get_unchecked(dst_col)
-            .ptr_at(to_row)
-            .add(dst_off);
-        dst.cast::<T>().write(src.cast::<T>().read());
+            .get_unchecked(col)
+            .base()
+            .cast::<T>()
+            .wrapping_add(row)
     }
 }
 
-/// Writes the inserted `T` from `value` at byte `dst_off` of row `to_row` of column `dst_col`
-/// of `to`: the last step of a generated typed insert move.
+/// Address of byte `offset` of row `row`'s element of column `col` of `store`.
 ///
 /// # Safety
-/// As [`crate::model::MoveFn`], for an insert of a `T`.
+/// The column exists.
 #[inline(always)]
-pub unsafe fn move_value<T>(
-    value: *const u8,
-    to: &Store,
-    dst_col: usize,
-    dst_off: usize,
-    to_row: usize,
-) {
-    // SAFETY: `value` is the caller's owned `T`; the target slot is the model's, reserved.
+unsafe fn slot(store: &Store, col: usize, offset: usize, row: usize) -> *mut u8 {
+    // SAFETY: the column exists (the caller); the address is only dereferenced by callers
+    // that hold a row within the capacity and a slot inside the element.
     unsafe {
-        let dst = to
+        store
             .columns()
-            .get_unchecked(dst_col)
-            .ptr_at(to_row)
-            .add(dst_off);
-        dst.cast::<T>().write(value.cast::<T>().read_unaligned());
+            .get_unchecked(col)
+            .ptr_at(row)
+            .wrapping_add(offset)
+    }
+}
+
+impl RowMove<'_> {
+    /// Copies the `T` at byte `src_off` of the source row's element in column `src_col` to
+    /// byte `dst_off` of the target row's element in column `dst_col`.
+    ///
+    /// # Safety
+    /// As [`MoveFn`](crate::model::MoveFn); the slots are the model's slots of a `T` in the two stores.
+    #[inline(always)]
+    pub unsafe fn copy<T>(&self, src_col: usize, src_off: usize, dst_col: usize, dst_off: usize) {
+        // SAFETY: the columns exist (model slots), the source row is live and the target row
+        // reserved (the caller); both addresses hold or take a `T`, aligned (model contract).
+        unsafe {
+            let src = slot(self.from, src_col, src_off, self.row);
+            let dst = slot(self.to, dst_col, dst_off, self.to_row);
+            dst.cast::<T>().write(src.cast::<T>().read());
+        }
+    }
+
+    /// Writes the inserted `T` at byte `dst_off` of the target row's element in column
+    /// `dst_col`.
+    ///
+    /// # Safety
+    /// As [`MoveFn`](crate::model::MoveFn), for an insert of a `T` at that slot.
+    #[inline(always)]
+    pub unsafe fn insert<T>(&self, dst_col: usize, dst_off: usize) {
+        // SAFETY: `value` is the caller's owned `T`; the target slot is the model's, reserved.
+        unsafe {
+            let dst = slot(self.to, dst_col, dst_off, self.to_row);
+            dst.cast::<T>()
+                .write(self.value.cast::<T>().read_unaligned());
+        }
+    }
+
+    /// Moves the removed `T` at byte `src_off` of the source row's element in column `src_col`
+    /// out, to `value`.
+    ///
+    /// # Safety
+    /// As [`MoveFn`](crate::model::MoveFn), for a remove of a `T` from that slot.
+    #[inline(always)]
+    pub unsafe fn take<T>(&self, src_col: usize, src_off: usize) {
+        // SAFETY: the source slot holds the live `T`; `value` has room for one (the caller).
+        unsafe {
+            let src = slot(self.from, src_col, src_off, self.row);
+            self.value
+                .cast::<T>()
+                .write_unaligned(src.cast::<T>().read());
+        }
+    }
+
+    /// Moves the source store's last element of column `col` (a `T`) into the source row,
+    /// whose values have all been moved out: the swap-remove of the row, with a static type.
+    ///
+    /// # Safety
+    /// As [`MoveFn`](crate::model::MoveFn); `T` is the element type of the source's column `col`.
+    #[inline(always)]
+    pub unsafe fn fill<T>(&self, col: usize) {
+        if self.row != self.last {
+            // SAFETY: the column exists and holds `T`s (model contract); `last` is the live
+            // last row, `row` a distinct row whose value was moved out.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    element::<T>(self.from, col, self.last),
+                    element::<T>(self.from, col, self.row),
+                    1,
+                );
+            }
+        }
+    }
+}
+
+/// The [`MoveFn`](crate::model::MoveFn) of a transition the model has no typed move for: the transition's
+/// [`CopyOp`](crate::model::CopyOp)s, the changed component by its size, and the swap-remove
+/// column by column, all as bytes.
+///
+/// # Safety
+/// As [`MoveFn`](crate::model::MoveFn).
+pub(crate) unsafe fn erased_move(m: &RowMove<'_>) {
+    let t = m.transition;
+    let (src, dst) = (m.from.columns(), m.to.columns());
+    // SAFETY: `Tables::build` made every copy from the two stores' slots, so its columns exist
+    // in both stores and pair one component (same type and size). The source row is live, the
+    // target row within the reserved capacity; `value` is the changed component's value or
+    // room for it (the `MoveFn` contract); the fills move the live last row into the vacated
+    // row of each column.
+    unsafe {
+        for op in t.copies.iter() {
+            let s = src.get_unchecked(op.src_col as usize).ptr_at(m.row);
+            let d = dst.get_unchecked(op.dst_col as usize).ptr_at(m.to_row);
+            copy_bytes(
+                s.add(op.src_off as usize),
+                d.add(op.dst_off as usize),
+                op.size as usize,
+            );
+        }
+        if t.inserts {
+            copy_bytes(m.value, m.to.slot_ptr(t.changed, m.to_row), t.changed_size);
+        } else {
+            copy_bytes(m.from.slot_ptr(t.changed, m.row), m.value, t.changed_size);
+        }
+        if m.row != m.last {
+            for c in src {
+                copy_bytes(c.ptr_at(m.last), c.ptr_at(m.row), c.elem_size());
+            }
+        }
     }
 }
 

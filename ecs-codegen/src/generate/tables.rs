@@ -153,19 +153,13 @@ fn store_info(model: &Model, sig: &Signature) -> TokenStream {
     let name = name(&sig.ident);
     let mask = Literal::u128_unsuffixed(sig.mask);
     let path = &sig.path;
-    let column_of = |t: TokenStream| quote!(::ecs_core::storage::ColumnType::of::<#t>());
-    let (layout, columns, slots): (TokenStream, Vec<TokenStream>, Vec<TokenStream>) = match sig
-        .layout
-    {
+    let columns: Vec<TokenStream> = column_types(model, sig)
+        .into_iter()
+        .map(|t| quote!(::ecs_core::storage::ColumnType::of::<#t>()))
+        .collect();
+    let (layout, slots): (TokenStream, Vec<TokenStream>) = match sig.layout {
         LayoutDecl::Columns => (
             quote!(Columns),
-            sig.fields
-                .iter()
-                .map(|(_, id)| {
-                    let p = &model.components[*id].path;
-                    column_of(quote!(#p))
-                })
-                .collect(),
             sig.fields
                 .iter()
                 .enumerate()
@@ -177,25 +171,20 @@ fn store_info(model: &Model, sig: &Signature) -> TokenStream {
         ),
         LayoutDecl::Rows => {
             let (row, cold) = (row_type(sig), cold_type(sig));
-            let has_cold = sig.fields.iter().any(|(_, id)| is_cold(model, sig, *id));
-            let mut columns = vec![column_of(quote!(#row))];
-            if has_cold {
-                columns.push(column_of(quote!(#cold)));
-            }
             let slots = sig
-                    .fields
-                    .iter()
-                    .map(|(f, id)| {
-                        let c = *id as u32;
-                        let (column, holder) = if is_cold(model, sig, *id) {
-                            (1u32, &cold)
-                        } else {
-                            (0u32, &row)
-                        };
-                        quote!(::ecs_core::model::Slot::new(#c, #column, ::core::mem::offset_of!(#holder, #f)))
-                    })
-                    .collect();
-            (quote!(Rows), columns, slots)
+                .fields
+                .iter()
+                .map(|(f, id)| {
+                    let c = *id as u32;
+                    let (column, holder) = if is_cold(model, sig, *id) {
+                        (1u32, &cold)
+                    } else {
+                        (0u32, &row)
+                    };
+                    quote!(::ecs_core::model::Slot::new(#c, #column, ::core::mem::offset_of!(#holder, #f)))
+                })
+                .collect();
+            (quote!(Rows), slots)
         }
     };
     quote! {
@@ -206,6 +195,30 @@ fn store_info(model: &Model, sig: &Signature) -> TokenStream {
             columns: &[#(#columns),*],
             slots: &[#(#slots),*],
             signature: ::core::any::TypeId::of::<#path>,
+        }
+    }
+}
+
+/// The element type of each column of a store of `sig`: a component per column, or the row
+/// struct and (when some component is cold) the cold struct.
+fn column_types(model: &Model, sig: &Signature) -> Vec<TokenStream> {
+    match sig.layout {
+        LayoutDecl::Columns => sig
+            .fields
+            .iter()
+            .map(|(_, id)| {
+                let p = &model.components[*id].path;
+                quote!(#p)
+            })
+            .collect(),
+        LayoutDecl::Rows => {
+            let (row, cold) = (row_type(sig), cold_type(sig));
+            let has_cold = sig.fields.iter().any(|(_, id)| is_cold(model, sig, *id));
+            let mut columns = vec![quote!(#row)];
+            if has_cold {
+                columns.push(quote!(#cold));
+            }
+            columns
         }
     }
 }
@@ -234,11 +247,11 @@ fn schedule(model: &Model) -> TokenStream {
 
 /// Where component `id` lives in a store of `sig`: its column and its byte offset in the
 /// column's element (as `store_info` lays it out).
-fn slot(model: &Model, sig: &Signature, id: usize) -> (usize, TokenStream) {
+fn slot(model: &Model, sig: &Signature, id: usize) -> (Literal, TokenStream) {
     match sig.layout {
         LayoutDecl::Columns => {
             let k = sig.fields.iter().position(|(_, c)| *c == id).expect("held");
-            (k, quote!(0))
+            (Literal::usize_unsuffixed(k), quote!(0))
         }
         LayoutDecl::Rows => {
             let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
@@ -247,14 +260,19 @@ fn slot(model: &Model, sig: &Signature, id: usize) -> (usize, TokenStream) {
             } else {
                 (0, row_type(sig))
             };
-            (column, quote!(::core::mem::offset_of!(#holder, #f)))
+            (
+                Literal::usize_unsuffixed(column),
+                quote!(::core::mem::offset_of!(#holder, #f)),
+            )
         }
     }
 }
 
 /// The insert/remove moves with static types: one function per declared transition (a pair of
-/// signatures one component apart, each way), copying each shared component from its slot in
-/// one store to its slot in the other, and the table that keys them by (store, component).
+/// signatures one component apart, each way) that copies each shared component from its slot
+/// in one store to its slot in the other, moves the changed component in or out, and fills
+/// the vacated source row from the source's last row column by column; and the table that
+/// keys them by (store, component).
 fn typed_moves(model: &Model) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let by_mask: std::collections::HashMap<u128, usize> = model
         .signatures
@@ -269,21 +287,29 @@ fn typed_moves(model: &Model) -> (Vec<TokenStream>, Vec<TokenStream>) {
                 continue;
             };
             let to = &model.signatures[t];
-            let copies: Vec<TokenStream> = to.fields.iter().filter(|(_, id)| *id != c).map(|(_, id)| {
+            let copies = to.fields.iter().filter(|(_, id)| *id != c).map(|(_, id)| {
                 let ty = &model.components[*id].path;
                 let ((sc, so), (dc, dof)) = (slot(model, from, *id), slot(model, to, *id));
-                quote!(::ecs_core::__private::move_slot::<#ty>(from, #sc, #so, row, to, #dc, #dof, to_row);)
-            }).collect();
-            let insert = to.has(c).then(|| {
-                let ty = &model.components[c].path;
-                let (dc, dof) = slot(model, to, c);
-                quote!(::ecs_core::__private::move_value::<#ty>(value, to, #dc, #dof, to_row);)
+                quote!(m.copy::<#ty>(#sc, #so, #dc, #dof);)
             });
-            let body = (!copies.is_empty() || insert.is_some())
-                .then(|| quote!(unsafe { #(#copies)* #insert }));
+            let ty = &model.components[c].path;
+            let changed = if to.has(c) {
+                let (dc, dof) = slot(model, to, c);
+                quote!(m.insert::<#ty>(#dc, #dof);)
+            } else {
+                let (sc, so) = slot(model, from, c);
+                quote!(m.take::<#ty>(#sc, #so);)
+            };
+            let fills = column_types(model, from)
+                .into_iter()
+                .enumerate()
+                .map(|(k, ty)| {
+                    let k = Literal::usize_unsuffixed(k);
+                    quote!(m.fill::<#ty>(#k);)
+                });
             let name = format_ident!("move_{}_{}", s, c);
             let d = doc(format!(
-                "{} `{}`: `{}` to `{}`, with static types (the caller upholds the `MoveFn` contract).",
+                "{} `{}`: `{}` to `{}`.",
                 if to.has(c) { "Insert" } else { "Remove" },
                 model.components[c].ident,
                 from.ident,
@@ -295,15 +321,8 @@ fn typed_moves(model: &Model) -> (Vec<TokenStream>, Vec<TokenStream>) {
             );
             fns.push(quote! {
                 #d
-                #[allow(unused_variables)]
-                unsafe fn #name(
-                    from: &::ecs_core::storage::Store,
-                    to: &::ecs_core::storage::Store,
-                    row: usize,
-                    to_row: usize,
-                    value: *const u8,
-                ) {
-                    #body
+                unsafe fn #name(m: &::ecs_core::__private::RowMove<'_>) {
+                    unsafe { #(#copies)* #changed #(#fills)* }
                 }
             });
         }

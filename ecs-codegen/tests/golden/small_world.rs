@@ -113,57 +113,27 @@ mod sigecs_world {
             run: move_1_1,
         },
     ];
-    ///Insert `Tag`: `Plain` to `Tagged`, with static types (the caller upholds the `MoveFn` contract).
-    #[allow(unused_variables)]
-    unsafe fn move_0_1(
-        from: &::ecs_core::storage::Store,
-        to: &::ecs_core::storage::Store,
-        row: usize,
-        to_row: usize,
-        value: *const u8,
-    ) {
+    ///Insert `Tag`: `Plain` to `Tagged`.
+    unsafe fn move_0_1(m: &::ecs_core::__private::RowMove<'_>) {
         // SAFETY: each call moves one component between its slots in the two stores (the slots of STORES), and `value` is the inserted component (the `MoveFn` contract the caller upholds).
         unsafe {
-            ::ecs_core::__private::move_slot::<
-                crate::bare::Mass,
-            >(
-                from,
-                0usize,
-                0,
-                row,
-                to,
-                0usize,
-                ::core::mem::offset_of!(TaggedRow, mass),
-                to_row,
-            );
-            ::ecs_core::__private::move_value::<
-                crate::bare::Tag,
-            >(value, to, 1usize, ::core::mem::offset_of!(TaggedCold, tag), to_row);
+            m.copy::<
+                    crate::bare::Mass,
+                >(0, 0, 0, ::core::mem::offset_of!(TaggedRow, mass));
+            m.insert::<crate::bare::Tag>(1, ::core::mem::offset_of!(TaggedCold, tag));
+            m.fill::<crate::bare::Mass>(0);
         }
     }
-    ///Remove `Tag`: `Tagged` to `Plain`, with static types (the caller upholds the `MoveFn` contract).
-    #[allow(unused_variables)]
-    unsafe fn move_1_1(
-        from: &::ecs_core::storage::Store,
-        to: &::ecs_core::storage::Store,
-        row: usize,
-        to_row: usize,
-        value: *const u8,
-    ) {
+    ///Remove `Tag`: `Tagged` to `Plain`.
+    unsafe fn move_1_1(m: &::ecs_core::__private::RowMove<'_>) {
         // SAFETY: each call moves one component between its slots in the two stores (the slots of STORES), and `value` is the inserted component (the `MoveFn` contract the caller upholds).
         unsafe {
-            ::ecs_core::__private::move_slot::<
-                crate::bare::Mass,
-            >(
-                from,
-                0usize,
-                ::core::mem::offset_of!(TaggedRow, mass),
-                row,
-                to,
-                0usize,
-                0,
-                to_row,
-            );
+            m.copy::<
+                    crate::bare::Mass,
+                >(0, ::core::mem::offset_of!(TaggedRow, mass), 0, 0);
+            m.take::<crate::bare::Tag>(1, ::core::mem::offset_of!(TaggedCold, tag));
+            m.fill::<TaggedRow>(0);
+            m.fill::<TaggedCold>(1);
         }
     }
     // SAFETY: the tables list every component with its column type; each store's slots are its signature's fields in declaration order, at their columns and offsets (`offset_of!` into the row structs); `tables()` builds `Tables` of this model.

@@ -184,22 +184,43 @@ impl Store {
         }
     }
 
-    /// Removes `row` by moving the last row into it, without dropping the removed row's
-    /// values: the caller has moved every one of them out. Returns the entity that moved.
+    /// Removes `row`'s entity by moving the last row's entity into it, once the columns did
+    /// the same (the column half of a swap-remove, done by a [`MoveFn`](crate::model::MoveFn)).
+    /// Returns the entity that moved into `row`, if any.
     ///
     /// # Safety
-    /// Every value of `row` was moved out (bitwise) or is otherwise not to be dropped.
+    /// `row` is a live row, and the columns already hold the last row's values at `row` (or
+    /// `row` is the last row).
     #[inline(always)]
-    pub unsafe fn swap_remove_forget(&mut self, row: usize) -> Option<Entity> {
-        let last = self.len() - 1;
-        if row != last {
-            for c in self.columns.iter_mut() {
-                // SAFETY: `last` is initialised, `row`'s value was moved out (the caller).
-                unsafe { c.move_within(last, row) };
-            }
+    pub unsafe fn swap_remove_entity(&mut self, row: usize) -> Option<Entity> {
+        let last = self.entities.len() - 1;
+        debug_assert!(row <= last);
+        let ids = self.entities.as_mut_ptr();
+        // SAFETY: `row` is a live row (the caller) and `last` the last one, both in bounds;
+        // shrinking the length by one drops nothing (`Entity` is `Copy`).
+        unsafe {
+            let moved = *ids.add(last);
+            *ids.add(row) = moved;
+            self.entities.set_len(last);
+            (row != last).then_some(moved)
         }
-        self.entities.swap_remove(row);
-        self.entities.get(row).copied()
+    }
+
+    /// Appends `entity` as a new row whose values the caller has already written at row
+    /// `len()` of every slot, without a capacity check.
+    ///
+    /// # Safety
+    /// As [`Store::commit_row`], and `len() < capacity()` ([`Store::reserve`] was called).
+    #[inline(always)]
+    pub unsafe fn commit_row_reserved(&mut self, entity: Entity) {
+        let len = self.entities.len();
+        debug_assert!(len < self.cap);
+        // SAFETY: `cap` never exceeds the entity vector's capacity (`grow`), so slot `len`
+        // is allocated; writing it and growing the length by one initialises it.
+        unsafe {
+            self.entities.as_mut_ptr().add(len).write(entity);
+            self.entities.set_len(len + 1);
+        }
     }
 
     /// Drops rows `len..` (also during unwinding of a batch): lengths first, then values.

@@ -5,23 +5,11 @@
 //! (component, signature) pair in the generated code.
 
 use super::{Change, Location, World, WorldError};
+use crate::__private::RowMove;
 use crate::entity::Entity;
 use crate::model::{ComponentOf, Transition, WorldModel};
-use crate::storage::{copy_bytes, Column, Store};
-use std::mem::ManuallyDrop;
-
-/// Two distinct stores, mutably.
-#[inline]
-fn two_stores(stores: &mut [Store], a: usize, b: usize) -> (&mut Store, &mut Store) {
-    assert_ne!(a, b, "a move stays within one store");
-    if a < b {
-        let (lo, hi) = stores.split_at_mut(b);
-        (&mut lo[a], &mut hi[0])
-    } else {
-        let (lo, hi) = stores.split_at_mut(a);
-        (&mut hi[0], &mut lo[b])
-    }
-}
+use crate::storage::Column;
+use std::mem::{ManuallyDrop, MaybeUninit};
 
 impl<M: WorldModel> World<M> {
     /// Despawns `entity`, dropping its components. The last row of its store moves into the
@@ -72,10 +60,10 @@ impl<M: WorldModel> World<M> {
                 return Err(self.undeclared(entity, loc, Change::Insert, C::ID));
             }
         };
-        let value = ManuallyDrop::new(component);
+        let mut value = ManuallyDrop::new(component);
         // SAFETY: `t` adds component C::ID, and `value` is a C, moved into the target store by
         // the call and never used or dropped here again.
-        unsafe { self.move_entity(entity, loc, t, Some((&*value as *const C).cast())) };
+        unsafe { self.move_entity(entity, loc, t, (&mut *value as *mut C).cast()) };
         Ok(None)
     }
 
@@ -88,15 +76,13 @@ impl<M: WorldModel> World<M> {
             .locate(entity)
             .ok_or(WorldError::NoSuchEntity(entity))?;
         let t = self.remove_move(entity, loc, C::ID)?;
-        // Room first: nothing may fail between reading the value out and the move.
-        self.stores[t.to as usize].reserve(1);
-        let store = &self.stores[loc.store as usize];
-        // SAFETY: `t.changed` is C's slot in the live source row (ComponentOf contract);
-        // reading moves the value out: the move does not copy it and forgets the source row.
-        let value = unsafe { store.slot_ptr(t.changed, loc.row()).cast::<C>().read() };
-        // SAFETY: every other component of the row is copied by `t`.
-        unsafe { self.move_entity(entity, loc, t, None) };
-        Ok(value)
+        let mut value = MaybeUninit::<C>::uninit();
+        // SAFETY: `t` removes component C::ID from the entity's store; the move writes the
+        // removed C into `value`, which then owns it.
+        unsafe {
+            self.move_entity(entity, loc, t, value.as_mut_ptr().cast());
+            Ok(value.assume_init())
+        }
     }
 
     /// [`World::insert`] for a boxed value of component `c` (commands). The box's contents
@@ -137,7 +123,7 @@ impl<M: WorldModel> World<M> {
         // SAFETY: the box holds a component c; its bytes are moved into the target store,
         // after which the allocation is freed without dropping the value.
         unsafe {
-            self.move_entity(entity, loc, t, Some(raw.cast::<u8>().cast_const()));
+            self.move_entity(entity, loc, t, raw.cast::<u8>());
             let layout = std::alloc::Layout::for_value(&*raw);
             if layout.size() != 0 {
                 std::alloc::dealloc(raw.cast::<u8>(), layout);
@@ -156,17 +142,10 @@ impl<M: WorldModel> World<M> {
         let ty = &M::components()[c as usize].ty;
         let mut held = Column::new(ty);
         held.reserve(0, 1);
-        self.stores[t.to as usize].reserve(1);
-        let store = &self.stores[loc.store as usize];
         // SAFETY: the value moves into `held` (capacity 1, same type), the rest of the row into
         // the target store; `held` drops it once the world is consistent again.
         unsafe {
-            copy_bytes(
-                store.slot_ptr(t.changed, loc.row()),
-                held.ptr_at(0),
-                ty.size,
-            );
-            self.move_entity(entity, loc, t, None);
+            self.move_entity(entity, loc, t, held.ptr_at(0));
             held.drop_range(0, 1);
         }
         Ok(())
@@ -194,58 +173,55 @@ impl<M: WorldModel> World<M> {
         }
     }
 
-    /// Moves `entity` from `loc` to the end of store `t.to`: the copies of `t`, then, for an
-    /// insert, the new component from `extra`. The source row is then removed without dropping
-    /// anything. Written with raw addresses and without per-copy bounds checks: this is the
-    /// whole cost of `insert`/`remove` (the `add_remove` benchmark), and the tables it follows
-    /// were checked against the model once, when they were built.
+    /// Moves `entity` from `loc` to the end of store `t.to` with the transition's move (see
+    /// [`MoveFn`](crate::model::MoveFn)): its shared components, the inserted value from
+    /// `value` or the removed one out to `value`, and the swap-remove of the source row; then
+    /// the entity ids and locations. This is the whole cost of `insert`/`remove` (the
+    /// `add_remove` benchmark): one indirect call to a move with static types, and no bounds
+    /// checks on tables that were checked against the model once, when they were built.
     ///
     /// # Safety
-    /// `t` is a move from `loc.store`; for an insert `extra` points to an owned value of the
-    /// inserted component, which the caller then treats as moved; for a remove (`extra` is
-    /// `None`) the caller has moved the removed component's value out.
+    /// `t` is a move from `loc.store`; for an insert `value` points to an owned value of the
+    /// inserted component, which the caller then treats as moved; for a remove it points to
+    /// room for the removed component's value, which the caller then owns.
     #[inline(always)]
     unsafe fn move_entity(
         &mut self,
         entity: Entity,
         loc: Location,
         t: &Transition,
-        extra: Option<*const u8>,
+        value: *mut u8,
     ) {
-        let (from, to) = two_stores(&mut self.stores, loc.store as usize, t.to as usize);
+        let (a, b) = (loc.store as usize, t.to as usize);
+        debug_assert!(a != b && a < self.stores.len() && b < self.stores.len());
+        let stores = self.stores.as_mut_ptr();
+        // SAFETY: `loc.store` is a live entity's store and `t.to` a store of the model
+        // (`Tables::build` takes it from the stores' masks), so both are in bounds; they are
+        // distinct because a transition changes the component set. So the two references are
+        // to different elements and do not alias.
+        let (from, to) = unsafe { (&mut *stores.add(a), &mut *stores.add(b)) };
+        // Room first: nothing may fail once values start to move.
         to.reserve(1);
         let (row, to_row) = (loc.row(), to.len());
-        if let Some(run) = t.typed {
-            // SAFETY: `t` is the transition from `from` to `to` (the model's moves are keyed
-            // by transition); the row is live, `to_row` reserved above and unwritten; `extra`
-            // is the caller's owned value for an insert (null is never read for a remove).
-            unsafe { run(from, to, row, to_row, extra.unwrap_or(std::ptr::null())) };
-        } else {
-            let (src, dst) = (from.columns(), to.columns());
-            for op in t.copies.iter() {
-                // SAFETY: `Tables::build` made every copy from the two stores' slots, so its
-                // columns exist in both stores and pair one component (same type and size).
-                // The source row is live, the target row within the capacity reserved above.
-                unsafe {
-                    let s = src.get_unchecked(op.src_col as usize).ptr_at(row);
-                    let d = dst.get_unchecked(op.dst_col as usize).ptr_at(to_row);
-                    copy_bytes(
-                        s.add(op.src_off as usize),
-                        d.add(op.dst_off as usize),
-                        op.size as usize,
-                    )
-                };
-            }
-            if let Some(value) = extra {
-                // SAFETY: the caller's value of the inserted component, into its slot.
-                unsafe { copy_bytes(value, to.slot_ptr(t.changed, to_row), t.changed_size) };
-            }
-        }
+        let m = RowMove {
+            from,
+            to,
+            transition: t,
+            row,
+            to_row,
+            last: from.len() - 1,
+            value,
+        };
+        // SAFETY: `t` is the transition from `from` to `to` (the model's moves are keyed by
+        // transition); the row is live, `to_row` reserved above and unwritten; `value` is as
+        // the caller guarantees.
+        unsafe { (t.run)(&m) };
         // SAFETY: every slot of the new row is written (shared components plus the inserted
-        // one), and every value of the source row was copied or moved out by the caller.
+        // one) within the capacity reserved above; the move filled the source row with the
+        // source's last row.
         let moved = unsafe {
-            to.commit_row(entity);
-            from.swap_remove_forget(row)
+            to.commit_row_reserved(entity);
+            from.swap_remove_entity(row)
         };
         if let Some(moved) = moved {
             self.table.relocate(moved, loc);

@@ -102,6 +102,12 @@ impl Builder {
 
     /// Scans and analyses the declarations.
     pub fn model(&self) -> Result<(Model, Vec<PathBuf>), BuildError> {
+        let (model, read, _) = self.analyze()?;
+        Ok((model, read))
+    }
+
+    /// [`Builder::model`], with the digest of the sources read ([`scan::Scan::digest`]).
+    fn analyze(&self) -> Result<(Model, Vec<PathBuf>, u64), BuildError> {
         let mut diags = Vec::new();
         let mut scanned = scan::Scan::default();
         if self.roots.is_empty() {
@@ -132,24 +138,80 @@ impl Builder {
             return Err(BuildError { diagnostics: diags });
         }
         let model = analyze::analyze(&scanned).map_err(|diagnostics| BuildError { diagnostics })?;
-        Ok((model, scanned.read))
+        Ok((model, scanned.read, scanned.digest))
     }
 
     /// The formatted source of the world, without writing it.
     pub fn generate_string(&self) -> Result<String, BuildError> {
-        let (model, _) = self.model()?;
-        Ok(render(&model))
+        let (model, _, digest) = self.analyze()?;
+        Ok(self.render(&model, digest))
+    }
+
+    /// [`render`], on two threads when it can: the same text.
+    fn render(&self, model: &Model, digest: u64) -> String {
+        self.render_split(model, digest)
+            .unwrap_or_else(|| render(model))
+    }
+
+    /// [`render`] on two threads: this one formats the tables and the `World` wrapper
+    /// ([`generate::head`]), a worker thread the system and stage passes ([`generate::tail`]),
+    /// which are the larger part; nearly all the time goes to syn parsing the generated tokens
+    /// again for prettyplease. The items of a module are formatted independently of each
+    /// other, so the two parts join into the text [`render`] gives.
+    ///
+    /// `model` cannot be handed to the worker (proc-macro2's and syn's types are not `Send`),
+    /// so the worker analyses the declarations again, and its part is used only if it read the
+    /// same sources (`digest`: a file may change while the build script runs). `None` when it
+    /// did not, when no thread can be started or when the parts do not join as expected; the
+    /// caller then formats everything on this thread.
+    fn render_split(&self, model: &Model, digest: u64) -> Option<String> {
+        let builder = self.clone();
+        let (send, receive) = std::sync::mpsc::channel();
+        let worker = std::thread::Builder::new()
+            .name("ecs-codegen".into())
+            .spawn(move || match builder.analyze() {
+                Ok((model, _, d)) if d == digest => {
+                    let file = parse(generate::tail(&model));
+                    // Sent before the syntax tree and the model are dropped, which takes a
+                    // while too.
+                    let _ = send.send(Some(print(&file)));
+                }
+                _ => {
+                    let _ = send.send(None);
+                }
+            })
+            .ok()?;
+        let head = print(&parse(generate::head(model)));
+        let tail = match receive.recv() {
+            Ok(tail) => tail?,
+            // The worker panicked (as `render` would have, on generated code that does not
+            // parse): the same panic, here.
+            Err(_) => match worker.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => return None,
+            },
+        };
+        let module = generate::MODULE;
+        let end = format!("}}\npub use self::{module}::*;\n");
+        let items = if tail == format!("mod {module} {{}}\n") {
+            ""
+        } else {
+            tail.strip_prefix(&format!("mod {module} {{\n"))?
+                .strip_suffix("}\n")?
+        };
+        let body = head.strip_suffix(&end).filter(|b| b.ends_with('\n'))?;
+        Some(format!("{HEADER}\n{body}{items}{end}"))
     }
 
     /// Generates the world and writes it if its content changed.
     pub fn generate(self) -> Result<Generated, BuildError> {
-        let (model, read) = self.model()?;
+        let (model, read, digest) = self.analyze()?;
         if self.rerun_if_changed {
             for path in &read {
                 println!("cargo:rerun-if-changed={}", path.display());
             }
         }
-        let source = render(&model);
+        let source = self.render(&model, digest);
         let dir = match &self.out_dir {
             Some(d) => d.clone(),
             None => PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| BuildError {
@@ -198,17 +260,24 @@ impl Builder {
 /// Formats the generated tokens with prettyplease, under the `@generated` header, and puts a
 /// `// SAFETY:` comment above every `unsafe impl` (comments cannot travel through tokens).
 pub fn render(model: &Model) -> String {
-    let tokens = generate::generate(model);
-    let file: syn::File = match syn::parse2(tokens) {
+    format!("{HEADER}\n{}", print(&parse(generate::generate(model))))
+}
+
+/// The generated tokens as a syntax tree, for prettyplease.
+fn parse(tokens: proc_macro2::TokenStream) -> syn::File {
+    match syn::parse2(tokens) {
         Ok(f) => f,
         Err(e) => panic!(
             "ecs-codegen generated code that does not parse ({e}); this is a bug in \
              ecs-codegen, please report it with the declarations that caused it"
         ),
-    };
-    let mut out = String::from(HEADER);
-    out.push('\n');
-    for line in prettyplease::unparse(&file).lines() {
+    }
+}
+
+/// The generated code, formatted, with the `// SAFETY:` comments.
+fn print(file: &syn::File) -> String {
+    let mut out = String::new();
+    for line in prettyplease::unparse(file).lines() {
         if let Some(comment) = safety_comment(line.trim_start()) {
             let indent = &line[..line.len() - line.trim_start().len()];
             out.push_str(indent);
@@ -244,4 +313,73 @@ fn safety_comment(line: &str) -> Option<&'static str> {
     } else {
         "// SAFETY: implemented by the generator only; no further contract."
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The two-thread rendering joins its parts into the text of the one-thread [`render`],
+    /// byte for byte, for every fixture world of the workspace (every layout, commands,
+    /// resource writers, entity resources, keyword names) and a world with no system.
+    #[test]
+    fn two_threads_render_the_same_text() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/src");
+        let worlds: &[&[(&str, &str)]] = &[
+            &[("bare.rs", "crate::bare")],
+            &[("fixture.rs", "crate::fixture")],
+            &[("sched.rs", "crate::sched")],
+            &[("cmd_model.rs", "crate::cmd_model")],
+            &[("repro.rs", "crate::repro")],
+            &[("names", "crate::names")],
+            &[("bench/add_remove.rs", "crate::bench::add_remove")],
+            &[("bench/frag_iter.rs", "crate::bench::frag_iter")],
+            &[("bench/many_stores.rs", "crate::bench::many_stores")],
+            &[
+                ("bench/simple_iter.rs", "crate::bench::simple_iter"),
+                (
+                    "bench/simple_iter_rows.rs",
+                    "crate::bench::simple_iter_rows",
+                ),
+            ],
+        ];
+        // And a world with no system and no resource: the worker's part is empty.
+        let bare = tempfile::tempdir().unwrap();
+        let no_systems = bare.path().join("no_systems.rs");
+        std::fs::write(
+            &no_systems,
+            "#[derive(Component)] pub struct A(pub u8);\n\
+             #[derive(Signature)] pub struct OnlyA { pub a: A }\n",
+        )
+        .unwrap();
+        let no_systems = no_systems.to_str().unwrap();
+        let no_systems = [(no_systems, "crate::w")];
+        let worlds = worlds.iter().copied().chain([&no_systems[..]]);
+        for world in worlds {
+            let mut builder = Builder::new().rerun_if_changed(false);
+            for (path, module) in world {
+                builder = builder.scan(fixtures.join(path), module);
+            }
+            let (model, _, digest) = builder.analyze().unwrap();
+            let split = builder.render_split(&model, digest);
+            assert!(split.is_some(), "{world:?}: the parts did not join");
+            assert!(
+                split.as_deref() == Some(render(&model).as_str()),
+                "{world:?}: two threads give another text than one"
+            );
+        }
+    }
+
+    /// A worker that read other sources than the model's (a file changed meanwhile) is not
+    /// used.
+    #[test]
+    fn a_worker_that_read_other_sources_is_not_used() {
+        let bare = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/src/bare.rs");
+        let builder = Builder::new()
+            .scan(bare, "crate::bare")
+            .rerun_if_changed(false);
+        let (model, _, digest) = builder.analyze().unwrap();
+        assert!(builder.render_split(&model, digest ^ 1).is_none());
+        assert_eq!(builder.render(&model, digest ^ 1), render(&model));
+    }
 }

@@ -31,6 +31,9 @@ pub struct Scan {
     pub systems: Vec<Found<SystemDecl>>,
     /// Files read, for `cargo:rerun-if-changed`.
     pub read: Vec<PathBuf>,
+    /// A hash of every file read (path and text, in reading order): two scans with the same
+    /// digest read the same sources, so they give the same model.
+    pub digest: u64,
 }
 
 /// Where a module's items are named from outside it, and whether they can be.
@@ -114,6 +117,9 @@ impl Scan {
                 return;
             }
         };
+        let mut hasher = std::hash::DefaultHasher::new();
+        std::hash::Hash::hash(&(self.digest, file, &source), &mut hasher);
+        self.digest = std::hash::Hasher::finish(&hasher);
         match syn::parse_file(&source) {
             Ok(parsed) => self.scan_items(&parsed.items, file, dir, ctx, diags),
             Err(e) => {

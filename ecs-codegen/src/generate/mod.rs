@@ -165,20 +165,41 @@ pub const MODULE: &str = "sigecs_world";
 
 /// The complete generated file, as tokens.
 pub fn generate(model: &Model) -> TokenStream {
-    let module = ident(MODULE);
     let tables = tables::generate(model);
     let world = world::generate(model);
     let passes = passes::generate(model);
     let resources = resources::generate(model);
+    file(quote!(#tables #world #passes #resources))
+}
+
+/// The generated file with only the first part of its module's items: the tables and the
+/// `World` wrapper. [`head`] and [`tail`] split the work of [`generate`] in two (they are
+/// formatted on two threads); the items of `tail` go at the end of `head`'s module.
+pub(crate) fn head(model: &Model) -> TokenStream {
+    let tables = tables::generate(model);
+    let world = world::generate(model);
+    file(quote!(#tables #world))
+}
+
+/// The rest of the module's items (the system and stage passes and the entity-resource
+/// registry), in a bare `mod sigecs_world { .. }` so that they are formatted at the depth
+/// they have in the file.
+pub(crate) fn tail(model: &Model) -> TokenStream {
+    let module = ident(MODULE);
+    let passes = passes::generate(model);
+    let resources = resources::generate(model);
+    quote!(mod #module { #passes #resources })
+}
+
+/// The file around the module's items.
+fn file(items: TokenStream) -> TokenStream {
+    let module = ident(MODULE);
     quote! {
         /// The generated world: the tables of its model, its row structs and its system
         /// passes. Everything public here is re-exported below.
         #[allow(clippy::all, unused_variables, unused_mut, unused_parens, non_upper_case_globals)]
         mod #module {
-            #tables
-            #world
-            #passes
-            #resources
+            #items
         }
         pub use self::#module::*;
     }

@@ -4,10 +4,13 @@
 For each size C x S x Y (components x signatures x systems) this script generates a complete
 user crate, deterministic for a seed, under ``target/scale/<size>/``:
 
-* ``Cargo.toml``: ``ecs-core`` as a path dependency and ``ecs-codegen`` as a path
-  build-dependency (this workspace), an empty ``[workspace]`` table (the crate lives inside this
-  workspace's ``target/`` but is not a member), and a copy of the workspace ``Cargo.lock`` so the
-  versions match;
+* ``Cargo.toml``: the README quick start's: ``ecs-core`` as a path dependency and
+  ``ecs-codegen`` as a path build-dependency (this workspace), and its recommended optimised
+  build script, ``[profile.dev.build-override]`` and ``[profile.release.build-override]`` with
+  ``opt-level = 1`` (``--build-override LEVEL`` sets another level, ``--build-override none``
+  leaves the sections out: cargo's default, an unoptimised build script); plus an empty
+  ``[workspace]`` table (the crate lives inside this workspace's ``target/`` but is not a
+  member), and a copy of the workspace ``Cargo.lock`` so the versions match;
 * ``build.rs``: the README quick start's build script, with ``std::time::Instant`` around
   ``generate_or_exit()``; it writes the milliseconds to ``$OUT_DIR/scale_build_ms.txt``;
 * ``src/components/``: ``mod.rs`` (``pub mod`` + ``pub use`` of every file), 8 component files
@@ -32,8 +35,8 @@ It then measures, per size:
   declarations: a system matches a signature holding all its non-``Option`` components and none
   of its ``without`` components), and the number of stages (``fn stage_<k>`` in the file; the
   stage count predicted here from the README's rule is printed beside it in the progress lines);
-* the build script's time (from the file it writes; debug profile, where build scripts are
-  unoptimised as in a user's build);
+* the build script's time (from the file it writes; debug profile, with the build-override
+  above: its dependencies are compiled optimised once per target dir, in the stub build);
 * the crate's debug and release build times after a change to its component files, excluding
   dependencies. Per profile: the crate is first built with a one-component stub declaration set
   (this compiles and warms every dependency and the build script), then the real declarations
@@ -62,6 +65,7 @@ Usage::
 
     python3 scripts/scale.py [--sizes 16x32x16,64x256x64,...] [--seed N] [--no-release]
                              [--out FILE] [--timeout SECONDS] [--mem-limit-gb GB]
+                             [--build-override LEVEL] [--generate-only]
 
 Default sizes: 16x32x16, 32x64x32, 64x256x64, 128x512x128, 128x1024x256. A build over
 ``--timeout`` seconds (default 1800) or whose rustc exceeds ``--mem-limit-gb`` (default 12) is
@@ -286,8 +290,11 @@ fn main() {
 """
 
 
+BUILD_OVERRIDE: str | None = "1"  # --build-override LEVEL; None: no build-override section
+
+
 def cargo_toml(name: str) -> str:
-    return f"""\
+    text = f"""\
 [package]
 name = "{name}"
 version = "0.1.0"
@@ -303,6 +310,16 @@ ecs-codegen = {{ path = "{WORKSPACE / 'ecs-codegen'}" }}
 # Not a member of the sigecs workspace it sits under.
 [workspace]
 """
+    if BUILD_OVERRIDE is not None:
+        text += f"""
+# The README quick start's recommendation: an optimised build script.
+[profile.dev.build-override]
+opt-level = {BUILD_OVERRIDE}
+
+[profile.release.build-override]
+opt-level = {BUILD_OVERRIDE}
+"""
+    return text
 
 
 def component_files(d: Decls) -> dict[str, str]:
@@ -859,7 +876,8 @@ def print_table(rows: list[dict]) -> None:
 
 def markdown(rows: list[dict], law: str, worst: float | None, args, commit: str) -> str:
     body = table_rows(rows)
-    md = [f"# Generated world scale ({time.strftime('%Y-%m-%d %H:%M')}, commit {commit}, seed {args.seed})", ""]
+    override = f", build-override opt-level {BUILD_OVERRIDE or 'none'}"
+    md = [f"# Generated world scale ({time.strftime('%Y-%m-%d %H:%M')}, commit {commit}, seed {args.seed}{override})", ""]
     md.append("| " + " | ".join(HEADER) + " |")
     md.append("|" + "|".join("---:" if i else "---" for i in range(len(HEADER))) + "|")
     for b in body:
@@ -896,7 +914,20 @@ def main() -> int:
     ap.add_argument("--mem-limit-gb", type=float, default=12, help="stop a build whose rustc exceeds this (default 12)")
     ap.add_argument("--target-dir", type=Path, default=WORKSPACE / "target" / "scale-target")
     ap.add_argument("--generate-only", action="store_true", help="write the crates, build nothing")
+    ap.add_argument("--build-override", metavar="LEVEL", default="1",
+                    choices=["none", "0", "1", "2", "3", "s", "z"],
+                    help="opt-level of each crate's [profile.dev.build-override] and "
+                         "[profile.release.build-override] (default 1, the README quick start's "
+                         "recommendation); none: no such section, the unoptimised build script "
+                         "cargo builds by default")
     args = ap.parse_args()
+    global BUILD_OVERRIDE
+    if args.build_override == "none":
+        BUILD_OVERRIDE = None
+    elif args.build_override in ("s", "z"):
+        BUILD_OVERRIDE = f'"{args.build_override}"'
+    else:
+        BUILD_OVERRIDE = args.build_override
     os.environ.setdefault("CARGO_BUILD_JOBS", "2")
     sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
     for s in sizes:
@@ -921,6 +952,7 @@ def main() -> int:
                 f"predicted stages {d.predicted_stages()}")
         return 0
     log(f"sizes {', '.join(sizes)}; seed {args.seed}; release {'no' if args.no_release else 'yes'}; "
+        f"build-override opt-level {BUILD_OVERRIDE or 'none (cargo default: unoptimised)'}; "
         f"target dir {args.target_dir}; CARGO_BUILD_JOBS={os.environ['CARGO_BUILD_JOBS']}; commit {commit}")
     rows = []
     for s in sizes:

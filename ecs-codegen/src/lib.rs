@@ -143,75 +143,51 @@ impl Builder {
 
     /// The formatted source of the world, without writing it.
     pub fn generate_string(&self) -> Result<String, BuildError> {
+        let tail = self.start_tail();
         let (model, _, digest) = self.analyze()?;
-        Ok(self.render(&model, digest))
+        Ok(render_with(tail, &model, digest))
     }
 
-    /// [`render`], on two threads when it can: the same text.
-    fn render(&self, model: &Model, digest: u64) -> String {
-        self.render_split(model, digest)
-            .unwrap_or_else(|| render(model))
-    }
-
-    /// [`render`] on two threads: this one formats the tables and the `World` wrapper
-    /// ([`generate::head`]), a worker thread the system and stage passes ([`generate::tail`]),
-    /// which are the larger part; nearly all the time goes to syn parsing the generated tokens
-    /// again for prettyplease. The items of a module are formatted independently of each
-    /// other, so the two parts join into the text [`render`] gives.
+    /// Starts formatting the system and stage passes ([`generate::tail`]), the larger part
+    /// of the file, on a worker thread, while this one analyses the declarations and formats
+    /// the tables and the `World` wrapper ([`generate::head`]); [`join_tail`] puts the two
+    /// together. Nearly all the time goes to syn parsing the generated tokens again for
+    /// prettyplease, and the items of a module are formatted independently of each other, so
+    /// the parts join into the text [`render`] gives.
     ///
-    /// `model` cannot be handed to the worker (proc-macro2's and syn's types are not `Send`),
-    /// so the worker analyses the declarations again, and its part is used only if it read the
-    /// same sources (`digest`: a file may change while the build script runs). `None` when it
-    /// did not, when no thread can be started or when the parts do not join as expected; the
-    /// caller then formats everything on this thread.
-    fn render_split(&self, model: &Model, digest: u64) -> Option<String> {
+    /// A model cannot be handed to another thread (proc-macro2's and syn's types are not
+    /// `Send`), so the worker analyses the declarations itself, at the same time as this
+    /// thread. `None` when no thread can be started.
+    fn start_tail(&self) -> Option<Tail> {
         let builder = self.clone();
         let (send, receive) = std::sync::mpsc::channel();
         let worker = std::thread::Builder::new()
             .name("ecs-codegen".into())
             .spawn(move || match builder.analyze() {
-                Ok((model, _, d)) if d == digest => {
+                Ok((model, _, digest)) => {
                     let file = parse(generate::tail(&model));
                     // Sent before the syntax tree and the model are dropped, which takes a
                     // while too.
-                    let _ = send.send(Some(print(&file)));
+                    let _ = send.send(Some((digest, print(&file))));
                 }
-                _ => {
+                Err(_) => {
                     let _ = send.send(None);
                 }
             })
             .ok()?;
-        let head = print(&parse(generate::head(model)));
-        let tail = match receive.recv() {
-            Ok(tail) => tail?,
-            // The worker panicked (as `render` would have, on generated code that does not
-            // parse): the same panic, here.
-            Err(_) => match worker.join() {
-                Err(panic) => std::panic::resume_unwind(panic),
-                Ok(()) => return None,
-            },
-        };
-        let module = generate::MODULE;
-        let end = format!("}}\npub use self::{module}::*;\n");
-        let items = if tail == format!("mod {module} {{}}\n") {
-            ""
-        } else {
-            tail.strip_prefix(&format!("mod {module} {{\n"))?
-                .strip_suffix("}\n")?
-        };
-        let body = head.strip_suffix(&end).filter(|b| b.ends_with('\n'))?;
-        Some(format!("{HEADER}\n{body}{items}{end}"))
+        Some(Tail { worker, receive })
     }
 
     /// Generates the world and writes it if its content changed.
     pub fn generate(self) -> Result<Generated, BuildError> {
+        let tail = self.start_tail();
         let (model, read, digest) = self.analyze()?;
         if self.rerun_if_changed {
             for path in &read {
                 println!("cargo:rerun-if-changed={}", path.display());
             }
         }
-        let source = self.render(&model, digest);
+        let source = render_with(tail, &model, digest);
         let dir = match &self.out_dir {
             Some(d) => d.clone(),
             None => PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| BuildError {
@@ -255,6 +231,50 @@ impl Builder {
             }
         }
     }
+}
+
+/// The passes being formatted on a worker thread ([`Builder::start_tail`]).
+struct Tail {
+    worker: std::thread::JoinHandle<()>,
+    /// The digest of the sources the worker read and its text, or `None` if the declarations
+    /// it read did not analyse.
+    receive: std::sync::mpsc::Receiver<Option<(u64, String)>>,
+}
+
+/// [`render`], with the passes formatted by `tail` when there is one: the same text.
+fn render_with(tail: Option<Tail>, model: &Model, digest: u64) -> String {
+    tail.and_then(|tail| join_tail(tail, model, digest))
+        .unwrap_or_else(|| render(model))
+}
+
+/// Formats the tables and the `World` wrapper of `model` on this thread, and puts the passes
+/// formatted by `tail` after them. `None` (the caller then formats everything on this thread)
+/// when the worker read other sources than `model` was analysed from (`digest`: a file may
+/// change while the build script runs) or when the parts do not join as expected.
+fn join_tail(tail: Tail, model: &Model, digest: u64) -> Option<String> {
+    let head = print(&parse(generate::head(model)));
+    let (tail_digest, tail) = match tail.receive.recv() {
+        Ok(tail) => tail?,
+        // The worker panicked (as `render` would have, on generated code that does not
+        // parse): the same panic, here.
+        Err(_) => match tail.worker.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => return None,
+        },
+    };
+    if tail_digest != digest {
+        return None;
+    }
+    let module = generate::MODULE;
+    let end = format!("}}\npub use self::{module}::*;\n");
+    let items = if tail == format!("mod {module} {{}}\n") {
+        ""
+    } else {
+        tail.strip_prefix(&format!("mod {module} {{\n"))?
+            .strip_suffix("}\n")?
+    };
+    let body = head.strip_suffix(&end).filter(|b| b.ends_with('\n'))?;
+    Some(format!("{HEADER}\n{body}{items}{end}"))
 }
 
 /// Formats the generated tokens with prettyplease, under the `@generated` header, and puts a
@@ -360,8 +380,9 @@ mod tests {
             for (path, module) in world {
                 builder = builder.scan(fixtures.join(path), module);
             }
+            let tail = builder.start_tail().expect("a thread starts");
             let (model, _, digest) = builder.analyze().unwrap();
-            let split = builder.render_split(&model, digest);
+            let split = join_tail(tail, &model, digest);
             assert!(split.is_some(), "{world:?}: the parts did not join");
             assert!(
                 split.as_deref() == Some(render(&model).as_str()),
@@ -379,7 +400,10 @@ mod tests {
             .scan(bare, "crate::bare")
             .rerun_if_changed(false);
         let (model, _, digest) = builder.analyze().unwrap();
-        assert!(builder.render_split(&model, digest ^ 1).is_none());
-        assert_eq!(builder.render(&model, digest ^ 1), render(&model));
+        assert!(join_tail(builder.start_tail().unwrap(), &model, digest ^ 1).is_none());
+        assert_eq!(
+            render_with(builder.start_tail(), &model, digest ^ 1),
+            render(&model)
+        );
     }
 }

@@ -310,6 +310,40 @@ mod tables {
         );
         assert_eq!(COMPONENTS[2].name, "C");
     }
+
+    /// A `columns` store whose column holds another type than its slot's component breaks
+    /// the contract batch spawns rely on (stride = the component's size): refused when the
+    /// tables are built, before any world exists.
+    #[test]
+    #[should_panic(expected = "store Bad breaks the columns layout contract")]
+    fn a_columns_store_with_a_mistyped_column_is_refused() {
+        static BAD: [StoreInfo; 1] = [StoreInfo {
+            name: "Bad",
+            mask: 0b001,
+            layout: Layout::Columns,
+            columns: &[ColumnType::of::<B>()],
+            slots: &[Slot::new(0, 0, 0)],
+            signature: TypeId::of::<SigA>,
+        }];
+        struct BadModel;
+        // SAFETY: only `Tables::build` reads this model, and it refuses it.
+        unsafe impl WorldModel for BadModel {
+            type Resources = ();
+            fn components() -> &'static [ComponentInfo] {
+                &COMPONENTS
+            }
+            fn stores() -> &'static [StoreInfo] {
+                &BAD
+            }
+            fn systems() -> &'static [SystemInfo] {
+                &[]
+            }
+            fn tables() -> &'static Tables {
+                unreachable!("the test builds the tables itself")
+            }
+        }
+        let _ = Tables::build::<BadModel>();
+    }
 }
 
 /// A batch of known length that fits the free slots exactly is spawned, not refused

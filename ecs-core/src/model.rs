@@ -99,7 +99,8 @@ pub struct SystemInfo {
 ///   `T`, lives at `offset` bytes into each element of column `column`, aligned for `T`, with
 ///   every byte of `T` inside the element; slots of one store do not overlap; every byte of a
 ///   column's element that is not padding belongs to some slot (so writing every slot
-///   initialises the element).
+///   initialises the element). In a store whose `layout` is [`Layout::Columns`], every slot
+///   is at offset 0 of a column whose elements are exactly its component's type.
 /// - `tables()` returns `Tables::build::<Self>()` (computed once).
 /// - Each entry of `moves()` is for a declared transition (the stores with masks `m` and
 ///   `m ^ (1 << component)` both exist, `from` having mask `m`), and its `run` does exactly
@@ -279,6 +280,15 @@ impl Tables {
         for (s, store) in stores.iter().enumerate() {
             for (k, slot) in store.slots.iter().enumerate() {
                 entries[s * n + slot.component as usize].slot = k as u32;
+                // The contract that batch spawns rely on, checked once.
+                assert!(
+                    store.layout != Layout::Columns
+                        || (slot.offset == 0
+                            && (store.columns[slot.column as usize].type_id)()
+                                == (comps[slot.component as usize].ty.type_id)()),
+                    "store {} breaks the columns layout contract",
+                    store.name
+                );
             }
         }
         let slot_in = |store: usize, c: u32| {

@@ -60,13 +60,17 @@ fn targets(store: &Store) -> Vec<Target> {
 /// types are checked against the slots when `CHECK` is set. A batch checks its first row
 /// only: every later value is of the same signature type, whose parts are the same types in
 /// the same order (the `SignatureOf` contract), so the check would repeat a known answer.
-struct BatchWriter<'a, const CHECK: bool> {
+///
+/// `COLUMNS`: the store is laid out in columns, so each slot's column holds exactly its
+/// component (the `WorldModel` contract) and its stride is the component's size, a constant:
+/// a load and a multiply fewer per component.
+struct BatchWriter<'a, const CHECK: bool, const COLUMNS: bool> {
     targets: &'a [Target],
     row: usize,
     next: usize,
 }
 
-impl<const CHECK: bool> PartSink for BatchWriter<'_, CHECK> {
+impl<const CHECK: bool, const COLUMNS: bool> PartSink for BatchWriter<'_, CHECK, COLUMNS> {
     #[inline(always)]
     fn put<C: Component>(&mut self, value: C) {
         let k = self.next;
@@ -88,10 +92,12 @@ impl<const CHECK: bool> PartSink for BatchWriter<'_, CHECK> {
         // allocation, the row is within reserved capacity, and the slot is not initialised yet
         // (each part is put once, in order).
         unsafe {
-            t.base
-                .wrapping_add(self.row * t.stride)
-                .cast::<C>()
-                .write(value)
+            let ptr = if COLUMNS {
+                t.base.cast::<C>().wrapping_add(self.row)
+            } else {
+                t.base.wrapping_add(self.row * t.stride).cast::<C>()
+            };
+            ptr.write(value)
         };
         self.next += 1;
     }
@@ -99,14 +105,24 @@ impl<const CHECK: bool> PartSink for BatchWriter<'_, CHECK> {
 
 /// Writes `value` into row `row` of a batch (capacity reserved, beyond the store's length).
 #[inline(always)]
-fn write_row<S: Signature, const CHECK: bool>(targets: &[Target], row: usize, value: S) {
-    let mut w = BatchWriter::<CHECK> {
+fn write_row<S: Signature, const CHECK: bool, const COLUMNS: bool>(
+    targets: &[Target],
+    row: usize,
+    value: S,
+) {
+    let mut w = BatchWriter::<CHECK, COLUMNS> {
         targets,
         row,
         next: 0,
     };
     value.write_parts(&mut w);
-    assert_eq!(w.next, targets.len(), "signature wrote too few parts");
+    if CHECK {
+        assert_eq!(w.next, targets.len(), "signature wrote too few parts");
+    } else {
+        // The checked first row put every part; the `SignatureOf` contract makes every later
+        // value of the type put the same ones.
+        debug_assert_eq!(w.next, targets.len(), "signature wrote too few parts");
+    }
 }
 
 /// Writes `value` as row `len()` of `store` (capacity reserved) and commits it for `entity`.
@@ -152,6 +168,38 @@ impl Drop for Uncommitted<'_> {
         let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
             store.drop_uncommitted(first, first + written)
         }));
+    }
+}
+
+/// Writes every value as a row of the batch, beyond the store's length, growing the store when
+/// it is full. `COLUMNS` as in [`BatchWriter`]: true only for a store laid out in columns.
+#[inline(always)]
+fn write_rows<S: Signature, const COLUMNS: bool>(
+    batch: &mut Uncommitted<'_>,
+    values: impl Iterator<Item = S>,
+) {
+    let first = batch.first;
+    let mut capacity = batch.store.capacity();
+    let mut targets = targets(batch.store);
+    let mut values = values;
+    if let Some(value) = values.next() {
+        if first == capacity {
+            batch.store.reserve_beyond(0, 1);
+            capacity = batch.store.capacity();
+            targets = self::targets(batch.store);
+        }
+        write_row::<S, true, COLUMNS>(&targets, first, value);
+        batch.written = 1;
+    }
+    for value in values {
+        let row = first + batch.written;
+        if row == capacity {
+            batch.store.reserve_beyond(batch.written, 1);
+            capacity = batch.store.capacity();
+            targets = self::targets(batch.store);
+        }
+        write_row::<S, false, COLUMNS>(&targets, row, value);
+        batch.written += 1;
     }
 }
 
@@ -232,27 +280,10 @@ impl<M: WorldModel> World<M> {
             first,
             written: 0,
         };
-        let mut capacity = batch.store.capacity();
-        let mut targets = targets(batch.store);
-        let mut values = values.peekable();
-        if let Some(value) = values.next() {
-            if first == capacity {
-                batch.store.reserve_beyond(0, 1);
-                capacity = batch.store.capacity();
-                targets = self::targets(batch.store);
-            }
-            write_row::<S, true>(&targets, first, value);
-            batch.written = 1;
-        }
-        for value in values {
-            let row = first + batch.written;
-            if row == capacity {
-                batch.store.reserve_beyond(batch.written, 1);
-                capacity = batch.store.capacity();
-                targets = self::targets(batch.store);
-            }
-            write_row::<S, false>(&targets, row, value);
-            batch.written += 1;
+        if M::stores()[store_id as usize].layout == crate::Layout::Columns {
+            write_rows::<S, true>(&mut batch, values);
+        } else {
+            write_rows::<S, false>(&mut batch, values);
         }
         let count = batch.written;
         let mut entities = Vec::with_capacity(count);

@@ -136,6 +136,7 @@ mod error;
 pub mod format;
 mod hierarchy;
 pub mod inspect;
+mod plan;
 mod registry;
 pub mod verify;
 mod write;
@@ -147,6 +148,7 @@ pub use entities::{LocalTransform, MapEntities, NO_ENTITY};
 pub use error::{ComponentRef, ResourceError};
 pub use format::{component_identifier, reseal};
 pub use inspect::{inspect, ComponentReport, ResourceReport, SetReport};
+pub(crate) use registry::RunTarget;
 pub use registry::{Registration, Registry};
 pub use verify::{
     verify, AnySet, ComponentData, ComponentSet, Signatures, UnknownComponents, VerifiedResource,

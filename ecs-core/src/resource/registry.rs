@@ -11,15 +11,28 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::codec::{self, CheckFn, CompileFn, EncodeFn, Encoding};
-use super::entities::{LocalTransform, MapEntities};
+use super::entities::{LocalTransform, MapEntities, NO_ENTITY};
 use super::error::{ComponentRef, ResourceError};
 use super::format::component_identifier;
 use crate::entity::Entity;
 
-/// Writes `count` postcard instances from `data`, instance `i` to `dst(i)`: the spawner's way to
-/// fill store columns with a component that is not plain old data.
-pub(crate) type WriteFn =
-    unsafe fn(&[u8], u32, &mut dyn FnMut(u32) -> *mut u8) -> Result<(), (u32, String)>;
+/// Where a run of consecutive instances goes: `len` values, the first at `ptr`, the next ones
+/// `stride` bytes apart (a store column, or a `rows` store's column of row structs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunTarget {
+    /// The first value's address.
+    pub(crate) ptr: *mut u8,
+    /// Bytes from one value to the next.
+    pub(crate) stride: usize,
+    /// Number of values.
+    pub(crate) len: usize,
+}
+
+/// Writes the postcard instances of `data`, in order, to the runs of `targets` in order (as
+/// many instances as the runs' lengths add up to): the spawner's way to fill store columns with
+/// a component that is not plain old data. On an error, the instances before the failing one
+/// (its index is given) are written, the others are not.
+pub(crate) type WriteFn = unsafe fn(&[u8], &[RunTarget]) -> Result<(), (u32, String)>;
 /// Appends the encoding of the value at a pointer (the registered type).
 pub(crate) type EncodeRawFn = unsafe fn(*const u8, &mut Vec<u8>) -> Result<(), String>;
 /// An entity map, as the entity-remapping functions take it.
@@ -33,8 +46,9 @@ pub(crate) type VisitFn = fn(Encoding, &[u8], u32, EntityMapFn<'_>) -> Result<()
 pub(crate) struct EntityFns {
     /// Calls the map on every entity of the `count` stored instances (for the verifier's check).
     pub(crate) visit: VisitFn,
-    /// Maps the entities of the value at the pointer in place.
-    pub(crate) in_place: unsafe fn(*mut u8, EntityMapFn<'_>),
+    /// Maps the entities of every value of the runs in place, from resource indices to the
+    /// spawned entities (entity `i` of the resource is `spawned[i]`; [`NO_ENTITY`] stays).
+    pub(crate) map_runs: unsafe fn(&[RunTarget], &[Entity]),
     /// Clones the value at the pointer, maps its entities and encodes it with the encode function.
     pub(crate) encode:
         unsafe fn(*const u8, EntityMapFn<'_>, EncodeFn, &mut Vec<u8>) -> Result<(), String>,
@@ -68,10 +82,31 @@ fn visit_entities<T: MapEntities + Serialize + DeserializeOwned>(
 }
 
 /// # Safety
-/// `ptr` points to an initialised, aligned `T` with no other reference to it.
-unsafe fn map_in_place<T: MapEntities>(ptr: *mut u8, map: EntityMapFn<'_>) {
-    // SAFETY: guaranteed by the caller.
-    unsafe { &mut *ptr.cast::<T>() }.map_entities(map);
+/// Every value of the runs is an initialised, aligned `T` with no other reference to it.
+///
+/// # Panics
+/// When a value holds an entity that is neither [`NO_ENTITY`] nor below `spawned.len()` (the
+/// verifier checked the stored bytes; only a `Deserialize` that decodes differently from one
+/// time to the next can get here).
+unsafe fn map_runs<T: MapEntities>(targets: &[RunTarget], spawned: &[Entity]) {
+    let mut map = |e: Entity| -> Entity {
+        if e == NO_ENTITY {
+            return e;
+        }
+        match spawned.get(e.to_bits() as usize) {
+            Some(&mapped) => mapped,
+            None => panic!(
+                "entity {e} held by a spawned component is not an entity of the resource \
+                 (the verified bytes decoded differently)"
+            ),
+        }
+    };
+    for t in targets {
+        for k in 0..t.len {
+            // SAFETY: guaranteed by the caller.
+            unsafe { &mut *t.ptr.wrapping_add(k * t.stride).cast::<T>() }.map_entities(&mut map);
+        }
+    }
 }
 
 /// # Safety
@@ -89,30 +124,30 @@ unsafe fn encode_mapped<T: MapEntities + Clone + 'static>(
 }
 
 /// # Safety
-/// `dst(i)` is valid for writing a `T`, aligned, and holds no value that needs dropping.
+/// Every slot of the runs is valid for writing a `T`, aligned, and holds no value that needs
+/// dropping.
 unsafe fn write_postcard<T: DeserializeOwned>(
     data: &[u8],
-    count: u32,
-    dst: &mut dyn FnMut(u32) -> *mut u8,
+    targets: &[RunTarget],
 ) -> Result<(), (u32, String)> {
     let mut rest = data;
-    for i in 0..count {
-        let (value, after) =
-            postcard::take_from_bytes::<T>(rest).map_err(|e| (i, e.to_string()))?;
-        // SAFETY: guaranteed by the caller.
-        unsafe { dst(i).cast::<T>().write(value) };
-        rest = after;
+    let mut i = 0u32;
+    for t in targets {
+        for k in 0..t.len {
+            let (value, after) =
+                postcard::take_from_bytes::<T>(rest).map_err(|e| (i, e.to_string()))?;
+            // SAFETY: guaranteed by the caller.
+            unsafe { t.ptr.wrapping_add(k * t.stride).cast::<T>().write(value) };
+            rest = after;
+            i += 1;
+        }
     }
     Ok(())
 }
 
 /// # Safety
 /// Never called: plain old data is copied as bytes.
-unsafe fn write_nothing(
-    _data: &[u8],
-    _count: u32,
-    _dst: &mut dyn FnMut(u32) -> *mut u8,
-) -> Result<(), (u32, String)> {
+unsafe fn write_nothing(_data: &[u8], _targets: &[RunTarget]) -> Result<(), (u32, String)> {
     Ok(())
 }
 
@@ -233,7 +268,7 @@ impl Registration {
         );
         self.entities = Some(EntityFns {
             visit: visit_entities::<T>,
-            in_place: map_in_place::<T>,
+            map_runs: map_runs::<T>,
             encode: encode_mapped::<T>,
         });
         self

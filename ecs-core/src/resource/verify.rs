@@ -23,6 +23,10 @@
 //!   [`Signatures`] is asked once per distinct set and gives a store id or the world's own error
 //!   text.
 //!
+//! Having accepted a blob, it also plans its spawn once (see [`super::plan`]): each entity's
+//! row among the resource's rows of its store, as runs, so that every spawn of the resource (a
+//! level restart, each prefab instance) skips that per-entity work.
+//!
 //! Memory: besides the blob, the verifier allocates O(num_entities + num_instances +
 //! num_component_types) words, each count already bounded by the blob's length.
 
@@ -42,6 +46,7 @@ use super::format::{
     HEADER_LEN, MAGIC, RECORD_ALIGN, RECORD_HEADER_LEN, ROOT, VERSION,
 };
 use super::hierarchy;
+use super::plan::{PlanRun, SpawnPlan};
 use super::registry::{Registration, Registry};
 use crate::entity::Entity;
 
@@ -142,6 +147,7 @@ pub struct VerifiedResource<'r, B> {
     entity_set: Vec<u32>,
     sets: Vec<Set>,
     set_components: Vec<u32>,
+    plan: SpawnPlan,
 }
 
 impl<B> fmt::Debug for VerifiedResource<'_, B> {
@@ -312,6 +318,26 @@ pub fn verify<'r, B: AsRef<[u8]>>(
         (reg.order(), rec.identifier)
     });
 
+    let entity_store: Vec<u32> = entity_set.iter().map(|&s| sets[s as usize].store).collect();
+    let indices: Vec<Option<Cow<'_, [u32]>>> = records
+        .iter()
+        .map(|r| {
+            r.registration.map(|_| {
+                let index = &bytes[r.index_offset..r.index_offset + 4 * r.num_instances as usize];
+                match bytemuck::try_cast_slice::<u8, u32>(index) {
+                    Ok(s) => Cow::Borrowed(s),
+                    Err(_) => Cow::Owned(
+                        (0..r.num_instances as usize)
+                            .map(|i| u32_at(index, i))
+                            .collect(),
+                    ),
+                }
+            })
+        })
+        .collect();
+    let plan = SpawnPlan::new(&entity_store, indices.iter().map(|i| i.as_deref()));
+    drop(indices);
+
     Ok(VerifiedResource {
         blob,
         registry,
@@ -323,6 +349,7 @@ pub fn verify<'r, B: AsRef<[u8]>>(
         entity_set,
         sets,
         set_components,
+        plan,
     })
 }
 
@@ -621,9 +648,9 @@ impl<'r, B: AsRef<[u8]>> VerifiedResource<'r, B> {
         Some(self.sets[set as usize].store)
     }
 
-    /// Every entity's store id, in entity order, appended to `out` (the spawner's tight loop).
-    pub(crate) fn entity_stores_into(&self, out: &mut Vec<u32>) {
-        out.extend(self.entity_set.iter().map(|&s| self.sets[s as usize].store));
+    /// The spawn plan: rows and runs worked out once (see [`super::plan`]).
+    pub(crate) fn plan(&self) -> &SpawnPlan {
+        &self.plan
     }
 
     /// The distinct sets of known components, in order of first appearance.
@@ -641,15 +668,7 @@ impl<'r, B: AsRef<[u8]>> VerifiedResource<'r, B> {
 
     /// Entities per store id, sorted by store id: what a spawner reserves, once per store.
     pub fn store_counts(&self) -> Vec<(u32, u32)> {
-        let mut counts: Vec<(u32, u32)> = Vec::with_capacity(self.sets.len());
-        for s in &self.sets {
-            match counts.iter_mut().find(|c| c.0 == s.store) {
-                Some(c) => c.1 += s.entities,
-                None => counts.push((s.store, s.entities)),
-            }
-        }
-        counts.sort_unstable();
-        counts
+        self.plan.stores.clone()
     }
 
     fn data(&self, rec: &Record) -> ComponentData<'_> {
@@ -680,6 +699,19 @@ impl<'r, B: AsRef<[u8]>> VerifiedResource<'r, B> {
         self.spawn_order
             .iter()
             .map(|&i| self.data(&self.records[i as usize]))
+    }
+
+    /// [`VerifiedResource::spawn_order`], each type with its runs in the
+    /// [plan](VerifiedResource::plan).
+    pub(crate) fn spawn_runs(
+        &self,
+    ) -> impl ExactSizeIterator<Item = (ComponentData<'_>, &[PlanRun])> + '_ {
+        self.spawn_order.iter().map(|&i| {
+            (
+                self.data(&self.records[i as usize]),
+                self.plan.runs(i as usize),
+            )
+        })
     }
 
     /// The record of the component with this resource name, if the blob has one.

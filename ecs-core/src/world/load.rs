@@ -5,31 +5,38 @@
 //! 1. checks, once per distinct component set, that the resource was verified against this
 //!    world's signatures ([`World::resource_signatures`]), and that the world can issue
 //!    `num_entities` ids — the only things that can still fail;
-//! 2. gives every entity its row: the rows of each store follow the resource's entity order;
-//! 3. creates every entity id at once (one run per store, each one `create_many` of the entity
-//!    manager), and, given a [`TransformManager`], every transform instance, linked parents
-//!    first;
+//! 2. gives every entity its row: the rows of each store follow the resource's entity order,
+//!    after the store's existing rows. Which store and which of the resource's rows each entity
+//!    gets was worked out once by the verifier (the resource's spawn plan, runs of entities and
+//!    of instances with consecutive rows), so a spawn does no per-entity bookkeeping for it;
+//! 3. creates every entity id with one `create_many` of the entity manager (placing each
+//!    store's run of ids at its rows), builds the resource-order entity list with one copy per
+//!    block of neighbouring entities that share a store, and, given a [`TransformManager`],
+//!    creates every transform instance, linked parents first;
 //! 4. reserves every store once;
-//! 5. writes each component type for all its instances, in spawn order: plain old data with
-//!    one `memcpy` per run of consecutive rows (a whole store's column when the level is
-//!    grouped by signature), postcard components decoded straight into their rows; entities
-//!    held in components are mapped from resource indices to the spawned entities;
+//! 5. writes each component type for all its instances, in spawn order, one planned run of
+//!    consecutive rows at a time: plain old data with one `memcpy` per run (a whole store's
+//!    column when the level is grouped by signature), postcard components decoded straight
+//!    into their rows; entities held in components are mapped from resource indices to the
+//!    spawned entities, one monomorphised pass per run;
 //! 6. commits the rows.
 //!
 //! Atomic: an error in steps 1–3 undoes what was done and spawns nothing; steps 4–6 cannot
 //! fail (the verifier checked every byte they read). If a component's own code panics in step 5
 //! (a `Deserialize` or `MapEntities` impl), the issued ids are retired and the values written so
 //! far are leaked, never dropped twice or left reachable (transform instances already linked
-//! stay, holding the retired ids). Spawning one verified resource many
-//! times (prefab instances) reads the same blob each time.
+//! stay, holding the retired ids). A `Deserialize` that fails on bytes it accepted at
+//! verification (one that is not deterministic) is reported the same way, as a panic.
+//! Spawning one verified resource many times (prefab instances) reads the same blob and the
+//! same plan each time.
 
 use super::error::set_names;
-use super::{Location, World};
+use super::World;
 use crate::entity::{Entity, EntityError};
 use crate::model::WorldModel;
 use crate::resource::{
-    ComponentData, LocalTransform, Registration, Registry, ResourceError, VerifiedResource,
-    VerifyOptions, NO_ENTITY,
+    ComponentData, LocalTransform, Registration, Registry, ResourceError, RunTarget,
+    VerifiedResource, VerifyOptions,
 };
 use crate::storage::copy_bytes;
 use crate::transform::{Instance, TransformManager};
@@ -130,6 +137,7 @@ impl<M: WorldModel> World<M> {
     ) -> Result<Vec<Entity>, ResourceError> {
         let n = res.num_entities() as usize;
         let tables = self.tables;
+        let plan = res.plan();
 
         // 1. The store ids in the resource are this world's, and the ids can be issued.
         let mut signatures = self.resource_signatures();
@@ -161,53 +169,30 @@ impl<M: WorldModel> World<M> {
             }));
         }
 
-        // 2. Rows: each store's new rows follow the resource's entity order.
-        let counts = res.store_counts();
-        let mut first_row = vec![0u32; self.stores.len()];
-        let mut next_row = vec![0u32; self.stores.len()];
-        for &(s, _) in &counts {
-            first_row[s as usize] = self.stores[s as usize].len() as u32;
-            next_row[s as usize] = first_row[s as usize];
-        }
-        let mut store_of: Vec<u32> = Vec::with_capacity(n);
-        res.entity_stores_into(&mut store_of);
-        let locs: Vec<Location> = store_of
-            .iter()
-            .map(|&s| {
-                let row = next_row[s as usize];
-                next_row[s as usize] = row + 1;
-                Location { store: s, row }
-            })
-            .collect();
-        // block_end[e]: the last entity of the block of consecutive entities from e that share
-        // e's store (their rows are consecutive too): a run of instances is found per block,
-        // not per instance.
-        let mut block_end = vec![0u32; n];
-        for e in (0..n).rev() {
-            block_end[e] = if e + 1 < n && store_of[e + 1] == store_of[e] {
-                block_end[e + 1]
-            } else {
-                e as u32
-            };
+        // 2. Rows: each store's new rows follow the resource's entity order, from its length
+        // on. The plan's slot `k` is store `plan.stores[k].0`; its ids are
+        // `ids[base[k]..base[k] + count]`.
+        let k = plan.stores.len();
+        let mut create: Vec<(u32, usize, usize)> = Vec::with_capacity(k);
+        let mut base: Vec<usize> = Vec::with_capacity(k);
+        let mut total = 0usize;
+        for &(s, count) in &plan.stores {
+            create.push((s, self.stores[s as usize].len(), count as usize));
+            base.push(total);
+            total += count as usize;
         }
 
-        // 3. Ids, one run per store (in store order), then each entity's id in resource order.
+        // 3. Ids: one `create_many` for every store's run (in store order), then each entity's id
+        // in resource order, one copy per block of entities with one store.
         let mut ids: Vec<Entity> = Vec::with_capacity(n);
-        let mut base = vec![0u32; self.stores.len()];
-        for &(s, count) in &counts {
-            base[s as usize] = ids.len() as u32;
-            let first = first_row[s as usize] as usize;
-            if let Err(e) = self.table.create_run(s, first, count as usize, &mut ids) {
-                for &id in &ids {
-                    self.table.destroy(id);
-                }
-                return Err(ResourceError::Entities(e));
-            }
+        self.table
+            .create_runs(&create, &mut ids)
+            .map_err(ResourceError::Entities)?;
+        let mut spawned: Vec<Entity> = Vec::with_capacity(n);
+        for b in &plan.blocks {
+            let from = base[b.slot as usize] + b.row as usize;
+            spawned.extend_from_slice(&ids[from..from + b.len as usize]);
         }
-        let spawned: Vec<Entity> = locs
-            .iter()
-            .map(|l| ids[(base[l.store as usize] + l.row - first_row[l.store as usize]) as usize])
-            .collect();
         if let Some(tm) = transforms {
             if let Err(e) = link_hierarchy(res, &spawned, tm) {
                 for &id in &ids {
@@ -224,143 +209,93 @@ impl<M: WorldModel> World<M> {
             ids: &ids,
             armed: true,
         };
-        for &(s, count) in &counts {
-            stores[s as usize].reserve(count as usize);
+        for &(s, _, count) in &create {
+            stores[s as usize].reserve(count);
         }
-        let mut map = |e: Entity| -> Entity {
-            if e == NO_ENTITY {
-                e
-            } else {
-                // Verified: every held entity is NO_ENTITY or an index below num_entities.
-                spawned[e.to_bits() as usize]
-            }
-        };
-        for data in res.spawn_order() {
+        // Per plan slot, the component's first new row and stride, for the current component.
+        let mut column: Vec<Option<(*mut u8, usize)>> = vec![None; k];
+        let mut targets: Vec<RunTarget> = Vec::new();
+        for (data, runs) in res.spawn_runs() {
             let Some(reg) = data.registration() else {
                 continue;
             };
             let Some(c) = tables.component_of_type(reg.type_id()) else {
                 continue; // LocalTransform: linked above.
             };
-            let index = data.entity_index();
-            let runs = runs(&index, &locs, &block_end);
-            // Where each run's first instance goes, and the column stride.
-            let targets: Vec<(*mut u8, usize)> = runs
-                .iter()
-                .map(|r| {
-                    let store = &stores[r.loc.store as usize];
+            column.iter_mut().for_each(|x| *x = None);
+            targets.clear();
+            for r in runs {
+                let (first, stride) = *column[r.slot as usize].get_or_insert_with(|| {
+                    let (s, first_row, _) = create[r.slot as usize];
+                    let store = &stores[s as usize];
                     // Step 1 checked the store's signature is the entity's set, which holds c.
-                    let k = tables
-                        .slot_index(r.loc.store, c)
+                    let i = tables
+                        .slot_index(s, c)
                         .expect("the entity's store holds its component");
-                    let slot = store.info().slots[k];
+                    let slot = store.info().slots[i];
                     let stride = store.info().columns[slot.column as usize].size;
-                    (store.slot_ptr(slot, r.loc.row()), stride)
-                })
-                .collect();
+                    (store.slot_ptr(slot, first_row), stride)
+                });
+                targets.push(RunTarget {
+                    ptr: first.wrapping_add(r.row as usize * stride),
+                    stride,
+                    len: r.len as usize,
+                });
+            }
             if data.is_pod() {
-                write_pod_runs(&data, &runs, &targets);
+                write_pod_runs(&data, &targets);
             } else {
-                let write = reg.write;
-                let mut run = 0;
                 // SAFETY: instance i goes to the slot of component c (the registered type) in
                 // its entity's new row, which is reserved, aligned for the type, and written
-                // once (entity indices are distinct within a record); the data was verified to
-                // decode as `count` instances of the type. Instances are asked for in order.
-                let r = unsafe {
-                    write(data.instance_data(), data.len(), &mut |i| {
-                        while runs[run].end <= i as usize {
-                            run += 1;
-                        }
-                        let (base, stride) = targets[run];
-                        base.wrapping_add((i as usize - runs[run].start) * stride)
-                    })
-                };
-                debug_assert!(r.is_ok(), "verified instances decode");
-            }
-            if let Some(fns) = reg.entities {
-                for (r, &(base, stride)) in runs.iter().zip(&targets) {
-                    for t in 0..r.end - r.start {
-                        // SAFETY: the slot was initialised just above with a value of the
-                        // registered type; no reference to it exists.
-                        unsafe { (fns.in_place)(base.wrapping_add(t * stride), &mut map) };
-                    }
+                // once (entity indices are distinct within a record, so runs do not overlap);
+                // the runs' lengths add up to the record's instances, which were verified to
+                // decode as the type.
+                if let Err((i, message)) = unsafe { (reg.write)(data.instance_data(), &targets) } {
+                    // Only a `Deserialize` that decodes the verified bytes differently from one
+                    // time to the next gets here: like its panic, nothing is committed.
+                    panic!(
+                        "instance {i} of verified component `{}` did not decode: {message}",
+                        reg.name()
+                    );
                 }
             }
+            if let Some(fns) = reg.entities {
+                // SAFETY: every slot of the runs was initialised just above with a value of the
+                // registered type; no reference to one exists.
+                unsafe { (fns.map_runs)(&targets, &spawned) };
+            }
         }
-        for &(s, count) in &counts {
-            let b = base[s as usize] as usize;
+        for (&(s, _, count), &b) in create.iter().zip(&base) {
             // SAFETY: every slot of the store's new rows was written above: each entity's set
             // is exactly the store's signature (step 1) and every component of the set has an
             // instance for it in the resource.
-            unsafe { stores[s as usize].commit_rows(&ids[b..b + count as usize]) };
+            unsafe { stores[s as usize].commit_rows(&ids[b..b + count]) };
         }
         guard.armed = false;
         Ok(spawned)
     }
 }
 
-/// Instances `start..end` of a record, whose entities have consecutive rows of one store from
-/// `loc` on.
-struct Run {
-    start: usize,
-    end: usize,
-    loc: Location,
-}
-
-/// Splits a record's instances into runs of consecutive rows: one check per block of entities
-/// that share a store when the record holds all of the block (the common case), one per
-/// instance otherwise.
-fn runs(index: &[u32], locs: &[Location], block_end: &[u32]) -> Vec<Run> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < index.len() {
-        let e = index[i];
-        let loc = locs[e as usize];
-        // Indices ascend strictly: if instance i + k - 1 belongs to entity e + k - 1, instances
-        // i..i + k are exactly entities e..e + k, all of one block.
-        let k = ((block_end[e as usize] - e) as usize + 1).min(index.len() - i);
-        let mut j = if index[i + k - 1] as usize == e as usize + k - 1 {
-            i + k
-        } else {
-            i + 1
-        };
-        while j < index.len() {
-            let l = locs[index[j] as usize];
-            if l.store != loc.store || l.row != loc.row + (j - i) as u32 {
-                break;
-            }
-            j += 1;
-        }
-        out.push(Run {
-            start: i,
-            end: j,
-            loc,
-        });
-        i = j;
-    }
-    out
-}
-
 /// Copies one POD component type into its rows, one copy per run.
-fn write_pod_runs(data: &ComponentData<'_>, runs: &[Run], targets: &[(*mut u8, usize)]) {
+fn write_pod_runs(data: &ComponentData<'_>, targets: &[RunTarget]) {
     let size = data.element_size() as usize;
-    let bytes = data.instance_data();
+    let mut bytes = data.instance_data();
     if size == 0 {
         return; // Zero-sized values need no bytes.
     }
-    for (r, &(dst, stride)) in runs.iter().zip(targets) {
-        let src = &bytes[r.start * size..r.end * size];
-        if stride == size {
+    for t in targets {
+        let (src, rest) = bytes.split_at(t.len * size);
+        bytes = rest;
+        if t.stride == size {
             // SAFETY: the run's rows are reserved (step 4) and hold nothing yet; the slot's
             // type is the registered POD type of `size` bytes, so the bytes are a valid value;
             // blob and column do not overlap.
-            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), t.ptr, src.len()) };
         } else {
-            for (t, value) in src.chunks_exact(size).enumerate() {
+            for (i, value) in src.chunks_exact(size).enumerate() {
                 // SAFETY: as above, one element at a time (a `rows` store's column holds row
                 // structs, `stride` bytes each, with the component at the slot's offset).
-                unsafe { copy_bytes(value.as_ptr(), dst.wrapping_add(t * stride), size) };
+                unsafe { copy_bytes(value.as_ptr(), t.ptr.wrapping_add(i * t.stride), size) };
             }
         }
     }
@@ -423,4 +358,338 @@ fn link_hierarchy<B: AsRef<[u8]>>(
         }
     }
     Ok(())
+}
+
+/// A hand-written three-store model (columns `{p}`, columns `{p, n}`, rows `{p, l}`) with a
+/// postcard component and an entity-holding one whose code can be made to panic.
+#[cfg(test)]
+mod tests {
+    use super::super::World;
+    use crate::component::{Component, PartSink, Signature};
+    use crate::entity::Entity;
+    use crate::model::{
+        ComponentInfo, ComponentOf, Layout, SignatureOf, Slot, StoreInfo, SystemInfo, Tables,
+        WorldModel,
+    };
+    use crate::resource::{EntityCompiler, MapEntities, Registration, Registry, VerifyOptions};
+    use crate::storage::ColumnType;
+    use serde::{Deserialize, Deserializer, Serialize};
+    use std::any::TypeId;
+    use std::cell::Cell;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::OnceLock;
+
+    thread_local! {
+        /// `N`s alive (decoded and not dropped) on this thread.
+        static LIVE_N: Cell<isize> = const { Cell::new(0) };
+        /// Decoding `N("boom")` panics while set.
+        static PANIC_DECODE: Cell<bool> = const { Cell::new(false) };
+        /// Decoding `N("flaky")` fails while set (a `Deserialize` that is not deterministic).
+        static FAIL_DECODE: Cell<bool> = const { Cell::new(false) };
+        /// Mapping an `L` panics while set.
+        static PANIC_MAP: Cell<bool> = const { Cell::new(false) };
+    }
+
+    #[derive(
+        Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable, Serialize, Deserialize,
+    )]
+    #[repr(transparent)]
+    struct P(u32);
+
+    #[derive(
+        Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable, Serialize, Deserialize,
+    )]
+    #[repr(transparent)]
+    struct L(Entity);
+
+    impl MapEntities for L {
+        fn map_entities(&mut self, map: &mut dyn FnMut(Entity) -> Entity) {
+            assert!(!PANIC_MAP.get(), "L::map_entities panics");
+            self.0 = map(self.0);
+        }
+    }
+
+    #[derive(Debug, PartialEq, Serialize)]
+    struct N(String);
+
+    impl Clone for N {
+        fn clone(&self) -> Self {
+            LIVE_N.set(LIVE_N.get() + 1);
+            N(self.0.clone())
+        }
+    }
+
+    impl<'de> Deserialize<'de> for N {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let s = String::deserialize(d)?;
+            assert!(
+                !(s == "boom" && PANIC_DECODE.get()),
+                "N::deserialize panics"
+            );
+            if s == "flaky" && FAIL_DECODE.get() {
+                return Err(serde::de::Error::custom("flaky"));
+            }
+            LIVE_N.set(LIVE_N.get() + 1);
+            Ok(N(s))
+        }
+    }
+
+    impl Drop for N {
+        fn drop(&mut self) {
+            LIVE_N.set(LIVE_N.get() - 1);
+        }
+    }
+
+    impl Component for P {
+        const COLD: bool = false;
+    }
+    impl Component for N {
+        const COLD: bool = false;
+    }
+    impl Component for L {
+        const COLD: bool = false;
+    }
+
+    struct JustP(P);
+    struct PN(P, N);
+    struct PL(P, L);
+    #[repr(C)]
+    struct PLRow(P, L);
+
+    impl Signature for JustP {
+        const LEN: usize = 1;
+        fn write_parts<S: PartSink>(self, sink: &mut S) {
+            sink.put(self.0);
+        }
+    }
+    impl Signature for PN {
+        const LEN: usize = 2;
+        fn write_parts<S: PartSink>(self, sink: &mut S) {
+            sink.put(self.0);
+            sink.put(self.1);
+        }
+    }
+    impl Signature for PL {
+        const LEN: usize = 2;
+        fn write_parts<S: PartSink>(self, sink: &mut S) {
+            sink.put(self.0);
+            sink.put(self.1);
+        }
+    }
+
+    struct Model;
+    static COMPONENTS: [ComponentInfo; 3] = [
+        ComponentInfo::of::<P>("P"),
+        ComponentInfo::of::<N>("N"),
+        ComponentInfo::of::<L>("L"),
+    ];
+    static STORES: [StoreInfo; 3] = [
+        StoreInfo {
+            name: "JustP",
+            mask: 0b001,
+            layout: Layout::Columns,
+            columns: &[ColumnType::of::<P>()],
+            slots: &[Slot::new(0, 0, 0)],
+            signature: TypeId::of::<JustP>,
+        },
+        StoreInfo {
+            name: "PN",
+            mask: 0b011,
+            layout: Layout::Columns,
+            columns: &[ColumnType::of::<P>(), ColumnType::of::<N>()],
+            slots: &[Slot::new(0, 0, 0), Slot::new(1, 1, 0)],
+            signature: TypeId::of::<PN>,
+        },
+        StoreInfo {
+            name: "PL",
+            mask: 0b101,
+            layout: Layout::Rows,
+            columns: &[ColumnType::of::<PLRow>()],
+            slots: &[
+                Slot::new(0, 0, std::mem::offset_of!(PLRow, 0)),
+                Slot::new(2, 0, std::mem::offset_of!(PLRow, 1)),
+            ],
+            signature: TypeId::of::<PL>,
+        },
+    ];
+
+    // SAFETY: the tables above describe P, N, L and the three signatures exactly (slot order
+    // = field order; the rows store's one column holds `PLRow`s); `tables` is `Tables::build`.
+    unsafe impl WorldModel for Model {
+        type Resources = ();
+        fn components() -> &'static [ComponentInfo] {
+            &COMPONENTS
+        }
+        fn stores() -> &'static [StoreInfo] {
+            &STORES
+        }
+        fn systems() -> &'static [SystemInfo] {
+            &[]
+        }
+        fn tables() -> &'static Tables {
+            static TABLES: OnceLock<Tables> = OnceLock::new();
+            TABLES.get_or_init(Tables::build::<Model>)
+        }
+    }
+    // SAFETY: ids and stores as in the tables above.
+    unsafe impl ComponentOf<Model> for P {
+        const ID: u32 = 0;
+    }
+    // SAFETY: as above.
+    unsafe impl ComponentOf<Model> for N {
+        const ID: u32 = 1;
+    }
+    // SAFETY: as above.
+    unsafe impl ComponentOf<Model> for L {
+        const ID: u32 = 2;
+    }
+    // SAFETY: as above.
+    unsafe impl SignatureOf<Model> for JustP {
+        const STORE: u32 = 0;
+    }
+    // SAFETY: as above.
+    unsafe impl SignatureOf<Model> for PN {
+        const STORE: u32 = 1;
+    }
+    // SAFETY: as above.
+    unsafe impl SignatureOf<Model> for PL {
+        const STORE: u32 = 2;
+    }
+
+    fn registry() -> &'static Registry {
+        static REGISTRY: OnceLock<Registry> = OnceLock::new();
+        REGISTRY.get_or_init(|| {
+            Registry::new([
+                Registration::pod::<P>("p"),
+                Registration::serde::<N>("n"),
+                Registration::pod::<L>("l").map_entities::<L>(),
+            ])
+            .unwrap()
+        })
+    }
+
+    /// Nine entities, interleaved across the three stores (with a gap in the middle of a
+    /// `PL` run), references forwards and backwards and one `NO_ENTITY`-free chain.
+    const LEVEL: &str = r#"{"entities": [
+        {"components": {"p": 0, "n": "a"}},
+        {"components": {"p": 1, "l": 8}},
+        {"components": {"p": 2}},
+        {"components": {"p": 3, "l": 0}},
+        {"components": {"p": 4, "n": "boom"}},
+        {"components": {"p": 5, "n": "flaky"}},
+        {"components": {"p": 6}},
+        {"components": {"p": 7, "l": 3}},
+        {"components": {"p": 8, "n": "z"}}
+    ]}"#;
+
+    fn verified(blob: &[u8]) -> crate::resource::VerifiedResource<'static, &[u8]> {
+        World::<Model>::new()
+            .verify_resource(blob, registry(), &VerifyOptions::default())
+            .unwrap()
+    }
+
+    /// A world holding two entities (one `JustP`, one `PN`) and one freed id slot.
+    fn prefilled() -> (World<Model>, Vec<Entity>) {
+        let mut w = World::<Model>::new();
+        let a = w.spawn(PN(P(100), N("old".into())));
+        let gone = w.spawn(JustP(P(101)));
+        let b = w.spawn(JustP(P(102)));
+        assert!(w.despawn(gone));
+        (w, vec![a, b])
+    }
+
+    #[test]
+    fn interleaved_level_spawns_every_value_in_its_row() {
+        let blob = EntityCompiler::new(registry()).compile_str(LEVEL).unwrap();
+        let res = verified(&blob);
+        let plan = res.plan();
+        assert_eq!(plan.stores, [(0, 2), (1, 4), (2, 3)]);
+        // Entities 4 and 5 (both `PN`) make the one block of two.
+        assert_eq!(plan.blocks.len(), 8);
+        assert_eq!((plan.blocks[4].start, plan.blocks[4].len), (4, 2));
+        let (mut w, old) = prefilled();
+        let live = LIVE_N.get();
+        let e = w.spawn_resource(&res).unwrap();
+        assert_eq!(LIVE_N.get(), live + 4, "four names decoded, none dropped");
+        assert_eq!(e.len(), 9);
+        assert_eq!(w.len(), 11);
+        w.check_invariants().unwrap();
+        for (i, &x) in e.iter().enumerate() {
+            assert_eq!(w.get::<P>(x), Some(&P(i as u32)), "entity {i}");
+        }
+        let names = [(0, "a"), (4, "boom"), (5, "flaky"), (8, "z")];
+        for (i, name) in names {
+            assert_eq!(w.get::<N>(e[i]).map(|n| n.0.as_str()), Some(name));
+        }
+        for (i, leader) in [(1, 8), (3, 0), (7, 3)] {
+            assert_eq!(w.get::<L>(e[i]), Some(&L(e[leader])), "entity {i}");
+        }
+        for i in [2, 6] {
+            assert!(w.get::<N>(e[i]).is_none() && w.get::<L>(e[i]).is_none());
+        }
+        // Rows follow the resource's order after the rows that were there.
+        assert_eq!(w.stores[1].entities(), [old[0], e[0], e[4], e[5], e[8]]);
+        assert_eq!(w.stores[0].entities(), [old[1], e[2], e[6]]);
+        assert_eq!(w.stores[2].entities(), [e[1], e[3], e[7]]);
+        assert_eq!(w.get::<P>(old[0]), Some(&P(100)));
+
+        // A second instance maps to its own entities.
+        let f = w.spawn_resource(&res).unwrap();
+        assert_eq!(w.get::<L>(f[1]), Some(&L(f[8])));
+        assert_eq!(w.len(), 20);
+        w.check_invariants().unwrap();
+        drop(w);
+        assert_eq!(
+            LIVE_N.get(),
+            live - 1,
+            "every name dropped once (the old one too)"
+        );
+    }
+
+    /// Runs `spawn` with `flag` set, expecting a panic; the world is as it was before and
+    /// spawns again afterwards.
+    fn panics_consistently(flag: &'static std::thread::LocalKey<Cell<bool>>, leaked: isize) {
+        let blob = EntityCompiler::new(registry()).compile_str(LEVEL).unwrap();
+        let res = verified(&blob);
+        let (mut w, old) = prefilled();
+        let live = LIVE_N.get();
+        flag.set(true);
+        let r = catch_unwind(AssertUnwindSafe(|| w.spawn_resource(&res)));
+        flag.set(false);
+        assert!(r.is_err(), "the spawn panicked");
+        assert_eq!(
+            LIVE_N.get(),
+            live + leaked,
+            "values written so far leak, none drops"
+        );
+        w.check_invariants().unwrap();
+        assert_eq!(w.len(), 2);
+        assert_eq!(w.stores.iter().map(|s| s.len()).sum::<usize>(), 2);
+        assert_eq!(w.get::<P>(old[0]), Some(&P(100)));
+        assert_eq!(w.get::<P>(old[1]), Some(&P(102)));
+        let e = w.spawn_resource(&res).unwrap();
+        assert_eq!(w.len(), 11);
+        assert_eq!(w.get::<L>(e[1]), Some(&L(e[8])));
+        w.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_panicking_deserialize_leaves_the_world_consistent() {
+        // "a" was decoded before "boom" panicked.
+        panics_consistently(&PANIC_DECODE, 1);
+    }
+
+    #[test]
+    fn a_deserialize_that_fails_after_verification_panics_and_commits_nothing() {
+        // "a" and "boom" were decoded before "flaky" failed.
+        panics_consistently(&FAIL_DECODE, 2);
+    }
+
+    #[test]
+    fn a_panicking_map_entities_leaves_the_world_consistent() {
+        // Spawn order is by identifier here: every name is decoded first, or none.
+        let n_first = registry().by_name("n").unwrap().identifier()
+            < registry().by_name("l").unwrap().identifier();
+        panics_consistently(&PANIC_MAP, if n_first { 4 } else { 0 });
+    }
 }

@@ -119,6 +119,34 @@ impl EntityTable {
         Ok(())
     }
 
+    /// Issues entities for several runs of consecutive rows with one `create_many` of their
+    /// total, all or nothing: run `(store, first_row, n)` gets the next `n` ids, placed at rows
+    /// `first_row..first_row + n` of `store`. The ids are appended to `out`, run after run.
+    /// (The resource spawner's way to create a level's ids.)
+    #[cfg(feature = "resource")]
+    pub(crate) fn create_runs(
+        &mut self,
+        runs: &[(u32, usize, usize)],
+        out: &mut Vec<Entity>,
+    ) -> Result<(), EntityError> {
+        let total = runs.iter().fold(0usize, |t, r| t.saturating_add(r.2));
+        let start = out.len();
+        self.entities.create_many_into(total, out)?;
+        let slots = self.entities.slots();
+        if self.locations.len() < slots {
+            self.locations.resize(slots, Location::NONE);
+        }
+        let mut ids = &out[start..];
+        for &(store, first_row, n) in runs {
+            let (run, rest) = ids.split_at(n);
+            for (i, e) in run.iter().enumerate() {
+                self.locations[e.index() as usize] = Location::new(store, first_row + i);
+            }
+            ids = rest;
+        }
+        Ok(())
+    }
+
     /// Records that `e` (just created) lives at `loc`.
     #[inline]
     fn place(&mut self, e: Entity, loc: Location) {
@@ -215,6 +243,27 @@ mod tests {
         for (i, e) in out.iter().enumerate() {
             assert_eq!(t.locate(*e), Some(Location::new(3, 10 + i)));
         }
+    }
+
+    #[test]
+    #[cfg(feature = "resource")]
+    fn create_runs_places_each_run_after_one_create_many() {
+        let mut t = EntityTable::new();
+        let old = t.create_at(Location::new(0, 0)).unwrap();
+        assert!(t.destroy(old));
+        let mut out = vec![old];
+        t.create_runs(&[(2, 5, 2), (0, 0, 0), (1, 7, 3)], &mut out)
+            .unwrap();
+        assert_eq!(out.len(), 6, "appended after what `out` held");
+        let want = [(2, 5), (2, 6), (1, 7), (1, 8), (1, 9)];
+        for (e, (store, row)) in out[1..].iter().zip(want) {
+            assert_eq!(t.locate(*e), Some(Location::new(store, row)));
+        }
+        assert_eq!(t.len(), 5);
+        // Too many: nothing is issued.
+        let err = t.create_runs(&[(0, 0, 1), (0, 1, usize::MAX)], &mut out);
+        assert!(matches!(err, Err(EntityError::Exhausted { .. })));
+        assert_eq!((t.len(), out.len()), (5, 6));
     }
 
     #[test]

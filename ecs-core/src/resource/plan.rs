@@ -1,0 +1,181 @@
+//! The spawn plan: the per-entity and per-instance bookkeeping of a spawn, done once by the
+//! verifier instead of at every spawn.
+//!
+//! Which store each entity goes to, and therefore its row among the resource's rows of that
+//! store, depends only on the blob and on the store ids the verifier's
+//! [`Signatures`](super::Signatures) gave (a spawner checks they are its world's). So the
+//! verifier works it out once, as runs:
+//!
+//! - *blocks*: maximal runs of consecutive entities that go to one store (their rows there are
+//!   consecutive too) — a spawner builds its resource-order entity list with one copy per block;
+//! - per component type, *runs* of consecutive instances whose entities have consecutive rows of
+//!   one store — a spawner writes each run with one copy (plain old data) or one pass.
+//!
+//! A level grouped by signature has one block per signature and one run per (component type,
+//! signature); an interleaved one has up to one per entity. Either way a spawn (a level
+//! restart, every prefab instance) touches each entity only to create its id, place it, and
+//! write its components. Memory: O(blocks + runs) words, at most O(num_entities +
+//! num_instances).
+
+/// Consecutive items (entities of a block, or instances of a component type) whose rows are
+/// consecutive in one store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PlanRun {
+    /// The first item: an entity index (a block) or an instance index within its record.
+    pub(crate) start: u32,
+    /// Number of items.
+    pub(crate) len: u32,
+    /// The store's position in [`SpawnPlan::stores`] (not its id).
+    pub(crate) slot: u32,
+    /// The first item's row among the resource's rows of that store, from 0.
+    pub(crate) row: u32,
+}
+
+/// The spawn plan of a verified resource (see the [module docs](self)).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SpawnPlan {
+    /// `(store id, entities)`, ascending by store id: each store the resource spawns into, and
+    /// how many rows it gets.
+    pub(crate) stores: Vec<(u32, u32)>,
+    /// Blocks of consecutive entities with one store, in entity order, covering every entity.
+    pub(crate) blocks: Vec<PlanRun>,
+    /// `runs[record_runs[r]..record_runs[r + 1]]` are record `r`'s runs (none for a record the
+    /// registry does not know).
+    record_runs: Vec<u32>,
+    runs: Vec<PlanRun>,
+}
+
+impl SpawnPlan {
+    /// Plans the spawn of `entity_store.len()` entities, entity `e` going to store id
+    /// `entity_store[e]`; `records` gives each component type's ascending entity indices (all
+    /// below the entity count), `None` for a type that is not spawned.
+    pub(crate) fn new<'a>(
+        entity_store: &[u32],
+        records: impl IntoIterator<Item = Option<&'a [u32]>>,
+    ) -> Self {
+        let mut stores: Vec<(u32, u32)> = Vec::new();
+        for &s in entity_store {
+            // Few distinct stores: a linear search beats hashing. Sorted afterwards.
+            match stores.iter_mut().find(|c| c.0 == s) {
+                Some(c) => c.1 += 1,
+                None => stores.push((s, 1)),
+            }
+        }
+        stores.sort_unstable();
+        let mut next = vec![0u32; stores.len()];
+        // (slot, row) of each entity.
+        let mut place: Vec<(u32, u32)> = Vec::with_capacity(entity_store.len());
+        let mut blocks: Vec<PlanRun> = Vec::new();
+        let mut last_store = None;
+        let mut slot = 0u32;
+        for (e, &s) in entity_store.iter().enumerate() {
+            if last_store != Some(s) {
+                slot = stores.partition_point(|c| c.0 < s) as u32;
+                last_store = Some(s);
+            }
+            let row = next[slot as usize];
+            next[slot as usize] += 1;
+            place.push((slot, row));
+            match blocks.last_mut() {
+                Some(b) if b.slot == slot => b.len += 1,
+                _ => blocks.push(PlanRun {
+                    start: e as u32,
+                    len: 1,
+                    slot,
+                    row,
+                }),
+            }
+        }
+
+        let mut record_runs = vec![0u32];
+        let mut runs: Vec<PlanRun> = Vec::new();
+        for index in records {
+            let first = runs.len();
+            for (i, &e) in index.unwrap_or(&[]).iter().enumerate() {
+                let (slot, row) = place[e as usize];
+                match runs[first..].last_mut() {
+                    Some(r) if r.slot == slot && r.row + r.len == row => r.len += 1,
+                    _ => runs.push(PlanRun {
+                        start: i as u32,
+                        len: 1,
+                        slot,
+                        row,
+                    }),
+                }
+            }
+            record_runs.push(runs.len() as u32);
+        }
+        SpawnPlan {
+            stores,
+            blocks,
+            record_runs,
+            runs,
+        }
+    }
+
+    /// Record `r`'s runs, in instance order, covering all its instances.
+    pub(crate) fn runs(&self, record: usize) -> &[PlanRun] {
+        &self.runs[self.record_runs[record] as usize..self.record_runs[record + 1] as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(start: u32, len: u32, slot: u32, row: u32) -> PlanRun {
+        PlanRun {
+            start,
+            len,
+            slot,
+            row,
+        }
+    }
+
+    #[test]
+    fn grouped_entities_make_one_block_and_one_run_per_store() {
+        // Stores 7, 7, 7, 3, 3: store 3 is slot 0, store 7 slot 1.
+        let stores = [7, 7, 7, 3, 3];
+        let all: Vec<u32> = (0..5).collect();
+        let plan = SpawnPlan::new(&stores, [Some(&all[..]), None, Some(&[1, 2, 3][..])]);
+        assert_eq!(plan.stores, [(3, 2), (7, 3)]);
+        assert_eq!(plan.blocks, [run(0, 3, 1, 0), run(3, 2, 0, 0)]);
+        assert_eq!(plan.runs(0), [run(0, 3, 1, 0), run(3, 2, 0, 0)]);
+        assert_eq!(plan.runs(1), []);
+        // Entities 1 and 2 are rows 1, 2 of store 7; entity 3 is row 0 of store 3.
+        assert_eq!(plan.runs(2), [run(0, 2, 1, 1), run(2, 1, 0, 0)]);
+    }
+
+    #[test]
+    fn interleaved_entities_and_gaps_split_runs() {
+        // Store 0, 1, 0, 1, 0: every entity is its own block.
+        let stores = [0, 1, 0, 1, 0];
+        let plan = SpawnPlan::new(&stores, [Some(&[0, 2, 4][..]), Some(&[0, 1, 4][..])]);
+        assert_eq!(plan.stores, [(0, 3), (1, 2)]);
+        assert_eq!(
+            plan.blocks,
+            [
+                run(0, 1, 0, 0),
+                run(1, 1, 1, 0),
+                run(2, 1, 0, 1),
+                run(3, 1, 1, 1),
+                run(4, 1, 0, 2)
+            ]
+        );
+        // Entities 0, 2, 4 are rows 0, 1, 2 of store 0: one run although not adjacent.
+        assert_eq!(plan.runs(0), [run(0, 3, 0, 0)]);
+        // Entity 0 (store 0 row 0), 1 (store 1 row 0), 4 (store 0 row 2, not row 1).
+        assert_eq!(
+            plan.runs(1),
+            [run(0, 1, 0, 0), run(1, 1, 1, 0), run(2, 1, 0, 2)]
+        );
+    }
+
+    #[test]
+    fn no_entities_no_runs() {
+        let plan = SpawnPlan::new(&[], [Some(&[][..])]);
+        assert_eq!(plan.stores, []);
+        assert_eq!(plan.blocks, []);
+        assert_eq!(plan.runs(0), []);
+    }
+}

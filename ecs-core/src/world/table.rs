@@ -133,16 +133,28 @@ impl EntityTable {
         let start = out.len();
         self.entities.create_many_into(total, out)?;
         let slots = self.entities.slots();
-        if self.locations.len() < slots {
-            self.locations.resize(slots, Location::NONE);
-        }
+        self.locations
+            .reserve(slots.saturating_sub(self.locations.len()));
         let mut ids = &out[start..];
         for &(store, first_row, n) in runs {
             let (run, rest) = ids.split_at(n);
             for (i, e) in run.iter().enumerate() {
-                self.locations[e.index() as usize] = Location::new(store, first_row + i);
+                let idx = e.index() as usize;
+                let loc = Location::new(store, first_row + i);
+                if idx < self.locations.len() {
+                    self.locations[idx] = loc;
+                } else {
+                    // A fresh index (they ascend): appended, not filled with NONE first and
+                    // then overwritten. Indices skipped on the way (reserved ids made alive,
+                    // never placed) get NONE.
+                    self.locations.resize(idx, Location::NONE);
+                    self.locations.push(loc);
+                }
             }
             ids = rest;
+        }
+        if self.locations.len() < slots {
+            self.locations.resize(slots, Location::NONE);
         }
         Ok(())
     }
@@ -260,6 +272,16 @@ mod tests {
             assert_eq!(t.locate(*e), Some(Location::new(store, row)));
         }
         assert_eq!(t.len(), 5);
+        // Reserved ids made alive by the create stay unplaced; the run's ids are placed.
+        let r = t.reserve().unwrap();
+        let mut more = Vec::new();
+        t.create_runs(&[(4, 0, 2)], &mut more).unwrap();
+        assert!(t.entities().alive(r) && t.locate(r).is_none());
+        assert!(!more.contains(&r));
+        assert_eq!(t.locate(more[0]), Some(Location::new(4, 0)));
+        assert_eq!(t.locate(more[1]), Some(Location::new(4, 1)));
+        assert!(t.destroy_unplaced(r));
+        assert!(t.destroy(more[0]) && t.destroy(more[1]));
         // Too many: nothing is issued.
         let err = t.create_runs(&[(0, 0, 1), (0, 1, usize::MAX)], &mut out);
         assert!(matches!(err, Err(EntityError::Exhausted { .. })));

@@ -315,8 +315,9 @@ fn print(file: &syn::File) -> String {
 fn safety_comment(line: &str) -> Option<&'static str> {
     if line == "unsafe {" {
         return Some(
-            "// SAFETY: each call moves one component between its slots in the two stores \
-             (the slots of STORES), and `value` is the inserted component (the `MoveFn` \
+            "// SAFETY: the slots and column types are this transition's in STORES: each \
+             shared component is copied once, the changed one moved in from or out to `value`, \
+             and each source column's last element fills the vacated row (the `MoveFn` \
              contract the caller upholds).",
         );
     }

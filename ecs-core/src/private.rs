@@ -63,20 +63,18 @@ unsafe impl Send for StoresMut<'_> {}
 unsafe impl Sync for StoresMut<'_> {}
 
 impl<'w> StoresMut<'w> {
-    /// Rows of store `id` (which must not have been taken).
+    /// Rows of the stores `ids` together: what a pass over them runs on, counted before it
+    /// takes any store.
     ///
     /// # Panics
-    /// When `id` was taken already or is out of range.
+    /// When a store was taken already, or an id is out of range.
     #[inline]
-    pub fn len_of(&self, id: u32) -> usize {
-        let id = id as usize;
-        assert!(
-            id >= self.next && id < self.len,
-            "store {id} is taken or out of range"
-        );
-        // SAFETY: in range, and not handed out (ids below `next` are), so no mutable borrow
-        // of it exists; the pass holds the exclusive borrow of all stores.
-        unsafe { (*self.ptr.add(id)).len() }
+    pub fn rows(&self, ids: &[u32]) -> usize {
+        assert_eq!(self.next, 0, "rows are counted before any store is taken");
+        // SAFETY: the pass holds the exclusive borrow of all `len` stores and has handed none
+        // out (`next` is 0), so a shared view of them aliases nothing for this `&self` call.
+        let stores = unsafe { std::slice::from_raw_parts(self.ptr.cast_const(), self.len) };
+        ids.iter().map(|&id| stores[id as usize].len()).sum()
     }
 
     /// The columns of store `id`.

@@ -16,7 +16,7 @@ mod world;
 
 use crate::analyze::{Model, Signature};
 use crate::decl::LayoutDecl;
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
 /// `PointMass` → `point_mass`, `ABZst` → `ab_zst`, `HTTPServer` → `http_server`: a word starts

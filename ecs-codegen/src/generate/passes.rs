@@ -64,7 +64,7 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
 
     let mut parts = Vec::new();
     let mut inline = Vec::new();
-    let mut lens = Vec::new();
+    let mut ids = Vec::new();
     // Parallel-capable passes write each loop once per store *shape* (the same column types
     // and the same calls: most stores of a pass), as a closure both paths call; a store adds
     // only the line that takes its columns.
@@ -173,7 +173,7 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
                 #body
             }
         });
-        lens.push(quote!(stores.len_of(#id)));
+        ids.push(Literal::u32_unsuffixed(id));
     }
 
     let resources = resource_bindings(model, systems);
@@ -192,7 +192,7 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
         quote! {
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
             #(#loops)*
-            let rows = 0 #(+ #lens)*;
+            let rows = stores.rows(&[#(#ids),*]);
             match ::ecs_core::__private::plan(rows, min_chunk, #min_chunk, &COST) {
                 ::ecs_core::__private::Plan::Inline(timer) => {
                     let pending = {

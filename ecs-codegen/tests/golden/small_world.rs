@@ -115,7 +115,7 @@ mod sigecs_world {
     ];
     ///Insert `Tag`: `Plain` to `Tagged`.
     unsafe fn move_0_1(m: &::ecs_core::__private::RowMove<'_>) {
-        // SAFETY: each call moves one component between its slots in the two stores (the slots of STORES), and `value` is the inserted component (the `MoveFn` contract the caller upholds).
+        // SAFETY: the slots and column types are this transition's in STORES: each shared component is copied once, the changed one moved in from or out to `value`, and each source column's last element fills the vacated row (the `MoveFn` contract the caller upholds).
         unsafe {
             m.copy::<
                     crate::bare::Mass,
@@ -126,7 +126,7 @@ mod sigecs_world {
     }
     ///Remove `Tag`: `Tagged` to `Plain`.
     unsafe fn move_1_1(m: &::ecs_core::__private::RowMove<'_>) {
-        // SAFETY: each call moves one component between its slots in the two stores (the slots of STORES), and `value` is the inserted component (the `MoveFn` contract the caller upholds).
+        // SAFETY: the slots and column types are this transition's in STORES: each shared component is copied once, the changed one moved in from or out to `value`, and each source column's last element fills the vacated row (the `MoveFn` contract the caller upholds).
         unsafe {
             m.copy::<
                     crate::bare::Mass,
@@ -338,7 +338,7 @@ mod sigecs_world {
                     );
                 }
             };
-            let rows = 0 + stores.len_of(0u32) + stores.len_of(1u32);
+            let rows = stores.rows(&[0, 1]);
             match ::ecs_core::__private::plan(
                 rows,
                 min_chunk,
@@ -455,7 +455,7 @@ mod sigecs_world {
                     );
                 }
             };
-            let rows = 0 + stores.len_of(0u32) + stores.len_of(1u32);
+            let rows = stores.rows(&[0, 1]);
             match ::ecs_core::__private::plan(
                 rows,
                 min_chunk,

@@ -108,15 +108,28 @@ impl EntityTable {
     ) -> Result<(), EntityError> {
         let start = out.len();
         self.entities.create_many_into(n, out)?;
-        // Every issued index is below `slots()`: size the table once for the whole run.
+        // Every issued index is below `slots()`: room once for the whole run. Fresh indices
+        // come last and ascending, so they are appended rather than first filled with NONE.
         let slots = self.entities.slots();
-        if self.locations.len() < slots {
-            self.locations.resize(slots, Location::NONE);
-        }
+        self.locations
+            .reserve(slots.saturating_sub(self.locations.len()));
         for (i, e) in out[start..].iter().enumerate() {
-            self.locations[e.index() as usize] = Location::new(store, first_row + i);
+            self.set_location(e.index() as usize, Location::new(store, first_row + i));
         }
         Ok(())
+    }
+
+    /// Sets slot `idx`'s location, growing the table (with NONE for any slot skipped).
+    #[inline]
+    fn set_location(&mut self, idx: usize, loc: Location) {
+        if let Some(l) = self.locations.get_mut(idx) {
+            *l = loc;
+        } else {
+            if idx > self.locations.len() {
+                self.locations.resize(idx, Location::NONE);
+            }
+            self.locations.push(loc);
+        }
     }
 
     /// Issues entities for several runs of consecutive rows with one `create_many` of their
@@ -139,17 +152,10 @@ impl EntityTable {
         for &(store, first_row, n) in runs {
             let (run, rest) = ids.split_at(n);
             for (i, e) in run.iter().enumerate() {
-                let idx = e.index() as usize;
-                let loc = Location::new(store, first_row + i);
-                if idx < self.locations.len() {
-                    self.locations[idx] = loc;
-                } else {
-                    // A fresh index (they ascend): appended, not filled with NONE first and
-                    // then overwritten. Indices skipped on the way (reserved ids made alive,
-                    // never placed) get NONE.
-                    self.locations.resize(idx, Location::NONE);
-                    self.locations.push(loc);
-                }
+                // Fresh indices ascend: appended, not filled with NONE first and then
+                // overwritten (indices skipped on the way, reserved ids made alive and never
+                // placed, get NONE).
+                self.set_location(e.index() as usize, Location::new(store, first_row + i));
             }
             ids = rest;
         }
@@ -162,11 +168,7 @@ impl EntityTable {
     /// Records that `e` (just created) lives at `loc`.
     #[inline]
     fn place(&mut self, e: Entity, loc: Location) {
-        let idx = e.index() as usize;
-        if idx >= self.locations.len() {
-            self.locations.resize(idx + 1, Location::NONE);
-        }
-        self.locations[idx] = loc;
+        self.set_location(e.index() as usize, loc);
     }
 
     /// Records that live entity `e` moved to `loc` (after a swap-remove or a signature change).

@@ -4,8 +4,11 @@
 //! hands the runner one *part* per store — a tuple of typed column slices — and one body that
 //! runs the systems over a part. The runner sums the rows of all parts: under `2 × min_chunk`
 //! rows (or on a one-thread pool) every part runs inline, in store order; otherwise the parts
-//! are cut and grouped into equal jobs, a multiple of the thread count (never fewer than
-//! `min_chunk` rows each; see [`job_rows`]), so many small stores share the cores as well as one large store does. Jobs
+//! are cut and grouped into equal jobs, a multiple of the thread count, so many small stores
+//! share the cores as well as one large store does. A pass split because its measured work is
+//! large ([`PassCost`]) gets up to `CHUNKS_PER_THREAD` jobs per thread of at least
+//! [`MIN_JOB_WORK_NS`] each; a split forced by the world's `min_chunk` gets jobs of at least
+//! `min_chunk` rows ([`job_rows`]). Jobs
 //! run on rayon's pool; each has its own [`Commands`] buffer, and the buffers are applied in
 //! job order, which is row order.
 //!
@@ -24,6 +27,10 @@ const CHUNKS_PER_THREAD: usize = 4;
 /// `integrate` over 60 stores of 1,000 rows (about 100 µs) gain from two threads. Measured
 /// with `cargo bench --bench parallel` (groups `schedule`, `many_stores`, `min_chunk`).
 pub const SPLIT_WORK_NS: u64 = 20_000;
+
+/// The least measured work of one job when a pass is split on its cost: a few times what a
+/// hand-off to another thread costs.
+pub const MIN_JOB_WORK_NS: u64 = 5_000;
 
 /// What a pass learned about its own cost: picoseconds per row of its last inline run (0:
 /// not measured yet). One per generated pass, in a `static`. The decision to split depends on
@@ -45,6 +52,20 @@ impl PassCost {
         let ps = (elapsed.as_nanos() * 1000 / rows.max(1) as u128).clamp(1, u64::MAX as u128);
         self.0
             .store(ps as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Rows per job for a pass of `rows` rows worth splitting (see [`PassCost::worth_splitting`])
+    /// on `threads` threads: `CHUNKS_PER_THREAD` equal jobs per thread, or fewer (a multiple of
+    /// `threads`, at least `threads`) so that each job holds at least [`MIN_JOB_WORK_NS`] of
+    /// measured work. Sized by work rather than by `min_chunk`: while one thread wakes up or
+    /// is held up by another process, the others take the remaining jobs, which two large jobs
+    /// cannot do (`many_stores`: 60,000 light rows were 2 jobs of 30,000).
+    fn job_rows(&self, rows: usize, threads: usize) -> usize {
+        let threads = threads.max(1);
+        let work_ns = (rows as u128) * (self.ps_per_row() as u128) / 1000;
+        let by_work = (work_ns / MIN_JOB_WORK_NS as u128).min(usize::MAX as u128) as usize;
+        let per_thread = (by_work / threads).clamp(1, CHUNKS_PER_THREAD);
+        rows.div_ceil(threads.saturating_mul(per_thread)).max(1)
     }
 
     /// Is `rows` rows of this pass enough work to split? Unknown cost: no (the pass runs inline
@@ -244,8 +265,10 @@ pub fn plan(
     if rows / 2 < min_chunk.max(1) {
         return Plan::Inline(None);
     }
-    match job_rows(rows, min_chunk, rayon::current_num_threads()) {
-        Some(job) if forced || cost.worth_splitting(rows) => Plan::Split(job),
+    let threads = rayon::current_num_threads();
+    match job_rows(rows, min_chunk, threads) {
+        Some(job) if forced => Plan::Split(job),
+        Some(_) if cost.worth_splitting(rows) => Plan::Split(cost.job_rows(rows, threads)),
         _ => Plan::Inline(Some(Timer {
             cost,
             rows,
@@ -526,6 +549,20 @@ mod mutant_tests {
     }
 
     #[test]
+    fn cost_jobs_are_a_multiple_of_threads_with_enough_work_each() {
+        let cost = PassCost::new();
+        cost.record(std::time::Duration::from_micros(100), 100_000); // 1 ns per row
+                                                                     // 100 µs: 20 jobs' worth of 5 µs, capped at 4 per thread.
+        assert_eq!(cost.job_rows(100_000, 2), 12_500);
+        assert_eq!(cost.job_rows(100_000, 3), 8_334);
+        // 12 µs on 2 threads: 2 jobs of 6 µs (never fewer than one per thread).
+        assert_eq!(cost.job_rows(12_000, 2), 6_000);
+        // Very little work still gives every thread a job.
+        assert_eq!(cost.job_rows(10, 4), 3);
+        assert_eq!(cost.job_rows(0, 2), 1);
+    }
+
+    #[test]
     fn plan_follows_size_force_and_cost() {
         two_threads(|| {
             let cost = PassCost::new();
@@ -562,6 +599,21 @@ mod mutant_tests {
             let light = PassCost::new();
             light.record(std::time::Duration::from_nanos(1), 1000);
             assert!(matches!(plan(1000, None, 1, &light), Plan::Inline(Some(_))));
+            // Split on cost, jobs are sized by work, not by `min_chunk`: 60,000 rows of
+            // 96 µs in all are 8 jobs of 7,500 rows (not 2 of 30,000 as `min_chunk` 16,384
+            // would give), and 20 µs are 4 jobs of at least 5 µs each.
+            let many = PassCost::new();
+            many.record(std::time::Duration::from_micros(96), 60_000);
+            assert!(matches!(
+                plan(60_000, None, 16_384, &many),
+                Plan::Split(7_500)
+            ));
+            let just = PassCost::new();
+            just.record(std::time::Duration::from_micros(20), 40_000);
+            assert!(matches!(
+                plan(40_000, None, 16_384, &just),
+                Plan::Split(10_000)
+            ));
         });
         let one = rayon::ThreadPoolBuilder::new()
             .num_threads(1)

@@ -163,6 +163,30 @@ mod mutant_tests {
         assert_eq!(w.len(), 3);
     }
 
+    /// This model has no typed moves, so every insert and remove goes through the byte-wise
+    /// `erased_move`; moving a row that is not its store's last one must carry every value
+    /// along and fill the hole with the last row.
+    #[test]
+    fn byte_wise_moves_keep_every_value() {
+        let (mut w, es) = world();
+        // es[1] is row 0 of AB, es[3] its last row: the move fills row 0 with es[3].
+        assert_eq!(w.remove::<B>(es[1]).map(|b| b.0), Ok(3));
+        // es[0] is row 0 of JustA (rows: es[0], es[2], es[1]).
+        assert_eq!(w.insert(es[0], B(8)), Ok(None));
+        assert_eq!(w.check_invariants(), Ok(()));
+        let a = |w: &World<Model>, e| w.get::<A>(e).map(|a| a.0);
+        let b = |w: &World<Model>, e| w.get::<B>(e).map(|b| b.0);
+        assert_eq!(
+            es.iter().map(|&e| (a(&w, e), b(&w, e))).collect::<Vec<_>>(),
+            [
+                (Some(1), Some(8)),
+                (Some(2), None),
+                (Some(4), None),
+                (Some(5), Some(6))
+            ]
+        );
+    }
+
     #[test]
     fn each_violation_is_reported() {
         let (mut w, _) = world();

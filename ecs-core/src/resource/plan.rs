@@ -53,55 +53,73 @@ impl SpawnPlan {
         entity_store: &[u32],
         records: impl IntoIterator<Item = Option<&'a [u32]>>,
     ) -> Self {
+        let n = entity_store.len();
+        // Blocks first (`slot` holds the store id until the stores are sorted).
+        let mut blocks: Vec<PlanRun> = Vec::new();
+        let mut e = 0;
+        while e < n {
+            let s = entity_store[e];
+            let mut j = e + 1;
+            while j < n && entity_store[j] == s {
+                j += 1;
+            }
+            blocks.push(PlanRun {
+                start: e as u32,
+                len: (j - e) as u32,
+                slot: s,
+                row: 0,
+            });
+            e = j;
+        }
         let mut stores: Vec<(u32, u32)> = Vec::new();
-        for &s in entity_store {
+        for b in &blocks {
             // Few distinct stores: a linear search beats hashing. Sorted afterwards.
-            match stores.iter_mut().find(|c| c.0 == s) {
-                Some(c) => c.1 += 1,
-                None => stores.push((s, 1)),
+            match stores.iter_mut().find(|c| c.0 == b.slot) {
+                Some(c) => c.1 += b.len,
+                None => stores.push((b.slot, b.len)),
             }
         }
         stores.sort_unstable();
         let mut next = vec![0u32; stores.len()];
-        // (slot, row) of each entity.
-        let mut place: Vec<(u32, u32)> = Vec::with_capacity(entity_store.len());
-        let mut blocks: Vec<PlanRun> = Vec::new();
-        let mut last_store = None;
-        let mut slot = 0u32;
-        for (e, &s) in entity_store.iter().enumerate() {
-            if last_store != Some(s) {
-                slot = stores.partition_point(|c| c.0 < s) as u32;
-                last_store = Some(s);
-            }
-            let row = next[slot as usize];
-            next[slot as usize] += 1;
-            place.push((slot, row));
-            match blocks.last_mut() {
-                Some(b) if b.slot == slot => b.len += 1,
-                _ => blocks.push(PlanRun {
-                    start: e as u32,
-                    len: 1,
-                    slot,
-                    row,
-                }),
-            }
+        // The block of each entity.
+        let mut block_of = vec![0u32; n];
+        for (k, b) in blocks.iter_mut().enumerate() {
+            let slot = stores.partition_point(|c| c.0 < b.slot) as u32;
+            b.slot = slot;
+            b.row = next[slot as usize];
+            next[slot as usize] += b.len;
+            block_of[b.start as usize..(b.start + b.len) as usize].fill(k as u32);
         }
 
         let mut record_runs = vec![0u32];
         let mut runs: Vec<PlanRun> = Vec::new();
         for index in records {
+            let index = index.unwrap_or(&[]);
             let first = runs.len();
-            for (i, &e) in index.unwrap_or(&[]).iter().enumerate() {
-                let (slot, row) = place[e as usize];
+            let mut i = 0;
+            while i < index.len() {
+                let e = index[i];
+                let b = blocks[block_of[e as usize] as usize];
+                let row = b.row + (e - b.start);
+                // Indices ascend strictly: if instance i + k - 1 belongs to entity e + k - 1,
+                // instances i..i + k are exactly entities e..e + k, all in e's block (one step
+                // per block when the record holds all of it, the common case).
+                let k = ((b.start + b.len - e) as usize).min(index.len() - i);
+                let k = if index[i + k - 1] as usize == e as usize + k - 1 {
+                    k
+                } else {
+                    1
+                };
                 match runs[first..].last_mut() {
-                    Some(r) if r.slot == slot && r.row + r.len == row => r.len += 1,
+                    Some(r) if r.slot == b.slot && r.row + r.len == row => r.len += k as u32,
                     _ => runs.push(PlanRun {
                         start: i as u32,
-                        len: 1,
-                        slot,
+                        len: k as u32,
+                        slot: b.slot,
                         row,
                     }),
                 }
+                i += k;
             }
             record_runs.push(runs.len() as u32);
         }
@@ -169,6 +187,32 @@ mod tests {
             plan.runs(1),
             [run(0, 1, 0, 0), run(1, 1, 1, 0), run(2, 1, 0, 2)]
         );
+    }
+
+    #[test]
+    fn partial_and_sparse_records_split_where_rows_break() {
+        // Stores 5, 5, 5, 5, 9, 9, 5: blocks [0..4) store 5 rows 0..4, [4..6) store 9,
+        // [6..7) store 5 row 4.
+        let stores = [5, 5, 5, 5, 9, 9, 5];
+        let plan = SpawnPlan::new(
+            &stores,
+            [
+                Some(&[1, 2, 3, 6][..]), // rows 1, 2, 3 then 4 of store 5: one run
+                Some(&[0, 2, 3, 5][..]), // row 0, rows 2-3, then store 9 row 1
+                Some(&[3, 4][..]),       // last of one block, first of the next
+            ],
+        );
+        assert_eq!(plan.stores, [(5, 5), (9, 2)]);
+        assert_eq!(
+            plan.blocks,
+            [run(0, 4, 0, 0), run(4, 2, 1, 0), run(6, 1, 0, 4)]
+        );
+        assert_eq!(plan.runs(0), [run(0, 4, 0, 1)]);
+        assert_eq!(
+            plan.runs(1),
+            [run(0, 1, 0, 0), run(1, 2, 0, 2), run(3, 1, 1, 1)]
+        );
+        assert_eq!(plan.runs(2), [run(0, 1, 0, 3), run(1, 1, 1, 0)]);
     }
 
     #[test]

@@ -53,7 +53,8 @@ pub fn spawn_bytes(data: &[u8]) -> usize {
 
 /// JSON → blob → verify → spawn → save: whatever compiles and verifies must spawn, and saving
 /// the spawned entities must give the blob back byte for byte (unless it holds an identity
-/// `local_transform`, which save leaves out; then saving is checked to be stable). Returns
+/// `local_transform`, which save leaves out on entities with a parent or a child; then saving
+/// is checked to be stable). Returns
 /// whether the level spawned.
 pub fn level_roundtrip(data: &[u8]) -> bool {
     let Ok(text) = std::str::from_utf8(data) else {

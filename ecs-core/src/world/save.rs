@@ -5,8 +5,10 @@
 //! local matrices from a [`TransformManager`], and the entities held in components mapped to
 //! indices among the saved entities. The blob is canonical ([`ResourceWriter`]), so saving what
 //! a blob spawned, in spawn order, gives back the same bytes — provided the blob held no
-//! unknown (skipped) component and no `local_transform` equal to the identity (an identity
-//! local is what an instance without one gets, and save writes only the others).
+//! unknown (skipped) component and no `local_transform` equal to the identity on an entity in
+//! the hierarchy (one with a parent or a child: its link makes its instance, so save leaves
+//! the identity out; a lone root's identity is written, since it alone gives the root its
+//! transform instance).
 
 use super::World;
 use crate::entity::{Entity, EntityBits};
@@ -14,7 +16,7 @@ use crate::model::WorldModel;
 use crate::resource::{
     LocalTransform, Registration, Registry, ResourceError, ResourceWriter, NO_ENTITY,
 };
-use crate::transform::TransformManager;
+use crate::transform::{Instance, TransformManager};
 use glam::Mat4;
 use rustc_hash::FxHashMap;
 
@@ -44,20 +46,37 @@ impl<M: WorldModel> World<M> {
         let mut w = ResourceWriter::new();
         w.add_entities(entities.len() as u32)?;
 
-        // Hierarchy and local matrices.
+        // Hierarchy and local matrices. An identity local is left out where spawning implies
+        // it (the entity has a parent, or is one: the link makes its instance); a lone root's
+        // is written, since without it the root would come back with no transform.
         if let Some(tm) = transforms {
             let local_reg = registry.by_type::<LocalTransform>();
-            for (i, &e) in entities.iter().enumerate() {
-                let Some(inst) = tm.lookup(e) else { continue };
-                let parent = tm
-                    .parent(inst)
-                    .ok()
-                    .flatten()
-                    .and_then(|p| tm.entity(p).ok())
-                    .and_then(|p| index.get(&p).copied());
+            let parents: Vec<Option<(Instance, Option<u32>)>> = entities
+                .iter()
+                .map(|&e| {
+                    let inst = tm.lookup(e)?;
+                    let parent = tm
+                        .parent(inst)
+                        .ok()
+                        .flatten()
+                        .and_then(|p| tm.entity(p).ok())
+                        .and_then(|p| index.get(&p).copied());
+                    Some((inst, parent))
+                })
+                .collect();
+            let mut is_parent = vec![false; entities.len()];
+            for &(_, parent) in parents.iter().flatten() {
+                if let Some(p) = parent {
+                    is_parent[p as usize] = true;
+                }
+            }
+            for (i, entry) in parents.iter().enumerate() {
+                let Some((inst, parent)) = *entry else {
+                    continue;
+                };
                 w.set_parent(i as u32, parent)?;
                 if let (Some(reg), Ok(local)) = (local_reg, tm.local(inst)) {
-                    if local != Mat4::IDENTITY {
+                    if local != Mat4::IDENTITY || (parent.is_none() && !is_parent[i]) {
                         w.push(reg, i as u32, &LocalTransform::from(local))?;
                     }
                 }

@@ -106,17 +106,7 @@ impl EntityTable {
         n: usize,
         out: &mut Vec<Entity>,
     ) -> Result<(), EntityError> {
-        let start = out.len();
-        self.entities.create_many_into(n, out)?;
-        // Every issued index is below `slots()`: room once for the whole run. Fresh indices
-        // come last and ascending, so they are appended rather than first filled with NONE.
-        let slots = self.entities.slots();
-        self.locations
-            .reserve(slots.saturating_sub(self.locations.len()));
-        for (i, e) in out[start..].iter().enumerate() {
-            self.set_location(e.index() as usize, Location::new(store, first_row + i));
-        }
-        Ok(())
+        self.create_runs(&[(store, first_row, n)], out)
     }
 
     /// Sets slot `idx`'s location, growing the table (with NONE for any slot skipped).
@@ -135,8 +125,7 @@ impl EntityTable {
     /// Issues entities for several runs of consecutive rows with one `create_many` of their
     /// total, all or nothing: run `(store, first_row, n)` gets the next `n` ids, placed at rows
     /// `first_row..first_row + n` of `store`. The ids are appended to `out`, run after run.
-    /// (The resource spawner's way to create a level's ids.)
-    #[cfg(feature = "resource")]
+    /// (The resource spawner's way to create a level's ids; `create_run` is one run.)
     pub(crate) fn create_runs(
         &mut self,
         runs: &[(u32, usize, usize)],

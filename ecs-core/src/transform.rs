@@ -331,6 +331,14 @@ impl TransformManager {
         if self.len() >= MAX_INSTANCES {
             return Err(TransformError::Full);
         }
+        Ok(self.create_checked(e, local))
+    }
+
+    /// [`TransformManager::create`] without its checks: the caller has checked that `e` has no
+    /// instance here and that the manager is not full (`create` itself, and a resource spawn's
+    /// second phase).
+    pub(crate) fn create_checked(&mut self, e: Entity, local: Mat4) -> Instance {
+        debug_assert!(!self.map.contains_key(&e) && self.len() < MAX_INSTANCES);
         let i = Instance(self.len() as u32);
         self.entity.push(e);
         self.local.push(local);
@@ -340,7 +348,7 @@ impl TransformManager {
         self.next_sibling.push(Instance::NIL);
         self.prev_sibling.push(Instance::NIL);
         self.map.insert(e, i);
-        Ok(i)
+        i
     }
 
     /// Removes instance `i` and returns its entity.

@@ -155,6 +155,7 @@ pub mod inspect;
 pub mod outside;
 mod plan;
 mod registry;
+mod soa_spawner;
 mod transform_spawner;
 pub mod verify;
 mod write;

@@ -259,6 +259,10 @@ pub struct TransformManager {
     marks: Vec<u32>,
     /// Epoch of the current `set_local_many` call; marks of other epochs read as unseen.
     epoch: u32,
+    /// A resource spawn's entities that get an instance, parents first: found by the spawner's
+    /// check phase, used (and emptied) by its write phase.
+    #[cfg(feature = "resource")]
+    pub(crate) spawn_members: Vec<u32>,
 }
 
 impl fmt::Debug for TransformManager {

@@ -47,6 +47,9 @@ where
                 data.len()
             )));
         }
+        if store.is_empty() {
+            return Ok(()); // It holds none of the spawned entities.
+        }
         let spawned = spawn.spawned();
         for e in data.entity_indices() {
             let entity = spawned[e as usize];

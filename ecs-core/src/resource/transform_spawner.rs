@@ -21,8 +21,9 @@ use super::outside::{OutsideSave, OutsideSpawn, OutsideStores};
 use super::registry::Registration;
 use crate::transform::{Instance, TransformError, TransformManager, MAX_INSTANCES};
 
-/// Which entities of the resource get an instance, and how many.
-fn members(spawn: &OutsideSpawn<'_>) -> (Vec<bool>, usize) {
+/// The entities of the resource that get an instance (those with a `local_transform`, a parent
+/// or a child), parents first.
+fn members(spawn: &OutsideSpawn<'_>, out: &mut Vec<u32>) {
     let res = spawn.resource();
     let mut member = vec![false; res.num_entities() as usize];
     if let Some(data) = spawn.component_of::<LocalTransform>() {
@@ -36,8 +37,12 @@ fn members(spawn: &OutsideSpawn<'_>) -> (Vec<bool>, usize) {
             member[p as usize] = true;
         }
     }
-    let count = member.iter().filter(|&&m| m).count();
-    (member, count)
+    out.clear();
+    out.extend(
+        res.parents_first()
+            .into_iter()
+            .filter(|&e| member[e as usize]),
+    );
 }
 
 impl OutsideStores for TransformManager {
@@ -49,39 +54,52 @@ impl OutsideStores for TransformManager {
         if let Some(data) = spawn.component_of::<LocalTransform>() {
             data.pod::<LocalTransform>()?;
         }
-        let (member, count) = members(spawn);
-        if count > MAX_INSTANCES - self.len() {
+        let mut order = std::mem::take(&mut self.spawn_members);
+        members(spawn, &mut order);
+        if order.len() > MAX_INSTANCES - self.len() {
             return Err(ResourceError::Transform(TransformError::Full));
         }
-        for (&m, &entity) in member.iter().zip(spawn.spawned()) {
-            if let (true, Some(instance)) = (m, self.lookup(entity)) {
-                return Err(ResourceError::Transform(TransformError::AlreadyPresent {
-                    entity,
-                    instance,
-                }));
+        // These are the lookups `create` would do (`write` does not repeat them); an empty
+        // manager holds none of the entities.
+        if !self.is_empty() {
+            for &e in &order {
+                let entity = spawn.spawned()[e as usize];
+                if let Some(instance) = self.lookup(entity) {
+                    return Err(ResourceError::Transform(TransformError::AlreadyPresent {
+                        entity,
+                        instance,
+                    }));
+                }
             }
         }
+        // Kept for `write` (scratch: not part of the manager's state).
+        self.spawn_members = order;
         Ok(())
+    }
+
+    fn cancel(&mut self, _spawn: &OutsideSpawn<'_>) {
+        self.spawn_members.clear();
     }
 
     fn write(&mut self, spawn: &OutsideSpawn<'_>) {
         let res = spawn.resource();
         let spawned = spawn.spawned();
-        let (member, count) = members(spawn);
-        let mut locals: Vec<Option<LocalTransform>> = vec![None; member.len()];
+        let mut order = std::mem::take(&mut self.spawn_members);
+        if order.is_empty() {
+            members(spawn, &mut order); // Not prepared by this manager: find them again.
+        }
+        let n = res.num_entities() as usize;
+        let mut locals: Vec<Option<LocalTransform>> = vec![None; n];
         if let Some(data) = spawn.component_of::<LocalTransform>() {
             let values = data.pod::<LocalTransform>().expect("checked in prepare");
             for (e, v) in data.entity_indices().zip(values.iter()) {
                 locals[e as usize] = Some(*v);
             }
         }
-        let mut instances: Vec<Instance> = vec![Instance::NIL; member.len()];
-        self.reserve(count);
-        for e in res.parents_first() {
+        let mut instances: Vec<Instance> = vec![Instance::NIL; n];
+        self.reserve(order.len());
+        for &e in &order {
             let e = e as usize;
-            if !member[e] {
-                continue;
-            }
             let local = locals[e].map_or(Mat4::IDENTITY, Mat4::from);
             // `prepare` checked the entity has no instance here and there is room.
             let i = self.create_checked(spawned[e], local);
@@ -93,6 +111,8 @@ impl OutsideStores for TransformManager {
                     .expect("a fresh instance links below its parent");
             }
         }
+        order.clear();
+        self.spawn_members = order; // The allocation, for the next spawn.
     }
 
     fn save(&self, save: &mut OutsideSave<'_>) -> Result<(), ResourceError> {

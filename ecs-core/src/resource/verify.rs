@@ -647,8 +647,21 @@ impl<'r, B: AsRef<[u8]> + ?Sized> VerifiedResource<'r, B> {
     /// Entity indices ordered so that every parent comes before its children (by depth, then
     /// index): the order in which a spawner links the hierarchy.
     pub fn parents_first(&self) -> Vec<u32> {
-        let mut order: Vec<u32> = (0..self.num_entities).collect();
-        order.sort_by_key(|&e| (self.depth[e as usize], e));
+        // A counting sort by depth, in O(num_entities): entities of one depth keep index order.
+        let levels = self.levels() as usize;
+        let mut start = vec![0u32; levels + 1];
+        for &d in &self.depth {
+            start[d as usize + 1] += 1;
+        }
+        for l in 0..levels {
+            start[l + 1] += start[l];
+        }
+        let mut order = vec![0u32; self.depth.len()];
+        for (e, &d) in self.depth.iter().enumerate() {
+            let slot = &mut start[d as usize];
+            order[*slot as usize] = e as u32;
+            *slot += 1;
+        }
         order
     }
 

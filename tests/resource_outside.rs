@@ -568,6 +568,25 @@ fn blob_to_world_to_blob_is_byte_identical_with_soa_components() {
     let again = verified(&stores_only, reg);
     assert!(again.component("point_mass").is_none() && again.component("heat").is_none());
     assert_eq!(again.parent(3), Some(1));
+    // The subtree of entity 0 (0 ← 1 ← 3) with its managers' components.
+    let sub = world
+        .save_subtrees_with(&e[..1], reg, &tm, &[&masses, &heats])
+        .unwrap();
+    let sub = verified(&sub, reg);
+    assert_eq!(sub.num_entities(), 3);
+    assert_eq!(sub.parent(2), Some(1));
+    let masses_saved = sub.component("point_mass").unwrap();
+    assert_eq!(masses_saved.entity_indices().collect::<Vec<_>>(), [0, 1]);
+    assert_eq!(masses_saved.pod::<PointMass>().unwrap()[1].mass, 0.5);
+    let heats_saved = sub.component("heat").unwrap();
+    assert_eq!(heats_saved.entity_indices().collect::<Vec<_>>(), [0, 2]);
+    assert_eq!(
+        heats_saved.pod::<Heat>().unwrap()[1],
+        Heat {
+            celsius: -20.0,
+            rate: 0.25
+        }
+    );
 }
 
 #[test]

@@ -89,7 +89,7 @@
 //! [`World::save_entities`](crate::World::save_entities) (and `save_resource`, every entity,
 //! and `save_subtrees`, roots with their descendants) writes entities back with
 //! [`ResourceWriter`]: every registered component, parents and local matrices from a transform
-//! manager (`save_entities_with`: the components of any [`OutsideStores`] managers), entities
+//! manager (the `_with` variants: the components of any [`OutsideStores`] managers), entities
 //! held in components as indices among the saved ones. Blob → world → blob
 //! gives the same bytes (when the blob has no unknown component and no identity
 //! `local_transform`, which save leaves out); world → blob → world gives the same values.

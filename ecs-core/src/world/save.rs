@@ -144,6 +144,18 @@ impl<M: WorldModel> World<M> {
         registry: &Registry,
         transforms: &TransformManager,
     ) -> Result<Vec<u8>, ResourceError> {
+        self.save_subtrees_with(roots, registry, transforms, &[])
+    }
+
+    /// [`World::save_subtrees`], with the components the `outside` managers keep outside the
+    /// stores (the subtrees, parents and local matrices still come from `transforms`).
+    pub fn save_subtrees_with(
+        &self,
+        roots: &[Entity],
+        registry: &Registry,
+        transforms: &TransformManager,
+        outside: &[&dyn OutsideStores],
+    ) -> Result<Vec<u8>, ResourceError> {
         let mut list: Vec<Entity> = Vec::new();
         let mut seen: FxHashMap<Entity, ()> = FxHashMap::default();
         for &root in roots {
@@ -171,6 +183,9 @@ impl<M: WorldModel> World<M> {
                 }
             }
         }
-        self.save_entities(&list, registry, Some(transforms))
+        let mut managers: Vec<&dyn OutsideStores> = Vec::with_capacity(outside.len() + 1);
+        managers.push(transforms);
+        managers.extend_from_slice(outside);
+        self.save_entities_with(&list, registry, &managers)
     }
 }

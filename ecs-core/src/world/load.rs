@@ -75,7 +75,7 @@ impl Drop for RetireOnUnwind<'_> {
 impl<M: WorldModel> World<M> {
     /// This world's [`Signatures`](crate::resource::Signatures) check (it depends on the model
     /// only, not on the world's contents) for
-    /// [`verify`](crate::resource::verify): a set of registrations maps to the store whose
+    /// [`verify`](fn@crate::resource::verify): a set of registrations maps to the store whose
     /// signature is exactly their components. A component kept outside the stores
     /// ([`Registration::kept_outside`]: `local_transform`, the components of structure-of-arrays
     /// managers) is not counted. A set no signature declares is refused with `insert`'s words;
@@ -121,7 +121,7 @@ impl<M: WorldModel> World<M> {
     /// signature stores, and returns the entities in resource order (entity `i` of the resource
     /// is element `i`). Components kept outside the stores (`local_transform`, structure-of-arrays
     /// managers' components) and the hierarchy (`parent_index`) are left out; see
-    /// [`World::spawn_resource_with`]. All or nothing; see the [module docs](self).
+    /// [`World::spawn_resource_with`]. All or nothing.
     pub fn spawn_resource<B: AsRef<[u8]>>(
         &mut self,
         resource: &VerifiedResource<'_, B>,

@@ -1,10 +1,14 @@
 //! Spawning entity resources leaks nothing, counted by a global allocator: a world that spawned
 //! a level (with its 1,300 decoded `String` names) many times frees every allocation when it is
-//! dropped, and a refused spawn (a transform conflict found after the ids were issued, or a
-//! resource verified for other signatures) leaves nothing behind either.
+//! dropped, and a refused spawn (a transform conflict found after the ids were issued, a
+//! structure-of-arrays manager refusing its instances, or a resource verified for other
+//! signatures) leaves nothing behind either.
 
 use sigecs::ecs_core::entity::Entity;
-use sigecs::ecs_core::resource::{verify, AlignedBlob, AnySet, VerifyOptions};
+use sigecs::ecs_core::resource::{
+    verify, AlignedBlob, AnySet, EntityCompiler, Registration, ResourceError, VerifyOptions,
+};
+use sigecs::ecs_core::soa::{PointMass, PointMassManager};
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::{resource_registry, World};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -81,6 +85,48 @@ fn spawns_and_refused_spawns_leak_nothing() {
         assert!(err.to_string().contains("hierarchy"), "{err}");
         assert!(world.is_empty());
         assert_eq!(tm.len(), 1);
+        world.check_invariants().unwrap();
+    }
+    assert_eq!(live(), before, "a refused spawn leaves nothing behind");
+
+    // A structure-of-arrays manager refuses its instances (an issued id already has a point
+    // mass) after the ids were issued and the transforms checked.
+    let reg = resource_registry()
+        .with([Registration::pod::<PointMass>("point_mass").kept_outside()])
+        .unwrap();
+    let entities: Vec<String> = (0..20)
+        .map(|i| {
+            format!(
+                r#"{{"parent": {}, "components": {{"position": [0, 0, 0], "name": "n{i}",
+                    "point_mass": {{"mass": {i}, "position": [0, 0, 0], "velocity": [0, 0, 0],
+                                   "acceleration": [0, 0, 0]}}}}}}"#,
+                if i == 0 {
+                    "null".to_string()
+                } else {
+                    (i - 1).to_string()
+                }
+            )
+        })
+        .collect();
+    let json = format!(r#"{{"entities": [{}]}}"#, entities.join(","));
+    let masses_blob = EntityCompiler::new(&reg).compile_str(&json).unwrap();
+    let masses_level = World::new()
+        .verify_resource(&masses_blob[..], &reg, &VerifyOptions::default())
+        .unwrap();
+    let before = live();
+    {
+        let mut world = World::new();
+        let mut tm = TransformManager::new();
+        let mut masses = PointMassManager::new();
+        masses
+            .create(Entity::new(5, 0), PointMass::default())
+            .unwrap();
+        let err = world
+            .spawn_resource_with_all(&masses_level, &mut [&mut tm, &mut masses])
+            .unwrap_err();
+        assert!(matches!(err, ResourceError::Outside { .. }), "{err}");
+        assert!(world.is_empty() && tm.is_empty());
+        assert_eq!(masses.len(), 1);
         world.check_invariants().unwrap();
     }
     assert_eq!(live(), before, "a refused spawn leaves nothing behind");

@@ -259,6 +259,10 @@ pub struct TransformManager {
     marks: Vec<u32>,
     /// Epoch of the current `set_local_many` call; marks of other epochs read as unseen.
     epoch: u32,
+    /// A resource spawn's entities that get an instance, parents first: found by the spawner's
+    /// check phase, used (and emptied) by its write phase.
+    #[cfg(feature = "resource")]
+    pub(crate) spawn_members: Vec<u32>,
 }
 
 impl fmt::Debug for TransformManager {
@@ -331,6 +335,14 @@ impl TransformManager {
         if self.len() >= MAX_INSTANCES {
             return Err(TransformError::Full);
         }
+        Ok(self.create_checked(e, local))
+    }
+
+    /// [`TransformManager::create`] without its checks: the caller has checked that `e` has no
+    /// instance here and that the manager is not full (`create` itself, and a resource spawn's
+    /// second phase).
+    pub(crate) fn create_checked(&mut self, e: Entity, local: Mat4) -> Instance {
+        debug_assert!(!self.map.contains_key(&e) && self.len() < MAX_INSTANCES);
         let i = Instance(self.len() as u32);
         self.entity.push(e);
         self.local.push(local);
@@ -340,7 +352,7 @@ impl TransformManager {
         self.next_sibling.push(Instance::NIL);
         self.prev_sibling.push(Instance::NIL);
         self.map.insert(e, i);
-        Ok(i)
+        i
     }
 
     /// Removes instance `i` and returns its entity.

@@ -103,6 +103,15 @@ fn seed_hierarchy_example() {
     assert_eq!(res.depth(4), Some(3));
     assert_eq!(res.parent(0), None);
     assert_eq!(res.parent(9), None);
+
+    // Parents after their children in index order: depth first, then index.
+    let mut w = ResourceWriter::new();
+    for p in [Some(3), None, Some(0), None, Some(1)] {
+        w.add_entity(p).unwrap();
+    }
+    let blob = w.finish().unwrap();
+    let res = check(&registry, &blob).unwrap();
+    assert_eq!(res.parents_first(), [1, 3, 0, 4, 2]);
 }
 
 #[test]

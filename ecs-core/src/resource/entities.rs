@@ -15,11 +15,12 @@
 //! [`NO_ENTITY`]. [`Entity`] is `Pod` (any bits are a valid, possibly dead, id) and serializes as
 //! its bits.
 //!
-//! [`LocalTransform`] is the one component the registry always has (`"local_transform"`): the
-//! local matrix of an entity in a [`TransformManager`](crate::transform::TransformManager). It
-//! lives outside the signature stores, so it never counts towards an entity's signature; a
-//! spawn given a transform manager creates the entity's instance with it and links
-//! `parent_index`.
+//! [`LocalTransform`] is the one component a generated registry always has
+//! (`"local_transform"`, [`Registration::local_transform`](super::Registration::local_transform)):
+//! the local matrix of an entity in a [`TransformManager`](crate::transform::TransformManager).
+//! It is kept outside the signature stores, so it never counts towards an entity's signature; a
+//! spawn given a transform manager (an [`OutsideStores`](super::OutsideStores) spawner) creates
+//! the entity's instance with it and links `parent_index`.
 
 use glam::Mat4;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -214,6 +214,32 @@ pub enum ResourceError {
     Entities(crate::entity::EntityError),
     /// The transform manager refused an instance or a link; nothing was spawned.
     Transform(crate::transform::TransformError),
+    /// The resource holds instances of a component kept outside the stores
+    /// ([`Registration::kept_outside`](super::Registration::kept_outside)) and none of the
+    /// spawners given takes it; nothing was spawned.
+    NoSpawner {
+        /// The component.
+        component: ComponentRef,
+    },
+    /// Two of the spawners given take one component; nothing was spawned.
+    TwoSpawners {
+        /// The component.
+        component: ComponentRef,
+    },
+    /// A spawner given takes a component that is not registered as kept outside the stores (it
+    /// would live in a store too); nothing was spawned.
+    NotKeptOutside {
+        /// The component.
+        component: ComponentRef,
+    },
+    /// A spawner of components kept outside the stores refused the resource's instances (for
+    /// example an entity that already has an instance in its manager); nothing was spawned.
+    Outside {
+        /// The component.
+        component: ComponentRef,
+        /// The spawner's reason.
+        message: String,
+    },
     /// The resource was verified against other signatures than this world's (another world's,
     /// or [`AnySet`](super::AnySet)): verify it with the world's own check.
     NotThisWorld {
@@ -372,6 +398,18 @@ impl fmt::Display for ResourceError {
             ),
             Entities(e) => write!(f, "cannot spawn the resource: {e}"),
             Transform(e) => write!(f, "cannot link the resource's hierarchy: {e}"),
+            NoSpawner { component } => write!(
+                f,
+                "the resource holds component {component}, which is kept outside the stores, and no spawner given takes it: pass its manager (or use spawn_resource, which spawns the stores' components only)"
+            ),
+            TwoSpawners { component } => write!(f, "two of the spawners given take component {component}; pass one"),
+            NotKeptOutside { component } => write!(
+                f,
+                "a spawner given takes component {component}, which is registered for the signature stores: register it with `.kept_outside()`"
+            ),
+            Outside { component, message } => {
+                write!(f, "cannot spawn the resource's component {component}: {message}")
+            }
             NotThisWorld { components, message } => write!(
                 f,
                 "the resource was verified against other signatures than this world's: for {components}, {message}; verify it with the world's own signature check"

@@ -19,6 +19,9 @@
 //! - [`inspect`](fn@inspect): counts, hierarchy depth and bytes, as a printable [`ResourceReport`].
 //! - [`MapEntities`], [`NO_ENTITY`]: components that hold entities (stored as resource indices,
 //!   remapped when spawned and saved); [`LocalTransform`]: the hierarchy's local matrix.
+//! - [`OutsideStores`] (in [`mod@outside`]): managers that keep components outside the signature
+//!   stores and spawn and save them — the transform hierarchy (`transform_spawner.rs`) and every
+//!   structure-of-arrays manager of a plain-old-data struct (`soa_spawner.rs`).
 //!
 //! ## In a generated world
 //!
@@ -50,14 +53,26 @@
 //! assert_eq!(again, blob);
 //! ```
 //!
+//! Components of structure-of-arrays managers are kept outside the stores: register the
+//! manager's plain-old-data struct with [`Registration::kept_outside`] and pass the manager
+//! beside the transforms:
+//!
+//! ```ignore
+//! let registry = resource_registry().with([Registration::pod::<PointMass>("point_mass").kept_outside()])?;
+//! let entities = world.spawn_resource_with_all(&level, &mut [&mut transforms, &mut masses])?;
+//! let again = world.save_entities_with(&entities, &registry, &[&transforms, &masses])?;
+//! ```
+//!
 //! ## Spawning
 //!
 //! [`World::verify_resource`](crate::World::verify_resource) verifies against the world's own
 //! [`Signatures`] ([`World::resource_signatures`](crate::World::resource_signatures): a set maps
-//! to the store whose signature is exactly its components, `local_transform` aside; any other
-//! set is refused with `insert`'s words). [`World::spawn_resource`](crate::World::spawn_resource)
-//! (and `spawn_resource_with`, which also links `parent_index` in a
-//! [`TransformManager`](crate::transform::TransformManager)) is the seed's batched spawn:
+//! to the store whose signature is exactly its components, those kept outside the stores aside;
+//! any other set is refused with `insert`'s words).
+//! [`World::spawn_resource`](crate::World::spawn_resource) (and `spawn_resource_with` /
+//! `spawn_resource_with_all`, which also hand the components kept outside the stores to their
+//! [`OutsideStores`] managers: a [`TransformManager`](crate::transform::TransformManager) links
+//! `parent_index`) is the seed's batched spawn:
 //! create [`num_entities`](VerifiedResource::num_entities) entities at once (one run per
 //! store); reserve each store once ([`store_counts`](VerifiedResource::store_counts)); then, for
 //! each component type in [`spawn_order`](VerifiedResource::spawn_order), write all its
@@ -65,16 +80,17 @@
 //! decoded straight into their rows — and map the entities components hold. Instances come in
 //! ascending entity order, so each store's column fills in the order of its entities.
 //! Verification has already checked everything that could fail, so a spawn checks the few
-//! things left (the ids can be issued, the resource was verified for this world, the transform
-//! manager accepts the instances) before it writes anything, and either completes or spawns
-//! nothing. One verified resource spawns any number of times (prefab instances).
+//! things left (the ids can be issued, the resource was verified for this world, the managers
+//! outside the stores accept their instances) before it writes anything, and either completes
+//! or spawns nothing. One verified resource spawns any number of times (prefab instances).
 //!
 //! ## Saving
 //!
 //! [`World::save_entities`](crate::World::save_entities) (and `save_resource`, every entity,
 //! and `save_subtrees`, roots with their descendants) writes entities back with
 //! [`ResourceWriter`]: every registered component, parents and local matrices from a transform
-//! manager, entities held in components as indices among the saved ones. Blob → world → blob
+//! manager (the `_with` variants: the components of any [`OutsideStores`] managers), entities
+//! held in components as indices among the saved ones. Blob → world → blob
 //! gives the same bytes (when the blob has no unknown component and no identity
 //! `local_transform`, which save leaves out); world → blob → world gives the same values.
 //!
@@ -136,8 +152,11 @@ mod error;
 pub mod format;
 mod hierarchy;
 pub mod inspect;
+pub mod outside;
 mod plan;
 mod registry;
+mod soa_spawner;
+mod transform_spawner;
 pub mod verify;
 mod write;
 
@@ -148,6 +167,7 @@ pub use entities::{LocalTransform, MapEntities, NO_ENTITY};
 pub use error::{ComponentRef, ResourceError};
 pub use format::{component_identifier, reseal};
 pub use inspect::{inspect, ComponentReport, ResourceReport, SetReport};
+pub use outside::{OutsideSave, OutsideSpawn, OutsideStores};
 pub(crate) use registry::RunTarget;
 pub use registry::{Registration, Registry};
 pub use verify::{

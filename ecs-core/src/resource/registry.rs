@@ -188,6 +188,7 @@ pub struct Registration {
     pub(crate) write: WriteFn,
     pub(crate) encode_raw: EncodeRawFn,
     pub(crate) entities: Option<EntityFns>,
+    kept_outside: bool,
 }
 
 impl Registration {
@@ -219,6 +220,7 @@ impl Registration {
             write: write_nothing,
             encode_raw: encode_raw_pod::<T>,
             entities: None,
+            kept_outside: false,
         }
     }
 
@@ -239,6 +241,7 @@ impl Registration {
             write: write_postcard::<T>,
             encode_raw: encode_raw_postcard::<T>,
             entities: None,
+            kept_outside: false,
         }
     }
 
@@ -272,6 +275,27 @@ impl Registration {
             encode: encode_mapped::<T>,
         });
         self
+    }
+
+    /// Marks the component as kept outside the signature stores: its instances are taken by a
+    /// manager (an [`OutsideStores`](super::OutsideStores) spawner: the transform hierarchy, a
+    /// structure-of-arrays manager), never by a store. A world's signature check leaves it out of
+    /// an entity's set, and a spawn hands its instances to the spawner that
+    /// [takes](super::OutsideStores::takes) it.
+    pub fn kept_outside(mut self) -> Self {
+        self.kept_outside = true;
+        self
+    }
+
+    /// Whether the component is kept outside the signature stores ([`Registration::kept_outside`]).
+    pub fn is_kept_outside(&self) -> bool {
+        self.kept_outside
+    }
+
+    /// The transform hierarchy's local matrix, [`LocalTransform`] as `"local_transform"`, kept
+    /// outside the stores (a [`TransformManager`](crate::transform::TransformManager) takes it).
+    pub fn local_transform() -> Self {
+        Registration::pod::<LocalTransform>(LocalTransform::NAME).kept_outside()
     }
 
     /// Whether the component holds entities that are remapped ([`Registration::map_entities`]).
@@ -341,6 +365,7 @@ impl fmt::Debug for Registration {
             .field("encoding", &self.encoding)
             .field("type_name", &self.type_name)
             .field("maps_entities", &self.entities.is_some())
+            .field("kept_outside", &self.kept_outside)
             .finish()
     }
 }
@@ -401,7 +426,7 @@ impl Registry {
     }
 
     /// The registry of a generated world: `registrations` plus the transform hierarchy's
-    /// [`LocalTransform`] (`"local_transform"`). The build script has already refused duplicate
+    /// [`LocalTransform`] ([`Registration::local_transform`]). The build script has already refused duplicate
     /// names and identifier collisions at their declarations.
     ///
     /// # Panics
@@ -409,8 +434,26 @@ impl Registry {
     pub fn generated(registrations: impl IntoIterator<Item = Registration>) -> Self {
         let all = registrations
             .into_iter()
-            .chain([Registration::pod::<LocalTransform>(LocalTransform::NAME)]);
+            .chain([Registration::local_transform()]);
         Registry::new(all).unwrap_or_else(|e| panic!("the generated resource registry: {e}"))
+    }
+
+    /// A registry of these registrations and `more` (e.g. a generated registry and the
+    /// components of the world's structure-of-arrays managers), checked as [`Registry::new`]
+    /// checks.
+    ///
+    /// ```
+    /// use ecs_core::resource::{Registration, Registry};
+    /// let base = Registry::new([Registration::pod::<f32>("mass")]).unwrap();
+    /// let more = base.with([Registration::pod::<u32>("count").kept_outside()]).unwrap();
+    /// assert!(more.by_name("count").unwrap().is_kept_outside());
+    /// assert!(base.with([Registration::pod::<u64>("mass")]).is_err(), "one name twice");
+    /// ```
+    pub fn with(
+        &self,
+        more: impl IntoIterator<Item = Registration>,
+    ) -> Result<Registry, ResourceError> {
+        Registry::new(self.registrations.iter().cloned().chain(more))
     }
 
     /// The registration of the type with this `TypeId`.

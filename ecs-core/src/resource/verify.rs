@@ -21,7 +21,8 @@
 //!   ([`UnknownComponents::Refuse`]);
 //! - every entity's set of known components is a declared signature: the caller's
 //!   [`Signatures`] is asked once per distinct set and gives a store id or the world's own error
-//!   text.
+//!   text (a world's check leaves components [kept outside](Registration::kept_outside) the
+//!   stores out of the set; the plan gives them no rows).
 //!
 //! Having accepted a blob, it also plans its spawn once (see [`super::plan`]): each entity's
 //! row among the resource's rows of its store, as runs, so that every spawn of the resource (a
@@ -136,8 +137,11 @@ struct Set {
 ///
 /// `B` is the blob's storage (`&[u8]`, `Vec<u8>`, an [`AlignedBlob`](super::AlignedBlob), an
 /// `Arc<[u8]>`…): a prefab is verified once and spawned many times from the same value.
-pub struct VerifiedResource<'r, B> {
-    blob: B,
+///
+/// A spawner of components kept outside the stores sees it as
+/// `VerifiedResource<'_, dyn AsRef<[u8]>>` (any storage, behind a reference): see
+/// [`OutsideSpawn::resource`](super::OutsideSpawn::resource).
+pub struct VerifiedResource<'r, B: ?Sized> {
     registry: &'r Registry,
     num_entities: u32,
     depth: Vec<u32>,
@@ -148,9 +152,11 @@ pub struct VerifiedResource<'r, B> {
     sets: Vec<Set>,
     set_components: Vec<u32>,
     plan: SpawnPlan,
+    /// Last, so that a `&VerifiedResource<'_, B>` coerces to `&VerifiedResource<'_, dyn …>`.
+    blob: B,
 }
 
-impl<B> fmt::Debug for VerifiedResource<'_, B> {
+impl<B: ?Sized> fmt::Debug for VerifiedResource<'_, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("VerifiedResource")
             .field("num_entities", &self.num_entities)
@@ -322,7 +328,9 @@ pub fn verify<'r, B: AsRef<[u8]>>(
     let indices: Vec<Option<Cow<'_, [u32]>>> = records
         .iter()
         .map(|r| {
-            r.registration.map(|_| {
+            // Components kept outside the stores have no rows to plan.
+            let in_stores = |&i: &u32| !registry.registrations()[i as usize].is_kept_outside();
+            r.registration.filter(in_stores).map(|_| {
                 let index = &bytes[r.index_offset..r.index_offset + 4 * r.num_instances as usize];
                 match bytemuck::try_cast_slice::<u8, u32>(index) {
                     Ok(s) => Cow::Borrowed(s),
@@ -339,7 +347,6 @@ pub fn verify<'r, B: AsRef<[u8]>>(
     drop(indices);
 
     Ok(VerifiedResource {
-        blob,
         registry,
         num_entities,
         depth,
@@ -350,6 +357,7 @@ pub fn verify<'r, B: AsRef<[u8]>>(
         sets,
         set_components,
         plan,
+        blob,
     })
 }
 
@@ -584,15 +592,17 @@ impl fmt::Display for ComponentSet<'_> {
     }
 }
 
-impl<'r, B: AsRef<[u8]>> VerifiedResource<'r, B> {
-    /// The blob's bytes.
-    pub fn bytes(&self) -> &[u8] {
-        self.blob.as_ref()
-    }
-
+impl<B> VerifiedResource<'_, B> {
     /// The blob's storage, given back.
     pub fn into_inner(self) -> B {
         self.blob
+    }
+}
+
+impl<'r, B: AsRef<[u8]> + ?Sized> VerifiedResource<'r, B> {
+    /// The blob's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.blob.as_ref()
     }
 
     /// The registry it was verified against.
@@ -637,8 +647,21 @@ impl<'r, B: AsRef<[u8]>> VerifiedResource<'r, B> {
     /// Entity indices ordered so that every parent comes before its children (by depth, then
     /// index): the order in which a spawner links the hierarchy.
     pub fn parents_first(&self) -> Vec<u32> {
-        let mut order: Vec<u32> = (0..self.num_entities).collect();
-        order.sort_by_key(|&e| (self.depth[e as usize], e));
+        // A counting sort by depth, in O(num_entities): entities of one depth keep index order.
+        let levels = self.levels() as usize;
+        let mut start = vec![0u32; levels + 1];
+        for &d in &self.depth {
+            start[d as usize + 1] += 1;
+        }
+        for l in 0..levels {
+            start[l + 1] += start[l];
+        }
+        let mut order = vec![0u32; self.depth.len()];
+        for (e, &d) in self.depth.iter().enumerate() {
+            let slot = &mut start[d as usize];
+            order[*slot as usize] = e as u32;
+            *slot += 1;
+        }
         order
     }
 

@@ -50,6 +50,16 @@ pub trait Columns: Sized + sealed::Sealed {
     /// or writes its field columns (the caller holds the buffer's owner mutably).
     #[doc(hidden)]
     unsafe fn slices_mut(buf: &SoaBuffer) -> Self::SlicesMut<'_>;
+
+    /// A copy of row `row`'s fields, for a tuple of `Copy` field types.
+    ///
+    /// # Safety
+    ///
+    /// `buf` was built from [`Columns::column_infos`] of `Self`, and `row < buf.len()`.
+    #[doc(hidden)]
+    unsafe fn read_copy(buf: &SoaBuffer, row: usize) -> Self
+    where
+        Self: Copy;
 }
 
 macro_rules! impl_columns {
@@ -96,6 +106,21 @@ macro_rules! impl_columns {
                     unsafe {
                         slice::from_raw_parts_mut(buf.column_ptr($k + 1).cast::<$t>(), buf.len())
                     },
+                )*)
+            }
+
+            #[allow(unused_variables, clippy::unused_unit)]
+            unsafe fn read_copy(buf: &SoaBuffer, row: usize) -> Self
+            where
+                Self: Copy,
+            {
+                ($(
+                    // SAFETY: column `k + 1` holds `$t`, and `row < len`, so the slot is inside
+                    // the column, aligned and initialized. `Self: Copy` means every field type is
+                    // `Copy` (a tuple is `Copy` exactly when all its elements are), so the
+                    // bitwise read is a copy: the stored value stays valid and nothing is
+                    // dropped twice.
+                    unsafe { buf.column_ptr($k + 1).cast::<$t>().add(row).read() },
                 )*)
             }
         }

@@ -1,8 +1,39 @@
-//! The macro behind `#[derive(SoaManager)]`: a named manager over a
-//! [`SoaStore`](super::SoaStore) with one accessor set per field. It names only `$crate` and
-//! `::core` paths, so it expands the same in any crate. Exported at the crate root (as every
+//! What `#[derive(SoaManager)]` makes: the [`SoaManager`] trait every generated manager
+//! implements, and the macro behind the derive, a named manager over a
+//! [`SoaStore`](super::SoaStore) with one accessor set per field. The macro names only `$crate`
+//! and `::core` paths, so it expands the same in any crate. Exported at the crate root (as every
 //! `macro_export` macro is) and re-exported as `ecs_core::soa::__soa_manager`, the path the
 //! derive uses.
+
+use super::{Columns, Lookup, SoaStore};
+
+/// A structure-of-arrays component manager made by `#[derive(SoaManager)]` (or the bundled
+/// [`PointMassManager`](super::PointMassManager)): its instance struct, its store and the
+/// conversions between the two, for code written once for every manager.
+///
+/// With the `resource` feature, every manager whose instance struct is plain old data
+/// (`bytemuck::Pod`) is an [`OutsideStores`](crate::resource::OutsideStores) spawner: register
+/// the struct with `Registration::pod::<T>(name).kept_outside()` and levels can hold it.
+pub trait SoaManager {
+    /// The instance struct (the one the derive is on).
+    type Row;
+    /// The field types, as the store's [`Columns`] tuple.
+    type Columns: Columns;
+    /// The entity lookup.
+    type Lookup: Lookup;
+
+    /// The store.
+    fn soa_store(&self) -> &SoaStore<Self::Columns, Self::Lookup>;
+
+    /// The store, mutably.
+    fn soa_store_mut(&mut self) -> &mut SoaStore<Self::Columns, Self::Lookup>;
+
+    /// An instance struct as the store's field tuple (moves every field).
+    fn row_into_columns(row: Self::Row) -> Self::Columns;
+
+    /// A field tuple as the instance struct (moves every field).
+    fn row_from_columns(columns: Self::Columns) -> Self::Row;
+}
 
 /// Expands to a named component manager over [`SoaStore`](crate::soa::SoaStore). Used by
 /// `#[derive(SoaManager)]` (which computes the names and validates the struct) and for
@@ -65,6 +96,34 @@ macro_rules! __soa_manager {
                 f.debug_struct(::core::stringify!($manager))
                     .field("store", &self.store)
                     .finish()
+            }
+        }
+
+        impl $crate::soa::SoaManager for $manager {
+            type Row = $row;
+            type Columns = ($($ty,)*);
+            type Lookup = $lookup;
+
+            #[inline]
+            fn soa_store(&self) -> &$crate::soa::SoaStore<($($ty,)*), $lookup> {
+                &self.store
+            }
+
+            #[inline]
+            fn soa_store_mut(&mut self) -> &mut $crate::soa::SoaStore<($($ty,)*), $lookup> {
+                &mut self.store
+            }
+
+            #[inline]
+            #[allow(unused_variables, clippy::unused_unit)]
+            fn row_into_columns(row: $row) -> ($($ty,)*) {
+                ($(row.$field,)*)
+            }
+
+            #[inline]
+            #[allow(unused_variables)]
+            fn row_from_columns(columns: ($($ty,)*)) -> $row {
+                $row { $($field: columns.$k,)* }
             }
         }
 

@@ -46,7 +46,7 @@
 //! One concept per file: `buffer.rs` ([`ColumnInfo`], [`SoaBuffer`]), `columns.rs` (the
 //! [`Columns`] tuples), `lookup.rs` ([`Lookup`], [`HashLookup`], [`DenseLookup`]), `instance.rs`
 //! ([`Instance`], [`SoaError`]), `queue.rs` ([`DestroyQueue`]), `store.rs` ([`SoaStore`]),
-//! `manager.rs` (the macro behind `#[derive(SoaManager)]`) and `point_mass.rs` ([`PointMass`],
+//! `manager.rs` ([`SoaManager`] and the macro behind `#[derive(SoaManager)]`) and `point_mass.rs` ([`PointMass`],
 //! [`PointMassManager`]). Unit tests sit beside the code they test; the model-based test of
 //! derived managers is `ecs-core/tests/soa_model.rs`.
 //!
@@ -153,6 +153,7 @@ pub use buffer::{ColumnInfo, SoaBuffer};
 pub use columns::Columns;
 pub use instance::{Instance, SoaError};
 pub use lookup::{DenseLookup, HashLookup, Lookup};
+pub use manager::SoaManager;
 #[cfg(feature = "transform")]
 pub use point_mass::{PointMass, PointMassColumns, PointMassColumnsMut, PointMassManager};
 pub use queue::DestroyQueue;

@@ -6,7 +6,22 @@ use glam::Vec3;
 use super::HashLookup;
 
 /// The point-mass component of part 2: the field values of one [`PointMassManager`] instance.
+///
+/// With the `resource` feature it is plain old data (`#[repr(C)]`, no padding) and serde, so
+/// levels can hold it: register it with `Registration::pod::<PointMass>("point_mass")
+/// .kept_outside()` and spawn into a [`PointMassManager`] (an
+/// [`OutsideStores`](crate::resource::OutsideStores) spawner, as every manager of a POD struct).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    feature = "resource",
+    derive(
+        bytemuck::Pod,
+        bytemuck::Zeroable,
+        serde::Serialize,
+        serde::Deserialize
+    )
+)]
+#[repr(C)]
 pub struct PointMass {
     /// Mass of the object.
     pub mass: f32,

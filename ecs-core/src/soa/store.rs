@@ -161,6 +161,22 @@ impl<C: Columns, L: Lookup> SoaStore<C, L> {
         (buf.entities(), unsafe { C::slices_mut(buf) })
     }
 
+    /// A copy of instance `i`'s fields, in tuple order (every field type is `Copy`). Panics if
+    /// `i` is out of range.
+    pub fn copied(&self, i: Instance) -> C
+    where
+        C: Copy,
+    {
+        let row = i.index();
+        assert!(
+            row < self.len(),
+            "instance {row} out of range for a manager of {} instances",
+            self.len()
+        );
+        // SAFETY: `buf` was built from `C::column_infos()` in `new`; `row < len` was checked.
+        unsafe { C::read_copy(&self.buf, row) }
+    }
+
     /// Creates an instance for `entity` with field values `values` (in tuple order). Fails,
     /// dropping `values`, if `entity` already has one. Does not check that `entity` is alive.
     pub fn create(&mut self, entity: Entity, values: C) -> Result<Instance, SoaError> {
@@ -356,6 +372,28 @@ mod tests {
     use crate::soa::ent;
     #[cfg(feature = "transform")]
     use crate::soa::{PointMass, PointMassManager};
+
+    #[test]
+    fn copied_reads_every_field_of_a_row() {
+        // Mixed sizes and alignments, a zero-sized field, and rows moved by swap-erase.
+        let mut s: SoaStore<(u8, u64, (), [u16; 3])> = SoaStore::new();
+        let es: Vec<Entity> = (0..4).map(|i| ent(i, 0)).collect();
+        for (n, e) in es.iter().enumerate() {
+            let n = n as u16;
+            s.create(*e, (n as u8, u64::MAX - n as u64, (), [n, n + 1, n + 2]))
+                .unwrap();
+        }
+        s.destroy(Instance::new(0));
+        let i = s.lookup(es[3]).unwrap();
+        assert_eq!(i, Instance::new(0));
+        assert_eq!(s.copied(i), (3, u64::MAX - 3, (), [3, 4, 5]));
+        assert_eq!(
+            s.copied(s.lookup(es[1]).unwrap()),
+            (1, u64::MAX - 1, (), [1, 2, 3])
+        );
+        let empty: SoaStore<()> = SoaStore::new();
+        assert!(catch_unwind(AssertUnwindSafe(|| empty.copied(Instance::new(0)))).is_err());
+    }
 
     #[test]
     fn swap_erase_keeps_the_map_right() {

@@ -3,44 +3,49 @@
 //! [`World::spawn_resource`] does similar things together:
 //!
 //! 1. checks, once per distinct component set, that the resource was verified against this
-//!    world's signatures ([`World::resource_signatures`]), and that the world can issue
-//!    `num_entities` ids — the only things that can still fail;
+//!    world's signatures ([`World::resource_signatures`]); given spawners of the components kept
+//!    outside the stores ([`OutsideStores`]: a transform manager, structure-of-arrays
+//!    managers), that every such component the resource holds has exactly one; and that the
+//!    world can issue `num_entities` ids;
 //! 2. gives every entity its row: the rows of each store follow the resource's entity order,
 //!    after the store's existing rows. Which store and which of the resource's rows each entity
 //!    gets was worked out once by the verifier (the resource's spawn plan, runs of entities and
 //!    of instances with consecutive rows), so a spawn does no per-entity bookkeeping for it;
 //! 3. creates every entity id with one `create_many` of the entity manager (placing each
 //!    store's run of ids at its rows), builds the resource-order entity list with one copy per
-//!    block of neighbouring entities that share a store, and, given a [`TransformManager`],
-//!    creates every transform instance, linked parents first;
+//!    block of neighbouring entities that share a store, and asks each spawner, in spawn order,
+//!    to [`prepare`](OutsideStores::prepare) (check) its instances — the last thing that can
+//!    fail;
 //! 4. reserves every store once;
-//! 5. writes each component type for all its instances, in spawn order, one planned run of
-//!    consecutive rows at a time: plain old data with one `memcpy` per run (a whole store's
-//!    column when the level is grouped by signature), postcard components decoded straight
-//!    into their rows; entities held in components are mapped from resource indices to the
-//!    spawned entities, one monomorphised pass per run;
-//! 6. commits the rows.
+//! 5. writes each component type of the stores for all its instances, in spawn order, one
+//!    planned run of consecutive rows at a time: plain old data with one `memcpy` per run (a
+//!    whole store's column when the level is grouped by signature), postcard components
+//!    decoded straight into their rows; entities held in components are mapped from resource
+//!    indices to the spawned entities, one monomorphised pass per run;
+//! 6. commits the rows;
+//! 7. has each spawner, in spawn order, [`write`](OutsideStores::write) its instances (the
+//!    transform manager creates and links the hierarchy's, parents first).
 //!
-//! Atomic: an error in steps 1–3 undoes what was done and spawns nothing; steps 4–6 cannot
-//! fail (the verifier checked every byte they read). If a component's own code panics in step 5
-//! (a `Deserialize` or `MapEntities` impl), the issued ids are retired and the values written so
-//! far are leaked, never dropped twice or left reachable (transform instances already linked
-//! stay, holding the retired ids). A `Deserialize` that fails on bytes it accepted at
-//! verification (one that is not deterministic) is reported the same way, as a panic.
-//! Spawning one verified resource many times (prefab instances) reads the same blob and the
-//! same plan each time.
+//! Atomic: an error in steps 1–3 undoes what was done (the spawners prepared so far are
+//! cancelled, the ids retired) and spawns nothing; steps 4–7 cannot fail (the verifier checked
+//! every byte they read, the spawners checked their instances). If a component's own code
+//! panics in step 5 (a `Deserialize` or `MapEntities` impl), the issued ids are retired and the
+//! values written so far are leaked, never dropped twice or left reachable; no spawner has
+//! written anything yet. A `Deserialize` that fails on bytes it accepted at verification (one
+//! that is not deterministic) is reported the same way, as a panic. A spawner that panics in
+//! step 7 leaves the entities spawned. Spawning one verified resource many times (prefab
+//! instances) reads the same blob and the same plan each time.
 
 use super::error::set_names;
 use super::World;
 use crate::entity::{Entity, EntityError};
 use crate::model::WorldModel;
+use crate::resource::outside::spawn_order;
 use crate::resource::{
-    ComponentData, LocalTransform, Registration, Registry, ResourceError, RunTarget,
+    ComponentData, OutsideSpawn, OutsideStores, Registration, Registry, ResourceError, RunTarget,
     VerifiedResource, VerifyOptions,
 };
 use crate::storage::copy_bytes;
-use crate::transform::{Instance, TransformManager};
-use glam::Mat4;
 
 /// The text of a component set that no signature declares, as `insert` words it.
 pub(crate) fn undeclared_text(missing: &str) -> String {
@@ -70,18 +75,21 @@ impl Drop for RetireOnUnwind<'_> {
 impl<M: WorldModel> World<M> {
     /// This world's [`Signatures`](crate::resource::Signatures) check (it depends on the model
     /// only, not on the world's contents) for
-    /// [`verify`](crate::resource::verify): a set of registrations maps to the store whose
-    /// signature is exactly their components ([`LocalTransform`] lives outside the stores and is
-    /// not counted). A set no signature declares is refused with `insert`'s words; a
-    /// registration whose type is not a component of this world is refused too.
+    /// [`verify`](fn@crate::resource::verify): a set of registrations maps to the store whose
+    /// signature is exactly their components. A component kept outside the stores
+    /// ([`Registration::kept_outside`]: `local_transform`, the components of structure-of-arrays
+    /// managers) is not counted. A set no signature declares is refused with `insert`'s words;
+    /// a registration whose type is not a component of this world is refused too.
     pub fn resource_signatures(&self) -> impl FnMut(&[&Registration]) -> Result<u32, String> {
         let tables = M::tables();
         move |set: &[&Registration]| {
             let mut mask = 0u128;
             for r in set {
+                if r.is_kept_outside() {
+                    continue; // A manager's, never a store's.
+                }
                 match tables.component_of_type(r.type_id()) {
                     Some(c) => mask |= 1u128 << c,
-                    None if r.is::<LocalTransform>() => {}
                     None => {
                         return Err(format!(
                             "`{}` (resource name \"{}\") is not a component of this world",
@@ -109,9 +117,11 @@ impl<M: WorldModel> World<M> {
         crate::resource::verify(blob, registry, self.resource_signatures(), options)
     }
 
-    /// Spawns every entity of a verified resource and returns them in resource order (entity
-    /// `i` of the resource is element `i`). The hierarchy (`parent_index`) is not linked; see
-    /// [`World::spawn_resource_with`]. All or nothing; see the [module docs](self).
+    /// Spawns every entity of a verified resource with its components that live in the
+    /// signature stores, and returns the entities in resource order (entity `i` of the resource
+    /// is element `i`). Components kept outside the stores (`local_transform`, structure-of-arrays
+    /// managers' components) and the hierarchy (`parent_index`) are left out; see
+    /// [`World::spawn_resource_with`]. All or nothing.
     pub fn spawn_resource<B: AsRef<[u8]>>(
         &mut self,
         resource: &VerifiedResource<'_, B>,
@@ -119,27 +129,45 @@ impl<M: WorldModel> World<M> {
         self.spawn_resource_inner(resource, None)
     }
 
-    /// [`World::spawn_resource`], and links the spawned entities into `transforms`: every
-    /// entity that has a `local_transform`, a parent or a child gets an instance (local matrix
-    /// from `local_transform`, identity without one), linked to its parent's, parents first.
+    /// [`World::spawn_resource`], and gives the components kept outside the stores to
+    /// `spawner`: a [`TransformManager`](crate::transform::TransformManager) takes
+    /// `local_transform` and links the hierarchy (every entity that has a `local_transform`, a
+    /// parent or a child gets an instance, local matrix from `local_transform`, identity
+    /// without one, linked to its parent's, parents first); a structure-of-arrays manager takes
+    /// its component. A kept-outside component the resource holds and `spawner` does not take
+    /// is an error ([`ResourceError::NoSpawner`]); see [`World::spawn_resource_with_all`] for
+    /// several managers.
     pub fn spawn_resource_with<B: AsRef<[u8]>>(
         &mut self,
         resource: &VerifiedResource<'_, B>,
-        transforms: &mut TransformManager,
+        spawner: &mut dyn OutsideStores,
     ) -> Result<Vec<Entity>, ResourceError> {
-        self.spawn_resource_inner(resource, Some(transforms))
+        self.spawn_resource_inner(resource, Some(&mut [spawner]))
+    }
+
+    /// [`World::spawn_resource`], and gives the components kept outside the stores to
+    /// `spawners`, in spawn order (see [`OutsideStores`]). Every kept-outside component the
+    /// resource holds must be taken by exactly one of them. All or nothing: a spawner that
+    /// refuses its instances leaves the world and every manager unchanged.
+    pub fn spawn_resource_with_all<B: AsRef<[u8]>>(
+        &mut self,
+        resource: &VerifiedResource<'_, B>,
+        spawners: &mut [&mut dyn OutsideStores],
+    ) -> Result<Vec<Entity>, ResourceError> {
+        self.spawn_resource_inner(resource, Some(spawners))
     }
 
     fn spawn_resource_inner<B: AsRef<[u8]>>(
         &mut self,
         res: &VerifiedResource<'_, B>,
-        transforms: Option<&mut TransformManager>,
+        mut outside: Option<&mut [&mut dyn OutsideStores]>,
     ) -> Result<Vec<Entity>, ResourceError> {
         let n = res.num_entities() as usize;
         let tables = self.tables;
         let plan = res.plan();
 
-        // 1. The store ids in the resource are this world's, and the ids can be issued.
+        // 1. The store ids in the resource are this world's, the spawners cover the components
+        // kept outside the stores, and the ids can be issued.
         let mut signatures = self.resource_signatures();
         for set in res.sets() {
             match signatures(&set.components) {
@@ -161,6 +189,14 @@ impl<M: WorldModel> World<M> {
                 }
             }
         }
+        let order = match &outside {
+            Some(spawners) => {
+                let holds =
+                    |r: &Registration| res.component(r.name()).is_some_and(|d| !d.is_empty());
+                spawn_order(res.registry(), holds, spawners)?
+            }
+            None => Vec::new(),
+        };
         let available = self.table.entities().available();
         if n > available {
             return Err(ResourceError::Entities(EntityError::Exhausted {
@@ -183,7 +219,8 @@ impl<M: WorldModel> World<M> {
         }
 
         // 3. Ids: one `create_many` for every store's run (in store order), then each entity's id
-        // in resource order, one copy per block of entities with one store.
+        // in resource order, one copy per block of entities with one store. Then the spawners'
+        // first phase, in spawn order; a refusal undoes the ones before it and the ids.
         let mut ids: Vec<Entity> = Vec::with_capacity(n);
         self.table
             .create_runs(&create, &mut ids)
@@ -193,12 +230,19 @@ impl<M: WorldModel> World<M> {
             let from = base[b.slot as usize] + b.row as usize;
             spawned.extend_from_slice(&ids[from..from + b.len as usize]);
         }
-        if let Some(tm) = transforms {
-            if let Err(e) = link_hierarchy(res, &spawned, tm) {
-                for &id in &ids {
-                    self.table.destroy(id);
+        let any: &VerifiedResource<'_, dyn AsRef<[u8]> + '_> = res;
+        let spawn = OutsideSpawn::new(any, &spawned);
+        if let Some(spawners) = outside.as_deref_mut() {
+            for (done, &s) in order.iter().enumerate() {
+                if let Err(e) = spawners[s].prepare(&spawn) {
+                    for &c in order[..done].iter().rev() {
+                        spawners[c].cancel(&spawn);
+                    }
+                    for &id in &ids {
+                        self.table.destroy(id);
+                    }
+                    return Err(e);
                 }
-                return Err(e);
             }
         }
 
@@ -219,8 +263,11 @@ impl<M: WorldModel> World<M> {
             let Some(reg) = data.registration() else {
                 continue;
             };
+            if reg.is_kept_outside() {
+                continue; // A spawner's, in step 7.
+            }
             let Some(c) = tables.component_of_type(reg.type_id()) else {
-                continue; // LocalTransform: linked above.
+                continue; // Step 1 checked every set: not reached.
             };
             column.iter_mut().for_each(|x| *x = None);
             targets.clear();
@@ -272,6 +319,13 @@ impl<M: WorldModel> World<M> {
             unsafe { stores[s as usize].commit_rows(&ids[b..b + count]) };
         }
         guard.armed = false;
+
+        // 7. The spawners' second phase, in spawn order.
+        if let Some(spawners) = outside {
+            for &s in &order {
+                spawners[s].write(&spawn);
+            }
+        }
         Ok(spawned)
     }
 }
@@ -299,65 +353,6 @@ fn write_pod_runs(data: &ComponentData<'_>, targets: &[RunTarget]) {
             }
         }
     }
-}
-
-/// Gives the spawned entities their transform instances, parents first, and links them. Undoes
-/// everything on an error.
-fn link_hierarchy<B: AsRef<[u8]>>(
-    res: &VerifiedResource<'_, B>,
-    spawned: &[Entity],
-    tm: &mut TransformManager,
-) -> Result<(), ResourceError> {
-    let n = spawned.len();
-    let mut in_hierarchy = vec![false; n];
-    let mut locals: Vec<Option<LocalTransform>> = vec![None; n];
-    if let Some(data) = res.component(LocalTransform::NAME) {
-        if data
-            .registration()
-            .is_some_and(|r| r.is::<LocalTransform>())
-        {
-            let values = data.pod::<LocalTransform>()?;
-            for (e, v) in data.entity_indices().zip(values.iter()) {
-                locals[e as usize] = Some(*v);
-                in_hierarchy[e as usize] = true;
-            }
-        }
-    }
-    for (e, p) in res.parents().enumerate() {
-        if let Some(p) = p {
-            in_hierarchy[e] = true;
-            in_hierarchy[p as usize] = true;
-        }
-    }
-    let mut instances: Vec<Instance> = vec![Instance::NIL; n];
-    let mut created: Vec<Instance> = Vec::new();
-    let undo = |tm: &mut TransformManager, created: &[Instance]| {
-        // Newest first: each is the last instance, so a swap-erase moves nothing else.
-        for &i in created.iter().rev() {
-            let _ = tm.destroy(i);
-        }
-    };
-    tm.reserve(in_hierarchy.iter().filter(|&&h| h).count());
-    for e in res.parents_first() {
-        let e = e as usize;
-        if !in_hierarchy[e] {
-            continue;
-        }
-        let local = locals[e].map_or(Mat4::IDENTITY, Mat4::from);
-        let r = tm.create(spawned[e], local).and_then(|i| {
-            created.push(i);
-            instances[e] = i;
-            match res.parent(e as u32) {
-                Some(p) => tm.link(i, instances[p as usize]),
-                None => Ok(()),
-            }
-        });
-        if let Err(err) = r {
-            undo(tm, &created);
-            return Err(ResourceError::Transform(err));
-        }
-    }
-    Ok(())
 }
 
 /// A hand-written three-store model (columns `{p}`, columns `{p, n}`, rows `{p, l}`) with a

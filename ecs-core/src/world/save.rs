@@ -1,23 +1,25 @@
 //! Saving entities back to an entity resource: the inverse of [`World::spawn_resource`].
 //!
 //! [`World::save_entities`] writes the given entities, in the given order, with every component
-//! the registry knows (components without a registration are not saved), their parents and
-//! local matrices from a [`TransformManager`], and the entities held in components mapped to
-//! indices among the saved entities. The blob is canonical ([`ResourceWriter`]), so saving what
-//! a blob spawned, in spawn order, gives back the same bytes — provided the blob held no
-//! unknown (skipped) component and no `local_transform` equal to the identity on an entity in
-//! the hierarchy (one with a parent or a child: its link makes its instance, so save leaves
-//! the identity out; a lone root's identity is written, since it alone gives the root its
-//! transform instance).
+//! of the stores the registry knows (components without a registration are not saved), their
+//! parents and local matrices from a [`TransformManager`], and the entities held in components
+//! mapped to indices among the saved entities. [`World::save_entities_with`] takes any
+//! [`OutsideStores`] managers instead (the transform manager, structure-of-arrays managers):
+//! each writes the components it keeps outside the stores; a kept-outside component whose
+//! manager is not given is not saved. The blob is canonical ([`ResourceWriter`]), so saving
+//! what a blob spawned, in spawn order, with the managers it spawned into, gives back the same
+//! bytes — provided the blob held no unknown (skipped) component and no `local_transform` equal
+//! to the identity on an entity in the hierarchy (one with a parent or a child: its link makes
+//! its instance, so save leaves the identity out; a lone root's identity is written, since it
+//! alone gives the root its transform instance).
 
 use super::World;
 use crate::entity::{Entity, EntityBits};
 use crate::model::WorldModel;
 use crate::resource::{
-    LocalTransform, Registration, Registry, ResourceError, ResourceWriter, NO_ENTITY,
+    OutsideSave, OutsideStores, Registration, Registry, ResourceError, ResourceWriter, NO_ENTITY,
 };
-use crate::transform::{Instance, TransformManager};
-use glam::Mat4;
+use crate::transform::TransformManager;
 use rustc_hash::FxHashMap;
 
 impl<M: WorldModel> World<M> {
@@ -29,6 +31,22 @@ impl<M: WorldModel> World<M> {
         entities: &[Entity],
         registry: &Registry,
         transforms: Option<&TransformManager>,
+    ) -> Result<Vec<u8>, ResourceError> {
+        match transforms {
+            Some(tm) => self.save_entities_with(entities, registry, &[tm]),
+            None => self.save_entities_with(entities, registry, &[]),
+        }
+    }
+
+    /// Saves `entities` (entity `i` of the blob is `entities[i]`) with the components of the
+    /// stores and those `outside` keeps outside them (parents from a transform manager among
+    /// them; without one every entity is a root). Errors: a dead or repeated entity, or a value
+    /// the codec refuses.
+    pub fn save_entities_with(
+        &self,
+        entities: &[Entity],
+        registry: &Registry,
+        outside: &[&dyn OutsideStores],
     ) -> Result<Vec<u8>, ResourceError> {
         let mut index: FxHashMap<Entity, u32> = FxHashMap::default();
         index.reserve(entities.len());
@@ -46,41 +64,9 @@ impl<M: WorldModel> World<M> {
         let mut w = ResourceWriter::new();
         w.add_entities(entities.len() as u32)?;
 
-        // Hierarchy and local matrices. An identity local is left out where spawning implies
-        // it (the entity has a parent, or is one: the link makes its instance); a lone root's
-        // is written, since without it the root would come back with no transform.
-        if let Some(tm) = transforms {
-            let local_reg = registry.by_type::<LocalTransform>();
-            let parents: Vec<Option<(Instance, Option<u32>)>> = entities
-                .iter()
-                .map(|&e| {
-                    let inst = tm.lookup(e)?;
-                    let parent = tm
-                        .parent(inst)
-                        .ok()
-                        .flatten()
-                        .and_then(|p| tm.entity(p).ok())
-                        .and_then(|p| index.get(&p).copied());
-                    Some((inst, parent))
-                })
-                .collect();
-            let mut is_parent = vec![false; entities.len()];
-            for &(_, parent) in parents.iter().flatten() {
-                if let Some(p) = parent {
-                    is_parent[p as usize] = true;
-                }
-            }
-            for (i, entry) in parents.iter().enumerate() {
-                let Some((inst, parent)) = *entry else {
-                    continue;
-                };
-                w.set_parent(i as u32, parent)?;
-                if let (Some(reg), Ok(local)) = (local_reg, tm.local(inst)) {
-                    if local != Mat4::IDENTITY || (parent.is_none() && !is_parent[i]) {
-                        w.push(reg, i as u32, &LocalTransform::from(local))?;
-                    }
-                }
-            }
+        // Components kept outside the stores, and the hierarchy.
+        for m in outside {
+            m.save(&mut OutsideSave::new(entities, &index, registry, &mut w))?;
         }
 
         // Components: per store, the registration of each slot, looked up once.
@@ -99,7 +85,7 @@ impl<M: WorldModel> World<M> {
                 store
                     .slot_types()
                     .iter()
-                    .map(|&t| registry.by_type_id(t))
+                    .map(|&t| registry.by_type_id(t).filter(|r| !r.is_kept_outside()))
                     .collect()
             });
             for (k, reg) in regs.iter().enumerate() {
@@ -138,6 +124,17 @@ impl<M: WorldModel> World<M> {
         self.save_entities(&all, registry, transforms)
     }
 
+    /// Saves every live entity, store by store in store order, rows in order, with the
+    /// components `outside` keeps outside the stores (see [`World::save_entities_with`]).
+    pub fn save_resource_with(
+        &self,
+        registry: &Registry,
+        outside: &[&dyn OutsideStores],
+    ) -> Result<Vec<u8>, ResourceError> {
+        let all: Vec<Entity> = self.entities().collect();
+        self.save_entities_with(&all, registry, outside)
+    }
+
     /// Saves `roots` and all their descendants in `transforms` (each root, then its subtree
     /// breadth first; a descendant reached twice is saved once). Descendants that are not
     /// alive in this world are skipped.
@@ -146,6 +143,18 @@ impl<M: WorldModel> World<M> {
         roots: &[Entity],
         registry: &Registry,
         transforms: &TransformManager,
+    ) -> Result<Vec<u8>, ResourceError> {
+        self.save_subtrees_with(roots, registry, transforms, &[])
+    }
+
+    /// [`World::save_subtrees`], with the components the `outside` managers keep outside the
+    /// stores (the subtrees, parents and local matrices still come from `transforms`).
+    pub fn save_subtrees_with(
+        &self,
+        roots: &[Entity],
+        registry: &Registry,
+        transforms: &TransformManager,
+        outside: &[&dyn OutsideStores],
     ) -> Result<Vec<u8>, ResourceError> {
         let mut list: Vec<Entity> = Vec::new();
         let mut seen: FxHashMap<Entity, ()> = FxHashMap::default();
@@ -174,6 +183,9 @@ impl<M: WorldModel> World<M> {
                 }
             }
         }
-        self.save_entities(&list, registry, Some(transforms))
+        let mut managers: Vec<&dyn OutsideStores> = Vec::with_capacity(outside.len() + 1);
+        managers.push(transforms);
+        managers.extend_from_slice(outside);
+        self.save_entities_with(&list, registry, &managers)
     }
 }

@@ -7,7 +7,8 @@
 //! - `hand_vec_of_rows`: a hand-written loop over a `Vec` of row structs.
 //!
 //! The generated variants run on a one-thread pool, like the hand-written loops; at 1,000,000
-//! rows `generated_columns_2_threads` shows what the default parallel split adds.
+//! rows `generated_columns_2_threads` shows what the default parallel split adds, beside
+//! `hand_vec_per_field_rayon_2_threads`, the floor's loop with rayon on the same pool.
 //!
 //! Targets: columns within 5% of the Vec-per-field loop, rows within 5% of the Vec-of-rows loop.
 //! `python3 benches/ratios.py simple_iter` prints the medians and ratios after a run.
@@ -16,7 +17,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Mat4, Vec3};
-use sigecs::ecs_core::rayon;
+use sigecs::ecs_core::rayon::{self, prelude::*};
 use sigecs_fixtures::bench::{
     simple_iter as si, simple_iter_columns as columns, simple_iter_rows as rows,
 };
@@ -105,6 +106,24 @@ fn simple_iter(c: &mut Criterion) {
                 }
             })
         });
+        if n >= 100_000 {
+            // The same loop with rayon on the same 2-thread pool: what the hardware gives two
+            // threads on this memory-bound work, for `generated_columns_2_threads`.
+            group.bench_function(
+                BenchmarkId::new("hand_vec_per_field_rayon_2_threads", n),
+                |b| {
+                    two.install(|| {
+                        b.iter(|| {
+                            let soa = black_box(&mut soa);
+                            soa.position
+                                .par_iter_mut()
+                                .zip(soa.velocity.par_iter())
+                                .for_each(|(p, v)| *p += *v);
+                        })
+                    })
+                },
+            );
+        }
         drop(soa);
         let mut aos: Vec<Row> = (0..n)
             .map(|_| Row {

@@ -1,15 +1,28 @@
 //! Every single-bit flip and every truncation of a small blob of the bundled world goes through
-//! the verifier and, when it passes, the spawner (with and without a transform manager, into an
-//! empty world and into one that already holds entities) and save: each is an `Err` or a valid
-//! world — one that passes `check_invariants`, holds exactly the resource's entities more, and
-//! saves back to a blob that verifies — never a panic.
+//! the verifier and, when it passes, the spawner (with and without spawners of components kept
+//! outside the stores — a transform manager and a structure-of-arrays manager — into an empty
+//! world and into one that already holds entities) and save: each is an `Err` or a valid
+//! world — one that passes `check_invariants`, holds exactly the resource's entities more (and
+//! the managers exactly its instances more), and saves back to a blob that verifies — never a
+//! panic.
 
 use glam::{Mat4, Vec3};
 use sigecs::components::physics::*;
 use sigecs::components::signatures::Beacon;
-use sigecs::ecs_core::resource::{reseal, EntityCompiler, VerifyOptions};
+use sigecs::ecs_core::resource::{reseal, EntityCompiler, Registration, Registry, VerifyOptions};
+use sigecs::ecs_core::soa::{PointMass, PointMassManager};
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::{resource_registry, World};
+
+/// The bundled registry, plus `point_mass` kept outside the stores (a `PointMassManager`).
+fn registry() -> &'static Registry {
+    static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        resource_registry()
+            .with([Registration::pod::<PointMass>("point_mass").kept_outside()])
+            .unwrap()
+    })
+}
 
 const LEVEL: &str = r#"{"entities": [
     {"components": {"position": [1, 2, 3], "velocity": [0, 0, 1], "acceleration": [0, 0, 0],
@@ -17,26 +30,30 @@ const LEVEL: &str = r#"{"entities": [
     {"parent": 0, "components": {"position": [4, 5, 6], "velocity": [1, 0, 0], "leader": 0,
                                  "local_transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, 4,5,6,1]}},
     {"parent": 1, "components": {"position": [7, 8, 9], "name": "buoy"}},
-    {"components": {"position": [0, 0, 0], "velocity": [0, 1, 0], "lifetime": 2.5}},
+    {"components": {"position": [0, 0, 0], "velocity": [0, 1, 0], "lifetime": 2.5,
+                    "point_mass": {"mass": 2, "position": [0, 0, 0], "velocity": [0, 1, 0],
+                                   "acceleration": [0, 0, 0]}}},
     {"parent": 3, "components": {"position": [1, 1, 1], "velocity": [0, 0, 0], "leader": 2}}
 ]}"#;
 
 fn blob() -> Vec<u8> {
-    EntityCompiler::new(resource_registry())
-        .compile_str(LEVEL)
-        .unwrap()
+    EntityCompiler::new(registry()).compile_str(LEVEL).unwrap()
 }
 
 /// Verifies, spawns and saves `bytes` every way; `Ok(true)` when it spawned.
 fn run(bytes: &[u8]) -> Result<bool, String> {
-    let reg = resource_registry();
+    let reg = registry();
     let res = World::new()
         .verify_resource(bytes, reg, &VerifyOptions::default())
         .map_err(|e| e.to_string())?;
     let n = res.num_entities() as usize;
+    let masses_in_level = res
+        .component("point_mass")
+        .map_or(0, |c| c.entity_indices().count());
     for prefill in [false, true] {
         let mut world = World::new();
         let mut tm = TransformManager::new();
+        let mut masses = PointMassManager::new();
         if prefill {
             for i in 0..3 {
                 let e = world.spawn(Beacon {
@@ -44,24 +61,31 @@ fn run(bytes: &[u8]) -> Result<bool, String> {
                     name: DebugName(format!("old {i}")),
                 });
                 tm.create(e, Mat4::IDENTITY).unwrap();
+                masses.create(e, PointMass::default()).unwrap();
             }
         }
-        let before = world.len();
+        let (before, masses_before) = (world.len(), masses.len());
         let spawned = world
-            .spawn_resource_with(&res, &mut tm)
+            .spawn_resource_with_all(&res, &mut [&mut tm, &mut masses])
             .map_err(|e| e.to_string())?;
         world.check_invariants()?;
         assert_eq!(spawned.len(), n);
         assert_eq!(world.len(), before + n);
+        assert_eq!(masses.len(), masses_before + masses_in_level);
         assert!(spawned.iter().all(|&e| world.is_alive(e)));
-        // Every leader is a spawned entity or none.
+        // Every leader is a spawned entity or none; every new point mass is a spawned entity's.
         for &e in &spawned {
             if let Some(l) = world.get::<Leader>(e) {
                 assert!(spawned.contains(&l.0) || !world.is_alive(l.0));
             }
         }
+        let with_mass = spawned
+            .iter()
+            .filter(|&&e| masses.lookup(e).is_some())
+            .count();
+        assert_eq!(with_mass, masses_in_level);
         let saved = world
-            .save_entities(&spawned, reg, Some(&tm))
+            .save_entities_with(&spawned, reg, &[&tm, &masses])
             .map_err(|e| e.to_string())?;
         World::new()
             .verify_resource(&saved[..], reg, &VerifyOptions::default())
@@ -78,14 +102,18 @@ fn the_blob_spawns_and_saves_back_identically() {
     let b = blob();
     assert_eq!(run(&b), Ok(true));
     let res = World::new()
-        .verify_resource(&b[..], resource_registry(), &VerifyOptions::default())
+        .verify_resource(&b[..], registry(), &VerifyOptions::default())
         .unwrap();
     let mut world = World::new();
-    let mut tm = TransformManager::new();
-    let e = world.spawn_resource_with(&res, &mut tm).unwrap();
+    let (mut tm, mut masses) = (TransformManager::new(), PointMassManager::new());
+    let e = world
+        .spawn_resource_with_all(&res, &mut [&mut tm, &mut masses])
+        .unwrap();
+    assert_eq!(masses.len(), 1);
+    assert_eq!(*masses.mass(masses.lookup(e[3]).unwrap()), 2.0);
     assert_eq!(
         world
-            .save_entities(&e, resource_registry(), Some(&tm))
+            .save_entities_with(&e, registry(), &[&tm, &masses])
             .unwrap(),
         b
     );

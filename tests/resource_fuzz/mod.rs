@@ -6,40 +6,62 @@
 use glam::{Mat4, Vec3};
 use sigecs::components::physics::{DebugName, Position};
 use sigecs::components::signatures::Beacon;
-use sigecs::ecs_core::resource::{reseal, EntityCompiler, LocalTransform, VerifyOptions};
+use sigecs::ecs_core::resource::{
+    reseal, EntityCompiler, LocalTransform, Registration, Registry, VerifyOptions,
+};
+use sigecs::ecs_core::soa::{PointMass, PointMassManager};
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::{resource_registry, World};
 
+/// The bundled registry, plus `point_mass` kept outside the stores (a `PointMassManager`), so
+/// that the spawners of kept-outside components are fuzzed too.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        resource_registry()
+            .with([Registration::pod::<PointMass>("point_mass").kept_outside()])
+            .unwrap()
+    })
+}
+
+/// Instances of `point_mass` in a verified resource.
+fn masses_in<B: AsRef<[u8]>>(res: &sigecs::ecs_core::resource::VerifiedResource<'_, B>) -> usize {
+    res.component("point_mass")
+        .map_or(0, |c| c.entity_indices().count())
+}
+
 /// Arbitrary bytes, as given and with the checksum fixed up: verify against the bundled world;
 /// whatever verifies must spawn (into an empty world and into one with entities, with and
-/// without transforms) to a world that passes its invariant check and saves back to a blob
-/// that verifies. Returns how many of the two inputs spawned.
+/// without the transform and point-mass managers) to a world that passes its invariant check
+/// and saves back to a blob that verifies. Returns how many of the two inputs spawned.
 pub fn spawn_bytes(data: &[u8]) -> usize {
     let mut sealed = data.to_vec();
     reseal(&mut sealed);
     let mut ok = 0;
     for bytes in [data, &sealed[..]] {
-        let reg = resource_registry();
+        let reg = registry();
         let Ok(res) = World::new().verify_resource(bytes, reg, &VerifyOptions::default()) else {
             continue;
         };
         ok += 1;
         for prefill in [0, 2] {
             let mut world = World::new();
-            let mut tm = TransformManager::new();
+            let (mut tm, mut masses) = (TransformManager::new(), PointMassManager::new());
             for i in 0..prefill {
                 let e = world.spawn(Beacon {
                     position: Position(Vec3::splat(i as f32)),
                     name: DebugName(String::new()),
                 });
                 tm.create(e, Mat4::IDENTITY).unwrap();
+                masses.create(e, PointMass::default()).unwrap();
             }
             let e = world
-                .spawn_resource_with(&res, &mut tm)
+                .spawn_resource_with_all(&res, &mut [&mut tm, &mut masses])
                 .expect("a verified resource spawns into a fresh world");
             world.check_invariants().unwrap();
             assert_eq!(world.len(), prefill + res.num_entities() as usize);
-            let saved = world.save_entities(&e, reg, Some(&tm)).unwrap();
+            assert_eq!(masses.len(), prefill + masses_in(&res));
+            let saved = world.save_entities_with(&e, reg, &[&tm, &masses]).unwrap();
             World::new()
                 .verify_resource(&saved[..], reg, &VerifyOptions::default())
                 .expect("a saved world verifies");
@@ -60,7 +82,7 @@ pub fn level_roundtrip(data: &[u8]) -> bool {
     let Ok(text) = std::str::from_utf8(data) else {
         return false;
     };
-    let reg = resource_registry();
+    let reg = registry();
     let Ok(blob) = EntityCompiler::new(reg).compile_str(text) else {
         return false;
     };
@@ -68,12 +90,13 @@ pub fn level_roundtrip(data: &[u8]) -> bool {
         return false;
     };
     let mut world = World::new();
-    let mut tm = TransformManager::new();
+    let (mut tm, mut masses) = (TransformManager::new(), PointMassManager::new());
     let e = world
-        .spawn_resource_with(&res, &mut tm)
+        .spawn_resource_with_all(&res, &mut [&mut tm, &mut masses])
         .expect("a verified level spawns");
     world.check_invariants().unwrap();
-    let saved = world.save_entities(&e, reg, Some(&tm)).unwrap();
+    assert_eq!(masses.len(), masses_in(&res));
+    let saved = world.save_entities_with(&e, reg, &[&tm, &masses]).unwrap();
     let identity_local = res.component(LocalTransform::NAME).is_some_and(|d| {
         d.pod::<LocalTransform>()
             .unwrap()
@@ -88,8 +111,10 @@ pub fn level_roundtrip(data: &[u8]) -> bool {
         .verify_resource(&saved[..], reg, &VerifyOptions::default())
         .unwrap();
     let mut w2 = World::new();
-    let mut tm2 = TransformManager::new();
-    let e2 = w2.spawn_resource_with(&again, &mut tm2).unwrap();
-    assert!(w2.save_entities(&e2, reg, Some(&tm2)).unwrap() == saved);
+    let (mut tm2, mut masses2) = (TransformManager::new(), PointMassManager::new());
+    let e2 = w2
+        .spawn_resource_with_all(&again, &mut [&mut tm2, &mut masses2])
+        .unwrap();
+    assert!(w2.save_entities_with(&e2, reg, &[&tm2, &masses2]).unwrap() == saved);
     true
 }

@@ -210,6 +210,22 @@ struct Logged<'a, M> {
     refuse: bool,
 }
 
+impl<'a, M> Logged<'a, M> {
+    fn new(
+        name: &'static str,
+        manager: &'a mut M,
+        log: &Rc<RefCell<Vec<String>>>,
+        refuse: bool,
+    ) -> Self {
+        Logged {
+            name,
+            manager,
+            log: log.clone(),
+            refuse,
+        }
+    }
+}
+
 /// A second POD component with its own derived manager, so two logged spawners differ in type.
 #[derive(SoaManager, Clone, Copy, Debug, PartialEq, Pod, Zeroable, Serialize, Deserialize)]
 #[soa(manager = "ChargeManager")]
@@ -301,18 +317,8 @@ fn spawn_logged(heat_order: i32, charge_order: i32) -> Vec<String> {
         ChargeManager::new(),
         TransformManager::new(),
     );
-    let mut h = Logged {
-        name: "heat",
-        manager: &mut heats,
-        log: log.clone(),
-        refuse: false,
-    };
-    let mut c = Logged {
-        name: "charge",
-        manager: &mut charges,
-        log: log.clone(),
-        refuse: false,
-    };
+    let mut h = Logged::new("heat", &mut heats, &log, false);
+    let mut c = Logged::new("charge", &mut charges, &log, false);
     let mut world = World::new();
     let e = world
         .spawn_resource_with_all(&res, &mut [&mut h, &mut c, &mut tm])
@@ -400,18 +406,8 @@ fn a_refusing_spawner_leaves_the_world_and_every_manager_unchanged() {
     let log = Rc::new(RefCell::new(Vec::new()));
     {
         // Heat (order 1) prepares, then charge (order 2) refuses: heat is cancelled.
-        let mut h = Logged {
-            name: "heat",
-            manager: &mut heats,
-            log: log.clone(),
-            refuse: false,
-        };
-        let mut c = Logged {
-            name: "charge",
-            manager: &mut charges,
-            log: log.clone(),
-            refuse: true,
-        };
+        let mut h = Logged::new("heat", &mut heats, &log, false);
+        let mut c = Logged::new("charge", &mut charges, &log, true);
         let err = world
             .spawn_resource_with_all(&res, &mut [&mut tm, &mut h, &mut c])
             .unwrap_err();

@@ -14,10 +14,7 @@ use bytemuck::Pod;
 use super::error::ResourceError;
 use super::outside::{OutsideSave, OutsideSpawn, OutsideStores};
 use super::registry::Registration;
-use crate::soa::{SoaError, SoaManager};
-
-/// Rows of a store stay below `u32::MAX` (the dense lookup's nil value).
-const MAX_ROWS: usize = u32::MAX as usize - 1;
+use crate::soa::{SoaError, SoaManager, MAX_INSTANCES};
 
 impl<M> OutsideStores for M
 where
@@ -39,11 +36,11 @@ where
             component: data.component_ref(),
             message,
         };
-        if data.len() as usize > MAX_ROWS - store.len() {
+        if data.len() as usize > MAX_INSTANCES - store.len() {
             return Err(refuse(format!(
                 "the manager holds {} instances and has room for {} more, not {}",
                 store.len(),
-                MAX_ROWS - store.len(),
+                MAX_INSTANCES - store.len(),
                 data.len()
             )));
         }

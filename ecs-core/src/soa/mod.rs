@@ -158,6 +158,8 @@ pub use manager::SoaManager;
 pub use point_mass::{PointMass, PointMassColumns, PointMassColumnsMut, PointMassManager};
 pub use queue::DestroyQueue;
 pub use store::SoaStore;
+#[cfg(feature = "resource")]
+pub(crate) use store::MAX_INSTANCES;
 
 #[doc(hidden)]
 pub use crate::__soa_manager;

@@ -12,6 +12,11 @@ use crate::entity::{DestroyHookId, Entity, EntityManager};
 /// Seed of the GC's xorshift generator.
 const GC_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
 
+/// Most instances a store holds: rows are `u32`s below `u32::MAX`, the dense lookup's nil
+/// value. With 30-bit ids (at most one instance each) they always fit; with 64-bit ids
+/// (`wide-entity`) the entity column alone would need 32 GiB first.
+pub(crate) const MAX_INSTANCES: usize = u32::MAX as usize;
+
 /// A part-2 component manager for the field tuple `C`, with entity lookup `L`: what the
 /// generated managers wrap. Field `k` of `C` is column `k + 1` of the [`SoaBuffer`].
 pub struct SoaStore<C: Columns, L: Lookup = HashLookup> {
@@ -185,13 +190,8 @@ impl<C: Columns, L: Lookup> SoaStore<C, L> {
         }
         self.buf.reserve(1);
         let row = self.buf.len();
-        // Rows must fit in a `u32` below `u32::MAX`, the dense lookup's nil value. With 30-bit
-        // ids (at most one instance each) they always do; with 64-bit ids (`wide-entity`) the
-        // entity column alone would need 32 GiB first.
-        let instance = u32::try_from(row)
-            .ok()
-            .filter(|&i| i != u32::MAX)
-            .expect("at most u32::MAX - 1 instances");
+        assert!(row < MAX_INSTANCES, "at most {MAX_INSTANCES} instances");
+        let instance = row as u32;
         self.lookup.insert(entity, instance, self.buf.entities());
         // SAFETY: `buf` was built from `C::column_infos()`; `reserve(1)` made `row < capacity`,
         // and row `len` is uninitialized. Writing the fields cannot panic, and then every

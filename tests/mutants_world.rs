@@ -115,7 +115,7 @@ mod refused_values {
 /// declared move (target, copies, changed slot and size), and every lookup by mask and type.
 mod tables {
     use ecs_core::model::{
-        ComponentInfo, CopyOp, Layout, Slot, StoreInfo, SystemInfo, Tables, Transition, WorldModel,
+        ComponentInfo, CopyOp, Layout, MoveRef, Slot, StoreInfo, SystemInfo, Tables, WorldModel,
     };
     use ecs_core::storage::ColumnType;
     use std::any::TypeId;
@@ -206,7 +206,11 @@ mod tables {
         }
     }
 
-    fn check(t: &Transition, to: u32, copies: &[CopyOp], changed: Slot, size: usize) {
+    fn check(m: MoveRef<'_>, to: u32, copies: &[CopyOp], changed: Slot, size: usize) {
+        // The entry's copies of the target and the function are the transition's.
+        let t = m.transition;
+        assert_eq!(m.to, t.to);
+        assert!(std::ptr::fn_addr_eq(m.run, t.run));
         assert_eq!(t.to, to);
         assert_eq!(&*t.copies, copies);
         assert_eq!(t.changed, changed);
@@ -245,7 +249,10 @@ mod tables {
         // A + B -> AB.
         let m = t.slot_or_insert(0, 1).unwrap_err().unwrap();
         check(m, 1, &[op(0, 0, 0, 8, 4)], Slot::new(1, 0, 0), 8);
-        assert!(std::ptr::eq(m, t.insert_move(0, 1).unwrap()));
+        assert!(std::ptr::eq(
+            m.transition,
+            t.insert_move(0, 1).unwrap().transition
+        ));
         // AB - B -> A.
         let m = t.remove_move(1, 1).unwrap();
         check(m, 0, &[op(0, 8, 0, 0, 4)], Slot::new(1, 0, 0), 8);

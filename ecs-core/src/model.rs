@@ -13,8 +13,8 @@
 //! The traits are `unsafe` to implement because the runtime reads and writes component memory
 //! through raw pointers computed from these tables. Only the generator implements them.
 
-use crate::__private::RowMove;
 use crate::storage::ColumnType;
+use crate::storage::Store;
 use crate::Component;
 use rustc_hash::FxHashMap;
 use std::any::TypeId;
@@ -123,20 +123,23 @@ pub unsafe trait WorldModel: Sized + 'static {
     }
 }
 
-/// An insert/remove move of one row between two stores, given a [`RowMove`]: copy every
+/// An insert/remove move of one row of store `from` to the end of store `to`: copy every
 /// component the two stores share from the source row to the target row (bitwise, as the
 /// transition's [`CopyOp`]s would); for an insert write the new component's value from
 /// `value` into the target row, for a remove move the removed value out to `value`; then move
 /// the source's last row into the source row in every column of the source store (the
 /// swap-remove). The runtime does the rest (entity ids, locations). Generated worlds write one
-/// with static types per declared transition; any other transition uses a byte-wise one.
+/// with static types per declared transition, through a
+/// [`RowMove`](crate::__private::RowMove); any other transition uses a byte-wise one. The
+/// arguments are separate so that they arrive in registers, not through memory.
 ///
 /// # Safety
-/// The move's stores are the transition's, `row` is a live row of the source and `last` its
-/// last row, `to_row` is within the target's capacity and unwritten, and `value` points to an
+/// The stores are the transition's, `row` is a live row of `from`, `to` has room for one more
+/// row (its row `to.len()` is within the capacity and unwritten), and `value` points to an
 /// owned value of the inserted component (which the caller then treats as moved), or to room
 /// for the removed one (which the caller then owns).
-pub type MoveFn = unsafe fn(&RowMove<'_>);
+pub type MoveFn =
+    unsafe fn(from: &Store, to: &Store, row: usize, value: *mut u8, transition: &Transition);
 
 /// A [`MoveFn`] for the transition from store `from` when `component` is inserted or removed.
 #[derive(Clone, Copy, Debug)]
@@ -239,6 +242,22 @@ struct Entry {
     slot: u32,
     /// Index in `transitions` of the move that inserts (slot NONE) or removes it, or NONE.
     transition: u32,
+    /// That move's target store and function, copied here so that a move's chain of
+    /// dependent loads is one shorter (entry, then the stores) than through the transition.
+    to: u32,
+    run: Option<MoveFn>,
+}
+
+/// A declared move as `insert` and `remove` find it: the target store and the function, read
+/// from the (store, component) entry itself, and the transition for a byte-wise move.
+#[derive(Clone, Copy, Debug)]
+pub struct MoveRef<'a> {
+    /// The target store.
+    pub to: u32,
+    /// The move.
+    pub run: MoveFn,
+    /// The transition it follows.
+    pub transition: &'a Transition,
 }
 
 /// Lookup tables derived from a model's static description, built once per process.
@@ -274,6 +293,8 @@ impl Tables {
         let empty = Entry {
             slot: NONE,
             transition: NONE,
+            to: NONE,
+            run: None,
         };
         let mut entries = vec![empty; stores.len() * n];
         let mut transitions = Vec::new();
@@ -344,7 +365,10 @@ impl Tables {
             }
         }
         for (at, t) in moves {
-            entries[at].transition = t;
+            let e = &mut entries[at];
+            e.transition = t;
+            e.to = transitions[t as usize].to;
+            e.run = Some(transitions[t as usize].run);
         }
         Tables {
             components: n,
@@ -373,12 +397,12 @@ impl Tables {
     /// Component `c` in store `store`: `Ok(slot index)` when the store has it, else
     /// `Err(the move that inserts it)` (`None` when the target signature is not declared).
     #[inline]
-    pub fn slot_or_insert(&self, store: u32, c: u32) -> Result<usize, Option<&Transition>> {
+    pub fn slot_or_insert(&self, store: u32, c: u32) -> Result<usize, Option<MoveRef<'_>>> {
         let e = self.entry(store, c);
         if e.slot != NONE {
             Ok(e.slot as usize)
         } else {
-            Err(self.transitions.get(e.transition as usize))
+            Err(self.move_of(e))
         }
     }
 
@@ -391,19 +415,29 @@ impl Tables {
 
     /// The move of an entity of `store` when `c` is inserted, if its target is declared.
     #[inline]
-    pub fn insert_move(&self, store: u32, c: u32) -> Option<&Transition> {
+    pub fn insert_move(&self, store: u32, c: u32) -> Option<MoveRef<'_>> {
         self.slot_or_insert(store, c).err().flatten()
     }
 
     /// The move of an entity of `store` when `c` is removed, if the store has `c` and the
     /// target is declared.
     #[inline]
-    pub fn remove_move(&self, store: u32, c: u32) -> Option<&Transition> {
+    pub fn remove_move(&self, store: u32, c: u32) -> Option<MoveRef<'_>> {
         let e = self.entry(store, c);
         if e.slot == NONE {
             return None;
         }
-        self.transitions.get(e.transition as usize)
+        self.move_of(e)
+    }
+
+    #[inline]
+    fn move_of(&self, e: Entry) -> Option<MoveRef<'_>> {
+        let run = e.run?;
+        Some(MoveRef {
+            to: e.to,
+            run,
+            transition: &self.transitions[e.transition as usize],
+        })
     }
 
     /// Number of declared moves.

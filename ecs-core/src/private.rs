@@ -176,11 +176,27 @@ impl<'w> StoreColumns<'w> {
 pub struct RowMove<'a> {
     pub(crate) from: &'a Store,
     pub(crate) to: &'a Store,
-    pub(crate) transition: &'a Transition,
     pub(crate) row: usize,
     pub(crate) to_row: usize,
     pub(crate) last: usize,
     pub(crate) value: *mut u8,
+}
+
+impl<'a> RowMove<'a> {
+    /// The move a [`MoveFn`](crate::model::MoveFn) was called for (its arguments come in
+    /// registers, not as a struct in memory): the target row is the target's first unwritten
+    /// one, and the source's last row fills the vacated one.
+    #[inline(always)]
+    pub fn new(from: &'a Store, to: &'a Store, row: usize, value: *mut u8) -> Self {
+        RowMove {
+            from,
+            to,
+            row,
+            to_row: to.len(),
+            last: from.len().wrapping_sub(1),
+            value,
+        }
+    }
 }
 
 /// Address of row `row`'s element of column `col` of `store`, as a `T`.
@@ -201,65 +217,77 @@ unsafe fn element<T>(store: &Store, col: usize, row: usize) -> *mut T {
     }
 }
 
-/// Address of byte `offset` of row `row`'s element of column `col` of `store`.
+/// Address of byte `offset` of row `row`'s element of column `col` of `store`, whose elements
+/// are `E`s: the stride is `E`'s size, known statically, rather than read from the column.
 ///
 /// # Safety
-/// The column exists.
+/// The column exists and its elements are `E`s.
 #[inline(always)]
-unsafe fn slot(store: &Store, col: usize, offset: usize, row: usize) -> *mut u8 {
-    // SAFETY: the column exists (the caller); the address is only dereferenced by callers
-    // that hold a row within the capacity and a slot inside the element.
+unsafe fn slot<E: 'static>(store: &Store, col: usize, offset: usize, row: usize) -> *mut u8 {
+    // SAFETY: as `element`; the offset stays inside the element (the callers' slots).
     unsafe {
-        store
-            .columns()
-            .get_unchecked(col)
-            .ptr_at(row)
+        debug_assert!(
+            store.columns()[col].is_type::<E>(),
+            "column {col} is not of E"
+        );
+        element::<E>(store, col, row)
+            .cast::<u8>()
             .wrapping_add(offset)
     }
 }
 
 impl RowMove<'_> {
-    /// Copies the `T` at byte `src_off` of the source row's element in column `src_col` to
-    /// byte `dst_off` of the target row's element in column `dst_col`.
+    /// Copies the `T` at byte `src_off` of the source row's element in column `src_col` (of
+    /// `S`s) to byte `dst_off` of the target row's element in column `dst_col` (of `D`s). In a
+    /// columns store the element is the component itself (`S` or `D` is `T`, offset 0).
     ///
     /// # Safety
-    /// As [`MoveFn`](crate::model::MoveFn); the slots are the model's slots of a `T` in the two stores.
+    /// As [`MoveFn`](crate::model::MoveFn); the slots are the model's slots of a `T` in the two
+    /// stores, in columns of `S`s and `D`s.
     #[inline(always)]
-    pub unsafe fn copy<T>(&self, src_col: usize, src_off: usize, dst_col: usize, dst_off: usize) {
+    pub unsafe fn copy<T, S: 'static, D: 'static>(
+        &self,
+        src_col: usize,
+        src_off: usize,
+        dst_col: usize,
+        dst_off: usize,
+    ) {
         // SAFETY: the columns exist (model slots), the source row is live and the target row
         // reserved (the caller); both addresses hold or take a `T`, aligned (model contract).
         unsafe {
-            let src = slot(self.from, src_col, src_off, self.row);
-            let dst = slot(self.to, dst_col, dst_off, self.to_row);
+            let src = slot::<S>(self.from, src_col, src_off, self.row);
+            let dst = slot::<D>(self.to, dst_col, dst_off, self.to_row);
             dst.cast::<T>().write(src.cast::<T>().read());
         }
     }
 
     /// Writes the inserted `T` at byte `dst_off` of the target row's element in column
-    /// `dst_col`.
+    /// `dst_col` (of `D`s).
     ///
     /// # Safety
-    /// As [`MoveFn`](crate::model::MoveFn), for an insert of a `T` at that slot.
+    /// As [`MoveFn`](crate::model::MoveFn), for an insert of a `T` at that slot, in a column
+    /// of `D`s.
     #[inline(always)]
-    pub unsafe fn insert<T>(&self, dst_col: usize, dst_off: usize) {
+    pub unsafe fn insert<T, D: 'static>(&self, dst_col: usize, dst_off: usize) {
         // SAFETY: `value` is the caller's owned `T`; the target slot is the model's, reserved.
         unsafe {
-            let dst = slot(self.to, dst_col, dst_off, self.to_row);
+            let dst = slot::<D>(self.to, dst_col, dst_off, self.to_row);
             dst.cast::<T>()
                 .write(self.value.cast::<T>().read_unaligned());
         }
     }
 
     /// Moves the removed `T` at byte `src_off` of the source row's element in column `src_col`
-    /// out, to `value`.
+    /// (of `S`s) out, to `value`.
     ///
     /// # Safety
-    /// As [`MoveFn`](crate::model::MoveFn), for a remove of a `T` from that slot.
+    /// As [`MoveFn`](crate::model::MoveFn), for a remove of a `T` from that slot, in a column
+    /// of `S`s.
     #[inline(always)]
-    pub unsafe fn take<T>(&self, src_col: usize, src_off: usize) {
+    pub unsafe fn take<T, S: 'static>(&self, src_col: usize, src_off: usize) {
         // SAFETY: the source slot holds the live `T`; `value` has room for one (the caller).
         unsafe {
-            let src = slot(self.from, src_col, src_off, self.row);
+            let src = slot::<S>(self.from, src_col, src_off, self.row);
             self.value
                 .cast::<T>()
                 .write_unaligned(src.cast::<T>().read());
@@ -293,8 +321,14 @@ impl RowMove<'_> {
 ///
 /// # Safety
 /// As [`MoveFn`](crate::model::MoveFn).
-pub(crate) unsafe fn erased_move(m: &RowMove<'_>) {
-    let t = m.transition;
+pub(crate) unsafe fn erased_move(
+    from: &Store,
+    to: &Store,
+    row: usize,
+    value: *mut u8,
+    t: &Transition,
+) {
+    let m = RowMove::new(from, to, row, value);
     let (src, dst) = (m.from.columns(), m.to.columns());
     // SAFETY: `Tables::build` made every copy from the two stores' slots, so its columns exist
     // in both stores and pair one component (same type and size). The source row is live, the

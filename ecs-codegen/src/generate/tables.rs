@@ -246,12 +246,13 @@ fn schedule(model: &Model) -> TokenStream {
 }
 
 /// Where component `id` lives in a store of `sig`: its column and its byte offset in the
-/// column's element (as `store_info` lays it out).
-fn slot(model: &Model, sig: &Signature, id: usize) -> (Literal, TokenStream) {
+/// column's element (as `store_info` lays it out), and that element's type.
+fn slot(model: &Model, sig: &Signature, id: usize) -> (Literal, TokenStream, TokenStream) {
     match sig.layout {
         LayoutDecl::Columns => {
             let k = sig.fields.iter().position(|(_, c)| *c == id).expect("held");
-            (Literal::usize_unsuffixed(k), quote!(0))
+            let p = &model.components[id].path;
+            (Literal::usize_unsuffixed(k), quote!(0), quote!(#p))
         }
         LayoutDecl::Rows => {
             let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
@@ -263,6 +264,7 @@ fn slot(model: &Model, sig: &Signature, id: usize) -> (Literal, TokenStream) {
             (
                 Literal::usize_unsuffixed(column),
                 quote!(::core::mem::offset_of!(#holder, #f)),
+                quote!(#holder),
             )
         }
     }
@@ -289,16 +291,16 @@ fn typed_moves(model: &Model) -> (Vec<TokenStream>, Vec<TokenStream>) {
             let to = &model.signatures[t];
             let copies = to.fields.iter().filter(|(_, id)| *id != c).map(|(_, id)| {
                 let ty = &model.components[*id].path;
-                let ((sc, so), (dc, dof)) = (slot(model, from, *id), slot(model, to, *id));
-                quote!(m.copy::<#ty>(#sc, #so, #dc, #dof);)
+                let ((sc, so, se), (dc, dof, de)) = (slot(model, from, *id), slot(model, to, *id));
+                quote!(m.copy::<#ty, #se, #de>(#sc, #so, #dc, #dof);)
             });
             let ty = &model.components[c].path;
             let changed = if to.has(c) {
-                let (dc, dof) = slot(model, to, c);
-                quote!(m.insert::<#ty>(#dc, #dof);)
+                let (dc, dof, de) = slot(model, to, c);
+                quote!(m.insert::<#ty, #de>(#dc, #dof);)
             } else {
-                let (sc, so) = slot(model, from, c);
-                quote!(m.take::<#ty>(#sc, #so);)
+                let (sc, so, se) = slot(model, from, c);
+                quote!(m.take::<#ty, #se>(#sc, #so);)
             };
             let fills = column_types(model, from)
                 .into_iter()
@@ -321,7 +323,14 @@ fn typed_moves(model: &Model) -> (Vec<TokenStream>, Vec<TokenStream>) {
             );
             fns.push(quote! {
                 #d
-                unsafe fn #name(m: &::ecs_core::__private::RowMove<'_>) {
+                unsafe fn #name(
+                    from: &::ecs_core::storage::Store,
+                    to: &::ecs_core::storage::Store,
+                    row: usize,
+                    value: *mut u8,
+                    _: &::ecs_core::model::Transition,
+                ) {
+                    let m = ::ecs_core::__private::RowMove::new(from, to, row, value);
                     unsafe { #(#copies)* #changed #(#fills)* }
                 }
             });

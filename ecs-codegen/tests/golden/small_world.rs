@@ -114,24 +114,48 @@ mod sigecs_world {
         },
     ];
     ///Insert `Tag`: `Plain` to `Tagged`.
-    unsafe fn move_0_1(m: &::ecs_core::__private::RowMove<'_>) {
+    unsafe fn move_0_1(
+        from: &::ecs_core::storage::Store,
+        to: &::ecs_core::storage::Store,
+        row: usize,
+        value: *mut u8,
+        _: &::ecs_core::model::Transition,
+    ) {
+        let m = ::ecs_core::__private::RowMove::new(from, to, row, value);
         // SAFETY: the slots and column types are this transition's in STORES: each shared component is copied once, the changed one moved in from or out to `value`, and each source column's last element fills the vacated row (the `MoveFn` contract the caller upholds).
         unsafe {
             m.copy::<
                     crate::bare::Mass,
+                    crate::bare::Mass,
+                    TaggedRow,
                 >(0, 0, 0, ::core::mem::offset_of!(TaggedRow, mass));
-            m.insert::<crate::bare::Tag>(1, ::core::mem::offset_of!(TaggedCold, tag));
+            m.insert::<
+                    crate::bare::Tag,
+                    TaggedCold,
+                >(1, ::core::mem::offset_of!(TaggedCold, tag));
             m.fill::<crate::bare::Mass>(0);
         }
     }
     ///Remove `Tag`: `Tagged` to `Plain`.
-    unsafe fn move_1_1(m: &::ecs_core::__private::RowMove<'_>) {
+    unsafe fn move_1_1(
+        from: &::ecs_core::storage::Store,
+        to: &::ecs_core::storage::Store,
+        row: usize,
+        value: *mut u8,
+        _: &::ecs_core::model::Transition,
+    ) {
+        let m = ::ecs_core::__private::RowMove::new(from, to, row, value);
         // SAFETY: the slots and column types are this transition's in STORES: each shared component is copied once, the changed one moved in from or out to `value`, and each source column's last element fills the vacated row (the `MoveFn` contract the caller upholds).
         unsafe {
             m.copy::<
                     crate::bare::Mass,
+                    TaggedRow,
+                    crate::bare::Mass,
                 >(0, ::core::mem::offset_of!(TaggedRow, mass), 0, 0);
-            m.take::<crate::bare::Tag>(1, ::core::mem::offset_of!(TaggedCold, tag));
+            m.take::<
+                    crate::bare::Tag,
+                    TaggedCold,
+                >(1, ::core::mem::offset_of!(TaggedCold, tag));
             m.fill::<TaggedRow>(0);
             m.fill::<TaggedCold>(1);
         }

@@ -5,9 +5,8 @@
 //! (component, signature) pair in the generated code.
 
 use super::{Change, Location, World, WorldError};
-use crate::__private::RowMove;
 use crate::entity::Entity;
-use crate::model::{ComponentOf, Transition, WorldModel};
+use crate::model::{ComponentOf, MoveRef, WorldModel};
 use crate::storage::Column;
 use std::mem::{ManuallyDrop, MaybeUninit};
 
@@ -158,7 +157,7 @@ impl<M: WorldModel> World<M> {
         entity: Entity,
         loc: Location,
         c: u32,
-    ) -> Result<&'static Transition, WorldError> {
+    ) -> Result<MoveRef<'static>, WorldError> {
         let tables = self.tables;
         match tables.remove_move(loc.store, c) {
             Some(t) => Ok(t),
@@ -177,8 +176,9 @@ impl<M: WorldModel> World<M> {
     /// [`MoveFn`](crate::model::MoveFn)): its shared components, the inserted value from
     /// `value` or the removed one out to `value`, and the swap-remove of the source row; then
     /// the entity ids and locations. This is the whole cost of `insert`/`remove` (the
-    /// `add_remove` benchmark): one indirect call to a move with static types, and no bounds
-    /// checks on tables that were checked against the model once, when they were built.
+    /// `add_remove` benchmark): one indirect call to a move with static types (strides
+    /// included), found in the (store, component) entry itself, and no bounds checks on tables
+    /// that were checked against the model once, when they were built.
     ///
     /// # Safety
     /// `t` is a move from `loc.store`; for an insert `value` points to an owned value of the
@@ -189,7 +189,7 @@ impl<M: WorldModel> World<M> {
         &mut self,
         entity: Entity,
         loc: Location,
-        t: &Transition,
+        t: MoveRef<'_>,
         value: *mut u8,
     ) {
         let (a, b) = (loc.store as usize, t.to as usize);
@@ -203,19 +203,10 @@ impl<M: WorldModel> World<M> {
         // Room first: nothing may fail once values start to move.
         to.reserve(1);
         let (row, to_row) = (loc.row(), to.len());
-        let m = RowMove {
-            from,
-            to,
-            transition: t,
-            row,
-            to_row,
-            last: from.len() - 1,
-            value,
-        };
         // SAFETY: `t` is the transition from `from` to `to` (the model's moves are keyed by
         // transition); the row is live, `to_row` reserved above and unwritten; `value` is as
         // the caller guarantees.
-        unsafe { (t.run)(&m) };
+        unsafe { (t.run)(from, to, row, value, t.transition) };
         // SAFETY: every slot of the new row is written (shared components plus the inserted
         // one) within the capacity reserved above; the move filled the source row with the
         // source's last row.

@@ -16,8 +16,13 @@
 //! values (the names' `String`s included) out of prepared typed vectors, inside the timing.
 //! `verify` is timed apart.
 //!
+//! The `warm_` rows restart the level in memory that held it before: `warm_blob_spawn` spawns
+//! into a world that spawned the level and was then `clear`ed (the stores keep their memory),
+//! `warm_restart` times the `clear` too, and `warm_memcpy_and_ids` is the floor with its buffer
+//! and entity manager reused the same way (11,300 ids created and destroyed before).
+//!
 //! `python3 benches/ratios.py level_spawn memcpy_and_ids` prints the medians and their ratios to
-//! the floor after a run.
+//! the floor after a run (`... warm_memcpy_and_ids` for the warm rows' floor).
 
 #![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
 
@@ -203,6 +208,52 @@ fn level_spawn(c: &mut Criterion) {
     g.bench_function("memcpy_and_ids", |b| {
         b.iter_batched_ref(
             || (vec![0u8; LEVEL.len()], EntityManager::new()),
+            |(buf, em)| {
+                buf.copy_from_slice(black_box(blob.as_ref()));
+                em.create_many(n).unwrap().len()
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    // Warm rows: a level restarted in a world that held it before (`World::clear` keeps the
+    // stores' memory), against the floor with the same memory reused.
+    let spawned_then_cleared = || {
+        let mut w = World::new();
+        w.spawn_resource(&level).unwrap();
+        w.clear();
+        w
+    };
+    g.bench_function("warm_blob_spawn", |b| {
+        b.iter_batched_ref(
+            spawned_then_cleared,
+            |w| w.spawn_resource(black_box(&level)).unwrap().len(),
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("warm_restart", |b| {
+        b.iter_batched_ref(
+            || {
+                let mut w = World::new();
+                w.spawn_resource(&level).unwrap();
+                w
+            },
+            |w| {
+                w.clear();
+                w.spawn_resource(black_box(&level)).unwrap().len()
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("warm_memcpy_and_ids", |b| {
+        b.iter_batched_ref(
+            || {
+                let buf = blob.as_ref().to_vec();
+                let mut em = EntityManager::new();
+                for e in em.create_many(n).unwrap() {
+                    em.destroy(e);
+                }
+                (buf, em)
+            },
             |(buf, em)| {
                 buf.copy_from_slice(black_box(blob.as_ref()));
                 em.create_many(n).unwrap().len()

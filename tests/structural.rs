@@ -195,3 +195,53 @@ fn round_trips_preserve_every_value() {
         assert_eq!(w.signature_name_of(*e), Some("JustA"));
     }
 }
+
+#[test]
+fn clear_despawns_everything_and_keeps_the_memory() {
+    let before = Counted::live();
+    let mut w = World::new();
+    let plain: Vec<Entity> = w.spawn_batch((0..300).map(|i| JustA { a: A(i) }));
+    let counted: Vec<Entity> = (0..50)
+        .map(|i| {
+            let e = w.spawn(JustA { a: A(1000 + i) });
+            w.insert(e, Counted::new(i)).unwrap();
+            e
+        })
+        .collect();
+    assert_eq!(Counted::live() - before, 50);
+    let allocated: Vec<usize> = w.stats().stores.iter().map(|s| s.allocated_bytes).collect();
+
+    w.clear();
+    assert_eq!(w.len(), 0);
+    assert!(w.is_empty());
+    assert_eq!(Counted::live(), before, "every component was dropped, once");
+    assert!(plain.iter().chain(&counted).all(|&e| !w.is_alive(e)));
+    assert!(counted.iter().all(|&e| w.get::<A>(e).is_none()));
+    assert!(w.stats().stores.iter().all(|s| s.entities == 0));
+    assert_eq!(
+        w.stats()
+            .stores
+            .iter()
+            .map(|s| s.allocated_bytes)
+            .collect::<Vec<_>>(),
+        allocated,
+        "the stores keep their memory"
+    );
+    assert_eq!(w.check_invariants(), Ok(()));
+    assert_eq!(w.despawn(plain[0]), false, "a stale id despawns nothing");
+
+    // The world works as new: spawns get fresh ids (never a stale one back) and values.
+    let again: Vec<Entity> = w.spawn_batch((0..300).map(|i| JustA { a: A(i * 2) }));
+    assert_eq!(w.len(), 300);
+    assert!(again
+        .iter()
+        .all(|e| !plain.contains(e) && !counted.contains(e)));
+    assert!(again
+        .iter()
+        .enumerate()
+        .all(|(i, &e)| w.get::<A>(e) == Some(&A(i as u32 * 2))));
+    w.clear();
+    w.clear();
+    assert_eq!(w.len(), 0);
+    assert_eq!(w.check_invariants(), Ok(()));
+}

@@ -28,6 +28,21 @@ impl<M: WorldModel> World<M> {
         true
     }
 
+    /// Despawns every entity, keeping the memory of the stores and of the entity table: the
+    /// next spawn (a level's restart, say) writes into memory that is already allocated and
+    /// mapped, instead of page-faulting fresh allocations as a new world's first spawn does.
+    /// Every id issued so far becomes stale, as after [`World::despawn`]; resources are kept.
+    /// The ids are retired before any component is dropped, and a panicking `Drop` still
+    /// leaves every store empty (the values after it leak), so the world stays consistent.
+    pub fn clear(&mut self) {
+        for store in self.stores.iter() {
+            for &e in store.entities() {
+                self.table.destroy(e);
+            }
+        }
+        empty_stores(&mut self.stores);
+    }
+
     /// Adds `component` to `entity`, moving the entity to the declared signature that has its
     /// components plus this one (one copy per component; the target comes from a table, no
     /// search). If the entity already has a `C`, the value is replaced and the old one
@@ -243,5 +258,21 @@ impl<M: WorldModel> World<M> {
             current: super::set_names(info.mask, &names),
             missing: super::set_names(missing, &names),
         }
+    }
+}
+
+/// Empties every store, dropping their values; if a `Drop` panics, the stores after it are
+/// emptied while unwinding, so no store keeps a row whose id was retired.
+fn empty_stores(stores: &mut [crate::storage::Store]) {
+    struct EmptyRest<'a>(&'a mut [crate::storage::Store]);
+    impl Drop for EmptyRest<'_> {
+        fn drop(&mut self) {
+            empty_stores(self.0);
+        }
+    }
+    if let Some((first, rest)) = stores.split_first_mut() {
+        let rest = EmptyRest(rest);
+        first.truncate(0);
+        drop(rest);
     }
 }

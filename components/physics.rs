@@ -4,6 +4,7 @@ use super::resources::{Gravity, Time};
 use bytemuck::{Pod, Zeroable};
 use ecs_core::prelude::*;
 use ecs_core::resource::MapEntities;
+use ecs_core::SoaManager;
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
@@ -93,4 +94,20 @@ pub fn drift(position: &mut Position, velocity: &Velocity, time: &Time) {
 #[system]
 pub fn age(lifetime: &mut Lifetime, time: &Time) {
     lifetime.0 = (lifetime.0 - time.dt).max(0.0);
+}
+
+/// An entity's temperature, kept outside the signature stores by its own structure-of-arrays
+/// manager, `HeatManager` (seed part 2). Declared as an entity-resource struct, so levels hold
+/// it as `heat` and `resource_registry()` registers it, kept outside the stores: a spawn hands
+/// it to a `HeatManager` passed as a spawner.
+#[derive(
+    SoaManager, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
+)]
+#[soa(lookup = "dense", resource = "heat")]
+#[repr(C)]
+pub struct Heat {
+    /// Temperature in degrees Celsius.
+    pub celsius: f32,
+    /// Change per second.
+    pub rate: f32,
 }

@@ -274,6 +274,18 @@ pub struct Model {
     pub systems: Vec<System>,
     /// System indices per stage, in execution order.
     pub stages: Vec<Vec<usize>>,
+    /// Structs of `#[derive(SoaManager)]` managers that entity resources may hold (kept outside
+    /// the stores), sorted by name.
+    pub kept_outside: Vec<KeptOutside>,
+}
+
+/// A `#[derive(SoaManager)]` struct declared with `#[soa(resource = "…")]`.
+#[derive(Clone, Debug)]
+pub struct KeptOutside {
+    /// The struct's path as the generated code names it.
+    pub path: syn::Path,
+    /// Its entity-resource options.
+    pub resource: crate::decl::ResourceOpt,
 }
 
 impl Model {
@@ -374,7 +386,18 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
         return Err(diags);
     }
 
-    crate::generate::resources::check(&comps, &mut diags);
+    crate::generate::resources::check(&comps, &scan.soa_resources, &mut diags);
+    let mut kept_outside: Vec<KeptOutside> = scan
+        .soa_resources
+        .iter()
+        .filter_map(|f| {
+            Some(KeptOutside {
+                path: full_path(&f.module, &f.decl.ident),
+                resource: f.decl.resource.clone()?,
+            })
+        })
+        .collect();
+    kept_outside.sort_by(|a, b| a.resource.name.cmp(&b.resource.name));
     let components: Vec<Component> = comps
         .iter()
         .map(|f| Component {
@@ -648,6 +671,7 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
             resources,
             systems,
             stages,
+            kept_outside,
         })
     } else {
         diags.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));

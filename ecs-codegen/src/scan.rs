@@ -2,7 +2,7 @@
 //! as rustc does, and collects the declarations, each with the path the generated code will
 //! name it by (through a private module's glob re-export where there is one).
 
-use crate::decl::{self, ComponentDecl, ResourceDecl, SignatureDecl, SystemDecl};
+use crate::decl::{self, ComponentDecl, ResourceDecl, SignatureDecl, SoaDecl, SystemDecl};
 use crate::diagnostic::Diagnostic;
 use std::path::{Path, PathBuf};
 use syn::{Attribute, DeriveInput, Item};
@@ -27,6 +27,9 @@ pub struct Scan {
     pub signatures: Vec<Found<SignatureDecl>>,
     /// `#[derive(Resource)]` types.
     pub resources: Vec<Found<ResourceDecl>>,
+    /// `#[derive(SoaManager)]` structs declared as entity-resource components
+    /// (`#[soa(resource = "…")]`); the others are not the build script's concern.
+    pub soa_resources: Vec<Found<SoaDecl>>,
     /// `#[system]` functions, in declaration order (modules in `mod` order, depth first).
     pub systems: Vec<Found<SystemDecl>>,
     /// Files read, for `cargo:rerun-if-changed`.
@@ -239,7 +242,7 @@ impl Scan {
         diags: &mut Vec<Diagnostic>,
     ) {
         let derives = derived(attrs);
-        let wanted = ["Component", "Signature", "Resource"];
+        let wanted = ["Component", "Signature", "Resource", "SoaManager"];
         if !derives.iter().any(|d| wanted.contains(&d.as_str())) {
             return;
         }
@@ -249,6 +252,22 @@ impl Scan {
                 "Component" => "component",
                 "Signature" => "signature",
                 "Resource" => "resource",
+                "SoaManager" => {
+                    // Only one declared as an entity-resource component is named by the
+                    // generated code (its registration); the derive checks the rest.
+                    match decl::parse_soa(&input) {
+                        Ok(soa) if soa.resource.is_some() => {
+                            if let Some(module) =
+                                reachable(ctx, &input.ident, file, "resource struct", diags)
+                            {
+                                self.soa_resources.push(found(soa, &module, file));
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(e) => diags.extend(Diagnostic::from_syn(file, e)),
+                    }
+                    continue;
+                }
                 _ => continue,
             };
             let Some(module) = reachable(ctx, &input.ident, file, kind, diags) else {

@@ -170,3 +170,159 @@ pub struct Name(pub String);
     assert_eq!(dup.column, 24);
     assert!(dup.help.as_deref().unwrap().contains("rename one"));
 }
+
+const SOA: &str = "use ecs_core::prelude::*;
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable, ecs_core::SoaManager)]
+#[repr(C)]
+#[soa(resource = \"spin\", spawn_order = -1, lookup = \"dense\")]
+pub struct Spin { pub rate: f32, pub phase: f32 }
+#[derive(ecs_core::SoaManager)]
+pub struct Unlisted { pub x: f32 }
+";
+
+#[test]
+fn soa_structs_declared_as_resources_are_registered_kept_outside() {
+    let (_d, r) = build(&[
+        (
+            "a.rs",
+            "use ecs_core::prelude::*;
+#[derive(Component)]
+#[component(resource = \"position\")]
+pub struct Position(pub f32);
+#[derive(Component)]
+pub struct Name(pub String);
+",
+        ),
+        ("b.rs", SIG),
+        ("s.rs", SOA),
+    ]);
+    let src = r.unwrap();
+    let flat: String = src
+        .split_whitespace()
+        .collect::<String>()
+        .replace(",>", ">")
+        .replace(",)", ")");
+    let has = |s: &str| flat.contains(&s.split_whitespace().collect::<String>());
+    assert!(
+        has("Registration::pod::<crate::components::s::Spin>(\"spin\").kept_outside().spawn_order(-1i32)"),
+        "{src}"
+    );
+    assert!(has(
+        "Registration::pod::<crate::components::a::Position>(\"position\")"
+    ));
+    assert!(
+        !src.contains("Unlisted"),
+        "only declared resources are named"
+    );
+
+    // A SoA struct alone is enough for a registry.
+    let (_d, r) = build(&[
+        (
+            "a.rs",
+            "use ecs_core::prelude::*;
+#[derive(Component)]
+pub struct Position(pub f32);
+#[derive(Component)]
+pub struct Name(pub String);
+",
+        ),
+        ("b.rs", SIG),
+        ("s.rs", SOA),
+    ]);
+    assert!(r.unwrap().contains("resource_registry"));
+}
+
+#[test]
+fn a_soa_resource_name_a_component_uses_is_located() {
+    let (dir, ds) = errors(&[
+        (
+            "a.rs",
+            "use ecs_core::prelude::*;
+#[derive(Component)]
+#[component(resource = \"spin\")]
+pub struct Position(pub f32);
+#[derive(Component)]
+pub struct Name(pub String);
+",
+        ),
+        ("b.rs", SIG),
+        (
+            "s.rs",
+            "#[derive(ecs_core::SoaManager)]
+#[soa(resource = \"spin\")]
+pub struct Spin { pub rate: f32 }
+",
+        ),
+    ]);
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert_eq!(ds[0].file, dir.path().join("s.rs"));
+    assert_eq!((ds[0].line, ds[0].column), (2, 18));
+    assert!(
+        ds[0]
+            .message
+            .contains("resource name \"spin\" is used by `Position` and `Spin`"),
+        "{}",
+        ds[0]
+    );
+}
+
+#[test]
+fn soa_resource_errors_are_located() {
+    // A bad name, a stray `spawn_order`, an unknown option.
+    let (dir, ds) = errors(&[
+        ("b.rs", SIG),
+        (
+            "s.rs",
+            "#[derive(ecs_core::SoaManager)]
+#[soa(resource = \"9lives\")]
+pub struct Cat { pub lives: u32 }
+#[derive(ecs_core::SoaManager)]
+#[soa(spawn_order = 2)]
+pub struct Dog { pub age: u32 }
+#[derive(ecs_core::SoaManager)]
+#[soa(resources = \"x\")]
+pub struct Eel { pub length: f32 }
+",
+        ),
+    ]);
+    let s = dir.path().join("s.rs");
+    let at = |line: usize| {
+        ds.iter()
+            .find(|d| d.file == s && d.line == line)
+            .unwrap_or_else(|| panic!("no error at s.rs:{line} in {ds:?}"))
+    };
+    assert!(at(2).message.contains("invalid resource name \"9lives\""));
+    assert_eq!(at(2).column, 18);
+    assert!(at(5)
+        .message
+        .contains("`spawn_order` is an entity-resource option"));
+    assert!(at(8).message.contains("unknown soa option `resources`"));
+    assert_eq!(ds.len(), 3, "{ds:?}");
+}
+
+#[test]
+fn a_soa_resource_in_a_private_module_needs_a_reexport() {
+    let (dir, ds) = errors(&[
+        (
+            "a.rs",
+            "use ecs_core::prelude::*;
+#[derive(Component)]
+pub struct Position(pub f32);
+#[derive(Component)]
+pub struct Name(pub String);
+mod inner {
+    #[derive(ecs_core::SoaManager)]
+    #[soa(resource = \"spin\")]
+    pub struct Spin { pub rate: f32 }
+}
+",
+        ),
+        ("b.rs", SIG),
+    ]);
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert_eq!(ds[0].file, dir.path().join("a.rs"));
+    assert_eq!(ds[0].line, 9);
+    assert!(ds[0]
+        .message
+        .contains("resource struct `Spin` is in the private module `inner`"));
+}

@@ -227,11 +227,7 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
             if meta.path.is_ident("cold") {
                 cold = true;
             } else if meta.path.is_ident("resource") {
-                let lit: LitStr = meta.value()?.parse()?;
-                if let Err(msg) = check_resource_name(&lit.value()) {
-                    return Err(syn::Error::new(lit.span(), msg));
-                }
-                name = Some(lit);
+                name = Some(resource_name(&meta)?);
             } else if meta.path.is_ident("encoding") {
                 let lit: LitStr = meta.value()?.parse()?;
                 let e = match lit.value().as_str() {
@@ -249,13 +245,7 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
                 };
                 encoding = Some((e, lit.span()));
             } else if meta.path.is_ident("spawn_order") {
-                let lit: syn::LitInt = meta.value()?.parse().map_err(|e| {
-                    syn::Error::new(
-                        e.span(),
-                        "`spawn_order` takes an integer, as in `spawn_order = 1`",
-                    )
-                })?;
-                spawn_order = Some((lit.base10_parse::<i32>()?, lit.span()));
+                spawn_order = Some(spawn_order_value(&meta)?);
             } else if meta.path.is_ident("map_entities") {
                 map_entities = Some(meta.path.span());
             } else {
@@ -299,6 +289,144 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
         cold,
         resource,
     })
+}
+
+/// How a `#[derive(SoaManager)]` manager finds an entity's instance: `lookup = "hash"|"dense"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SoaLookup {
+    /// A hash map (the default).
+    Hash,
+    /// An array indexed by entity index.
+    Dense,
+}
+
+/// The struct-level options of a `#[derive(SoaManager)]` struct:
+/// `#[soa(manager = "Name", lookup = "hash"|"dense", resource = "name", spawn_order = N)]`.
+#[derive(Clone, Debug)]
+pub struct SoaDecl {
+    /// The struct's name.
+    pub ident: Ident,
+    /// `manager = "Name"`: the manager type's name (default: the struct's name + `Manager`).
+    pub manager: Option<Ident>,
+    /// `lookup = …`.
+    pub lookup: Option<SoaLookup>,
+    /// `resource = "name"` (with `spawn_order`): entity resources may hold the struct, kept
+    /// outside the signature stores and spawned by the manager. Always plain old data.
+    pub resource: Option<ResourceOpt>,
+}
+
+/// Parses the struct-level `#[soa(...)]` options of a `#[derive(SoaManager)]` input (the
+/// derive checks the fields; this is what the build script needs too).
+pub fn parse_soa(input: &DeriveInput) -> syn::Result<SoaDecl> {
+    let mut errors = Errors::default();
+    let mut decl = SoaDecl {
+        ident: input.ident.clone(),
+        manager: None,
+        lookup: None,
+        resource: None,
+    };
+    let mut name: Option<LitStr> = None;
+    let mut spawn_order: Option<(i32, Span)> = None;
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("soa")) {
+        let r = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("manager") {
+                let lit: LitStr = meta.value()?.parse()?;
+                let m: Ident = lit.parse().map_err(|_| {
+                    syn::Error::new(
+                        lit.span(),
+                        format!(
+                            "`manager` must name a type, like `manager = \"{}Manager\"`; `{}` is \
+                             not an identifier",
+                            input.ident,
+                            lit.value()
+                        ),
+                    )
+                })?;
+                if decl.manager.replace(m).is_some() {
+                    return Err(meta.error("`manager` is given twice"));
+                }
+            } else if meta.path.is_ident("lookup") {
+                let lit: LitStr = meta.value()?.parse()?;
+                let kind = match lit.value().as_str() {
+                    "hash" => SoaLookup::Hash,
+                    "dense" => SoaLookup::Dense,
+                    other => {
+                        return Err(syn::Error::new(
+                            lit.span(),
+                            format!(
+                                "unknown lookup `{other}`: use `lookup = \"hash\"` (the default, \
+                                 a hash map) or `lookup = \"dense\"` (an array indexed by entity \
+                                 index)"
+                            ),
+                        ))
+                    }
+                };
+                if decl.lookup.replace(kind).is_some() {
+                    return Err(meta.error("`lookup` is given twice"));
+                }
+            } else if meta.path.is_ident("resource") {
+                let lit = resource_name(&meta)?;
+                if name.replace(lit).is_some() {
+                    return Err(meta.error("`resource` is given twice"));
+                }
+            } else if meta.path.is_ident("spawn_order") {
+                spawn_order = Some(spawn_order_value(&meta)?);
+            } else {
+                let option = meta
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect::<Vec<_>>()
+                    .join("::");
+                return Err(meta.error(format!(
+                    "unknown soa option `{option}`; expected `manager = \"Name\"`, \
+                     `lookup = \"hash\" | \"dense\"`, `resource = \"name\"` or `spawn_order = N`"
+                )));
+            }
+            Ok(())
+        });
+        errors.check(r);
+    }
+    match &name {
+        Some(lit) => {
+            decl.resource = Some(ResourceOpt {
+                name: lit.value(),
+                span: lit.span(),
+                encoding: ResourceEncoding::Pod,
+                spawn_order: spawn_order.map_or(0, |o| o.0),
+                map_entities: false,
+            })
+        }
+        None => {
+            if let Some((_, span)) = spawn_order {
+                errors.push(syn::Error::new(
+                    span,
+                    "`spawn_order` is an entity-resource option: name the struct's resource \
+                     too, as in `#[soa(resource = \"point_mass\", spawn_order = 1)]`",
+                ));
+            }
+        }
+    }
+    errors.finish(decl)
+}
+
+/// The value of `resource = "name"`, checked.
+fn resource_name(meta: &syn::meta::ParseNestedMeta) -> syn::Result<LitStr> {
+    let lit: LitStr = meta.value()?.parse()?;
+    check_resource_name(&lit.value()).map_err(|msg| syn::Error::new(lit.span(), msg))?;
+    Ok(lit)
+}
+
+/// The value of `spawn_order = N`.
+fn spawn_order_value(meta: &syn::meta::ParseNestedMeta) -> syn::Result<(i32, Span)> {
+    let lit: syn::LitInt = meta.value()?.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "`spawn_order` takes an integer, as in `spawn_order = 1`",
+        )
+    })?;
+    Ok((lit.base10_parse::<i32>()?, lit.span()))
 }
 
 /// Parses and validates a `#[derive(Signature)]` input.

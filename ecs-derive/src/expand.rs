@@ -19,34 +19,7 @@ pub fn component(input: TokenStream) -> TokenStream {
         Ok(c) => {
             let ident = &c.ident;
             let cold = c.cold;
-            // An opted-in component must be registrable: the check sits at the resource name, so
-            // a type that is not `Pod` (or serde, or `MapEntities`) is an error there, not only
-            // in the generated registry.
-            let resource_check = c.resource.as_ref().map(|r| {
-                // The type named with the resource name's span, so an unmet bound is reported
-                // at `resource = "…"`.
-                let name = ident.to_string();
-                let ident = match name.strip_prefix("r#") {
-                    Some(raw) => proc_macro2::Ident::new_raw(raw, r.span),
-                    None => proc_macro2::Ident::new(&name, r.span),
-                };
-                let constructor = match r.encoding {
-                    decl::ResourceEncoding::Pod => quote!(pod),
-                    decl::ResourceEncoding::Serde => quote!(serde),
-                };
-                let map = r.map_entities.then(|| {
-                    quote_spanned! {r.span=>
-                        let _ = ::ecs_core::resource::Registration::map_entities::<#ident>;
-                    }
-                });
-                quote_spanned! {r.span=>
-                    #[allow(dead_code)]
-                    fn __sigecs_resource_check() {
-                        let _ = ::ecs_core::resource::Registration::#constructor::<#ident>;
-                        #map
-                    }
-                }
-            });
+            let resource_check = c.resource.as_ref().map(|r| resource_check(ident, r));
             quote! {
                 const _: () = {
                     impl ::ecs_core::Component for #ident {
@@ -132,6 +105,34 @@ pub fn system(args: TokenStream, item: TokenStream) -> TokenStream {
         Err(e) => {
             let err = e.to_compile_error();
             quote!(#err #f)
+        }
+    }
+}
+
+/// The check that an opted-in type is registrable for entity resources (`Pod`, or serde, and
+/// `MapEntities` when asked for), spanned at `resource = "…"` so that an unmet bound is an
+/// error there, at the declaration, and not only in the generated registry.
+pub(crate) fn resource_check(ident: &proc_macro2::Ident, r: &decl::ResourceOpt) -> TokenStream {
+    // The type named with the resource name's span.
+    let name = ident.to_string();
+    let ident = match name.strip_prefix("r#") {
+        Some(raw) => proc_macro2::Ident::new_raw(raw, r.span),
+        None => proc_macro2::Ident::new(&name, r.span),
+    };
+    let constructor = match r.encoding {
+        decl::ResourceEncoding::Pod => quote!(pod),
+        decl::ResourceEncoding::Serde => quote!(serde),
+    };
+    let map = r.map_entities.then(|| {
+        quote_spanned! {r.span=>
+            let _ = ::ecs_core::resource::Registration::map_entities::<#ident>;
+        }
+    });
+    quote_spanned! {r.span=>
+        #[allow(dead_code)]
+        fn __sigecs_resource_check() {
+            let _ = ::ecs_core::resource::Registration::#constructor::<#ident>;
+            #map
         }
     }
 }

@@ -69,6 +69,11 @@ pub fn system(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Generates a structure-of-arrays component manager from a struct declaration (seed part 2).
+/// Options: `#[soa(manager = "Name", lookup = "hash"|"dense")]`. With `resource = "name"` (and
+/// optionally `spawn_order = N`), entity resources may hold the struct (it must be `Pod`, and
+/// `Deserialize` for JSON levels): in a file the build script scans, `resource_registry()`
+/// registers it kept outside the stores, and a spawn hands it to the manager passed as a
+/// spawner.
 #[proc_macro_derive(SoaManager, attributes(soa))]
 pub fn derive_soa_manager(input: TokenStream) -> TokenStream {
     soa::expand(input.into()).into()

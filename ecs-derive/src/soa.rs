@@ -6,6 +6,11 @@
 //! pub struct PointMass { pub mass: f32, pub position: Vec3, ... }
 //! ```
 //!
+//! `#[soa(resource = "point_mass", spawn_order = 1)]` declares the struct an entity-resource
+//! component kept outside the stores: the options are parsed by `ecs_decl::parse_soa`, as the
+//! build script parses them to generate the registration, and the expansion checks here, at the
+//! resource name, that the struct is `Pod`.
+//!
 //! This module validates the struct and computes the names; the manager itself is written once,
 //! in `ecs_core::soa::__soa_manager!`, which the output invokes. The bundled
 //! `ecs_core::soa::PointMassManager` is an invocation of the same macro, so derived managers and
@@ -21,7 +26,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Data, DeriveInput, Fields, Ident, LitStr};
+use syn::{Data, DeriveInput, Fields, Ident};
 
 /// Field tuples up to this length have an `ecs_core::soa::Columns` implementation.
 const MAX_FIELDS: usize = 16;
@@ -79,81 +84,6 @@ impl Errors {
     }
 }
 
-#[derive(Clone, Copy)]
-enum LookupKind {
-    Hash,
-    Dense,
-}
-
-/// The struct-level `#[soa(...)]` options.
-#[derive(Default)]
-struct Options {
-    manager: Option<Ident>,
-    lookup: Option<LookupKind>,
-}
-
-fn parse_options(input: &DeriveInput, errors: &mut Errors) -> Options {
-    let mut options = Options::default();
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("soa")) {
-        let parsed = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("manager") {
-                let lit: LitStr = meta.value()?.parse()?;
-                let name: Ident = lit.parse().map_err(|_| {
-                    syn::Error::new(
-                        lit.span(),
-                        format!(
-                            "`manager` must name a type, like `manager = \"{}Manager\"`; `{}` is \
-                             not an identifier",
-                            input.ident,
-                            lit.value()
-                        ),
-                    )
-                })?;
-                if options.manager.replace(name).is_some() {
-                    return Err(meta.error("`manager` is given twice"));
-                }
-                Ok(())
-            } else if meta.path.is_ident("lookup") {
-                let lit: LitStr = meta.value()?.parse()?;
-                let kind = match lit.value().as_str() {
-                    "hash" => LookupKind::Hash,
-                    "dense" => LookupKind::Dense,
-                    other => {
-                        return Err(syn::Error::new(
-                            lit.span(),
-                            format!(
-                                "unknown lookup `{other}`: use `lookup = \"hash\"` (the default, \
-                                 a hash map) or `lookup = \"dense\"` (an array indexed by entity \
-                                 index)"
-                            ),
-                        ))
-                    }
-                };
-                if options.lookup.replace(kind).is_some() {
-                    return Err(meta.error("`lookup` is given twice"));
-                }
-                Ok(())
-            } else {
-                let name = meta
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect::<Vec<_>>()
-                    .join("::");
-                Err(meta.error(format!(
-                    "unknown soa option `{name}`; expected `manager = \"Name\"` or \
-                     `lookup = \"hash\" | \"dense\"`"
-                )))
-            }
-        });
-        if let Err(err) = parsed {
-            errors.push(err);
-        }
-    }
-    options
-}
-
 /// One field of the struct, with the names generated for it.
 struct FieldNames<'a> {
     field: &'a syn::Field,
@@ -207,7 +137,19 @@ fn expand_input(input: &DeriveInput) -> syn::Result<TokenStream> {
         ));
     }
 
-    let options = parse_options(input, &mut errors);
+    // The struct-level options, parsed as the build script parses them.
+    let options = match ecs_decl::parse_soa(input) {
+        Ok(o) => o,
+        Err(e) => {
+            errors.push(e);
+            ecs_decl::SoaDecl {
+                ident: input.ident.clone(),
+                manager: None,
+                lookup: None,
+                resource: None,
+            }
+        }
+    };
 
     for field in &fields {
         for attr in field.attrs.iter().filter(|a| a.path().is_ident("soa")) {
@@ -287,16 +229,16 @@ fn expand_input(input: &DeriveInput) -> syn::Result<TokenStream> {
     errors.finish()?;
 
     let vis = &input.vis;
-    let lookup = match options.lookup.unwrap_or(LookupKind::Hash) {
-        LookupKind::Hash => quote!(::ecs_core::soa::HashLookup),
-        LookupKind::Dense => quote!(::ecs_core::soa::DenseLookup),
+    let lookup = match options.lookup.unwrap_or(ecs_decl::SoaLookup::Hash) {
+        ecs_decl::SoaLookup::Hash => quote!(::ecs_core::soa::HashLookup),
+        ecs_decl::SoaLookup::Dense => quote!(::ecs_core::soa::DenseLookup),
     };
     let doc = format!(
         " Structure-of-arrays component manager for [`{row}`] (seed part 2), generated by \
          `#[derive(SoaManager)]`: one column per field in a single allocation, {} entity lookup.",
-        match options.lookup.unwrap_or(LookupKind::Hash) {
-            LookupKind::Hash => "hash-map",
-            LookupKind::Dense => "dense-array",
+        match options.lookup.unwrap_or(ecs_decl::SoaLookup::Hash) {
+            ecs_decl::SoaLookup::Hash => "hash-map",
+            ecs_decl::SoaLookup::Dense => "dense-array",
         }
     );
     let field_specs = named.iter().enumerate().map(|(k, f)| {
@@ -307,7 +249,14 @@ fn expand_input(input: &DeriveInput) -> syn::Result<TokenStream> {
         let [field_mut, set_field, column, column_mut] = &f.names;
         quote! { { #k, #fvis #ident: #ty, #field_mut, #set_field, #column, #column_mut } }
     });
+    // Declared as an entity-resource component (kept outside the stores): it must be `Pod`.
+    let resource_check = options
+        .resource
+        .as_ref()
+        .map(|r| crate::expand::resource_check(row, r));
+    let resource_check = resource_check.map(|check| quote!(const _: () = { #check };));
     Ok(quote! {
+        #resource_check
         ::ecs_core::soa::__soa_manager! {
             #[doc = #doc]
             manager: #vis #manager,
@@ -422,6 +371,36 @@ mod tests {
             "#[soa(manager = \"PColumns\")] struct P { a: u8 }",
             &["taken by the generated columns type"],
         );
+        assert_error(
+            "#[soa(resource = \"a b\")] struct P { a: u8 }",
+            &["invalid resource name"],
+        );
+        assert_error(
+            "#[soa(spawn_order = 1)] struct P { a: u8 }",
+            &["entity-resource option"],
+        );
+        assert_error(
+            "#[soa(resource = \"p\", resource = \"q\")] struct P { a: u8 }",
+            &["`resource` is given twice"],
+        );
+    }
+
+    #[test]
+    fn a_resource_struct_is_checked_registrable_beside_its_manager() {
+        let out = expand_str(
+            "#[soa(resource = \"heat\", spawn_order = 2)] pub struct Heat { pub c: f32 }",
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(
+            out.contains(":: ecs_core :: resource :: Registration :: pod :: < Heat >"),
+            "{out}"
+        );
+        assert!(
+            out.contains(":: ecs_core :: soa :: __soa_manager !"),
+            "{out}"
+        );
+        let plain = expand_str("pub struct Heat { pub c: f32 }");
+        assert!(!plain.contains("Registration"), "{plain}");
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! Entity-resource registrations: one `Registration` per component declared with
-//! `#[component(resource = "name")]`, as a list in `resource_registry()`. The registry's logic
+//! `#[component(resource = "name")]`, and one per `#[derive(SoaManager)]` struct declared with
+//! `#[soa(resource = "name")]` (kept outside the stores), as a list in `resource_registry()`. The registry's logic
 //! (checks, lookups, the built-in `local_transform`) is `ecs_core::resource::Registry`'s; the
 //! generated code is only the list. Nothing is generated when no component opts in, so a world
 //! without entity resources needs no `resource` feature of `ecs_core`.
 
 use super::*;
-use crate::decl::{ComponentDecl, ResourceEncoding};
+use crate::decl::{ComponentDecl, ResourceEncoding, SoaDecl};
 use crate::diagnostic::Diagnostic;
 use crate::scan::Found;
 use std::collections::HashMap;
@@ -21,17 +22,25 @@ fn identifier(name: &str) -> u64 {
     h
 }
 
-/// Whole-crate checks of the resource names: each is used by one component, `local_transform`
-/// is the runtime's own, and no two names share an identifier.
-pub fn check(comps: &[Found<ComponentDecl>], diags: &mut Vec<Diagnostic>) {
+/// Whole-crate checks of the resource names of components and of SoA-managed structs: each is
+/// used by one type, `local_transform` is the runtime's own, and no two names share an
+/// identifier.
+pub fn check(comps: &[Found<ComponentDecl>], soa: &[Found<SoaDecl>], diags: &mut Vec<Diagnostic>) {
     let mut by_name: HashMap<String, String> = HashMap::new();
     let mut by_id: HashMap<u64, String> = HashMap::new();
-    for f in comps {
-        let Some(r) = &f.decl.resource else { continue };
+    let declared = comps
+        .iter()
+        .map(|f| (&f.file, &f.decl.ident, &f.decl.resource))
+        .chain(
+            soa.iter()
+                .map(|f| (&f.file, &f.decl.ident, &f.decl.resource)),
+        );
+    for (file, ident, r) in declared {
+        let Some(r) = r else { continue };
         if r.name == "local_transform" {
             diags.push(
                 Diagnostic::at(
-                    &f.file,
+                    file,
                     r.span,
                     "resource name \"local_transform\" is reserved",
                 )
@@ -45,11 +54,11 @@ pub fn check(comps: &[Found<ComponentDecl>], diags: &mut Vec<Diagnostic>) {
         if let Some(other) = by_name.get(&r.name) {
             diags.push(
                 Diagnostic::at(
-                    &f.file,
+                    file,
                     r.span,
                     format!(
                         "resource name \"{}\" is used by `{other}` and `{}`",
-                        r.name, f.decl.ident
+                        r.name, ident
                     ),
                 )
                 .with_help("a resource name picks one component type in a level; rename one"),
@@ -60,7 +69,7 @@ pub fn check(comps: &[Found<ComponentDecl>], diags: &mut Vec<Diagnostic>) {
         if let Some(other) = by_id.get(&id) {
             diags.push(
                 Diagnostic::at(
-                    &f.file,
+                    file,
                     r.span,
                     format!(
                         "resource names \"{other}\" and \"{}\" hash to the same identifier {id:#018x}",
@@ -71,7 +80,7 @@ pub fn check(comps: &[Found<ComponentDecl>], diags: &mut Vec<Diagnostic>) {
             );
             continue;
         }
-        by_name.insert(r.name.clone(), f.decl.ident.to_string());
+        by_name.insert(r.name.clone(), ident.to_string());
         by_id.insert(id, r.name.clone());
     }
 }
@@ -100,6 +109,18 @@ pub(super) fn generate(model: &Model) -> TokenStream {
             }
             Some(reg)
         })
+        .chain(model.kept_outside.iter().map(|k| {
+            // A struct of a `#[derive(SoaManager)]` manager: plain old data, spawned and saved
+            // by the manager (its `OutsideStores` implementation), not by the stores.
+            let (path, name) = (&k.path, &k.resource.name);
+            let mut reg =
+                quote!(::ecs_core::resource::Registration::pod::<#path>(#name).kept_outside());
+            if k.resource.spawn_order != 0 {
+                let order = k.resource.spawn_order;
+                reg = quote!(#reg.spawn_order(#order));
+            }
+            reg
+        }))
         .collect();
     if registrations.is_empty() {
         return TokenStream::new();

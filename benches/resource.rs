@@ -9,7 +9,9 @@
 //! - `spawn_batch`: the same values with one `spawn_batch` per signature;
 //! - `memcpy`: copying the blob into a buffer (the floor), and `memcpy_and_ids`: that plus
 //!   creating 11,300 entity ids with one `create_many` (the target is the blob spawn
-//!   within 2× of this, and faster than `spawn_batch`).
+//!   within 2× of this, and faster than `spawn_batch`);
+//! - `decode_names`: decoding the level's 1,300 names (`String`s) from their postcard bytes,
+//!   the part of the blob spawn that is neither a copy nor an id.
 //!
 //! Every row starts from data at rest and ends with a world that owns its values: the blob rows
 //! decode the names (`String`s) out of the blob, the `spawn`/`spawn_batch` rows clone the
@@ -211,6 +213,21 @@ fn level_spawn(c: &mut Criterion) {
             |(buf, em)| {
                 buf.copy_from_slice(black_box(blob.as_ref()));
                 em.create_many(n).unwrap().len()
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    // The names alone: the 1,300 `DebugName`s decoded from their postcard bytes into values
+    // the caller owns (a UTF-8 check and an allocation each), as the blob spawn decodes them.
+    let names: Vec<&[u8]> = level.component("name").unwrap().instances().unwrap();
+    g.bench_function("decode_names", |b| {
+        b.iter_batched_ref(
+            || Vec::with_capacity(names.len()),
+            |out: &mut Vec<DebugName>| {
+                for &n in &names {
+                    out.push(postcard::from_bytes(black_box(n)).unwrap());
+                }
+                out.len()
             },
             BatchSize::LargeInput,
         )

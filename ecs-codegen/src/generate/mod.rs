@@ -1,9 +1,9 @@
 //! The generator: turns a [`Model`] into the Rust source of a world.
 //!
 //! The generated file holds only what needs static types (prost's rule): the model's tables as
-//! data ([`tables`]: components, stores and their slots, systems, the schedule), the row
+//! data (`tables`: components, stores and their slots, systems, the schedule), the row
 //! structs of `rows` signatures, the trait impls that tie the declared types to their ids, the
-//! `World` wrapper ([`world`]) and one typed pass per system and per stage ([`passes`]).
+//! `World` wrapper (`world`) and one typed pass per system and per stage (`passes`).
 //! Everything else — spawning, moves, queries, statistics, invariants — is `ecs_core`'s, once.
 //!
 //! Every item lives in a module of its own, `sigecs_world`, re-exported with a glob import:

@@ -219,7 +219,7 @@ mod sigecs_world {
         }
     }
     /// The generated world: one packed store per declared signature, the entity table and
-    /// the resources. It dereferences to [`ecs_core::World`], which has the rest of the
+    /// the resources. It dereferences to [`::ecs_core::World`], which has the rest of the
     /// API (spawn, despawn, get, insert, remove, queries, resources, statistics).
     #[derive(Default)]
     pub struct World(::ecs_core::World<Model>);

@@ -24,7 +24,7 @@
 //!   text (a world's check leaves components [kept outside](Registration::kept_outside) the
 //!   stores out of the set; the plan gives them no rows).
 //!
-//! Having accepted a blob, it also plans its spawn once (see [`super::plan`]): each entity's
+//! Having accepted a blob, it also plans its spawn once (see `resource::plan`): each entity's
 //! row among the resource's rows of its store, as runs, so that every spawn of the resource (a
 //! level restart, each prefab instance) skips that per-entity work.
 //!

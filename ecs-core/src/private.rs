@@ -166,9 +166,9 @@ impl<'w> StoreColumns<'w> {
     }
 }
 
-/// One insert/remove move in progress, as a [`MoveFn`](crate::model::MoveFn) sees it: the source store and row, the
-/// target store and row (reserved, unwritten), the source's last row, the transition, and the
-/// changed component's value outside the stores (the inserted value, read from; or where the
+/// One insert/remove move in progress, as a [`MoveFn`](crate::model::MoveFn) builds it from
+/// its arguments: the source store and row, the target store and row (reserved, unwritten),
+/// the source's last row, and the changed component's value outside the stores (the inserted value, read from; or where the
 /// removed value goes, written to). A generated typed move calls [`RowMove::copy`] for every
 /// component the stores share, [`RowMove::insert`] or [`RowMove::take`] for the changed one,
 /// and [`RowMove::fill`] for every column of the source store (the swap-remove of the source

@@ -28,10 +28,10 @@ impl<M: WorldModel> World<M> {
         true
     }
 
-    /// Despawns every entity, keeping the memory of the stores and of the entity table: the
-    /// next spawn (a level's restart, say) writes into memory that is already allocated and
-    /// mapped, instead of page-faulting fresh allocations as a new world's first spawn does.
-    /// Every id issued so far becomes stale, as after [`World::despawn`]; resources are kept.
+    /// Despawns every entity, keeping the resources and the memory of the stores and of the
+    /// entity table for the next spawn (a level's restart, say). Every id issued so far becomes
+    /// stale, as after [`World::despawn`]; the ids of the next spawns reuse its slots. (That
+    /// is not by itself faster than spawning into a new world: see the README's restart rows.)
     /// The ids are retired before any component is dropped, and a panicking `Drop` still
     /// leaves every store empty (the values after it leak), so the world stays consistent.
     pub fn clear(&mut self) {
@@ -192,8 +192,8 @@ impl<M: WorldModel> World<M> {
     /// `value` or the removed one out to `value`, and the swap-remove of the source row; then
     /// the entity ids and locations. This is the whole cost of `insert`/`remove` (the
     /// `add_remove` benchmark): one indirect call to a move with static types (strides
-    /// included), found in the (store, component) entry itself, and no bounds checks on tables
-    /// that were checked against the model once, when they were built.
+    /// included), found in the (store, component) entry itself, and no bounds checks on the
+    /// two stores, whose ids the tables took from the model once, when they were built.
     ///
     /// # Safety
     /// `t` is a move from `loc.store`; for an insert `value` points to an owned value of the

@@ -32,6 +32,25 @@ const SIG: &str = "use ecs_core::prelude::*;
 pub struct S { pub p: Position, pub n: Name }
 ";
 
+/// `SIG`'s components, neither opted in.
+const PLAIN: &str = "use ecs_core::prelude::*;
+#[derive(Component)]
+pub struct Position(pub f32);
+#[derive(Component)]
+pub struct Name(pub String);
+";
+
+/// The generated text without whitespace and trailing commas (it is formatted by
+/// prettyplease), and a test of whether it holds `s` written the same way.
+fn flat(src: &str) -> impl Fn(&str) -> bool {
+    let flat: String = src
+        .split_whitespace()
+        .collect::<String>()
+        .replace(",>", ">")
+        .replace(",)", ")");
+    move |s: &str| flat.contains(&s.split_whitespace().collect::<String>())
+}
+
 #[test]
 fn opted_in_components_are_registered() {
     let (_d, r) = build(&[
@@ -51,13 +70,7 @@ pub struct Hidden(pub u8);
         ("b.rs", SIG),
     ]);
     let src = r.unwrap();
-    // Compared without whitespace: the file is formatted by prettyplease.
-    let flat: String = src
-        .split_whitespace()
-        .collect::<String>()
-        .replace(",>", ">")
-        .replace(",)", ")");
-    let has = |s: &str| flat.contains(&s.split_whitespace().collect::<String>());
+    let has = flat(&src);
     assert!(has(
         "pub fn resource_registry() -> &'static ::ecs_core::resource::Registry"
     ));
@@ -76,18 +89,7 @@ pub struct Hidden(pub u8);
 
 #[test]
 fn nothing_is_generated_without_opted_in_components() {
-    let (_d, r) = build(&[
-        (
-            "a.rs",
-            "use ecs_core::prelude::*;
-#[derive(Component)]
-pub struct Position(pub f32);
-#[derive(Component)]
-pub struct Name(pub String);
-",
-        ),
-        ("b.rs", SIG),
-    ]);
+    let (_d, r) = build(&[("a.rs", PLAIN), ("b.rs", SIG)]);
     assert!(!r.unwrap().contains("resource_registry"));
 }
 
@@ -197,12 +199,7 @@ pub struct Name(pub String);
         ("s.rs", SOA),
     ]);
     let src = r.unwrap();
-    let flat: String = src
-        .split_whitespace()
-        .collect::<String>()
-        .replace(",>", ">")
-        .replace(",)", ")");
-    let has = |s: &str| flat.contains(&s.split_whitespace().collect::<String>());
+    let has = flat(&src);
     assert!(
         has("Registration::pod::<crate::components::s::Spin>(\"spin\").kept_outside().spawn_order(-1i32)"),
         "{src}"
@@ -216,19 +213,7 @@ pub struct Name(pub String);
     );
 
     // A SoA struct alone is enough for a registry.
-    let (_d, r) = build(&[
-        (
-            "a.rs",
-            "use ecs_core::prelude::*;
-#[derive(Component)]
-pub struct Position(pub f32);
-#[derive(Component)]
-pub struct Name(pub String);
-",
-        ),
-        ("b.rs", SIG),
-        ("s.rs", SOA),
-    ]);
+    let (_d, r) = build(&[("a.rs", PLAIN), ("b.rs", SIG), ("s.rs", SOA)]);
     assert!(r.unwrap().contains("resource_registry"));
 }
 

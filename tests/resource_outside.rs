@@ -23,16 +23,11 @@ use sigecs::ecs_core::transform::TransformManager;
 use sigecs::ecs_core::SoaManager;
 use sigecs::{resource_registry, World};
 
-/// The bundled registry (which registers `heat`, declared with `#[soa(resource = "heat")]`),
-/// plus `point_mass`, registered by hand: both kept outside the stores.
-fn registry() -> &'static Registry {
-    static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
-    REGISTRY.get_or_init(|| {
-        resource_registry()
-            .with([Registration::pod::<PointMass>("point_mass").kept_outside()])
-            .unwrap()
-    })
-}
+// `registry()`: the bundled registry (which registers `heat`, declared with
+// `#[soa(resource = "heat")]`) plus `point_mass`, registered by hand; both kept outside the
+// stores.
+mod resource_fuzz;
+use resource_fuzz::registry;
 
 const LEVEL: &str = r#"{"entities": [
     {"components": {"position": [1, 2, 3], "name": "sun",

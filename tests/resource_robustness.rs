@@ -9,20 +9,14 @@
 use glam::{Mat4, Vec3};
 use sigecs::components::physics::*;
 use sigecs::components::signatures::Beacon;
-use sigecs::ecs_core::resource::{reseal, EntityCompiler, Registration, Registry, VerifyOptions};
+use sigecs::ecs_core::resource::{reseal, EntityCompiler, VerifyOptions};
 use sigecs::ecs_core::soa::{PointMass, PointMassManager};
 use sigecs::ecs_core::transform::TransformManager;
-use sigecs::{resource_registry, World};
+use sigecs::World;
 
-/// The bundled registry, plus `point_mass` kept outside the stores (a `PointMassManager`).
-fn registry() -> &'static Registry {
-    static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
-    REGISTRY.get_or_init(|| {
-        resource_registry()
-            .with([Registration::pod::<PointMass>("point_mass").kept_outside()])
-            .unwrap()
-    })
-}
+// `registry()`: the bundled registry plus `point_mass` kept outside the stores.
+mod resource_fuzz;
+use resource_fuzz::registry;
 
 const LEVEL: &str = r#"{"entities": [
     {"components": {"position": [1, 2, 3], "velocity": [0, 0, 1], "acceleration": [0, 0, 0],

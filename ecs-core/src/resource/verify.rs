@@ -960,3 +960,7 @@ impl<'a> ComponentData<'a> {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+#[path = "verify_tests.rs"]
+mod tests;

@@ -295,3 +295,7 @@ impl<'r> EntityCompiler<'r> {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "compile_tests.rs"]
+mod tests;

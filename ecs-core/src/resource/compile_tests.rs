@@ -1,0 +1,282 @@
+//! The JSON compiler's error paths, each with the exact path and message a level author sees,
+//! and a valid level's values read back through the verifier.
+
+use super::*;
+use crate::resource::{verify, AnySet, Registration, VerifyOptions};
+
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable, serde::Deserialize)]
+#[repr(C)]
+struct Pos {
+    x: f32,
+    y: f32,
+}
+
+fn registry() -> Registry {
+    Registry::new([
+        Registration::pod::<Pos>("pos"),
+        Registration::serde::<String>("name"),
+        Registration::serde::<Vec<u8>>("tags"),
+    ])
+    .unwrap()
+}
+
+/// The errors of compiling `json`, as `(path, message)` pairs.
+fn errors(json: &str) -> Vec<(String, String)> {
+    let registry = registry();
+    let err = EntityCompiler::new(&registry)
+        .compile_str(json)
+        .expect_err("the level must not compile");
+    assert_eq!(err.more, 0);
+    err.errors
+        .into_iter()
+        .map(|e| (e.path, e.message))
+        .collect()
+}
+
+/// The one error of compiling `json`.
+fn error(json: &str) -> (String, String) {
+    let mut all = errors(json);
+    assert_eq!(all.len(), 1, "{all:?}");
+    all.remove(0)
+}
+
+fn pair(path: &str, message: &str) -> (String, String) {
+    (path.to_string(), message.to_string())
+}
+
+#[test]
+fn a_valid_level_compiles_to_what_it_says() {
+    let registry = registry();
+    let json = r#"{"entities": [
+        {"parent": 2, "components": {"pos": {"x": 1.5, "y": -2}, "name": "child"}},
+        {"parent": null, "components": null},
+        {"components": {"tags": [7, 8], "pos": {"x": 0, "y": 0}}},
+        {}
+    ]}"#;
+    let blob = EntityCompiler::new(&registry).compile_str(json).unwrap();
+    let level = verify(
+        &blob[..],
+        &registry,
+        AnySet::default(),
+        &VerifyOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(level.num_entities(), 4);
+    assert_eq!(
+        level.parents().collect::<Vec<_>>(),
+        [Some(2), None, None, None]
+    );
+    let pos = level.component("pos").unwrap();
+    assert_eq!(pos.entity_indices().collect::<Vec<_>>(), [0, 2]);
+    assert_eq!(
+        pos.pod::<Pos>().unwrap().as_ref(),
+        [Pos { x: 1.5, y: -2.0 }, Pos { x: 0.0, y: 0.0 }]
+    );
+    let names = level.component("name").unwrap();
+    assert_eq!(names.entity_indices().collect::<Vec<_>>(), [0]);
+    assert_eq!(names.decode::<String>().unwrap(), ["child"]);
+    let tags = level.component("tags").unwrap();
+    assert_eq!(tags.entity_indices().collect::<Vec<_>>(), [2]);
+    assert_eq!(tags.decode::<Vec<u8>>().unwrap(), [vec![7, 8]]);
+    // The same level compiles to the same bytes, whatever the key order.
+    let reordered = r#"{"entities": [
+        {"components": {"name": "child", "pos": {"y": -2, "x": 1.5}}, "parent": 2},
+        {},
+        {"components": {"pos": {"x": 0, "y": 0}, "tags": [7, 8]}},
+        {"parent": null}
+    ]}"#;
+    assert_eq!(
+        EntityCompiler::new(&registry)
+            .compile_str(reordered)
+            .unwrap(),
+        blob
+    );
+}
+
+#[test]
+fn the_document_shape_is_checked() {
+    let (path, message) = error("{\"entities\": [");
+    assert_eq!(path, "");
+    assert!(message.starts_with("not valid JSON: "), "{message}");
+    assert_eq!(
+        error("[]"),
+        pair(
+            "",
+            "expected an object with an \"entities\" array, found an array"
+        )
+    );
+    assert_eq!(
+        error("{}"),
+        pair("", "missing key \"entities\" (an array of entities)")
+    );
+    assert_eq!(
+        error(r#"{"entities": 3}"#),
+        pair("entities", "expected an array, found a number")
+    );
+    assert_eq!(
+        error(r#"{"entities": [], "levels": []}"#),
+        pair("levels", "unknown key: expected only \"entities\"")
+    );
+    // An empty level is a level.
+    let registry = registry();
+    let blob = EntityCompiler::new(&registry)
+        .compile_str(r#"{"entities": []}"#)
+        .unwrap();
+    let level = verify(
+        &blob[..],
+        &registry,
+        AnySet::default(),
+        &VerifyOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(level.num_entities(), 0);
+}
+
+#[test]
+fn entities_and_parents_are_checked() {
+    assert_eq!(
+        error(r#"{"entities": [{}, "ship"]}"#),
+        pair("entities[1]", "expected an entity object, found a string")
+    );
+    assert_eq!(
+        error(r#"{"entities": [{"parnet": 0}, {}]}"#),
+        pair(
+            "entities[0].parnet",
+            "unknown key: an entity has \"parent\" and \"components\""
+        )
+    );
+    assert_eq!(
+        error(r#"{"entities": [{}, {"parent": 1}]}"#),
+        pair("entities[1].parent", "an entity cannot be its own parent")
+    );
+    for (parent, found) in [("2", "2"), ("-1", "-1"), ("0.5", "0.5"), ("\"0\"", "\"0\"")] {
+        assert_eq!(
+            error(&format!(
+                r#"{{"entities": [{{}}, {{"parent": {parent}}}]}}"#
+            )),
+            pair(
+                "entities[1].parent",
+                &format!("expected null or an entity index below 2, found {found}")
+            )
+        );
+    }
+    // The last entity may be a parent, also of an entity before it.
+    let registry = registry();
+    EntityCompiler::new(&registry)
+        .compile_str(r#"{"entities": [{"parent": 1}, {}]}"#)
+        .unwrap();
+}
+
+#[test]
+fn a_cycle_names_an_entity_on_it() {
+    let (path, message) =
+        error(r#"{"entities": [{}, {"parent": 2}, {"parent": 3}, {"parent": 1}]}"#);
+    assert!(
+        [
+            "entities[1].parent",
+            "entities[2].parent",
+            "entities[3].parent"
+        ]
+        .contains(&&*path),
+        "{path}"
+    );
+    assert_eq!(
+        message,
+        "the chain of parents from this entity comes back to it (a cycle)"
+    );
+}
+
+#[test]
+fn components_are_checked_with_their_paths() {
+    assert_eq!(
+        error(r#"{"entities": [{"components": [1]}]}"#),
+        pair(
+            "entities[0].components",
+            "expected an object of components, found an array"
+        )
+    );
+    let (path, message) = error(r#"{"entities": [{"components": {"position": {}}}]}"#);
+    assert_eq!(path, "entities[0].components.position");
+    assert!(message.starts_with("unknown component `position`; registered: "));
+    for name in ["pos", "name", "tags"] {
+        assert!(message.contains(name), "{message}");
+    }
+    // Inside a component: the field, a missing field, an element of a sequence.
+    let (path, message) =
+        error(r#"{"entities": [{}, {"components": {"pos": {"x": "fast", "y": 0}}}]}"#);
+    assert_eq!(path, "entities[1].components.pos.x");
+    assert!(message.contains("expected f32"), "{message}");
+    let (path, message) = error(r#"{"entities": [{"components": {"pos": {"x": 1}}}]}"#);
+    assert_eq!(path, "entities[0].components.pos");
+    assert!(message.contains("missing field `y`"), "{message}");
+    let (path, message) = error(r#"{"entities": [{"components": {"tags": [1, 300]}}]}"#);
+    assert_eq!(path, "entities[0].components.tags[1]");
+    assert!(message.contains("u8"), "{message}");
+    let (path, _) = error(r#"{"entities": [{"components": {"name": 5}}]}"#);
+    assert_eq!(path, "entities[0].components.name");
+}
+
+#[test]
+fn every_error_is_reported_in_entity_order() {
+    let found = errors(
+        r#"{"entities": [
+            {"components": {"pos": {"x": "a", "y": 0}}},
+            {"parent": 9},
+            {"components": {"nope": 1}},
+            7
+        ], "x": 1}"#,
+    );
+    let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "x",
+            "entities[0].components.pos.x",
+            "entities[1].parent",
+            "entities[2].components.nope",
+            "entities[3]"
+        ]
+    );
+}
+
+#[test]
+fn errors_beyond_the_cap_are_counted_not_listed() {
+    let registry = registry();
+    let bad: Vec<&str> = vec!["1"; MAX_ERRORS + 50];
+    let json = format!(r#"{{"entities": [{}]}}"#, bad.join(", "));
+    let err = EntityCompiler::new(&registry)
+        .compile_str(&json)
+        .unwrap_err();
+    assert_eq!(err.errors.len(), MAX_ERRORS);
+    assert_eq!(err.more, 50);
+    assert_eq!(err.errors[0].path, "entities[0]");
+    assert_eq!(
+        err.errors[MAX_ERRORS - 1].path,
+        format!("entities[{}]", MAX_ERRORS - 1)
+    );
+    let text = err.to_string();
+    assert_eq!(text.lines().count(), MAX_ERRORS + 1);
+    assert!(text.starts_with("entities[0]: expected an entity object, found a number\n"));
+    assert!(text.ends_with("\n… and 50 more"), "{text}");
+    // Exactly at the cap: nothing counted beyond it, no "more" line.
+    let json = format!(r#"{{"entities": [{}]}}"#, vec!["1"; MAX_ERRORS].join(", "));
+    let err = EntityCompiler::new(&registry)
+        .compile_str(&json)
+        .unwrap_err();
+    assert_eq!((err.errors.len(), err.more), (MAX_ERRORS, 0));
+    assert!(!err.to_string().contains("more"));
+}
+
+#[test]
+fn a_path_error_displays_its_path_first() {
+    let e = PathError {
+        path: "entities[2].parent".into(),
+        message: "bad".into(),
+    };
+    assert_eq!(e.to_string(), "entities[2].parent: bad");
+    let e = PathError {
+        path: String::new(),
+        message: "bad".into(),
+    };
+    assert_eq!(e.to_string(), "bad");
+}

@@ -390,7 +390,21 @@ fn counts_are_capped_by_the_bytes_that_remain() {
             remaining: len - 56
         })
     );
-    // One record more than there is: the reader runs out inside the missing one.
+    // The cap is exact: one record more than 24-byte records could fill is refused as a count
+    // before any record is read.
+    let mut raw = base();
+    let cap = (len - 56) / RECORD_HEADER_LEN;
+    raw.num_types = Some(cap as u32 + 1);
+    assert_eq!(
+        check(&raw.bytes()),
+        Err(ResourceError::CountTooLarge {
+            what: "num_component_types",
+            count: cap as u64 + 1,
+            offset: 56,
+            remaining: len - 56
+        })
+    );
+    // One record more than there is, within the cap: the reader runs out inside the missing one.
     let mut raw = base();
     raw.num_types = Some(4);
     assert_eq!(
@@ -447,7 +461,10 @@ fn three() -> Raw {
 fn padding_must_be_zero_everywhere() {
     // After parent_index.
     let mut b = three().bytes();
-    check(&b).unwrap();
+    let reg = registry();
+    let level = verify(&b[..], &reg, AnySet::default(), &VerifyOptions::default()).unwrap();
+    assert_eq!((level.roots(), level.levels()), (1, 3));
+    drop(level);
     for offset in 52..56 {
         let mut b = b.clone();
         b[offset] = 1;
@@ -492,6 +509,51 @@ fn padding_must_be_zero_everywhere() {
         reseal(&mut b);
         assert_eq!(check(&b), Err(ResourceError::NonZeroPadding { offset }));
     }
+}
+
+#[test]
+fn the_smallest_record_is_its_24_byte_header() {
+    // No entity, one empty record at byte 40 (8 mod 16: no padding before its empty data), so
+    // the body after the counts is exactly one record header: the count cap admits it.
+    let raw = Raw {
+        parents: Vec::new(),
+        records: vec![RawRecord::pod_u32("pos", &[], &[])],
+        ..base()
+    };
+    let bytes = raw.bytes();
+    assert_eq!(bytes.len(), 40 + RECORD_HEADER_LEN);
+    let registry = registry();
+    let level = verify(
+        &bytes[..],
+        &registry,
+        AnySet::default(),
+        &VerifyOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(level.num_entities(), 0);
+    assert_eq!(level.levels(), 0);
+    let pos = level.component("pos").unwrap();
+    assert!(pos.is_empty());
+    assert_eq!(pos.record_bytes(), RECORD_HEADER_LEN);
+    assert_eq!(pos.pod::<u32>().unwrap().len(), 0);
+    assert_eq!(level.sets().len(), 0);
+}
+
+#[test]
+fn debug_output_names_the_counts() {
+    let registry = registry();
+    let bytes = base().bytes();
+    let level = verify(
+        &bytes[..],
+        &registry,
+        AnySet::default(),
+        &VerifyOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        format!("{level:?}"),
+        "VerifiedResource { num_entities: 4, component_types: 3, sets: 3, .. }"
+    );
 }
 
 #[test]

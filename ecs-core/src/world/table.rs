@@ -149,19 +149,20 @@ impl EntityTable {
             debug_assert_eq!(self.locations.len(), slots);
             return Ok(());
         }
+        // Reused ids (a level restart): their slots are scattered, so every slot gets its
+        // entry first (NONE for reserved ids made alive and never placed) and each id's entry
+        // is then written in place.
+        if self.locations.len() < slots {
+            self.locations.resize(slots, Location::NONE);
+        }
+        let locations = &mut self.locations[..];
         let mut ids = &out[start..];
         for &(store, first_row, n) in runs {
             let (run, rest) = ids.split_at(n);
-            for (i, e) in run.iter().enumerate() {
-                // Fresh indices ascend: appended, not filled with NONE first and then
-                // overwritten (indices skipped on the way, reserved ids made alive and never
-                // placed, get NONE).
-                self.set_location(e.index() as usize, Location::new(store, first_row + i));
+            for (row, e) in (first_row..).zip(run) {
+                locations[e.index() as usize] = Location::new(store, row);
             }
             ids = rest;
-        }
-        if self.locations.len() < slots {
-            self.locations.resize(slots, Location::NONE);
         }
         Ok(())
     }

@@ -195,6 +195,8 @@ fn the_base_blob_is_accepted_with_what_it_holds() {
         &VerifyOptions::default(),
     )
     .unwrap();
+    assert!(std::ptr::eq(level.registry(), &registry));
+    assert_eq!(level.bytes(), &bytes[..]);
     assert_eq!(level.num_entities(), 4);
     assert_eq!(level.roots(), 2);
     assert_eq!(level.levels(), 3);
@@ -276,6 +278,16 @@ fn header_fields_are_checked_one_by_one() {
     let mut b = good.clone();
     b[3] ^= 0x20;
     assert_eq!(check(&b), Err(ResourceError::BadMagic));
+    // The magic alone: a header's worth is missing.
+    assert_eq!(
+        check(&good[..8]),
+        Err(ResourceError::Truncated {
+            what: "header",
+            offset: 0,
+            needed: 32,
+            available: 8
+        })
+    );
     assert_eq!(
         check(&good[..31]),
         Err(ResourceError::Truncated {

@@ -211,6 +211,9 @@ fn the_base_blob_is_accepted_with_what_it_holds() {
     assert_eq!(level.parent(4), None);
     assert_eq!(level.parents_first(), [0, 3, 1, 2]);
     let pos = level.component("pos").unwrap();
+    assert_eq!(pos.identifier(), component_identifier("pos"));
+    assert_eq!(pos.name(), Some("pos"));
+    assert_eq!(pos.component_ref(), comp("pos"));
     assert_eq!(pos.len(), 4);
     assert!(pos.is_pod() && !pos.is_empty());
     assert_eq!(pos.element_size(), 4);

@@ -547,5 +547,47 @@ mod tests {
             .registrations()
             .windows(2)
             .all(|w| w[0].identifier() < w[1].identifier()));
+        assert!(!r.is_empty() && Registry::default().is_empty());
+        let a = r.by_type_id(TypeId::of::<u32>()).unwrap();
+        assert_eq!(a.name(), "a");
+        assert!(r.by_type_id(TypeId::of::<u64>()).is_none());
+        assert_eq!(a.type_name(), "u32");
+        assert_eq!(
+            r.by_name("name").unwrap().type_name(),
+            "alloc::string::String"
+        );
+    }
+
+    #[test]
+    fn a_registration_describes_itself() {
+        let link = Registration::pod::<Entity>("link").map_entities::<Entity>();
+        assert!(link.maps_entities());
+        assert!(!Registration::pod::<u32>("a").maps_entities());
+        assert_eq!(
+            format!("{link:?}"),
+            format!(
+                "Registration {{ name: \"link\", identifier: {:#018x}, spawn_order: 0, \
+                 encoding: Pod {{ size: 4, align: 4 }}, type_name: \"{}\", maps_entities: true, \
+                 kept_outside: false }}",
+                component_identifier("link"),
+                std::any::type_name::<Entity>()
+            )
+        );
+    }
+
+    #[test]
+    fn generated_and_extended_registries() {
+        let g = Registry::generated([Registration::pod::<u32>("a")]);
+        assert_eq!(g.len(), 2);
+        assert!(g.by_name("a").is_some());
+        assert!(g.by_type::<LocalTransform>().unwrap().is_kept_outside());
+        let more = g.with([Registration::serde::<String>("name")]).unwrap();
+        assert_eq!(more.len(), 3);
+        assert_eq!(more.by_type::<String>().unwrap().name(), "name");
+        assert_eq!(g.len(), 2, "the base is unchanged");
+        assert_eq!(
+            g.with([Registration::pod::<u64>("a")]).unwrap_err(),
+            ResourceError::DuplicateName { name: "a" }
+        );
     }
 }

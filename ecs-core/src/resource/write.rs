@@ -358,4 +358,59 @@ mod tests {
         w.add_entity(Some(0)).unwrap();
         assert_eq!(w.finish(), Err(ResourceError::ParentCycle { entity: 0 }));
     }
+
+    #[test]
+    fn counts_stop_below_the_root_marker() {
+        // `u32::MAX` marks a root, so it is no entity index: at most `u32::MAX` entities, and
+        // the refusal comes before anything is allocated for them.
+        let too_many = ResourceError::TooLarge {
+            what: "the entity count",
+        };
+        let mut w = ResourceWriter::new();
+        assert_eq!(w.add_entities(u32::MAX), Err(too_many.clone()));
+        w.add_entity(None).unwrap();
+        assert_eq!(w.add_entities(u32::MAX - 1), Err(too_many));
+        assert_eq!(w.add_entities(2).unwrap(), 1..3);
+        assert_eq!(w.num_entities(), 3);
+        assert_eq!(
+            w.set_parent(3, None),
+            Err(ResourceError::NoSuchEntity {
+                entity: 3,
+                num_entities: 3
+            })
+        );
+    }
+
+    #[test]
+    fn one_name_stored_two_ways_is_refused() {
+        // Two registries may register one resource name differently; one blob cannot hold
+        // both, whichever of encoding or type differs.
+        let pod = Registry::new([Registration::pod::<u32>("a")]).unwrap();
+        let text = Registry::new([Registration::serde::<String>("a")]).unwrap();
+        let wide = Registry::new([Registration::pod::<i32>("a")]).unwrap();
+        let mut w = ResourceWriter::new();
+        w.add_entities(3).unwrap();
+        w.push(pod.by_name("a").unwrap(), 0, &1u32).unwrap();
+        assert_eq!(
+            w.push(text.by_name("a").unwrap(), 1, &"x".to_string()),
+            Err(ResourceError::EncodingMismatch {
+                component: text.by_name("a").unwrap().component_ref(),
+                expected: "pod, 4 bytes".into(),
+                found: "postcard".into()
+            })
+        );
+        // Same name, same encoding, another type: stored alike, accepted (the blob does not
+        // record the Rust type).
+        w.push(wide.by_name("a").unwrap(), 2, &-1i32).unwrap();
+        let blob = w.finish().unwrap();
+        let level = crate::resource::verify(
+            &blob[..],
+            &pod,
+            crate::resource::AnySet::default(),
+            &Default::default(),
+        )
+        .unwrap();
+        let a = level.component("a").unwrap();
+        assert_eq!(a.pod::<u32>().unwrap().as_ref(), [1, u32::MAX]);
+    }
 }

@@ -147,6 +147,17 @@ fn registry() -> Registry {
     .unwrap()
 }
 
+/// Verifies `bytes` as any tool without a world would, expecting success.
+fn accept<'a, 'r>(bytes: &'a [u8], registry: &'r Registry) -> VerifiedResource<'r, &'a [u8]> {
+    verify(
+        bytes,
+        registry,
+        AnySet::default(),
+        &VerifyOptions::default(),
+    )
+    .unwrap()
+}
+
 fn check(bytes: &[u8]) -> Result<(), ResourceError> {
     verify_with(bytes, &VerifyOptions::default())
 }
@@ -173,13 +184,7 @@ fn comp(name: &'static str) -> ComponentRef {
 fn record_offset(name: &str) -> usize {
     let registry = registry();
     let bytes = base().bytes();
-    let level = verify(
-        &bytes[..],
-        &registry,
-        AnySet::default(),
-        &VerifyOptions::default(),
-    )
-    .unwrap();
+    let level = accept(&bytes, &registry);
     let offset = level.component(name).unwrap().offset();
     offset // `level` borrows `bytes`: the offset leaves before both drop
 }
@@ -188,13 +193,7 @@ fn record_offset(name: &str) -> usize {
 fn the_base_blob_is_accepted_with_what_it_holds() {
     let registry = registry();
     let bytes = base().bytes();
-    let level = verify(
-        &bytes[..],
-        &registry,
-        AnySet::default(),
-        &VerifyOptions::default(),
-    )
-    .unwrap();
+    let level = accept(&bytes, &registry);
     assert!(std::ptr::eq(level.registry(), &registry));
     assert_eq!(level.bytes(), &bytes[..]);
     assert_eq!(level.num_entities(), 4);
@@ -477,7 +476,7 @@ fn padding_must_be_zero_everywhere() {
     // After parent_index.
     let mut b = three().bytes();
     let reg = registry();
-    let level = verify(&b[..], &reg, AnySet::default(), &VerifyOptions::default()).unwrap();
+    let level = accept(&b, &reg);
     assert_eq!((level.roots(), level.levels()), (1, 3));
     drop(level);
     for offset in 52..56 {
@@ -497,13 +496,7 @@ fn padding_must_be_zero_everywhere() {
     // (to 8). Every such byte of the base blob, one at a time.
     let good = base().bytes();
     let registry = registry();
-    let level = verify(
-        &good[..],
-        &registry,
-        AnySet::default(),
-        &VerifyOptions::default(),
-    )
-    .unwrap();
+    let level = accept(&good, &registry);
     let mut pads = Vec::new();
     for c in level.component_types() {
         let index_end = c.offset() + RECORD_HEADER_LEN + 4 * c.len() as usize;
@@ -538,13 +531,7 @@ fn the_smallest_record_is_its_24_byte_header() {
     let bytes = raw.bytes();
     assert_eq!(bytes.len(), 40 + RECORD_HEADER_LEN);
     let registry = registry();
-    let level = verify(
-        &bytes[..],
-        &registry,
-        AnySet::default(),
-        &VerifyOptions::default(),
-    )
-    .unwrap();
+    let level = accept(&bytes, &registry);
     assert_eq!(level.num_entities(), 0);
     assert_eq!(level.levels(), 0);
     let pos = level.component("pos").unwrap();
@@ -558,13 +545,7 @@ fn the_smallest_record_is_its_24_byte_header() {
 fn debug_output_names_the_counts() {
     let registry = registry();
     let bytes = base().bytes();
-    let level = verify(
-        &bytes[..],
-        &registry,
-        AnySet::default(),
-        &VerifyOptions::default(),
-    )
-    .unwrap();
+    let level = accept(&bytes, &registry);
     assert_eq!(
         format!("{level:?}"),
         "VerifiedResource { num_entities: 4, component_types: 3, sets: 3, .. }"
@@ -803,13 +784,7 @@ fn unknown_components_are_skipped_or_refused() {
         Err(ResourceError::UnknownComponent { component: ghost })
     );
     let registry = registry();
-    let level = verify(
-        &bytes[..],
-        &registry,
-        AnySet::default(),
-        &VerifyOptions::default(),
-    )
-    .unwrap();
+    let level = accept(&bytes, &registry);
     assert_eq!(level.component_types().len(), 4);
     assert_eq!(level.spawn_order().len(), 3);
     assert!(level.spawn_order().all(|c| c.registration().is_some()));
@@ -885,13 +860,7 @@ fn a_refused_set_names_the_entity_and_its_components() {
 fn typed_reads_check_the_registered_type() {
     let registry = registry();
     let bytes = base().bytes();
-    let level = verify(
-        &bytes[..],
-        &registry,
-        AnySet::default(),
-        &VerifyOptions::default(),
-    )
-    .unwrap();
+    let level = accept(&bytes, &registry);
     let pos = level.component("pos").unwrap();
     assert!(matches!(
         pos.pod::<i32>(),

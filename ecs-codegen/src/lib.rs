@@ -315,10 +315,10 @@ fn print(file: &syn::File) -> String {
 fn safety_comment(line: &str) -> Option<&'static str> {
     if line == "unsafe {" {
         return Some(
-            "// SAFETY: the slots and column types are this transition's in STORES: each \
-             shared component is copied once, the changed one moved in from or out to `value`, \
-             and each source column's last element fills the vacated row (the `MoveFn` \
-             contract the caller upholds).",
+            "// SAFETY: the two store ids, slots and column types are this transition's in \
+             STORES: each shared component is copied once, the changed one moved in from or \
+             out to `value`, and each source column's last element fills the vacated row (the \
+             `MoveFn` contract the caller upholds).",
         );
     }
     let rest = line.strip_prefix("unsafe impl ::ecs_core::")?;

@@ -13,8 +13,10 @@
 //! The traits are `unsafe` to implement because the runtime reads and writes component memory
 //! through raw pointers computed from these tables. Only the generator implements them.
 
+use crate::entity::Entity;
 use crate::storage::ColumnType;
 use crate::storage::Store;
+use crate::world::{EntityTable, Location};
 use crate::Component;
 use rustc_hash::FxHashMap;
 use std::any::TypeId;
@@ -123,23 +125,31 @@ pub unsafe trait WorldModel: Sized + 'static {
     }
 }
 
-/// An insert/remove move of one row of store `from` to the end of store `to`: copy every
-/// component the two stores share from the source row to the target row (bitwise, as the
-/// transition's [`CopyOp`]s would); for an insert write the new component's value from
-/// `value` into the target row, for a remove move the removed value out to `value`; then move
-/// the source's last row into the source row in every column of the source store (the
-/// swap-remove). The runtime does the rest (entity ids, locations). Generated worlds write one
-/// with static types per declared transition, through a
-/// [`RowMove`](crate::__private::RowMove); any other transition uses a byte-wise one. The
-/// arguments are separate so that they arrive in registers, not through memory.
+/// An insert/remove move of `entity` from its location `loc` to the end of the transition's
+/// target store: copy every component the two stores share from the source row to the target
+/// row (bitwise, as the transition's [`CopyOp`]s would); for an insert write the new
+/// component's value from `value` into the target row, for a remove move the removed value out
+/// to `value`; move the source's last row into the source row (the swap-remove); then update
+/// the two stores' entity ids and the entity table's locations, through
+/// [`move_row`](crate::__private::move_row), which all moves share. Generated worlds write one
+/// with static types (and constant store ids) per declared transition; any other transition
+/// uses a byte-wise one. The whole move runs inside this one indirect call, with its arguments
+/// in registers, so that the caller keeps nothing live across it.
 ///
 /// # Safety
-/// The stores are the transition's, `row` is a live row of `from`, `to` has room for one more
-/// row (its row `to.len()` is within the capacity and unwritten), and `value` points to an
-/// owned value of the inserted component (which the caller then treats as moved), or to room
-/// for the removed one (which the caller then owns).
-pub type MoveFn =
-    unsafe fn(from: &Store, to: &Store, row: usize, value: *mut u8, transition: &Transition);
+/// `stores` are the world's stores; `loc` is `entity`'s live location in the transition's
+/// source store; the target store has room for one more row (its row `len()` is within the
+/// capacity and unwritten); and `value` points to an owned value of the inserted component
+/// (which the caller then treats as moved), or to room for the removed one (which the caller
+/// then owns).
+pub type MoveFn = unsafe fn(
+    stores: *mut Store,
+    table: &mut EntityTable,
+    entity: Entity,
+    loc: Location,
+    value: *mut u8,
+    transition: &Transition,
+);
 
 /// A [`MoveFn`] for the transition from store `from` when `component` is inserted or removed.
 #[derive(Clone, Copy, Debug)]

@@ -11,6 +11,7 @@ pub use crate::schedule::Commands;
 use crate::entity::{Entity, EntityManager};
 use crate::model::{Transition, WorldModel};
 use crate::storage::{copy_bytes, Column, Store};
+use crate::world::{EntityTable, Location};
 
 /// What a generated pass borrows from the world at once.
 pub struct Pass<'w, M: WorldModel> {
@@ -315,6 +316,52 @@ impl RowMove<'_> {
     }
 }
 
+/// The whole of one insert/remove move, written once for every [`MoveFn`](crate::model::MoveFn):
+/// `body` moves the values (a generated typed move, or the byte-wise [`erased_move`]), then
+/// the entity ids and locations. A typed move calls it with
+/// its two store ids as constants, so after inlining every store access is at a fixed offset
+/// and the bookkeeping runs inside the one indirect call, with nothing spilled around it.
+///
+/// # Safety
+/// The first six arguments are a [`MoveFn`](crate::model::MoveFn)'s, as its contract says;
+/// `from` is `loc.store` and `to` the transition's target (distinct stores), and `body` moves
+/// every value of the row as the transition says.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn move_row(
+    stores: *mut Store,
+    table: &mut EntityTable,
+    entity: Entity,
+    loc: Location,
+    value: *mut u8,
+    t: &Transition,
+    [from, to]: [u32; 2],
+    body: impl FnOnce(&RowMove<'_>),
+) {
+    debug_assert!(from == loc.store && to == t.to && from != to);
+    let row = loc.row();
+    // SAFETY: both are store ids of the model (the caller), so in bounds; they are distinct,
+    // so the two references do not alias.
+    let (src, dst) = unsafe {
+        (
+            &mut *stores.add(from as usize),
+            &mut *stores.add(to as usize),
+        )
+    };
+    let to_row = dst.len();
+    body(&RowMove::new(src, dst, row, value));
+    // SAFETY: `body` wrote every slot of the new row, within the capacity the caller reserved,
+    // and filled the source row with the source's last row.
+    let moved = unsafe {
+        dst.commit_row_reserved(entity);
+        src.swap_remove_entity(row)
+    };
+    if let Some(moved) = moved {
+        table.relocate(moved, Location::new(from, row));
+    }
+    table.relocate(entity, Location::new(to, to_row));
+}
+
 /// The [`MoveFn`](crate::model::MoveFn) of a transition the model has no typed move for: the transition's
 /// [`CopyOp`](crate::model::CopyOp)s, the changed component by its size, and the swap-remove
 /// column by column, all as bytes.
@@ -322,13 +369,30 @@ impl RowMove<'_> {
 /// # Safety
 /// As [`MoveFn`](crate::model::MoveFn).
 pub(crate) unsafe fn erased_move(
-    from: &Store,
-    to: &Store,
-    row: usize,
+    stores: *mut Store,
+    table: &mut EntityTable,
+    entity: Entity,
+    loc: Location,
     value: *mut u8,
     t: &Transition,
 ) {
-    let m = RowMove::new(from, to, row, value);
+    // SAFETY: as `MoveFn`; the target store is the transition's.
+    unsafe {
+        move_row(
+            stores,
+            table,
+            entity,
+            loc,
+            value,
+            t,
+            [loc.store, t.to],
+            |m| erased_body(m, t),
+        )
+    }
+}
+
+/// The values' half of [`erased_move`].
+fn erased_body(m: &RowMove<'_>, t: &Transition) {
     let (src, dst) = (m.from.columns(), m.to.columns());
     // SAFETY: `Tables::build` made every copy from the two stores' slots, so its columns exist
     // in both stores and pair one component (same type and size). The source row is live, the

@@ -317,21 +317,26 @@ fn typed_moves(model: &Model) -> (Vec<TokenStream>, Vec<TokenStream>) {
                 from.ident,
                 to.ident
             ));
-            let (sid, cid) = (s as u32, c as u32);
+            let (sid, cid, tid) = (s as u32, c as u32, t as u32);
             entries.push(
                 quote!(::ecs_core::model::TypedMove { from: #sid, component: #cid, run: #name }),
             );
             fns.push(quote! {
                 #d
                 unsafe fn #name(
-                    from: &::ecs_core::storage::Store,
-                    to: &::ecs_core::storage::Store,
-                    row: usize,
+                    stores: *mut ::ecs_core::storage::Store,
+                    table: &mut ::ecs_core::world::EntityTable,
+                    entity: ::ecs_core::Entity,
+                    loc: ::ecs_core::world::Location,
                     value: *mut u8,
-                    _: &::ecs_core::model::Transition,
+                    t: &::ecs_core::model::Transition,
                 ) {
-                    let m = ::ecs_core::__private::RowMove::new(from, to, row, value);
-                    unsafe { #(#copies)* #changed #(#fills)* }
+                    unsafe {
+                        ::ecs_core::__private::move_row(
+                            stores, table, entity, loc, value, t, [#sid, #tid],
+                            |m| { #(#copies)* #changed #(#fills)* },
+                        )
+                    }
                 }
             });
         }

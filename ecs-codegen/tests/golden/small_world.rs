@@ -115,49 +115,71 @@ mod sigecs_world {
     ];
     ///Insert `Tag`: `Plain` to `Tagged`.
     unsafe fn move_0_1(
-        from: &::ecs_core::storage::Store,
-        to: &::ecs_core::storage::Store,
-        row: usize,
+        stores: *mut ::ecs_core::storage::Store,
+        table: &mut ::ecs_core::world::EntityTable,
+        entity: ::ecs_core::Entity,
+        loc: ::ecs_core::world::Location,
         value: *mut u8,
-        _: &::ecs_core::model::Transition,
+        t: &::ecs_core::model::Transition,
     ) {
-        let m = ::ecs_core::__private::RowMove::new(from, to, row, value);
-        // SAFETY: the slots and column types are this transition's in STORES: each shared component is copied once, the changed one moved in from or out to `value`, and each source column's last element fills the vacated row (the `MoveFn` contract the caller upholds).
+        // SAFETY: the two store ids, slots and column types are this transition's in STORES: each shared component is copied once, the changed one moved in from or out to `value`, and each source column's last element fills the vacated row (the `MoveFn` contract the caller upholds).
         unsafe {
-            m.copy::<
-                    crate::bare::Mass,
-                    crate::bare::Mass,
-                    TaggedRow,
-                >(0, 0, 0, ::core::mem::offset_of!(TaggedRow, mass));
-            m.insert::<
-                    crate::bare::Tag,
-                    TaggedCold,
-                >(1, ::core::mem::offset_of!(TaggedCold, tag));
-            m.fill::<crate::bare::Mass>(0);
+            ::ecs_core::__private::move_row(
+                stores,
+                table,
+                entity,
+                loc,
+                value,
+                t,
+                [0u32, 1u32],
+                |m| {
+                    m.copy::<
+                            crate::bare::Mass,
+                            crate::bare::Mass,
+                            TaggedRow,
+                        >(0, 0, 0, ::core::mem::offset_of!(TaggedRow, mass));
+                    m.insert::<
+                            crate::bare::Tag,
+                            TaggedCold,
+                        >(1, ::core::mem::offset_of!(TaggedCold, tag));
+                    m.fill::<crate::bare::Mass>(0);
+                },
+            )
         }
     }
     ///Remove `Tag`: `Tagged` to `Plain`.
     unsafe fn move_1_1(
-        from: &::ecs_core::storage::Store,
-        to: &::ecs_core::storage::Store,
-        row: usize,
+        stores: *mut ::ecs_core::storage::Store,
+        table: &mut ::ecs_core::world::EntityTable,
+        entity: ::ecs_core::Entity,
+        loc: ::ecs_core::world::Location,
         value: *mut u8,
-        _: &::ecs_core::model::Transition,
+        t: &::ecs_core::model::Transition,
     ) {
-        let m = ::ecs_core::__private::RowMove::new(from, to, row, value);
-        // SAFETY: the slots and column types are this transition's in STORES: each shared component is copied once, the changed one moved in from or out to `value`, and each source column's last element fills the vacated row (the `MoveFn` contract the caller upholds).
+        // SAFETY: the two store ids, slots and column types are this transition's in STORES: each shared component is copied once, the changed one moved in from or out to `value`, and each source column's last element fills the vacated row (the `MoveFn` contract the caller upholds).
         unsafe {
-            m.copy::<
-                    crate::bare::Mass,
-                    TaggedRow,
-                    crate::bare::Mass,
-                >(0, ::core::mem::offset_of!(TaggedRow, mass), 0, 0);
-            m.take::<
-                    crate::bare::Tag,
-                    TaggedCold,
-                >(1, ::core::mem::offset_of!(TaggedCold, tag));
-            m.fill::<TaggedRow>(0);
-            m.fill::<TaggedCold>(1);
+            ::ecs_core::__private::move_row(
+                stores,
+                table,
+                entity,
+                loc,
+                value,
+                t,
+                [1u32, 0u32],
+                |m| {
+                    m.copy::<
+                            crate::bare::Mass,
+                            TaggedRow,
+                            crate::bare::Mass,
+                        >(0, ::core::mem::offset_of!(TaggedRow, mass), 0, 0);
+                    m.take::<
+                            crate::bare::Tag,
+                            TaggedCold,
+                        >(1, ::core::mem::offset_of!(TaggedCold, tag));
+                    m.fill::<TaggedRow>(0);
+                    m.fill::<TaggedCold>(1);
+                },
+            )
         }
     }
     // SAFETY: the tables list every component with its column type; each store's slots are its signature's fields in declaration order, at their columns and offsets (`offset_of!` into the row structs); `tables()` builds `Tables` of this model.

@@ -310,8 +310,8 @@ fn print(file: &syn::File) -> String {
     out
 }
 
-/// The `// SAFETY:` comment for a line of generated code that starts an `unsafe impl`, or the
-/// `unsafe` block of a typed move.
+/// The `// SAFETY:` comment for a line of generated code that starts an `unsafe impl`, the
+/// `unsafe` block of a typed move, or a pass's trusted store views.
 fn safety_comment(line: &str) -> Option<&'static str> {
     if line == "unsafe {" {
         return Some(
@@ -319,6 +319,13 @@ fn safety_comment(line: &str) -> Option<&'static str> {
              STORES: each shared component is copied once, the changed one moved in from or \
              out to `value`, and each source column's last element fills the vacated row (the \
              `MoveFn` contract the caller upholds).",
+        );
+    }
+    if line == "let mut stores = unsafe { stores.trusted() };" {
+        return Some(
+            "// SAFETY: the pass takes each store's columns by their indices and types in \
+             STORES (the generator wrote both from one model), so the views need not check \
+             the types.",
         );
     }
     let rest = line.strip_prefix("unsafe impl ::ecs_core::")?;

@@ -48,6 +48,9 @@ pub mod storage;
 pub mod transform;
 pub mod world;
 
+#[cfg(test)]
+mod test_model;
+
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;

@@ -217,7 +217,8 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
         #d
         fn #name(world: &mut ::ecs_core::World<Model>) -> ::std::vec::Vec<::ecs_core::WorldError> {
             let pending = {
-                let ::ecs_core::__private::Pass { mut stores, resources, entities, min_chunk } = world.__pass();
+                let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world.__pass();
+                let mut stores = unsafe { stores.trusted() };
                 #resources
                 #run
             };

@@ -353,12 +353,10 @@ mod sigecs_world {
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
         let pending = {
-            let ::ecs_core::__private::Pass {
-                mut stores,
-                resources,
-                entities,
-                min_chunk,
-            } = world.__pass();
+            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
+                .__pass();
+            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+            let mut stores = unsafe { stores.trusted() };
             let r0 = &resources.scale;
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
             let shape_0 = |
@@ -438,12 +436,10 @@ mod sigecs_world {
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
         let pending = {
-            let ::ecs_core::__private::Pass {
-                mut stores,
-                resources,
-                entities,
-                min_chunk,
-            } = world.__pass();
+            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
+                .__pass();
+            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+            let mut stores = unsafe { stores.trusted() };
             let r1 = &mut resources.sum;
             let mut buffer = ::ecs_core::Commands::__new(entities);
             let commands = &mut buffer;
@@ -470,12 +466,10 @@ mod sigecs_world {
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
         let pending = {
-            let ::ecs_core::__private::Pass {
-                mut stores,
-                resources,
-                entities,
-                min_chunk,
-            } = world.__pass();
+            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
+                .__pass();
+            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+            let mut stores = unsafe { stores.trusted() };
             let r0 = &resources.scale;
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
             let shape_0 = |
@@ -555,12 +549,10 @@ mod sigecs_world {
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
         let pending = {
-            let ::ecs_core::__private::Pass {
-                mut stores,
-                resources,
-                entities,
-                min_chunk,
-            } = world.__pass();
+            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
+                .__pass();
+            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+            let mut stores = unsafe { stores.trusted() };
             let r1 = &mut resources.sum;
             let mut buffer = ::ecs_core::Commands::__new(entities);
             let commands = &mut buffer;

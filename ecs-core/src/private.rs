@@ -546,6 +546,16 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "column 1 is borrowed twice")]
+    fn a_shared_column_past_the_first_is_not_then_borrowed_mutably() {
+        let (mut w, _) = world();
+        let mut stores = w.__pass().stores;
+        let mut s = stores.take(1);
+        let _: &[B] = s.col(1);
+        let _: &mut [B] = s.col_mut(1);
+    }
+
+    #[test]
     #[should_panic(expected = "column 0 is borrowed mutably")]
     fn a_mutable_column_is_not_then_shared() {
         let (mut w, _) = world();

@@ -352,7 +352,7 @@ impl RowMove<'_> {
 }
 
 /// The whole of one insert/remove move, written once for every [`MoveFn`](crate::model::MoveFn):
-/// `body` moves the values (a generated typed move, or the byte-wise [`erased_move`]), then
+/// `body` moves the values (a generated typed move, or the byte-wise `erased_move`), then
 /// the entity ids and locations. A typed move calls it with
 /// its two store ids as constants, so after inlining every store access is at a fixed offset
 /// and the bookkeeping runs inside the one indirect call, with nothing spilled around it.

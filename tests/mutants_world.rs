@@ -208,7 +208,7 @@ mod tables {
 
     fn check(m: MoveRef<'_>, to: u32, copies: &[CopyOp], changed: Slot, size: usize) {
         // The entry's copies of the target and the function are the transition's.
-        let t = m.transition;
+        let t = m.transition();
         assert_eq!(m.to, t.to);
         assert!(std::ptr::fn_addr_eq(m.run, t.run));
         assert_eq!(t.to, to);
@@ -250,8 +250,8 @@ mod tables {
         let m = t.slot_or_insert(0, 1).unwrap_err().unwrap();
         check(m, 1, &[op(0, 0, 0, 8, 4)], Slot::new(1, 0, 0), 8);
         assert!(std::ptr::eq(
-            m.transition,
-            t.insert_move(0, 1).unwrap().transition
+            m.transition(),
+            t.insert_move(0, 1).unwrap().transition()
         ));
         // AB - B -> A.
         let m = t.remove_move(1, 1).unwrap();

@@ -133,12 +133,15 @@ pub unsafe trait WorldModel: Sized + 'static {
 /// the two stores' entity ids and the entity table's locations, through
 /// [`move_row`](crate::__private::move_row), which all moves share. Generated worlds write one
 /// with static types (and constant store ids) per declared transition; any other transition
-/// uses a byte-wise one. The whole move runs inside this one indirect call, with its arguments
-/// in registers, so that the caller keeps nothing live across it.
+/// uses a byte-wise one, which finds the transition's [`CopyOp`]s by `component` (the caller
+/// passes a constant rather than looking the transition up for every move, which a typed move
+/// does not need). The whole move runs inside this one indirect call, with its arguments in
+/// registers, so that the caller keeps nothing live across it.
 ///
 /// # Safety
 /// `stores` are the world's stores; `loc` is `entity`'s live location in the transition's
-/// source store; the target store has room for one more row (its row `len()` is within the
+/// source store; `component` is the inserted or removed component, whose move from that store
+/// this is; the target store has room for one more row (its row `len()` is within the
 /// capacity and unwritten); and `value` points to an owned value of the inserted component
 /// (which the caller then treats as moved), or to room for the removed one (which the caller
 /// then owns).
@@ -148,7 +151,7 @@ pub type MoveFn = unsafe fn(
     entity: Entity,
     loc: Location,
     value: *mut u8,
-    transition: &Transition,
+    component: u32,
 );
 
 /// A [`MoveFn`] for the transition from store `from` when `component` is inserted or removed.
@@ -259,15 +262,23 @@ struct Entry {
 }
 
 /// A declared move as `insert` and `remove` find it: the target store and the function, read
-/// from the (store, component) entry itself, and the transition for a byte-wise move.
+/// from the (store, component) entry itself. The transition is found only when asked for (a
+/// typed move does not need it).
 #[derive(Clone, Copy, Debug)]
 pub struct MoveRef<'a> {
     /// The target store.
     pub to: u32,
     /// The move.
     pub run: MoveFn,
-    /// The transition it follows.
-    pub transition: &'a Transition,
+    tables: &'a Tables,
+    transition: u32,
+}
+
+impl<'a> MoveRef<'a> {
+    /// The transition the move follows.
+    pub fn transition(&self) -> &'a Transition {
+        &self.tables.transitions[self.transition as usize]
+    }
 }
 
 /// Lookup tables derived from a model's static description, built once per process.
@@ -363,7 +374,7 @@ impl Tables {
                 let run = typed
                     .get(&(s as u32, c as u32))
                     .copied()
-                    .unwrap_or(crate::__private::erased_move as MoveFn);
+                    .unwrap_or(crate::__private::erased_move::<M> as MoveFn);
                 transitions.push(Transition {
                     to: t,
                     copies,
@@ -446,7 +457,8 @@ impl Tables {
         Some(MoveRef {
             to: e.to,
             run,
-            transition: &self.transitions[e.transition as usize],
+            tables: self,
+            transition: e.transition,
         })
     }
 

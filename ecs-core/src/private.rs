@@ -358,7 +358,7 @@ impl RowMove<'_> {
 /// and the bookkeeping runs inside the one indirect call, with nothing spilled around it.
 ///
 /// # Safety
-/// The first six arguments are a [`MoveFn`](crate::model::MoveFn)'s, as its contract says;
+/// The first five arguments are a [`MoveFn`](crate::model::MoveFn)'s, as its contract says;
 /// `from` is `loc.store` and `to` the transition's target (distinct stores), and `body` moves
 /// every value of the row as the transition says.
 #[inline(always)]
@@ -369,11 +369,10 @@ pub unsafe fn move_row(
     entity: Entity,
     loc: Location,
     value: *mut u8,
-    t: &Transition,
     [from, to]: [u32; 2],
     body: impl FnOnce(&RowMove<'_>),
 ) {
-    debug_assert!(from == loc.store && to == t.to && from != to);
+    debug_assert!(from == loc.store && from != to);
     let row = loc.row();
     // SAFETY: both are store ids of the model (the caller), so in bounds; they are distinct,
     // so the two references do not alias.
@@ -403,26 +402,30 @@ pub unsafe fn move_row(
 ///
 /// # Safety
 /// As [`MoveFn`](crate::model::MoveFn).
-pub(crate) unsafe fn erased_move(
+pub(crate) unsafe fn erased_move<M: WorldModel>(
     stores: *mut Store,
     table: &mut EntityTable,
     entity: Entity,
     loc: Location,
     value: *mut u8,
-    t: &Transition,
+    c: u32,
 ) {
+    let tables = M::tables();
+    let declared = tables
+        .insert_move(loc.store, c)
+        .or_else(|| tables.remove_move(loc.store, c));
+    let Some(m) = declared else {
+        unreachable!(
+            "the move of component {c} from store {} is declared",
+            loc.store
+        )
+    };
+    let t = m.transition();
     // SAFETY: as `MoveFn`; the target store is the transition's.
     unsafe {
-        move_row(
-            stores,
-            table,
-            entity,
-            loc,
-            value,
-            t,
-            [loc.store, t.to],
-            |m| erased_body(m, t),
-        )
+        move_row(stores, table, entity, loc, value, [loc.store, t.to], |m| {
+            erased_body(m, t)
+        })
     }
 }
 

@@ -329,11 +329,11 @@ fn typed_moves(model: &Model) -> (Vec<TokenStream>, Vec<TokenStream>) {
                     entity: ::ecs_core::Entity,
                     loc: ::ecs_core::world::Location,
                     value: *mut u8,
-                    t: &::ecs_core::model::Transition,
+                    _: u32,
                 ) {
                     unsafe {
                         ::ecs_core::__private::move_row(
-                            stores, table, entity, loc, value, t, [#sid, #tid],
+                            stores, table, entity, loc, value, [#sid, #tid],
                             |m| { #(#copies)* #changed #(#fills)* },
                         )
                     }

@@ -120,7 +120,7 @@ mod sigecs_world {
         entity: ::ecs_core::Entity,
         loc: ::ecs_core::world::Location,
         value: *mut u8,
-        t: &::ecs_core::model::Transition,
+        _: u32,
     ) {
         // SAFETY: the two store ids, slots and column types are this transition's in STORES: each shared component is copied once, the changed one moved in from or out to `value`, and each source column's last element fills the vacated row (the `MoveFn` contract the caller upholds).
         unsafe {
@@ -130,7 +130,6 @@ mod sigecs_world {
                 entity,
                 loc,
                 value,
-                t,
                 [0u32, 1u32],
                 |m| {
                     m.copy::<
@@ -154,7 +153,7 @@ mod sigecs_world {
         entity: ::ecs_core::Entity,
         loc: ::ecs_core::world::Location,
         value: *mut u8,
-        t: &::ecs_core::model::Transition,
+        _: u32,
     ) {
         // SAFETY: the two store ids, slots and column types are this transition's in STORES: each shared component is copied once, the changed one moved in from or out to `value`, and each source column's last element fills the vacated row (the `MoveFn` contract the caller upholds).
         unsafe {
@@ -164,7 +163,6 @@ mod sigecs_world {
                 entity,
                 loc,
                 value,
-                t,
                 [1u32, 0u32],
                 |m| {
                     m.copy::<

@@ -78,7 +78,7 @@ impl<M: WorldModel> World<M> {
         let mut value = ManuallyDrop::new(component);
         // SAFETY: `t` adds component C::ID, and `value` is a C, moved into the target store by
         // the call and never used or dropped here again.
-        unsafe { self.move_entity(entity, loc, t, (&mut *value as *mut C).cast()) };
+        unsafe { self.move_entity(entity, loc, t, C::ID, (&mut *value as *mut C).cast()) };
         Ok(None)
     }
 
@@ -95,7 +95,7 @@ impl<M: WorldModel> World<M> {
         // SAFETY: `t` removes component C::ID from the entity's store; the move writes the
         // removed C into `value`, which then owns it.
         unsafe {
-            self.move_entity(entity, loc, t, value.as_mut_ptr().cast());
+            self.move_entity(entity, loc, t, C::ID, value.as_mut_ptr().cast());
             Ok(value.assume_init())
         }
     }
@@ -138,7 +138,7 @@ impl<M: WorldModel> World<M> {
         // SAFETY: the box holds a component c; its bytes are moved into the target store,
         // after which the allocation is freed without dropping the value.
         unsafe {
-            self.move_entity(entity, loc, t, raw.cast::<u8>());
+            self.move_entity(entity, loc, t, c, raw.cast::<u8>());
             let layout = std::alloc::Layout::for_value(&*raw);
             if layout.size() != 0 {
                 std::alloc::dealloc(raw.cast::<u8>(), layout);
@@ -160,7 +160,7 @@ impl<M: WorldModel> World<M> {
         // SAFETY: the value moves into `held` (capacity 1, same type), the rest of the row into
         // the target store; `held` drops it once the world is consistent again.
         unsafe {
-            self.move_entity(entity, loc, t, held.ptr_at(0));
+            self.move_entity(entity, loc, t, c, held.ptr_at(0));
             held.drop_range(0, 1);
         }
         Ok(())
@@ -198,7 +198,7 @@ impl<M: WorldModel> World<M> {
     /// call, its registers were spilled and reloaded, which made a move 1.3× slower.
     ///
     /// # Safety
-    /// `t` is a move from `loc.store`; for an insert `value` points to an owned value of the
+    /// `t` is the move of component `c` from `loc.store`; for an insert `value` points to an owned value of the
     /// inserted component, which the caller then treats as moved; for a remove it points to
     /// room for the removed component's value, which the caller then owns.
     #[inline(always)]
@@ -207,6 +207,7 @@ impl<M: WorldModel> World<M> {
         entity: Entity,
         loc: Location,
         t: MoveRef<'_>,
+        c: u32,
         value: *mut u8,
     ) {
         debug_assert!(loc.store != t.to);
@@ -222,7 +223,7 @@ impl<M: WorldModel> World<M> {
                 entity,
                 loc,
                 value,
-                t.transition,
+                c,
             )
         };
     }

@@ -413,4 +413,50 @@ mod tests {
         let a = level.component("a").unwrap();
         assert_eq!(a.pod::<u32>().unwrap().as_ref(), [1, u32::MAX]);
     }
+
+    /// `push_all` and `push_encoded` write what the same `push` calls write.
+    #[test]
+    fn every_way_of_pushing_writes_the_same_bytes() {
+        let reg = Registry::new([
+            Registration::pod::<u16>("a"),
+            Registration::serde::<String>("s"),
+        ])
+        .unwrap();
+        let (a, s) = (reg.by_name("a").unwrap(), reg.by_name("s").unwrap());
+        let names = ["zero".to_string(), "two".to_string()];
+        let mut one_by_one = ResourceWriter::new();
+        one_by_one.add_entities(3).unwrap();
+        one_by_one.push(a, 0, &7u16).unwrap();
+        one_by_one.push(a, 1, &8u16).unwrap();
+        one_by_one.push(s, 0, &names[0]).unwrap();
+        one_by_one.push(s, 2, &names[1]).unwrap();
+        let expected = one_by_one.finish().unwrap();
+
+        let mut all = ResourceWriter::new();
+        all.add_entities(3).unwrap();
+        all.push_all(a, [(0, &7u16), (1, &8u16)]).unwrap();
+        all.push_all(s, [(0, &names[0]), (2, &names[1])]).unwrap();
+        assert_eq!(all.finish().unwrap(), expected);
+
+        let mut encoded = ResourceWriter::new();
+        encoded.add_entities(3).unwrap();
+        encoded.push_encoded(a, 0, &7u16.to_le_bytes()).unwrap();
+        encoded.push_encoded(a, 1, &8u16.to_le_bytes()).unwrap();
+        encoded.push_encoded(s, 0, b"\x04zero").unwrap();
+        encoded.push_encoded(s, 2, b"\x03two").unwrap();
+        assert_eq!(encoded.finish().unwrap(), expected);
+
+        // The first refusal stops `push_all`, and says which entity.
+        let mut w = ResourceWriter::new();
+        w.add_entities(1).unwrap();
+        assert!(matches!(
+            w.push_all(a, [(0, &1u16), (5, &2u16)]),
+            Err(ResourceError::NoSuchEntity { entity: 5, .. })
+        ));
+        // A postcard instance that does not decode (a length past its end) is refused.
+        assert!(matches!(
+            w.push_encoded(s, 0, b"\x05zero"),
+            Err(ResourceError::Decode { instance: 0, .. })
+        ));
+    }
 }

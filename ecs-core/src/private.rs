@@ -202,13 +202,13 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
     }
 }
 
-/// One insert/remove move in progress, as a [`MoveFn`](crate::model::MoveFn) builds it from
-/// its arguments: the source store and row, the target store and row (reserved, unwritten),
-/// the source's last row, and the changed component's value outside the stores (the inserted value, read from; or where the
-/// removed value goes, written to). A generated typed move calls [`RowMove::copy`] for every
-/// component the stores share, [`RowMove::insert`] or [`RowMove::take`] for the changed one,
-/// and [`RowMove::fill`] for every column of the source store (the swap-remove of the source
-/// row); the runtime does the rest (entity ids and locations).
+/// One insert/remove move in progress, as [`move_row`] hands it to the move's body: the source
+/// store and row, the target store and row (reserved, unwritten), the source's last row, and
+/// the changed component's value outside the stores (the inserted value, read from; or where
+/// the removed value goes, written to). A generated typed move's body calls [`RowMove::copy`]
+/// for every component the stores share, [`RowMove::insert`] or [`RowMove::take`] for the
+/// changed one, and [`RowMove::fill`] for every column of the source store (the swap-remove of
+/// the source row); `move_row` does the rest (entity ids and locations).
 pub struct RowMove<'a> {
     pub(crate) from: &'a Store,
     pub(crate) to: &'a Store,
@@ -219,11 +219,10 @@ pub struct RowMove<'a> {
 }
 
 impl<'a> RowMove<'a> {
-    /// The move a [`MoveFn`](crate::model::MoveFn) was called for (its arguments come in
-    /// registers, not as a struct in memory): the target row is the target's first unwritten
-    /// one, and the source's last row fills the vacated one.
+    /// The move of `row` of `from` to the end of `to`: the target row is the target's first
+    /// unwritten one, and the source's last row fills the vacated one.
     #[inline(always)]
-    pub fn new(from: &'a Store, to: &'a Store, row: usize, value: *mut u8) -> Self {
+    pub(crate) fn new(from: &'a Store, to: &'a Store, row: usize, value: *mut u8) -> Self {
         RowMove {
             from,
             to,

@@ -198,9 +198,10 @@ impl<M: WorldModel> World<M> {
     /// call, its registers were spilled and reloaded, which made a move 1.3× slower.
     ///
     /// # Safety
-    /// `t` is the move of component `c` from `loc.store`; for an insert `value` points to an owned value of the
-    /// inserted component, which the caller then treats as moved; for a remove it points to
-    /// room for the removed component's value, which the caller then owns.
+    /// `t` is the move of component `c` from `loc.store`; for an insert `value` points to an
+    /// owned value of the inserted component, which the caller then treats as moved; for a
+    /// remove it points to room for the removed component's value, which the caller then
+    /// owns.
     #[inline(always)]
     unsafe fn move_entity(
         &mut self,

@@ -395,9 +395,9 @@ pub unsafe fn move_row(
     table.relocate(entity, Location::new(to, to_row));
 }
 
-/// The [`MoveFn`](crate::model::MoveFn) of a transition the model has no typed move for: the transition's
-/// [`CopyOp`](crate::model::CopyOp)s, the changed component by its size, and the swap-remove
-/// column by column, all as bytes.
+/// The [`MoveFn`](crate::model::MoveFn) of a transition the model has no typed move for: the
+/// transition's [`CopyOp`](crate::model::CopyOp)s (found by the store and component), the
+/// changed component by its size, and the swap-remove column by column, all as bytes.
 ///
 /// # Safety
 /// As [`MoveFn`](crate::model::MoveFn).

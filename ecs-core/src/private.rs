@@ -1,5 +1,6 @@
 //! Items that exist only for generated code: typed, checked access to the columns of the
-//! stores a system pass visits. Not part of the public API (hidden from the docs, may change
+//! stores a system pass visits, the moves' shared half, and running the generated passes from
+//! their tables. Not part of the public API (hidden from the docs, may change
 //! without notice); safe to call, since every view is checked (column types, one mutable
 //! borrow per column) and no view can change a store's length or move a row. The one
 //! exception is [`StoresMut::trusted`], an `unsafe` promise by a generated pass that it takes
@@ -14,6 +15,41 @@ use crate::entity::{Entity, EntityManager};
 use crate::model::{Transition, WorldModel};
 use crate::storage::{copy_bytes, Column, Store};
 use crate::world::{EntityTable, Location};
+
+/// A generated pass: one system's, or one stage's fused systems, over every store they
+/// match; returns the commands that could not be applied.
+pub type PassFn<M> = fn(&mut crate::World<M>) -> Vec<crate::WorldError>;
+
+/// Runs `passes` in order (every system, or every stage), collecting the command errors.
+pub fn run_passes<M: WorldModel>(
+    world: &mut crate::World<M>,
+    passes: &[PassFn<M>],
+) -> Vec<crate::WorldError> {
+    let mut errors = Vec::new();
+    for pass in passes {
+        errors.extend(pass(world));
+    }
+    errors
+}
+
+/// Runs pass `k` of `passes`: `Ok(false)` when there is none, `Err` with the commands that
+/// could not be applied.
+pub fn run_pass<M: WorldModel>(
+    world: &mut crate::World<M>,
+    passes: &[PassFn<M>],
+    k: usize,
+) -> Result<bool, crate::CommandErrors> {
+    match passes.get(k) {
+        Some(pass) => crate::CommandErrors::into_result(pass(world)).map(|()| true),
+        None => Ok(false),
+    }
+}
+
+/// The end of a run of passes whose systems take no `Commands`: nothing can have failed.
+#[inline]
+pub fn no_commands(errors: Vec<crate::WorldError>) {
+    debug_assert!(errors.is_empty(), "no command can fail without Commands");
+}
 
 /// What a generated pass borrows from the world at once.
 pub struct Pass<'w, M: WorldModel> {

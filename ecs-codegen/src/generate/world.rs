@@ -35,10 +35,7 @@ fn outcome(with_commands: bool) -> (TokenStream, TokenStream) {
             quote!(::ecs_core::CommandErrors::into_result(errors)),
         )
     } else {
-        (
-            quote!(),
-            quote!(::core::debug_assert!(errors.is_empty(), "no command can fail without Commands");),
-        )
+        (quote!(), quote!(::ecs_core::__private::no_commands(errors)))
     }
 }
 
@@ -76,11 +73,18 @@ pub(super) fn generate(model: &Model) -> TokenStream {
     });
     let system_fns: Vec<Ident> = (0..model.systems.len()).map(system_fn).collect();
     let stage_fns: Vec<Ident> = (0..model.stages.len()).map(stage_fn).collect();
-    let stage_ids: Vec<usize> = (0..model.stages.len()).collect();
-    let system_ids: Vec<usize> = (0..model.systems.len()).collect();
+    let (systems, stages) = (
+        Literal::usize_unsuffixed(system_fns.len()),
+        Literal::usize_unsuffixed(stage_fns.len()),
+    );
     let (ret, end) = outcome(any_commands);
 
     quote! {
+        /// The pass of each system, by its index in [`SYSTEM_NAMES`].
+        static SYSTEM_PASSES: [::ecs_core::__private::PassFn<Model>; #systems] = [#(#system_fns),*];
+        /// The pass of each stage of [`SCHEDULE`], in order.
+        static STAGE_PASSES: [::ecs_core::__private::PassFn<Model>; #stages] = [#(#stage_fns),*];
+
         /// The generated world: one packed store per declared signature, the entity table and
         /// the resources. It dereferences to [`::ecs_core::World`], which has the rest of the
         /// API (spawn, despawn, get, insert, remove, queries, resources, statistics).
@@ -126,8 +130,7 @@ pub(super) fn generate(model: &Model) -> TokenStream {
 
             /// Runs every system once, sequentially, in declaration order.
             pub fn run_all(&mut self) #ret {
-                let mut errors = ::std::vec::Vec::new();
-                #( ::core::iter::Extend::extend(&mut errors, #system_fns(&mut self.0)); )*
+                let errors = ::ecs_core::__private::run_passes(&mut self.0, &SYSTEM_PASSES);
                 #end
             }
 
@@ -136,29 +139,20 @@ pub(super) fn generate(model: &Model) -> TokenStream {
             /// commands apply at the end of each stage. Gives the same world as
             /// [`World::run_all`].
             pub fn run_schedule(&mut self) #ret {
-                let mut errors = ::std::vec::Vec::new();
-                #( ::core::iter::Extend::extend(&mut errors, #stage_fns(&mut self.0)); )*
+                let errors = ::ecs_core::__private::run_passes(&mut self.0, &STAGE_PASSES);
                 #end
             }
 
             /// Runs stage `k` of [`World::schedule`]; `Ok(false)` when there is no such stage,
             /// `Err` with the commands that could not be applied.
             pub fn run_stage(&mut self, k: usize) -> ::core::result::Result<bool, ::ecs_core::CommandErrors> {
-                let errors = match k {
-                    #( #stage_ids => #stage_fns(&mut self.0), )*
-                    _ => return ::core::result::Result::Ok(false),
-                };
-                ::ecs_core::CommandErrors::into_result(errors).map(|()| true)
+                ::ecs_core::__private::run_pass(&mut self.0, &STAGE_PASSES, k)
             }
 
             /// Runs the system at `index` in [`SYSTEM_NAMES`]; `Ok(false)` when there is none,
             /// `Err` with the commands that could not be applied.
             pub fn run_system(&mut self, index: usize) -> ::core::result::Result<bool, ::ecs_core::CommandErrors> {
-                let errors = match index {
-                    #( #system_ids => #system_fns(&mut self.0), )*
-                    _ => return ::core::result::Result::Ok(false),
-                };
-                ::ecs_core::CommandErrors::into_result(errors).map(|()| true)
+                ::ecs_core::__private::run_pass(&mut self.0, &SYSTEM_PASSES, index)
             }
         }
     }

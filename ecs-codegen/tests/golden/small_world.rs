@@ -238,6 +238,13 @@ mod sigecs_world {
             &mut resources.sum
         }
     }
+    /// The pass of each system, by its index in [`SYSTEM_NAMES`].
+    static SYSTEM_PASSES: [::ecs_core::__private::PassFn<Model>; 2] = [
+        system_0,
+        system_1,
+    ];
+    /// The pass of each stage of [`SCHEDULE`], in order.
+    static STAGE_PASSES: [::ecs_core::__private::PassFn<Model>; 2] = [stage_0, stage_1];
     /// The generated world: one packed store per declared signature, the entity table and
     /// the resources. It dereferences to [`::ecs_core::World`], which has the rest of the
     /// API (spawn, despawn, get, insert, remove, queries, resources, statistics).
@@ -287,9 +294,7 @@ mod sigecs_world {
         ///Runs system `scale` over every row of `Plain`, `Tagged`.
         pub fn run_scale(&mut self) {
             let errors = system_0(&mut self.0);
-            ::core::debug_assert!(
-                errors.is_empty(), "no command can fail without Commands"
-            );
+            ::ecs_core::__private::no_commands(errors)
         }
         ///Runs system `total` over every row of `Plain`, `Tagged`. Its commands are applied at the end; the ones that failed are returned.
         pub fn run_total(
@@ -302,9 +307,7 @@ mod sigecs_world {
         pub fn run_all(
             &mut self,
         ) -> ::core::result::Result<(), ::ecs_core::CommandErrors> {
-            let mut errors = ::std::vec::Vec::new();
-            ::core::iter::Extend::extend(&mut errors, system_0(&mut self.0));
-            ::core::iter::Extend::extend(&mut errors, system_1(&mut self.0));
+            let errors = ::ecs_core::__private::run_passes(&mut self.0, &SYSTEM_PASSES);
             ::ecs_core::CommandErrors::into_result(errors)
         }
         /// Runs every system once, stage by stage: systems of a stage share no conflicting
@@ -314,9 +317,7 @@ mod sigecs_world {
         pub fn run_schedule(
             &mut self,
         ) -> ::core::result::Result<(), ::ecs_core::CommandErrors> {
-            let mut errors = ::std::vec::Vec::new();
-            ::core::iter::Extend::extend(&mut errors, stage_0(&mut self.0));
-            ::core::iter::Extend::extend(&mut errors, stage_1(&mut self.0));
+            let errors = ::ecs_core::__private::run_passes(&mut self.0, &STAGE_PASSES);
             ::ecs_core::CommandErrors::into_result(errors)
         }
         /// Runs stage `k` of [`World::schedule`]; `Ok(false)` when there is no such stage,
@@ -325,12 +326,7 @@ mod sigecs_world {
             &mut self,
             k: usize,
         ) -> ::core::result::Result<bool, ::ecs_core::CommandErrors> {
-            let errors = match k {
-                0usize => stage_0(&mut self.0),
-                1usize => stage_1(&mut self.0),
-                _ => return ::core::result::Result::Ok(false),
-            };
-            ::ecs_core::CommandErrors::into_result(errors).map(|()| true)
+            ::ecs_core::__private::run_pass(&mut self.0, &STAGE_PASSES, k)
         }
         /// Runs the system at `index` in [`SYSTEM_NAMES`]; `Ok(false)` when there is none,
         /// `Err` with the commands that could not be applied.
@@ -338,12 +334,7 @@ mod sigecs_world {
             &mut self,
             index: usize,
         ) -> ::core::result::Result<bool, ::ecs_core::CommandErrors> {
-            let errors = match index {
-                0usize => system_0(&mut self.0),
-                1usize => system_1(&mut self.0),
-                _ => return ::core::result::Result::Ok(false),
-            };
-            ::ecs_core::CommandErrors::into_result(errors).map(|()| true)
+            ::ecs_core::__private::run_pass(&mut self.0, &SYSTEM_PASSES, index)
         }
     }
     ///The pass of system `scale`.

@@ -307,13 +307,18 @@ mod tests {
         assert_eq!(u32::from_le_bytes(blob[16..20].try_into().unwrap()), 40);
     }
 
-    #[test]
-    fn order_of_pushes_does_not_matter() {
-        let reg = Registry::new([
+    /// A registry of a plain-old-data `u16` "a" and a postcard `String` "s".
+    fn pod_and_text() -> Registry {
+        Registry::new([
             Registration::pod::<u16>("a"),
             Registration::serde::<String>("s"),
         ])
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn order_of_pushes_does_not_matter() {
+        let reg = pod_and_text();
         let (a, s) = (reg.by_name("a").unwrap(), reg.by_name("s").unwrap());
         let mut w1 = ResourceWriter::new();
         w1.add_entities(3).unwrap();
@@ -417,11 +422,7 @@ mod tests {
     /// `push_all` and `push_encoded` write what the same `push` calls write.
     #[test]
     fn every_way_of_pushing_writes_the_same_bytes() {
-        let reg = Registry::new([
-            Registration::pod::<u16>("a"),
-            Registration::serde::<String>("s"),
-        ])
-        .unwrap();
+        let reg = pod_and_text();
         let (a, s) = (reg.by_name("a").unwrap(), reg.by_name("s").unwrap());
         let names = ["zero".to_string(), "two".to_string()];
         let mut one_by_one = ResourceWriter::new();

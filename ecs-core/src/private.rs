@@ -570,36 +570,61 @@ mod tests {
         };
         refused(
             1,
-            |s| drop(s.col::<A>(1)),
+            |s| {
+                s.col::<A>(1);
+            },
             "column 1 is not a column of ecs_core::test_model::A",
         );
-        refused(0, |s| drop(s.col::<A>(1)), "index out of bounds");
         refused(
             0,
-            |s| drop((s.col_mut::<A>(0), s.col_mut::<A>(0))),
+            |s| {
+                s.col::<A>(1);
+            },
+            "index out of bounds",
+        );
+        refused(
+            0,
+            |s| {
+                s.col_mut::<A>(0);
+                s.col_mut::<A>(0);
+            },
             "column 0 is borrowed twice",
         );
         refused(
             0,
-            |s| drop((s.col::<A>(0), s.col_mut::<A>(0))),
+            |s| {
+                s.col::<A>(0);
+                s.col_mut::<A>(0);
+            },
             "column 0 is borrowed twice",
         );
         refused(
             1,
-            |s| drop((s.col::<B>(1), s.col_mut::<B>(1))),
+            |s| {
+                s.col::<B>(1);
+                s.col_mut::<B>(1);
+            },
             "column 1 is borrowed twice",
         );
         refused(
             0,
-            |s| drop((s.col_mut::<A>(0), s.col::<A>(0))),
+            |s| {
+                s.col_mut::<A>(0);
+                s.col::<A>(0);
+            },
             "column 0 is borrowed mutably",
         );
         // Shared borrows of one column, and a mutable borrow of each of two, are fine.
-        assert_eq!(refusal(1, |s| drop((s.col::<A>(0), s.col::<A>(0)))), None);
-        assert_eq!(
-            refusal(1, |s| drop((s.col_mut::<A>(0), s.col_mut::<B>(1)))),
-            None
-        );
+        let shared_twice = |s: &mut StoreColumns<'_>| {
+            s.col::<A>(0);
+            s.col::<A>(0);
+        };
+        let two_columns = |s: &mut StoreColumns<'_>| {
+            s.col_mut::<A>(0);
+            s.col_mut::<B>(1);
+        };
+        assert_eq!(refusal(1, shared_twice), None);
+        assert_eq!(refusal(1, two_columns), None);
     }
 
     #[test]

@@ -10,13 +10,13 @@
 //! - `memcpy`: copying the blob into a buffer (the floor), and `memcpy_and_ids`: that plus
 //!   creating 11,300 entity ids with one `create_many` (the target is the blob spawn
 //!   within 2× of this, and faster than `spawn_batch`);
-//! - `decode_names`: decoding the level's 1,300 names (`String`s) from their postcard bytes,
-//!   the part of the blob spawn that is neither a copy nor an id.
+//! - `string_names`: decoding the level's 1,300 names as `String`s from postcard, what they
+//!   would add to the blob spawn as a `String` component (`DebugName` is plain old data, copied
+//!   with its column).
 //!
 //! Every row starts from data at rest and ends with a world that owns its values: the blob rows
-//! decode the names (`String`s) out of the blob, the `spawn`/`spawn_batch` rows clone the
-//! values (the names' `String`s included) out of prepared typed vectors, inside the timing.
-//! `verify` is timed apart.
+//! copy them out of the blob (and decode the 100 notes), the `spawn`/`spawn_batch` rows clone
+//! them out of prepared typed vectors, inside the timing. `verify` is timed apart.
 //!
 //! The `warm_` rows restart the level in memory that held it before: `warm_blob_spawn` spawns
 //! into a world that spawned the level and was then `clear`ed (the stores keep their memory),
@@ -30,9 +30,9 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use sigecs::components::physics::*;
-use sigecs::components::signatures::{Beacon, Body, Escort, Particle, Ship};
+use sigecs::components::signatures::{Beacon, Body, Escort, Marker, Particle, Ship};
 use sigecs::ecs_core::entity::{Entity, EntityManager};
-use sigecs::ecs_core::resource::{AlignedBlob, VerifyOptions, NO_ENTITY};
+use sigecs::ecs_core::resource::{bytemuck, AlignedBlob, VerifyOptions, NO_ENTITY};
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::{resource_registry, World};
 use std::hint::black_box;
@@ -47,8 +47,9 @@ struct Values {
     escorts: Vec<(Position, Velocity, u32)>,
     particles: Vec<Particle>,
     beacons: Vec<Beacon>,
+    markers: Vec<Marker>,
     bodies: Vec<Body>,
-    /// Level index → (signature 0..5, position in its group), to map leaders.
+    /// Level index → (signature 0..6, position in its group), to map leaders.
     order: Vec<(u8, u32)>,
 }
 
@@ -70,7 +71,7 @@ fn values() -> Values {
                     velocity: *world.get(x).unwrap(),
                     acceleration: *world.get(x).unwrap(),
                     mass: *world.get(x).unwrap(),
-                    name: world.get::<DebugName>(x).unwrap().clone(),
+                    name: *world.get::<DebugName>(x).unwrap(),
                 });
                 (0, v.ships.len())
             }
@@ -91,9 +92,16 @@ fn values() -> Values {
             "Beacon" => {
                 v.beacons.push(Beacon {
                     position: p,
-                    name: world.get::<DebugName>(x).unwrap().clone(),
+                    name: *world.get::<DebugName>(x).unwrap(),
                 });
                 (3, v.beacons.len())
+            }
+            "Marker" => {
+                v.markers.push(Marker {
+                    position: p,
+                    note: world.get::<Note>(x).unwrap().clone(),
+                });
+                (4, v.markers.len())
             }
             _ => {
                 v.bodies.push(Body {
@@ -102,7 +110,7 @@ fn values() -> Values {
                     acceleration: *world.get(x).unwrap(),
                     mass: *world.get(x).unwrap(),
                 });
-                (4, v.bodies.len())
+                (5, v.bodies.len())
             }
         };
         v.order.push((sig, pos as u32 - 1));
@@ -170,6 +178,9 @@ fn level_spawn(c: &mut Criterion) {
                 for x in &v.beacons {
                     w.spawn(x.clone());
                 }
+                for x in &v.markers {
+                    w.spawn(x.clone());
+                }
                 for x in &v.bodies {
                     w.spawn(x.clone());
                 }
@@ -191,6 +202,7 @@ fn level_spawn(c: &mut Criterion) {
                 }));
                 w.spawn_batch(v.particles.iter().cloned());
                 w.spawn_batch(v.beacons.iter().cloned());
+                w.spawn_batch(v.markers.iter().cloned());
                 w.spawn_batch(v.bodies.iter().cloned());
                 w.len()
             },
@@ -217,14 +229,25 @@ fn level_spawn(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
-    // The names alone: the 1,300 `DebugName`s decoded from their postcard bytes into values
-    // the caller owns (a UTF-8 check and an allocation each), as the blob spawn decodes them.
-    let names: Vec<&[u8]> = level.component("name").unwrap().instances().unwrap();
-    g.bench_function("decode_names", |b| {
+    // What the names would cost as `String`s: the level's 1,300 names decoded from postcard
+    // into `String`s the caller owns (a UTF-8 check and an allocation each), as a blob spawn of a
+    // `String` component does. `DebugName` is plain old data, copied with its column instead.
+    let names: Vec<Vec<u8>> = level
+        .component("name")
+        .unwrap()
+        .instances()
+        .unwrap()
+        .into_iter()
+        .map(|raw| {
+            let name: DebugName = bytemuck::pod_read_unaligned(raw);
+            postcard::to_allocvec(name.0.as_str()).unwrap()
+        })
+        .collect();
+    g.bench_function("string_names", |b| {
         b.iter_batched_ref(
             || Vec::with_capacity(names.len()),
-            |out: &mut Vec<DebugName>| {
-                for &n in &names {
+            |out: &mut Vec<String>| {
+                for n in &names {
                     out.push(postcard::from_bytes(black_box(n)).unwrap());
                 }
                 out.len()

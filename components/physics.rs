@@ -3,7 +3,7 @@
 use super::resources::{Gravity, Time};
 use bytemuck::{Pod, Zeroable};
 use ecs_core::prelude::*;
-use ecs_core::resource::MapEntities;
+use ecs_core::resource::{InlineStr, MapEntities};
 use ecs_core::SoaManager;
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
@@ -49,9 +49,30 @@ pub struct Mass(pub f32);
 pub struct Lifetime(pub f32);
 
 /// A name for debugging: cold, so `rows` signatures keep it out of the hot row.
+///
+/// Plain old data (up to 23 bytes of text inline, see [`InlineStr`]), so a level's names are
+/// copied with their column when it spawns: as a `String` each name needed a decode and an
+/// allocation, three quarters of the bundled level's spawn time. A component that needs longer
+/// text declares it as a `String` with `encoding = "serde"` (the README shows one).
+#[derive(
+    Component, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
+)]
+#[component(cold, resource = "name")]
+#[repr(transparent)]
+pub struct DebugName(pub InlineStr);
+
+impl DebugName {
+    /// `name`, cut to the longest prefix of whole characters that fits in 23 bytes.
+    pub fn new(name: &str) -> Self {
+        DebugName(InlineStr::truncated(name))
+    }
+}
+
+/// Free text attached to an entity (a marker's note): not plain old data, so a level stores it
+/// with postcard and the spawn decodes and allocates each one.
 #[derive(Component, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[component(cold, resource = "name", encoding = "serde")]
-pub struct DebugName(pub String);
+#[component(cold, resource = "note", encoding = "serde")]
+pub struct Note(pub String);
 
 /// The entity this one follows (an escort's ship). In a level it is written as the leader's
 /// index among the level's entities.

@@ -63,3 +63,12 @@ pub struct Escort {
     /// The entity it follows.
     pub leader: Leader,
 }
+
+/// A map marker: a place with a note of any length (the bundled world's `String` component).
+#[derive(Signature, Clone, Debug, PartialEq)]
+pub struct Marker {
+    /// Where it is.
+    pub position: Position,
+    /// What it says.
+    pub note: Note,
+}

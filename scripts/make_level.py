@@ -10,10 +10,11 @@ The level (deterministic, seed 9):
     `leader` is the ship's index; `local_transform` places it around the ship), and one
     Particle (engine exhaust) below each escort: ship -> escort -> particle, 3 levels;
   - 200 beacon chains: a named Beacon root with 3 named Beacon children;
-  - 2,000 free Bodies and 2,000 free Particles (roots).
-Entities are listed grouped by signature (ships, escorts, exhaust, beacons, bodies, particles):
-parents may come after their children, and a level whose entities of one signature are
-contiguous spawns with one copy per component column.
+  - 100 Markers (roots) with notes of 20 to 60 bytes (the one `String` component);
+  - 2,000 free Bodies and 1,900 free Particles (roots).
+Entities are listed grouped by signature (ships, escorts, exhaust, beacons, markers, bodies,
+particles): parents may come after their children, and a level whose entities of one signature
+are contiguous spawns with one copy per component column.
 """
 
 import json
@@ -23,7 +24,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FLEETS, ESCORTS, CHAINS, CHAIN_CHILDREN, BODIES, PARTICLES = 500, 6, 200, 3, 2000, 2000
+FLEETS, ESCORTS, CHAINS, CHAIN_CHILDREN, MARKERS, BODIES, PARTICLES = 500, 6, 200, 3, 100, 2000, 1900
 
 
 def main():
@@ -39,7 +40,7 @@ def main():
     def translation(v):
         return [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, v[0], v[1], v[2], 1]
 
-    ships, escorts, exhaust, beacons, bodies, particles = [], [], [], [], [], []
+    ships, escorts, exhaust, beacons, markers, bodies, particles = [], [], [], [], [], [], []
     # Indices are assigned after grouping; keep (kind, local id) references until then.
     for f in range(FLEETS):
         ships.append({"components": {
@@ -58,6 +59,9 @@ def main():
         for k in range(CHAIN_CHILDREN):
             beacons.append({"parent": ("beacon", root), "components": {
                 "position": vec(800), "name": f"beacon-{c}.{k}"}})
+    for m in range(MARKERS):
+        note = f"marker {m}: hold here" + " until the convoy passes" * (m % 3)
+        markers.append({"components": {"position": vec(800), "note": note}})
     for _ in range(BODIES):
         bodies.append({"components": {
             "position": vec(500), "velocity": vec(5), "acceleration": [0, 0, 0],
@@ -67,7 +71,7 @@ def main():
             "position": vec(500), "velocity": vec(5), "lifetime": num(0.5, 5)}})
 
     groups = [("ship", ships), ("escort", escorts), ("exhaust", exhaust),
-              ("beacon", beacons), ("body", bodies), ("particle", particles)]
+              ("beacon", beacons), ("marker", markers), ("body", bodies), ("particle", particles)]
     base, start = {}, 0
     for kind, items in groups:
         base[kind] = start

@@ -156,11 +156,11 @@ fn populate(world: &mut World, n: usize, rng: &mut Rng) {
         velocity: Velocity(rng.vec3(5.0)),
         acceleration: Acceleration(Vec3::ZERO),
         mass: Mass(10.0 + rng.next_f32()),
-        name: DebugName(format!("ship-{i}")),
+        name: DebugName::new(&format!("ship-{i}")),
     }));
     world.spawn_batch((0..beacons).map(|i| Beacon {
         position: Position(rng.vec3(100.0)),
-        name: DebugName(format!("beacon-{i}")),
+        name: DebugName::new(&format!("beacon-{i}")),
     }));
 }
 
@@ -214,6 +214,9 @@ fn checksum(world: &World) -> u64 {
             eat(&w.to_le_bytes());
         }
         if let Some(n) = world.get::<DebugName>(e) {
+            eat(n.0.as_bytes());
+        }
+        if let Some(n) = world.get::<Note>(e) {
             eat(n.0.as_bytes());
         }
     }
@@ -762,6 +765,14 @@ mod tests {
         let parent = tm.parent(tm.lookup(escort).unwrap()).unwrap().unwrap();
         assert_eq!(tm.entity(parent).unwrap(), leader);
         assert_eq!(world.get::<DebugName>(leader).unwrap().0, "ship-0");
+        // The markers' notes (postcard `String`s, after the 500 ships, 3,000 escorts, 3,000
+        // exhaust particles and 800 beacons) come out whole, longer ones included.
+        let note = |i: usize| world.get::<Note>(e[7_300 + i]).unwrap().0.clone();
+        assert_eq!(note(0), "marker 0: hold here");
+        assert_eq!(
+            note(2),
+            "marker 2: hold here until the convoy passes until the convoy passes"
+        );
     }
 
     #[test]

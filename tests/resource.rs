@@ -4,7 +4,7 @@
 
 use glam::{Mat4, Vec3};
 use sigecs::components::physics::*;
-use sigecs::components::signatures::{Beacon, Body, Escort, Particle, Ship};
+use sigecs::components::signatures::{Beacon, Body, Escort, Marker, Particle, Ship};
 use sigecs::ecs_core::entity::{Entity, EntityBits};
 use sigecs::ecs_core::resource::{
     verify, AnySet, EntityCompiler, LocalTransform, ResourceError, VerifyOptions, NO_ENTITY,
@@ -20,7 +20,8 @@ const LEVEL: &str = r#"{"entities": [
                                  "local_transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, 4,5,6,1]}},
     {"parent": 1, "components": {"position": [7, 8, 9], "name": "buoy"}},
     {"components": {"position": [0, 0, 0], "velocity": [0, 1, 0], "lifetime": 2.5}},
-    {"components": {"position": [1, 1, 1], "velocity": [0, 0, 0], "leader": 1073741823}}
+    {"components": {"position": [1, 1, 1], "velocity": [0, 0, 0], "leader": 1073741823}},
+    {"components": {"position": [2, 2, 2], "note": "a note longer than any name ✓"}}
 ]}"#;
 
 fn compile(json: &str) -> Vec<u8> {
@@ -38,8 +39,8 @@ fn a_level_spawns_with_values_references_and_hierarchy() {
     let mut world = World::new();
     let mut tm = TransformManager::new();
     let e = world.spawn_resource_with(&res, &mut tm).unwrap();
-    assert_eq!(e.len(), 5);
-    assert_eq!(world.len(), 5);
+    assert_eq!(e.len(), 6);
+    assert_eq!(world.len(), 6);
     world.check_invariants().unwrap();
 
     assert_eq!(world.signature_name_of(e[0]), Some("Ship"));
@@ -47,6 +48,11 @@ fn a_level_spawns_with_values_references_and_hierarchy() {
     assert_eq!(world.signature_name_of(e[2]), Some("Beacon"));
     assert_eq!(world.signature_name_of(e[3]), Some("Particle"));
     assert_eq!(world.signature_name_of(e[4]), Some("Escort"));
+    assert_eq!(world.signature_name_of(e[5]), Some("Marker"));
+    assert_eq!(
+        world.get::<Note>(e[5]).unwrap().0,
+        "a note longer than any name ✓"
+    );
     assert_eq!(
         world.get::<Position>(e[0]),
         Some(&Position(Vec3::new(1.0, 2.0, 3.0)))
@@ -84,6 +90,21 @@ fn a_level_spawns_with_values_references_and_hierarchy() {
 }
 
 #[test]
+fn a_name_longer_than_its_inline_capacity_is_a_compile_error_at_its_path() {
+    let json = r#"{"entities": [{"components": {"position": [0, 0, 0],
+        "name": "a beacon name that is far too long"}}]}"#;
+    let e = EntityCompiler::new(resource_registry())
+        .compile_str(json)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("entities[0].components.name"), "{e}");
+    assert!(
+        e.contains("a string of at most 23 bytes, found 34 bytes"),
+        "{e}"
+    );
+}
+
+#[test]
 fn blob_to_world_to_blob_is_byte_identical() {
     let blob = compile(LEVEL);
     let res = World::new()
@@ -93,7 +114,7 @@ fn blob_to_world_to_blob_is_byte_identical() {
     // Something in the world already, so rows and ids do not start at 0.
     world.spawn(Beacon {
         position: Position(Vec3::ONE),
-        name: DebugName("old".into()),
+        name: DebugName::new("old"),
     });
     let mut tm = TransformManager::new();
     let e = world.spawn_resource_with(&res, &mut tm).unwrap();
@@ -132,7 +153,7 @@ fn prefab_instances_reuse_one_verified_blob() {
     let copies: Vec<Vec<Entity>> = (0..50)
         .map(|_| world.spawn_resource_with(&res, &mut tm).unwrap())
         .collect();
-    assert_eq!(world.len(), 250);
+    assert_eq!(world.len(), 300);
     assert_eq!(tm.len(), 150);
     world.check_invariants().unwrap();
     for c in &copies {
@@ -158,7 +179,7 @@ fn random_world(n: usize, seed: u64) -> (World, TransformManager, Vec<Entity>) {
     let mut all = Vec::new();
     for i in 0..n {
         let v = Vec3::new(f(), f(), f());
-        let e = match i % 5 {
+        let e = match i % 6 {
             0 => world.spawn(Particle {
                 position: Position(v),
                 velocity: Velocity(-v),
@@ -175,11 +196,15 @@ fn random_world(n: usize, seed: u64) -> (World, TransformManager, Vec<Entity>) {
                 velocity: Velocity(v),
                 acceleration: Acceleration(-v),
                 mass: Mass(f()),
-                name: DebugName(format!("ship {i} ✓")),
+                name: DebugName::new(&format!("ship {i} ✓")),
             }),
             3 => world.spawn(Beacon {
                 position: Position(v),
-                name: DebugName(String::new()),
+                name: DebugName::default(),
+            }),
+            4 => world.spawn(Marker {
+                position: Position(v),
+                note: Note("ahoy ".repeat(i % 9)),
             }),
             _ => {
                 let leader = if all.is_empty() {
@@ -237,7 +262,7 @@ fn snapshot(world: &World, tm: &TransformManager, order: &[Entity]) -> Vec<Strin
                 .map(|p| pos(tm.entity(p).unwrap()));
             let local = tm.lookup(e).map(|i| tm.local(i).unwrap());
             format!(
-                "{:?} {:?} {:?} {:?} {:?} {:?} {:?} leader={:?} parent={parent:?} local={local:?}",
+                "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} leader={:?} parent={parent:?} local={local:?}",
                 world.signature_name_of(e),
                 world.get::<Position>(e),
                 world.get::<Velocity>(e),
@@ -245,6 +270,7 @@ fn snapshot(world: &World, tm: &TransformManager, order: &[Entity]) -> Vec<Strin
                 world.get::<Mass>(e),
                 world.get::<Lifetime>(e),
                 world.get::<DebugName>(e),
+                world.get::<Note>(e),
                 // A dead leader is saved as NO_ENTITY.
                 world.get::<Leader>(e).map(|l| pos(l.0)),
             )
@@ -306,7 +332,7 @@ fn an_undeclared_set_is_refused_with_inserts_words() {
     let mut world = World::new();
     let e = world.spawn(Beacon {
         position: Position(Vec3::ZERO),
-        name: DebugName("b".into()),
+        name: DebugName::new("b"),
     });
     world.remove::<DebugName>(e).unwrap_err();
     let insert_err = {
@@ -424,7 +450,7 @@ fn save_refuses_dead_and_repeated_entities() {
     let mut world = World::new();
     let a = world.spawn(Beacon {
         position: Position(Vec3::ZERO),
-        name: DebugName("a".into()),
+        name: DebugName::new("a"),
     });
     let reg = resource_registry();
     assert_eq!(

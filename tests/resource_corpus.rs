@@ -60,3 +60,40 @@ fn level_roundtrip_corpus() {
         }
     }
 }
+
+/// The spawn target's `seed-*.bin` blobs are the level_roundtrip target's `seed-*.json` levels
+/// compiled, so a change to a component's encoding cannot leave stale seeds behind:
+/// `UPDATE_SEEDS=1 cargo test --test resource_corpus` rewrites them.
+#[test]
+fn spawn_seeds_are_the_json_seeds_compiled() {
+    use sigecs::ecs_core::resource::EntityCompiler;
+    let compiler = EntityCompiler::new(resource_fuzz::registry());
+    let mut checked = 0;
+    for (path, bytes) in corpus("spawn") {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let Some(stem) = name
+            .strip_prefix("seed-")
+            .and_then(|n| n.strip_suffix(".bin"))
+        else {
+            continue;
+        };
+        let json = path
+            .parent()
+            .unwrap()
+            .join(format!("../level_roundtrip/seed-{stem}.json"));
+        let json =
+            std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{}: {e}", json.display()));
+        let compiled = compiler.compile_str(&json).unwrap();
+        if std::env::var_os("UPDATE_SEEDS").is_some() {
+            std::fs::write(&path, &compiled).unwrap();
+        } else {
+            assert!(
+                compiled == bytes,
+                "{} is stale: run UPDATE_SEEDS=1 cargo test --test resource_corpus",
+                path.display()
+            );
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 5, "the five seeds of the spawn target");
+}

@@ -93,7 +93,7 @@ fn a_level_spawns_soa_components_into_their_managers() {
     // Something already there, so ids, rows and instances do not start at 0.
     let old = world.spawn(Beacon {
         position: Position(Vec3::ONE),
-        name: DebugName("old".into()),
+        name: DebugName::new("old"),
     });
     let mut tm = TransformManager::new();
     let mut masses = PointMassManager::new();
@@ -523,7 +523,7 @@ fn blob_to_world_to_blob_is_byte_identical_with_soa_components() {
     let mut world = World::new();
     world.spawn(Beacon {
         position: Position(Vec3::ONE),
-        name: DebugName("old".into()),
+        name: DebugName::new("old"),
     });
     let (mut tm, mut masses, mut heats) = (
         TransformManager::new(),
@@ -578,7 +578,7 @@ fn world_to_blob_to_world_keeps_soa_values() {
         let x = i as f32;
         let e = world.spawn(Beacon {
             position: Position(Vec3::splat(x)),
-            name: DebugName(format!("n{i}")),
+            name: DebugName::new(&format!("n{i}")),
         });
         if i % 2 == 0 {
             masses

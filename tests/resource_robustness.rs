@@ -27,7 +27,8 @@ const LEVEL: &str = r#"{"entities": [
     {"components": {"position": [0, 0, 0], "velocity": [0, 1, 0], "lifetime": 2.5,
                     "point_mass": {"mass": 2, "position": [0, 0, 0], "velocity": [0, 1, 0],
                                    "acceleration": [0, 0, 0]}}},
-    {"parent": 3, "components": {"position": [1, 1, 1], "velocity": [0, 0, 0], "leader": 2}}
+    {"parent": 3, "components": {"position": [1, 1, 1], "velocity": [0, 0, 0], "leader": 2}},
+    {"components": {"position": [2, 2, 2], "note": "a note ✓"}}
 ]}"#;
 
 fn blob() -> Vec<u8> {
@@ -52,7 +53,7 @@ fn run(bytes: &[u8]) -> Result<bool, String> {
             for i in 0..3 {
                 let e = world.spawn(Beacon {
                     position: Position(Vec3::splat(i as f32)),
-                    name: DebugName(format!("old {i}")),
+                    name: DebugName::new(&format!("old {i}")),
                 });
                 tm.create(e, Mat4::IDENTITY).unwrap();
                 masses.create(e, PointMass::default()).unwrap();

@@ -50,7 +50,7 @@ pub fn spawn_bytes(data: &[u8]) -> usize {
             for i in 0..prefill {
                 let e = world.spawn(Beacon {
                     position: Position(Vec3::splat(i as f32)),
-                    name: DebugName(String::new()),
+                    name: DebugName::default(),
                 });
                 tm.create(e, Mat4::IDENTITY).unwrap();
                 masses.create(e, PointMass::default()).unwrap();

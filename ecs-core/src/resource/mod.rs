@@ -17,6 +17,8 @@
 //! - [`verify`](fn@verify) (in [`mod@verify`]): the only constructor of [`VerifiedResource`], the type a spawner accepts.
 //! - [`ResourceWriter`]: builds a canonical blob from per-entity component values (what save uses).
 //! - [`inspect`](fn@inspect): counts, hierarchy depth and bytes, as a printable [`ResourceReport`].
+//! - [`InlineStr`]: short text as plain old data, for names that spawn without decoding or
+//!   allocating.
 //! - [`MapEntities`], [`NO_ENTITY`]: components that hold entities (stored as resource indices,
 //!   remapped when spawned and saved); [`LocalTransform`]: the hierarchy's local matrix.
 //! - [`OutsideStores`] (in [`mod@outside`]): managers that keep components outside the signature
@@ -151,6 +153,7 @@ mod entities;
 mod error;
 pub mod format;
 mod hierarchy;
+mod inline_str;
 pub mod inspect;
 pub mod outside;
 mod plan;
@@ -166,6 +169,7 @@ pub use compile::{CompileError, EntityCompiler, PathError};
 pub use entities::{LocalTransform, MapEntities, NO_ENTITY};
 pub use error::{ComponentRef, ResourceError};
 pub use format::{component_identifier, reseal};
+pub use inline_str::{InlineStr, TooLong};
 pub use inspect::{inspect, ComponentReport, ResourceReport, SetReport};
 pub use outside::{OutsideSave, OutsideSpawn, OutsideStores};
 pub(crate) use registry::RunTarget;

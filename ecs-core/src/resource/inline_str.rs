@@ -246,6 +246,25 @@ mod tests {
     }
 
     #[test]
+    fn conversions_and_comparisons_follow_the_text() {
+        let s = InlineStr::new("beacon").unwrap();
+        let long = "z".repeat(30);
+        assert_eq!(InlineStr::try_from("beacon"), Ok(s));
+        assert_eq!(InlineStr::try_from(long.as_str()), Err(TooLong { len: 30 }));
+        assert_eq!("beacon".parse::<InlineStr>(), Ok(s));
+        assert_eq!(long.parse::<InlineStr>(), Err(TooLong { len: 30 }));
+        assert!(s == *"beacon" && s != *"buoy" && s != *"beaco");
+        assert!(s == "beacon" && s != "buoy");
+        assert!(s != InlineStr::new("buoy").unwrap());
+        let state = std::collections::hash_map::RandomState::new();
+        use std::hash::BuildHasher;
+        assert_ne!(
+            state.hash_one(s),
+            state.hash_one(InlineStr::new("buoy").unwrap())
+        );
+    }
+
+    #[test]
     fn json_gives_it_as_a_string_and_refuses_one_too_long() {
         let s: InlineStr = serde_json::from_str("\"ship-7\"").unwrap();
         assert_eq!(s, "ship-7");

@@ -32,7 +32,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use sigecs::components::physics::*;
 use sigecs::components::signatures::{Beacon, Body, Escort, Marker, Particle, Ship};
 use sigecs::ecs_core::entity::{Entity, EntityManager};
-use sigecs::ecs_core::resource::{bytemuck, AlignedBlob, VerifyOptions, NO_ENTITY};
+use sigecs::ecs_core::resource::{AlignedBlob, VerifyOptions, NO_ENTITY};
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::{resource_registry, World};
 use std::hint::black_box;
@@ -235,13 +235,10 @@ fn level_spawn(c: &mut Criterion) {
     let names: Vec<Vec<u8>> = level
         .component("name")
         .unwrap()
-        .instances()
+        .pod::<DebugName>()
         .unwrap()
-        .into_iter()
-        .map(|raw| {
-            let name: DebugName = bytemuck::pod_read_unaligned(raw);
-            postcard::to_allocvec(name.0.as_str()).unwrap()
-        })
+        .iter()
+        .map(|name| postcard::to_allocvec(name.0.as_str()).unwrap())
         .collect();
     g.bench_function("string_names", |b| {
         b.iter_batched_ref(

@@ -72,10 +72,7 @@ impl InlineStr {
         if text.len() > Self::CAPACITY {
             return Err(TooLong { len: text.len() });
         }
-        let mut s = Self::EMPTY;
-        s.bytes[..text.len()].copy_from_slice(text.as_bytes());
-        s.len = text.len() as u8;
-        Ok(s)
+        Ok(Self::fitting(text))
     }
 
     /// `text` cut to the longest prefix of whole characters that fits.
@@ -84,7 +81,15 @@ impl InlineStr {
         while !text.is_char_boundary(end) {
             end -= 1;
         }
-        Self::new(&text[..end]).expect("cut to the capacity")
+        Self::fitting(&text[..end])
+    }
+
+    /// `text`, which has at most [`CAPACITY`](Self::CAPACITY) bytes.
+    fn fitting(text: &str) -> Self {
+        let mut s = Self::EMPTY;
+        s.bytes[..text.len()].copy_from_slice(text.as_bytes());
+        s.len = text.len() as u8;
+        s
     }
 
     /// The text. A length over the capacity counts as the capacity, and bytes that are not
@@ -189,6 +194,11 @@ impl<'de> Deserialize<'de> for InlineStr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+
+    fn hash(s: InlineStr) -> u64 {
+        BuildHasherDefault::<DefaultHasher>::default().hash_one(s)
+    }
 
     #[test]
     fn holds_up_to_its_capacity_and_refuses_more() {
@@ -239,9 +249,7 @@ mod tests {
         let dirty: InlineStr = bytemuck::cast(raw);
         let clean = InlineStr::new("ab").unwrap();
         assert_eq!(dirty, clean);
-        let state = std::collections::hash_map::RandomState::new();
-        use std::hash::BuildHasher;
-        assert_eq!(state.hash_one(dirty), state.hash_one(clean));
+        assert_eq!(hash(dirty), hash(clean));
         assert_ne!(clean, InlineStr::new("abc").unwrap());
     }
 
@@ -256,12 +264,7 @@ mod tests {
         assert!(s == *"beacon" && s != *"buoy" && s != *"beaco");
         assert!(s == "beacon" && s != "buoy");
         assert!(s != InlineStr::new("buoy").unwrap());
-        let state = std::collections::hash_map::RandomState::new();
-        use std::hash::BuildHasher;
-        assert_ne!(
-            state.hash_one(s),
-            state.hash_one(InlineStr::new("buoy").unwrap())
-        );
+        assert_ne!(hash(s), hash(InlineStr::new("buoy").unwrap()));
     }
 
     #[test]

@@ -97,11 +97,6 @@ impl Bits {
         self.0[word] |= 1 << bit;
     }
 
-    /// Is `i` in the set?
-    pub fn contains(&self, i: usize) -> bool {
-        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
-    }
-
     /// Do the sets share an element?
     pub fn intersects(&self, other: &Bits) -> bool {
         self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
@@ -307,7 +302,7 @@ fn full_path(module: &str, ident: &Ident) -> syn::Path {
     let module = match first {
         "crate" => module.to_string(),
         "self" => format!("super{}", &module[4..]),
-        _ if first.starts_with("::") || module.starts_with("::") => module.to_string(),
+        _ if module.starts_with("::") => module.to_string(),
         _ => format!("super::{module}"),
     };
     syn::parse_str(&format!("{module}::{ident}")).unwrap_or_else(|_| ident.clone().into())
@@ -689,6 +684,51 @@ mod tests {
             writes,
             ..Access::default()
         }
+    }
+
+    fn bits(items: &[usize]) -> Bits {
+        let mut b = Bits::default();
+        for &i in items {
+            b.insert(i);
+        }
+        b
+    }
+
+    #[test]
+    fn bits_hold_any_index_in_its_own_word_and_bit() {
+        let b = bits(&[0, 63, 64, 200]);
+        assert_eq!(b.0, [1 | 1 << 63, 1, 0, 1 << 8], "word i / 64, bit i % 64");
+        assert!(Bits::default().is_empty() && bits(&[]).is_empty());
+        assert!(!bits(&[130]).is_empty());
+        assert!(bits(&[3, 200]).intersects(&bits(&[200])));
+        assert!(!bits(&[3, 200]).intersects(&bits(&[4, 201])));
+        assert!(
+            !bits(&[8]).intersects(&bits(&[200])),
+            "same bit, other word"
+        );
+        assert_eq!(
+            bits(&[1, 70]).union(&bits(&[1, 2, 200])),
+            bits(&[1, 2, 70, 200])
+        );
+        assert_eq!(
+            bits(&[1]).union(&bits(&[1])),
+            bits(&[1]),
+            "an element of both stays"
+        );
+    }
+
+    #[test]
+    fn paths_relative_to_the_including_module_gain_one_super() {
+        let path = |module: &str| {
+            let p = full_path(module, &syn::parse_str("Position").unwrap());
+            quote::quote!(#p).to_string().replace(' ', "")
+        };
+        assert_eq!(path("crate::components"), "crate::components::Position");
+        assert_eq!(path("::physics::parts"), "::physics::parts::Position");
+        assert_eq!(path("self"), "super::Position");
+        assert_eq!(path("self::parts"), "super::parts::Position");
+        assert_eq!(path("super::parts"), "super::super::parts::Position");
+        assert_eq!(path("components"), "super::components::Position");
     }
 
     #[test]

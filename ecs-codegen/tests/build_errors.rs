@@ -392,7 +392,15 @@ fn too_many_components() {
 
 #[test]
 fn mask_width_follows_component_count() {
-    for (n, width) in [(3, "u32"), (33, "u64"), (65, "u128")] {
+    // Each width up to its last component, and 128 components (the most a world holds) build.
+    for (n, width) in [
+        (3, "u32"),
+        (32, "u32"),
+        (33, "u64"),
+        (64, "u64"),
+        (65, "u128"),
+        (128, "u128"),
+    ] {
         let mut src = String::from("#[derive(Signature)]\npub struct S { pub c: C000 }\n");
         for i in 0..n {
             src.push_str(&format!("#[derive(Component)]\npub struct C{i:03};\n"));

@@ -559,6 +559,105 @@ fn components_in_a_private_module_need_a_reexport() {
 }
 
 #[test]
+fn only_a_public_uncfgd_reexport_of_the_module_reaches_its_items() {
+    let physics = "use ecs_core::prelude::*;\n#[derive(Component)]\npub struct Position(pub f32);\n#[derive(Signature)]\npub struct Body { pub p: Position }\n";
+    for (mod_rs, unreachable) in [
+        // A private `use` re-exports nothing.
+        ("mod physics;\nuse physics::*;\n", 2),
+        // A `cfg`'d one may not be compiled.
+        (
+            "mod physics;\n#[cfg(feature = \"x\")]\npub use physics::*;\n",
+            2,
+        ),
+        // Another module's items, or this module's own.
+        ("mod physics;\npub use other::*;\n", 2),
+        ("mod physics;\npub use self::*;\n", 2),
+        // A name beside the module's path is not one of its items.
+        (
+            "mod physics;\npub use self::{physics::Body, Position};\n",
+            1,
+        ),
+    ] {
+        let (_d, ds) = errors(&[("mod.rs", mod_rs), ("physics.rs", physics)]);
+        assert_eq!(ds.len(), unreachable, "{mod_rs}: {ds:?}");
+        assert!(
+            ds.iter()
+                .all(|d| d.message.contains("is in the private module `physics`")),
+            "{mod_rs}: {ds:?}"
+        );
+        assert!(ds[0].message.contains("`Position`"), "{mod_rs}: {ds:?}");
+    }
+}
+
+#[test]
+fn cfgd_items_are_skipped_and_enums_are_components() {
+    let (_d, r) = build(&[(
+        "a.rs",
+        "use ecs_core::prelude::*;
+#[derive(Component)]
+pub struct Kept(pub f32);
+#[derive(Component, Clone, Copy)]
+pub enum Mode { Idle, Busy }
+#[cfg(feature = \"extra\")]
+#[derive(Component)]
+pub struct SkippedStruct(pub f32);
+#[cfg(any())]
+#[derive(Component)]
+pub enum SkippedEnum { A }
+#[derive(Signature)]
+pub struct S { pub k: Kept, pub m: Mode }
+#[cfg(test)]
+#[system]
+pub fn skipped_system(k: &mut Kept) {}
+#[system]
+pub fn kept_system(k: &mut Kept, m: &Mode) {}
+",
+    )]);
+    let src = r.unwrap();
+    for kept in ["components::a::Kept", "components::a::Mode", "kept_system"] {
+        assert!(src.contains(kept), "missing {kept}");
+    }
+    for skipped in ["SkippedStruct", "SkippedEnum", "skipped_system"] {
+        assert!(!src.contains(skipped), "{skipped} is cfg'd");
+    }
+}
+
+#[test]
+fn a_path_attribute_names_the_module_file() {
+    let (_d, r) = build(&[
+        (
+            "mod.rs",
+            "#[path = \"elsewhere/physics_impl.rs\"]\npub mod physics;\n",
+        ),
+        (
+            "elsewhere/physics_impl.rs",
+            "#[derive(Component)]\npub struct Position(pub f32);\n#[derive(Signature)]\npub struct Body { pub p: Position }\n",
+        ),
+    ]);
+    let src = r.unwrap();
+    assert!(
+        src.contains("crate::components::physics::Position"),
+        "{src}"
+    );
+    let (dir, ds) = errors(&[("mod.rs", "#[path = \"nowhere.rs\"]\npub mod physics;\n")]);
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    check(
+        &ds[0],
+        dir.path(),
+        "mod.rs",
+        2,
+        9,
+        "no file for module `physics`: looked for",
+        "create the file",
+    );
+    assert!(
+        ds[0].message.contains("nowhere.rs` (its #[path])"),
+        "{}",
+        ds[0]
+    );
+}
+
+#[test]
 fn a_mod_line_without_a_file() {
     let (dir, ds) = errors(&[("mod.rs", "pub mod gone;\n")]);
     check(

@@ -286,6 +286,33 @@ pub struct Eel { pub length: f32 }
 }
 
 #[test]
+fn only_soa_managers_declared_as_resources_are_registered() {
+    let (_d, r) = build(&[
+        (
+            "a.rs",
+            "use ecs_core::prelude::*;
+#[derive(Component)]
+pub struct Position(pub f32);
+#[derive(Component)]
+pub struct Name(pub String);
+#[derive(ecs_core::SoaManager)]
+#[soa(resource = \"spin\")]
+pub struct Spin { pub rate: f32 }
+#[derive(ecs_core::SoaManager)]
+pub struct Plain { pub rate: f32 }
+",
+        ),
+        ("b.rs", SIG),
+    ]);
+    let src = r.unwrap();
+    assert!(src.contains("components::a::Spin"), "{src}");
+    assert!(
+        !src.contains("Plain"),
+        "not an entity-resource struct: {src}"
+    );
+}
+
+#[test]
 fn a_soa_resource_in_a_private_module_needs_a_reexport() {
     let (dir, ds) = errors(&[
         (

@@ -106,13 +106,33 @@ fn a_world_without_the_prelude_runs() {
     use sigecs_fixtures::bare::*;
     let mut w = World::new();
     w.resource_mut::<Scale>().0 = 10.0;
+    w.resource_mut::<Limit>().0 = 100.0;
     let a = w.spawn(Plain { mass: Mass(2.0) });
     let b = w.spawn(Tagged {
         mass: Mass(200.0),
         tag: Tag("heavy".into()),
     });
+    let c = w.spawn(Tagged {
+        mass: Mass(1.0),
+        tag: Tag("light".into()),
+    });
+    let d = w.spawn(Plain { mass: Mass(0.5) });
     w.run_all().unwrap();
     assert_eq!(w.get::<Mass>(a).map(|m| m.0), Some(20.0));
-    assert_eq!(w.resource::<Sum>().0, 2020.0);
+    assert_eq!(w.resource::<Sum>().0, 2035.0);
     assert!(!w.is_alive(b), "despawned by the total system's commands");
+    let tag = |w: &World, e| w.get::<Tag>(e).map(|t| t.0.clone());
+    assert_eq!(tag(&w, c).as_deref(), Some("light!"), "renamed");
+    assert_eq!(
+        tag(&w, a).as_deref(),
+        Some("marked"),
+        "20 × 10 > 100: tagged"
+    );
+    assert_eq!(tag(&w, d), None, "5 × 10 ≤ 100");
+    assert_eq!(SYSTEM_NAMES, ["scale", "total", "rename", "mark"]);
+    assert_eq!(
+        World::schedule().stages[2].systems,
+        ["rename", "mark"],
+        "rename and mark share the stage after total's commands"
+    );
 }

@@ -143,6 +143,20 @@ mod tests {
             Some("Position")
         );
         assert_eq!(closest("Zebra", ["Position", "Velocity"]), None);
+        // Two edits in a long name are still a typo (up to a third of its length).
+        assert_eq!(
+            closest("Aceleraton", ["Acceleration", "Position"]),
+            Some("Acceleration")
+        );
+        assert_eq!(
+            closest("Mas", ["Mass", "Max"]),
+            Some("Mass"),
+            "ties: the least name"
+        );
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("flaw", "lawn"), 2);
+        assert_eq!(edit_distance("ab", ""), 2);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("same", "same"), 0);
     }
 }

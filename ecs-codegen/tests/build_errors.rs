@@ -521,6 +521,20 @@ fn generate_writes_only_on_change_and_lists_inputs() {
     std::fs::write(src.join("mod.rs"), "pub mod a;\npub mod b;\n").unwrap();
     assert!(run().written);
     assert_eq!(run().model.resources.len(), 1);
+    // A second world of the crate, under its own name beside the first.
+    let other = Builder::new()
+        .scan(&src, "crate::c")
+        .out_dir(&out)
+        .out_file("other_world.rs")
+        .rerun_if_changed(false)
+        .generate()
+        .unwrap();
+    assert!(other.written);
+    assert_eq!(other.path, out.join("other_world.rs"));
+    assert_eq!(
+        std::fs::read_to_string(&other.path).unwrap(),
+        std::fs::read_to_string(out.join("world.rs")).unwrap()
+    );
 }
 
 #[test]

@@ -220,6 +220,8 @@ mod tests {
         assert_eq!(snake_case("HTTPServer"), "http_server");
         assert_eq!(snake_case("Vec3Data"), "vec3_data");
         assert_eq!(snake_case("r#Type"), "type");
+        assert_eq!(snake_case("PointXY"), "point_xy", "a run ending the name");
+        assert_eq!(snake_case("Body2D"), "body2_d");
     }
 
     #[test]

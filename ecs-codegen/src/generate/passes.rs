@@ -386,7 +386,8 @@ fn min_chunk(model: &Model, systems: &[usize]) -> TokenStream {
     let default = quote!(::ecs_core::schedule::DEFAULT_MIN_CHUNK);
     match set.iter().min() {
         Some(&m) if set.len() == systems.len() => quote!(#m),
-        Some(&m) => quote!(#default.min(#m)),
+        // By path: the generated file does not rely on the prelude's `Ord`.
+        Some(&m) => quote!(::core::cmp::min(#default, #m)),
         None => default,
     }
 }

@@ -19,6 +19,8 @@ mod sigecs_world {
     /// The world's resources, one field per `#[derive(Resource)]` type.
     #[derive(Default)]
     pub struct Resources {
+        ///The world's `Limit`.
+        pub limit: crate::bare::Limit,
         ///The world's `Scale`.
         pub scale: crate::bare::Scale,
         ///The world's `Sum`.
@@ -74,7 +76,7 @@ mod sigecs_world {
             signature: ::core::any::TypeId::of::<crate::bare::Tagged>,
         },
     ];
-    static SYSTEMS: [::ecs_core::model::SystemInfo; 2usize] = [
+    static SYSTEMS: [::ecs_core::model::SystemInfo; 4usize] = [
         ::ecs_core::model::SystemInfo {
             name: "scale",
             stores: &[0u32, 1u32],
@@ -83,9 +85,17 @@ mod sigecs_world {
             name: "total",
             stores: &[0u32, 1u32],
         },
+        ::ecs_core::model::SystemInfo {
+            name: "rename",
+            stores: &[1u32],
+        },
+        ::ecs_core::model::SystemInfo {
+            name: "mark",
+            stores: &[0u32],
+        },
     ];
     /// The systems, in declaration order.
-    pub static SYSTEM_NAMES: [&str; 2usize] = ["scale", "total"];
+    pub static SYSTEM_NAMES: [&str; 4usize] = ["scale", "total", "rename", "mark"];
     /// The generated schedule (see `World::schedule`).
     pub static SCHEDULE: ::ecs_core::schedule::Schedule = ::ecs_core::schedule::Schedule {
         stages: &[
@@ -98,6 +108,11 @@ mod sigecs_world {
                 systems: &["total"],
                 stores: &[("Plain", &["total"]), ("Tagged", &["total"])],
                 parallel: false,
+            },
+            ::ecs_core::schedule::Stage {
+                systems: &["rename", "mark"],
+                stores: &[("Plain", &["mark"]), ("Tagged", &["rename"])],
+                parallel: true,
             },
         ],
     };
@@ -217,6 +232,17 @@ mod sigecs_world {
         const STORE: u32 = 1u32;
     }
     // SAFETY: implemented by the generator only; no further contract.
+    unsafe impl ::ecs_core::ResourceOf<Model> for crate::bare::Limit {
+        #[inline]
+        fn get(resources: &Resources) -> &Self {
+            &resources.limit
+        }
+        #[inline]
+        fn get_mut(resources: &mut Resources) -> &mut Self {
+            &mut resources.limit
+        }
+    }
+    // SAFETY: implemented by the generator only; no further contract.
     unsafe impl ::ecs_core::ResourceOf<Model> for crate::bare::Scale {
         #[inline]
         fn get(resources: &Resources) -> &Self {
@@ -239,12 +265,18 @@ mod sigecs_world {
         }
     }
     /// The pass of each system, by its index in [`SYSTEM_NAMES`].
-    static SYSTEM_PASSES: [::ecs_core::__private::PassFn<Model>; 2] = [
+    static SYSTEM_PASSES: [::ecs_core::__private::PassFn<Model>; 4] = [
         system_0,
         system_1,
+        system_2,
+        system_3,
     ];
     /// The pass of each stage of [`SCHEDULE`], in order.
-    static STAGE_PASSES: [::ecs_core::__private::PassFn<Model>; 2] = [stage_0, stage_1];
+    static STAGE_PASSES: [::ecs_core::__private::PassFn<Model>; 3] = [
+        stage_0,
+        stage_1,
+        stage_2,
+    ];
     /// The generated world: one packed store per declared signature, the entity table and
     /// the resources. It dereferences to [`::ecs_core::World`], which has the rest of the
     /// API (spawn, despawn, get, insert, remove, queries, resources, statistics).
@@ -303,6 +335,18 @@ mod sigecs_world {
             let errors = system_1(&mut self.0);
             ::ecs_core::CommandErrors::into_result(errors)
         }
+        ///Runs system `rename` over every row of `Tagged`.
+        pub fn run_rename(&mut self) {
+            let errors = system_2(&mut self.0);
+            ::ecs_core::__private::no_commands(errors)
+        }
+        ///Runs system `mark` over every row of `Plain`. Its commands are applied at the end; the ones that failed are returned.
+        pub fn run_mark(
+            &mut self,
+        ) -> ::core::result::Result<(), ::ecs_core::CommandErrors> {
+            let errors = system_3(&mut self.0);
+            ::ecs_core::CommandErrors::into_result(errors)
+        }
         /// Runs every system once, sequentially, in declaration order.
         pub fn run_all(
             &mut self,
@@ -346,14 +390,14 @@ mod sigecs_world {
                 .__pass();
             // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
             let mut stores = unsafe { stores.trusted() };
-            let r0 = &resources.scale;
+            let r1 = &resources.scale;
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
             let shape_0 = |
                 (c0,): (&mut [crate::bare::Mass],),
                 commands: &mut ::ecs_core::Commands<'_>|
             {
                 for v0 in c0.iter_mut() {
-                    crate::bare::scale(v0, ::core::option::Option::None, r0);
+                    crate::bare::scale(v0, ::core::option::Option::None, r1);
                 }
             };
             let shape_1 = |
@@ -367,7 +411,7 @@ mod sigecs_world {
                     crate::bare::scale(
                         &mut row.mass,
                         ::core::option::Option::Some(&cold.tag),
-                        r0,
+                        r1,
                     );
                 }
             };
@@ -429,24 +473,137 @@ mod sigecs_world {
                 .__pass();
             // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
             let mut stores = unsafe { stores.trusted() };
-            let r1 = &mut resources.sum;
+            let r2 = &mut resources.sum;
             let mut buffer = ::ecs_core::Commands::__new(entities);
             let commands = &mut buffer;
             {
                 let mut s = stores.take(0u32);
                 let (c0, c1) = (s.col::<crate::bare::Mass>(0usize), s.entities());
                 for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::bare::total(*entity, v0, &mut *r1, &mut *commands);
+                    crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
                 }
             }
             {
                 let mut s = stores.take(1u32);
                 let (c0, c1) = (s.col::<TaggedRow>(0usize), s.entities());
                 for (row, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::bare::total(*entity, &row.mass, &mut *r1, &mut *commands);
+                    crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
                 }
             }
             ::ecs_core::__private::Pending::of(buffer)
+        };
+        world.__apply_commands(pending)
+    }
+    ///The pass of system `rename`.
+    fn system_2(
+        world: &mut ::ecs_core::World<Model>,
+    ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+        let pending = {
+            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
+                .__pass();
+            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+            let mut stores = unsafe { stores.trusted() };
+            let r1 = &resources.scale;
+            static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
+            let shape_0 = |
+                (c0,): (&mut [TaggedCold],),
+                commands: &mut ::ecs_core::Commands<'_>|
+            {
+                for cold in c0.iter_mut() {
+                    crate::bare::rename(&mut cold.tag, r1);
+                }
+            };
+            let rows = stores.rows(&[1]);
+            match ::ecs_core::__private::plan(
+                rows,
+                min_chunk,
+                ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
+                &COST,
+            ) {
+                ::ecs_core::__private::Plan::Inline(timer) => {
+                    let pending = {
+                        let mut buffer = ::ecs_core::Commands::__new(entities);
+                        let commands = &mut buffer;
+                        {
+                            let mut s = stores.take(1u32);
+                            shape_0((s.col_mut(1usize),), commands);
+                        }
+                        ::ecs_core::__private::Pending::of(buffer)
+                    };
+                    ::core::mem::drop(timer);
+                    pending
+                }
+                ::ecs_core::__private::Plan::Split(job_rows) => {
+                    ::ecs_core::__parts!(
+                        Part < 'a > { Shape0((& 'a mut [TaggedCold],)), }
+                    );
+                    let parts = [
+                        {
+                            let mut s = stores.take(1u32);
+                            Part::Shape0((s.col_mut(1usize),))
+                        },
+                    ];
+                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+                        Part::Shape0(c) => shape_0(c, commands),
+                    };
+                    ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
+                }
+            }
+        };
+        world.__apply_commands(pending)
+    }
+    ///The pass of system `mark`.
+    fn system_3(
+        world: &mut ::ecs_core::World<Model>,
+    ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+        let pending = {
+            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
+                .__pass();
+            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+            let mut stores = unsafe { stores.trusted() };
+            let r1 = &resources.scale;
+            let r0 = &resources.limit;
+            static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
+            let shape_0 = |
+                (c0, c1): (&[crate::bare::Mass], &[::ecs_core::Entity]),
+                commands: &mut ::ecs_core::Commands<'_>|
+            {
+                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                    crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
+                }
+            };
+            let rows = stores.rows(&[0]);
+            match ::ecs_core::__private::plan(rows, min_chunk, 100000usize, &COST) {
+                ::ecs_core::__private::Plan::Inline(timer) => {
+                    let pending = {
+                        let mut buffer = ::ecs_core::Commands::__new(entities);
+                        let commands = &mut buffer;
+                        {
+                            let mut s = stores.take(0u32);
+                            shape_0((s.col(0usize), s.entities()), commands);
+                        }
+                        ::ecs_core::__private::Pending::of(buffer)
+                    };
+                    ::core::mem::drop(timer);
+                    pending
+                }
+                ::ecs_core::__private::Plan::Split(job_rows) => {
+                    ::ecs_core::__parts!(
+                        Part < 'a > { Shape0((& 'a[crate ::bare::Mass], &
+                        'a[::ecs_core::Entity],)), }
+                    );
+                    let parts = [
+                        {
+                            let mut s = stores.take(0u32);
+                            Part::Shape0((s.col(0usize), s.entities()))
+                        },
+                    ];
+                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+                        Part::Shape0(c) => shape_0(c, commands),
+                    };
+                    ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
+                }
+            }
         };
         world.__apply_commands(pending)
     }
@@ -459,14 +616,14 @@ mod sigecs_world {
                 .__pass();
             // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
             let mut stores = unsafe { stores.trusted() };
-            let r0 = &resources.scale;
+            let r1 = &resources.scale;
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
             let shape_0 = |
                 (c0,): (&mut [crate::bare::Mass],),
                 commands: &mut ::ecs_core::Commands<'_>|
             {
                 for v0 in c0.iter_mut() {
-                    crate::bare::scale(v0, ::core::option::Option::None, r0);
+                    crate::bare::scale(v0, ::core::option::Option::None, r1);
                 }
             };
             let shape_1 = |
@@ -480,7 +637,7 @@ mod sigecs_world {
                     crate::bare::scale(
                         &mut row.mass,
                         ::core::option::Option::Some(&cold.tag),
-                        r0,
+                        r1,
                     );
                 }
             };
@@ -542,24 +699,101 @@ mod sigecs_world {
                 .__pass();
             // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
             let mut stores = unsafe { stores.trusted() };
-            let r1 = &mut resources.sum;
+            let r2 = &mut resources.sum;
             let mut buffer = ::ecs_core::Commands::__new(entities);
             let commands = &mut buffer;
             {
                 let mut s = stores.take(0u32);
                 let (c0, c1) = (s.col::<crate::bare::Mass>(0usize), s.entities());
                 for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::bare::total(*entity, v0, &mut *r1, &mut *commands);
+                    crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
                 }
             }
             {
                 let mut s = stores.take(1u32);
                 let (c0, c1) = (s.col::<TaggedRow>(0usize), s.entities());
                 for (row, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::bare::total(*entity, &row.mass, &mut *r1, &mut *commands);
+                    crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
                 }
             }
             ::ecs_core::__private::Pending::of(buffer)
+        };
+        world.__apply_commands(pending)
+    }
+    ///Stage 2 of the schedule: rename, mark, fused into one pass.
+    fn stage_2(
+        world: &mut ::ecs_core::World<Model>,
+    ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+        let pending = {
+            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
+                .__pass();
+            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+            let mut stores = unsafe { stores.trusted() };
+            let r1 = &resources.scale;
+            let r0 = &resources.limit;
+            static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
+            let shape_0 = |
+                (c0, c1): (&[crate::bare::Mass], &[::ecs_core::Entity]),
+                commands: &mut ::ecs_core::Commands<'_>|
+            {
+                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                    crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
+                }
+            };
+            let shape_1 = |
+                (c0,): (&mut [TaggedCold],),
+                commands: &mut ::ecs_core::Commands<'_>|
+            {
+                for cold in c0.iter_mut() {
+                    crate::bare::rename(&mut cold.tag, r1);
+                }
+            };
+            let rows = stores.rows(&[0, 1]);
+            match ::ecs_core::__private::plan(
+                rows,
+                min_chunk,
+                ::core::cmp::min(::ecs_core::schedule::DEFAULT_MIN_CHUNK, 100000usize),
+                &COST,
+            ) {
+                ::ecs_core::__private::Plan::Inline(timer) => {
+                    let pending = {
+                        let mut buffer = ::ecs_core::Commands::__new(entities);
+                        let commands = &mut buffer;
+                        {
+                            let mut s = stores.take(0u32);
+                            shape_0((s.col(0usize), s.entities()), commands);
+                        }
+                        {
+                            let mut s = stores.take(1u32);
+                            shape_1((s.col_mut(1usize),), commands);
+                        }
+                        ::ecs_core::__private::Pending::of(buffer)
+                    };
+                    ::core::mem::drop(timer);
+                    pending
+                }
+                ::ecs_core::__private::Plan::Split(job_rows) => {
+                    ::ecs_core::__parts!(
+                        Part < 'a > { Shape0((& 'a[crate ::bare::Mass], &
+                        'a[::ecs_core::Entity],)), Shape1((& 'a mut [TaggedCold],)), }
+                    );
+                    let parts = [
+                        {
+                            let mut s = stores.take(0u32);
+                            Part::Shape0((s.col(0usize), s.entities()))
+                        },
+                        {
+                            let mut s = stores.take(1u32);
+                            Part::Shape1((s.col_mut(1usize),))
+                        },
+                    ];
+                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+                        Part::Shape0(c) => shape_0(c, commands),
+                        Part::Shape1(c) => shape_1(c, commands),
+                    };
+                    ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
+                }
+            }
         };
         world.__apply_commands(pending)
     }

@@ -156,6 +156,8 @@ mod tests {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("flaw", "lawn"), 2);
         assert_eq!(edit_distance("ab", ""), 2);
+        assert_eq!(edit_distance("abc", "a"), 2, "two deletions");
+        assert_eq!(edit_distance("a", "abc"), 2, "two insertions");
         assert_eq!(edit_distance("", "abc"), 3);
         assert_eq!(edit_distance("same", "same"), 0);
     }

@@ -298,8 +298,12 @@ pub struct Name(pub String);
 #[derive(ecs_core::SoaManager)]
 #[soa(resource = \"spin\")]
 pub struct Spin { pub rate: f32 }
-#[derive(ecs_core::SoaManager)]
-pub struct Plain { pub rate: f32 }
+mod inner {
+    // Not an entity-resource struct: the generated code never names it, so a private
+    // module is fine.
+    #[derive(ecs_core::SoaManager)]
+    pub struct Plain { pub rate: f32 }
+}
 ",
         ),
         ("b.rs", SIG),

@@ -48,7 +48,7 @@ impl<M: WorldModel> World<M> {
 #[cfg(test)]
 mod mutant_tests {
     use super::super::{Location, World};
-    use crate::test_model::{world, Model, A, B};
+    use crate::test_model::{world, Model, A, AB, B};
 
     #[test]
     fn a_consistent_world_passes() {
@@ -84,6 +84,25 @@ mod mutant_tests {
                 (Some(5), Some(6))
             ]
         );
+    }
+
+    /// Despawning a row that is not its store's last swaps the last row in whole: every byte
+    /// of every column (values whose four bytes all differ), and the moved entity is found.
+    #[test]
+    fn despawn_moves_the_whole_last_row_into_the_hole() {
+        let mut w = World::<Model>::new();
+        let es: Vec<_> = (1..=3u32)
+            .map(|i| w.spawn(AB(A(i * 0x0101_0101), B(i * 0x1010_1010))))
+            .collect();
+        assert!(w.despawn(es[0]));
+        assert_eq!(w.check_invariants(), Ok(()));
+        for (&e, i) in es[1..].iter().zip(2u32..) {
+            assert_eq!(w.get::<A>(e), Some(&A(i * 0x0101_0101)));
+            assert_eq!(w.get::<B>(e), Some(&B(i * 0x1010_1010)));
+        }
+        assert!(w.despawn(es[2]), "the moved entity, now at row 0");
+        assert_eq!(w.get::<A>(es[1]), Some(&A(0x0202_0202)));
+        assert_eq!(w.len(), 1);
     }
 
     #[test]

@@ -252,3 +252,108 @@ impl Drop for Store {
         self.truncate(0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Layout;
+    use crate::storage::ColumnType;
+    use std::cell::RefCell;
+
+    /// A component that logs the value it is dropped with.
+    struct Logged(u64);
+    thread_local!(static DROPPED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) });
+    impl Drop for Logged {
+        fn drop(&mut self) {
+            DROPPED.with(|d| d.borrow_mut().push(self.0));
+        }
+    }
+    fn dropped() -> Vec<u64> {
+        DROPPED.with(|d| std::mem::take(&mut *d.borrow_mut()))
+    }
+
+    static COMPONENTS: [ComponentInfo; 1] = [ComponentInfo::of::<Logged>("Logged")];
+    static INFO: StoreInfo = StoreInfo {
+        name: "Logs",
+        mask: 1,
+        layout: Layout::Columns,
+        columns: &[ColumnType::of::<Logged>()],
+        slots: &[Slot::new(0, 0, 0)],
+        signature: TypeId::of::<Logged>,
+    };
+
+    fn entity(i: u32) -> Entity {
+        Entity::new(i, 0)
+    }
+
+    /// Writes `Logged(value)` at `row` (which may lie beyond the length).
+    fn write(s: &Store, row: usize, value: u64) {
+        assert!(row < s.capacity());
+        // SAFETY: the row is within the capacity and holds no value yet.
+        unsafe {
+            s.slot_ptr(INFO.slots[0], row)
+                .cast::<Logged>()
+                .write(Logged(value))
+        };
+    }
+
+    fn read(s: &Store, row: usize) -> u64 {
+        assert!(row < s.len());
+        // SAFETY: a live row of the Logged column.
+        unsafe { (*s.slot_ptr(INFO.slots[0], row).cast::<Logged>()).0 }
+    }
+
+    fn push(s: &mut Store, value: u64) {
+        s.reserve(1);
+        write(s, s.len(), value);
+        // SAFETY: the row's only slot was written just above.
+        unsafe { s.commit_row(entity(value as u32)) };
+    }
+
+    #[test]
+    fn a_store_grows_keeps_rows_and_drops_each_value_once() {
+        let mut s = Store::new(&INFO, &COMPONENTS);
+        assert!(s.is_empty());
+        assert_eq!((s.len(), s.capacity()), (0, 0));
+        for v in 0..3 {
+            push(&mut s, v);
+        }
+        assert!(!s.is_empty());
+        assert_eq!(s.len(), 3);
+        assert!(s.capacity() >= 3);
+        // A batch writes rows beyond the length, growing on the way; they survive the growth.
+        s.reserve_beyond(0, 2);
+        assert!(s.capacity() >= 5);
+        write(&s, 3, 3);
+        write(&s, 4, 4);
+        let target = s.capacity() + 10;
+        s.reserve_beyond(2, target - 5);
+        assert!(s.capacity() >= target, "{} < {target}", s.capacity());
+        // SAFETY: rows 3 and 4 were written above.
+        unsafe { s.commit_rows(&[entity(3), entity(4)]) };
+        assert_eq!(
+            (0..5).map(|r| read(&s, r)).collect::<Vec<_>>(),
+            [0, 1, 2, 3, 4]
+        );
+        assert_eq!(dropped(), [] as [u64; 0]);
+
+        // Removing row 1 drops its value and moves the last row (entity 4) into it.
+        let mut moved = None;
+        s.swap_remove_drop(1, |m| moved = Some(m));
+        assert_eq!(moved, Some(Some(entity(4))));
+        assert_eq!(dropped(), [1]);
+        assert_eq!(s.entities(), [entity(0), entity(4), entity(2), entity(3)]);
+        assert_eq!(
+            (0..4).map(|r| read(&s, r)).collect::<Vec<_>>(),
+            [0, 4, 2, 3]
+        );
+        // Removing the last row moves nothing.
+        s.swap_remove_drop(3, |m| moved = Some(m));
+        assert_eq!(moved, Some(None));
+        assert_eq!(dropped(), [3]);
+        s.truncate(1);
+        assert_eq!(dropped(), [4, 2]);
+        drop(s);
+        assert_eq!(dropped(), [0]);
+    }
+}

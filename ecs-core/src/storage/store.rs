@@ -336,6 +336,12 @@ mod tests {
             [0, 1, 2, 3, 4]
         );
         assert_eq!(dropped(), [] as [u64; 0]);
+        // What the stats report: whole allocations, at least the capacity's worth.
+        let (ids, values) = (s.entity_bytes(), s.component_bytes());
+        assert_eq!(ids % size_of::<Entity>(), 0);
+        assert!(ids >= s.capacity() * size_of::<Entity>(), "{ids}");
+        assert_eq!(values, s.columns()[0].capacity() * size_of::<Logged>());
+        assert!(values >= s.capacity() * size_of::<Logged>(), "{values}");
 
         // Removing row 1 drops its value and moves the last row (entity 4) into it.
         let mut moved = None;

@@ -303,6 +303,24 @@ impl TransformManager {
         self.map.reserve(additional);
     }
 
+    /// Instances the manager holds without reallocating, beside the spare slot of `swap`.
+    pub fn capacity(&self) -> usize {
+        [
+            self.entity.capacity(),
+            self.local.capacity(),
+            self.world.capacity(),
+            self.parent.capacity(),
+            self.first_child.capacity(),
+            self.next_sibling.capacity(),
+            self.prev_sibling.capacity(),
+        ]
+        .into_iter()
+        .min()
+        .unwrap_or(0)
+        .saturating_sub(1)
+        .min(self.map.capacity())
+    }
+
     /// Number of instances.
     #[inline]
     pub fn len(&self) -> usize {
@@ -975,6 +993,21 @@ mod tests {
         assert!(err.to_string().contains("already has a transform"));
         assert_eq!(tm.len(), 1);
         assert_eq!(tm.local(a).unwrap(), t(1.0, 2.0, 3.0));
+    }
+
+    #[test]
+    fn reserved_room_covers_the_instances_and_the_spare_slot() {
+        assert_eq!(TransformManager::new().capacity(), 0);
+        let mut tm = TransformManager::with_capacity(100);
+        assert!(tm.capacity() >= 100, "{}", tm.capacity());
+        for n in 0..100 {
+            tm.create(e(n), Mat4::IDENTITY).unwrap();
+        }
+        assert!(tm.capacity() >= 100);
+        tm.reserve(50);
+        assert!(tm.capacity() >= 150, "{}", tm.capacity());
+        // Every array has the spare slot: a swap through it does not exceed the capacity.
+        assert!(tm.entity.capacity() > 150 && tm.prev_sibling.capacity() > 150);
     }
 
     #[test]

@@ -140,6 +140,18 @@ fn blob_to_world_to_blob_is_byte_identical() {
         leaders.pod::<Leader>().unwrap()[0],
         Leader(Entity::from_bits(0))
     );
+    // Roots that overlap (a child before its ancestor) save each entity once.
+    let overlap = world
+        .save_subtrees(&[e[1], e[0], e[1]], resource_registry(), &tm)
+        .unwrap();
+    let overlap = verify(
+        &overlap[..],
+        resource_registry(),
+        AnySet::default(),
+        &VerifyOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(overlap.num_entities(), 3);
 }
 
 #[test]

@@ -1365,6 +1365,11 @@ mod tests {
         assert_eq!(Instance::new(4).index(), 4);
         let tm = sample();
         assert_eq!(format!("{tm:?}"), "TransformManager { len: 8, roots: 2 }");
+        let first = tm.first_child(Instance(0)).unwrap().unwrap();
+        assert_eq!(
+            format!("{:?}", tm.children(Instance(0)).unwrap()),
+            format!("Children {{ next: {first:?} }}")
+        );
         let s = TransformError::Cycle {
             child: Instance(1),
             parent: Instance(2),

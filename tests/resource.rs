@@ -7,7 +7,8 @@ use sigecs::components::physics::*;
 use sigecs::components::signatures::{Beacon, Body, Escort, Marker, Particle, Ship};
 use sigecs::ecs_core::entity::{Entity, EntityBits};
 use sigecs::ecs_core::resource::{
-    verify, AnySet, EntityCompiler, LocalTransform, ResourceError, VerifyOptions, NO_ENTITY,
+    verify, AnySet, EntityCompiler, LocalTransform, ResourceError, VerifiedResource, VerifyOptions,
+    NO_ENTITY,
 };
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::ecs_core::{Change, WorldError};
@@ -23,6 +24,18 @@ const LEVEL: &str = r#"{"entities": [
     {"components": {"position": [1, 1, 1], "velocity": [0, 0, 0], "leader": 1073741823}},
     {"components": {"position": [2, 2, 2], "note": "a note longer than any name ✓"}}
 ]}"#;
+
+/// `blob` verified against the registry alone, for any world's signatures (to inspect what a
+/// save wrote, or to try spawning it where it does not belong).
+fn verify_for_any_world(blob: &[u8]) -> VerifiedResource<'static, &[u8]> {
+    verify(
+        blob,
+        resource_registry(),
+        AnySet::default(),
+        &VerifyOptions::default(),
+    )
+    .unwrap()
+}
 
 fn compile(json: &str) -> Vec<u8> {
     EntityCompiler::new(resource_registry())
@@ -126,13 +139,7 @@ fn blob_to_world_to_blob_is_byte_identical() {
     let sub = world
         .save_subtrees(&e[..1], resource_registry(), &tm)
         .unwrap();
-    let sub = verify(
-        &sub[..],
-        resource_registry(),
-        AnySet::default(),
-        &VerifyOptions::default(),
-    )
-    .unwrap();
+    let sub = verify_for_any_world(&sub);
     assert_eq!(sub.num_entities(), 3);
     assert_eq!(sub.parent(2), Some(1));
     let leaders = sub.component("leader").unwrap();
@@ -144,13 +151,7 @@ fn blob_to_world_to_blob_is_byte_identical() {
     let overlap = world
         .save_subtrees(&[e[1], e[0], e[1]], resource_registry(), &tm)
         .unwrap();
-    let overlap = verify(
-        &overlap[..],
-        resource_registry(),
-        AnySet::default(),
-        &VerifyOptions::default(),
-    )
-    .unwrap();
+    let overlap = verify_for_any_world(&overlap);
     assert_eq!(overlap.num_entities(), 3);
 }
 
@@ -379,13 +380,7 @@ fn an_undeclared_set_is_refused_with_inserts_words() {
 #[test]
 fn a_resource_verified_elsewhere_is_refused_and_nothing_spawns() {
     let blob = compile(LEVEL);
-    let res = verify(
-        &blob[..],
-        resource_registry(),
-        AnySet::default(),
-        &VerifyOptions::default(),
-    )
-    .unwrap();
+    let res = verify_for_any_world(&blob);
     let mut world = World::new();
     let err = world.spawn_resource(&res).unwrap_err();
     assert!(matches!(err, ResourceError::NotThisWorld { .. }), "{err}");

@@ -290,21 +290,18 @@ fn only_soa_managers_declared_as_resources_are_registered() {
     let (_d, r) = build(&[
         (
             "a.rs",
-            "use ecs_core::prelude::*;
-#[derive(Component)]
-pub struct Position(pub f32);
-#[derive(Component)]
-pub struct Name(pub String);
-#[derive(ecs_core::SoaManager)]
+            &format!(
+                "{PLAIN}#[derive(ecs_core::SoaManager)]
 #[soa(resource = \"spin\")]
-pub struct Spin { pub rate: f32 }
-mod inner {
+pub struct Spin {{ pub rate: f32 }}
+mod inner {{
     // Not an entity-resource struct: the generated code never names it, so a private
     // module is fine.
     #[derive(ecs_core::SoaManager)]
-    pub struct Plain { pub rate: f32 }
-}
-",
+    pub struct Plain {{ pub rate: f32 }}
+}}
+"
+            ),
         ),
         ("b.rs", SIG),
     ]);
@@ -321,17 +318,14 @@ fn a_soa_resource_in_a_private_module_needs_a_reexport() {
     let (dir, ds) = errors(&[
         (
             "a.rs",
-            "use ecs_core::prelude::*;
-#[derive(Component)]
-pub struct Position(pub f32);
-#[derive(Component)]
-pub struct Name(pub String);
-mod inner {
+            &format!(
+                "{PLAIN}mod inner {{
     #[derive(ecs_core::SoaManager)]
     #[soa(resource = \"spin\")]
-    pub struct Spin { pub rate: f32 }
-}
-",
+    pub struct Spin {{ pub rate: f32 }}
+}}
+"
+            ),
         ),
         ("b.rs", SIG),
     ]);

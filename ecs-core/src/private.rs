@@ -7,7 +7,7 @@
 //! each column as the type the model gives it, which drops the per-store type check.
 
 pub use crate::schedule::parts::{
-    plan, run_jobs, run_parts, run_parts_inline, PassCost, Pending, Plan, SplitRows, Timer,
+    plan, run_jobs, run_parts, run_parts_inline, Parts, PassCost, Pending, Plan, SplitRows, Timer,
 };
 pub use crate::schedule::Commands;
 

@@ -1,12 +1,13 @@
 //! The system passes: one private function per system (`system_<i>`) and per stage of the
 //! schedule (`stage_<k>`, the stage's systems fused into one pass).
 //!
-//! A pass writes one closure per store *shape* — the column types and system calls a store
-//! needs; stores of one shape (most of a pass's stores) share it — running the systems over a
-//! part with a plain zipped loop, so the inner loop is a hand-written one. A small pass calls
-//! it on each store in turn. A large one declares an enum with one variant per shape, holding
-//! a store's typed column slices; the parts are cut and grouped into jobs by
-//! `ecs_core::__private::run_jobs`, which is instantiated once per pass.
+//! A pass declares an enum `Part` with one variant per store *shape* — the column types and
+//! system calls a store needs; stores of one shape (most of a pass's stores) share it —
+//! holding a store's typed column slices, and a body with one arm per shape that runs the
+//! systems over a part with a plain zipped loop, so the inner loop is a hand-written one. Its
+//! `Stores` lists the stores once, a line each, taking a store's columns as its variant.
+//! `ecs_core::__private::run_parts` (instantiated once per pass) runs the body on each part
+//! in turn when the pass is small, or cuts the parts into jobs for rayon's pool.
 
 use super::world::{stage_fn, system_fn};
 use super::*;
@@ -62,17 +63,13 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
         .collect();
     let sequential = systems.iter().any(|&i| model.systems[i].sequential());
 
-    let mut parts = Vec::new();
-    let mut inline = Vec::new();
-    let mut ids = Vec::new();
-    // Parallel-capable passes write each loop once per store *shape* (the same column types
-    // and the same calls: most stores of a pass), as a closure both paths call; a store adds
-    // only the line that takes its columns.
+    // One loop per store *shape* (the same column types and the same calls: most stores of a
+    // pass), as an arm of the body; a store adds only the line that takes its columns.
     let mut shapes: Vec<String> = Vec::new();
     let mut variants = Vec::new();
-    let mut loops = Vec::new();
-    let mut loop_calls = Vec::new();
-    let mut loop_arms = Vec::new();
+    let mut arms = Vec::new();
+    let mut takes = Vec::new();
+    let mut ids = Vec::new();
     for &s in &stores {
         let here: Vec<usize> = systems
             .iter()
@@ -81,10 +78,10 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
             .collect();
         let sources = sources(model, &here, s);
         let id = s as u32;
-        let columns: Vec<Ident> = (0..sources.len())
+        let slices: Vec<Ident> = (0..sources.len())
             .map(|k| format_ident!("c{}", k))
             .collect();
-        let iters = sources.iter().zip(&columns).map(|(src, c)| {
+        let iters = sources.iter().zip(&slices).map(|(src, c)| {
             if src.mutable {
                 quote!(#c.iter_mut())
             } else {
@@ -96,129 +93,74 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
             sources.iter().map(|s| s.binding.clone()).collect(),
         );
         let calls: Vec<TokenStream> = here.iter().map(|&i| call(model, i, s, &sources)).collect();
-        let slice_types: Vec<TokenStream> = sources
+        let part_types: Vec<TokenStream> = sources
             .iter()
             .map(|src| {
-                let ty = &src.ty;
-                if src.mutable {
-                    quote!(&mut [#ty])
-                } else {
-                    quote!(&[#ty])
-                }
-            })
-            .collect();
-        let body = quote!(for #pat in #iter { #(#calls)* });
-        let key = quote!((#(#slice_types,)*) #body).to_string();
-        let seen = shapes.iter().position(|k| *k == key);
-        let shape = seen.unwrap_or(shapes.len());
-        if seen.is_none() {
-            shapes.push(key);
-        }
-        let run_shape = format_ident!("shape_{}", shape);
-        let variant = format_ident!("Shape{}", shape);
-        if seen.is_none() {
-            loops.push(quote! {
-                let #run_shape = |(#(#columns,)*): (#(#slice_types,)*), commands: &mut ::ecs_core::Commands<'_>| {
-                    #body
-                };
-            });
-            let part_types = sources.iter().map(|src| {
                 let ty = &src.ty;
                 if src.mutable {
                     quote!(&'a mut [#ty])
                 } else {
                     quote!(&'a [#ty])
                 }
-            });
+            })
+            .collect();
+        let body = quote!(for #pat in #iter { #(#calls)* });
+        let key = quote!((#(#part_types,)*) #body).to_string();
+        let seen = shapes.iter().position(|k| *k == key);
+        let variant = format_ident!("Shape{}", seen.unwrap_or(shapes.len()));
+        if seen.is_none() {
+            shapes.push(key);
             variants.push(quote!(#variant((#(#part_types,)*))));
-            loop_arms.push(quote!(Part::#variant(c) => #run_shape(c, commands),));
+            arms.push(quote!(Part::#variant((#(#slices,)*)) => #body));
         }
-        let takes: Vec<TokenStream> = sources
-            .iter()
-            .map(|src| {
-                let (k, ty) = (src.column, &src.ty);
-                if src.column == usize::MAX {
-                    quote!(s.entities())
-                } else if src.mutable {
-                    quote!(s.col_mut::<#ty>(#k))
-                } else {
-                    quote!(s.col::<#ty>(#k))
-                }
-            })
-            .collect();
-        // Calls of the shape's closure and its part variant name the column types already.
-        let untyped_takes: Vec<TokenStream> = sources
-            .iter()
-            .map(|src| {
-                let k = src.column;
-                if src.column == usize::MAX {
-                    quote!(s.entities())
-                } else if src.mutable {
-                    quote!(s.col_mut(#k))
-                } else {
-                    quote!(s.col(#k))
-                }
-            })
-            .collect();
-        parts.push(quote!({ let mut s = stores.take(#id); Part::#variant((#(#untyped_takes,)*)) }));
-        loop_calls.push(
-            quote!({ let mut s = stores.take(#id); #run_shape((#(#untyped_takes,)*), commands); }),
-        );
-        // A pass that writes a resource runs inline only, each store's loop in place (a
-        // closure per shape would hold the resource's `&mut` for the whole pass).
-        inline.push(quote! {
-            {
-                let mut s = stores.take(#id);
-                let (#(#columns,)*) = (#(#takes,)*);
-                #body
+        // The part's variant names the column types already.
+        let columns = sources.iter().map(|src| {
+            let k = src.column;
+            if src.column == usize::MAX {
+                quote!(s.entities())
+            } else if src.mutable {
+                quote!(s.col_mut(#k))
+            } else {
+                quote!(s.col(#k))
             }
         });
+        takes.push(quote!(f({ let mut s = self.0.take(#id); Part::#variant((#(#columns,)*)) });));
         ids.push(Literal::u32_unsuffixed(id));
     }
 
     let resources = resource_bindings(model, systems);
-    let min_chunk = min_chunk(model, systems);
-    // Inline: each store's loop in turn, no dispatch (most passes: small, or one thread).
-    let run_inline = quote! {
-        let mut buffer = ::ecs_core::Commands::__new(entities);
-        let commands = &mut buffer;
-        #(#inline)*
-        ::ecs_core::__private::Pending::of(buffer)
-    };
     let run = if sequential {
-        // A system that writes a resource runs on the calling thread.
-        run_inline
+        // A system that writes a resource runs on the calling thread; its body holds the
+        // resource's `&mut`.
+        quote! {
+            let mut body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part { #(#arms)* };
+            ::ecs_core::__private::run_parts_inline(stores, entities, &mut body)
+        }
     } else {
+        let min_chunk = min_chunk(model, systems);
         quote! {
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            #(#loops)*
-            let rows = stores.rows(&[#(#ids),*]);
-            match ::ecs_core::__private::plan(rows, min_chunk, #min_chunk, &COST) {
-                ::ecs_core::__private::Plan::Inline(timer) => {
-                    let pending = {
-                        let mut buffer = ::ecs_core::Commands::__new(entities);
-                        let commands = &mut buffer;
-                        #(#loop_calls)*
-                        ::ecs_core::__private::Pending::of(buffer)
-                    };
-                    ::core::mem::drop(timer);
-                    pending
-                }
-                ::ecs_core::__private::Plan::Split(job_rows) => {
-                    ::ecs_core::__parts!(Part<'a> { #(#variants,)* });
-                    let parts = [#(#parts),*];
-                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part { #(#loop_arms)* };
-                    ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
-                }
-            }
+            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part { #(#arms)* };
+            ::ecs_core::__private::run_parts(stores, min_chunk, #min_chunk, &COST, entities, &body)
         }
     };
     quote! {
         #d
         fn #name(world: &mut ::ecs_core::World<Model>) -> ::std::vec::Vec<::ecs_core::WorldError> {
+            ::ecs_core::__parts!(Part<'a> { #(#variants,)* });
+            struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+            impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
+                type Part = Part<'a>;
+                fn rows(&self) -> usize {
+                    self.0.rows(&[#(#ids),*])
+                }
+                fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
+                    #(#takes)*
+                }
+            }
             let pending = {
                 let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world.__pass();
-                let mut stores = unsafe { stores.trusted() };
+                let stores = Stores(unsafe { stores.trusted() });
                 #resources
                 #run
             };

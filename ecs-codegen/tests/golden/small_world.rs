@@ -385,82 +385,61 @@ mod sigecs_world {
     fn system_0(
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+        ::ecs_core::__parts!(
+            Part < 'a > { Shape0((& 'a mut [crate ::bare::Mass],)), Shape1((& 'a mut
+            [TaggedRow], & 'a[TaggedCold],)), }
+        );
+        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+        impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
+            type Part = Part<'a>;
+            fn rows(&self) -> usize {
+                self.0.rows(&[0, 1])
+            }
+            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
+                f({
+                    let mut s = self.0.take(0u32);
+                    Part::Shape0((s.col_mut(0usize),))
+                });
+                f({
+                    let mut s = self.0.take(1u32);
+                    Part::Shape1((s.col_mut(0usize), s.col(1usize)))
+                });
+            }
+        }
         let pending = {
             let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
                 .__pass();
             // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let mut stores = unsafe { stores.trusted() };
+            let stores = Stores(unsafe { stores.trusted() });
             let r1 = &resources.scale;
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let shape_0 = |
-                (c0,): (&mut [crate::bare::Mass],),
-                commands: &mut ::ecs_core::Commands<'_>|
-            {
-                for v0 in c0.iter_mut() {
-                    crate::bare::scale(v0, ::core::option::Option::None, r1);
+            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+                Part::Shape0((c0,)) => {
+                    for v0 in c0.iter_mut() {
+                        crate::bare::scale(v0, ::core::option::Option::None, r1);
+                    }
+                }
+                Part::Shape1((c0, c1)) => {
+                    for (row, cold) in ::core::iter::Iterator::zip(
+                        c0.iter_mut(),
+                        c1.iter(),
+                    ) {
+                        crate::bare::scale(
+                            &mut row.mass,
+                            ::core::option::Option::Some(&cold.tag),
+                            r1,
+                        );
+                    }
                 }
             };
-            let shape_1 = |
-                (c0, c1): (&mut [TaggedRow], &[TaggedCold]),
-                commands: &mut ::ecs_core::Commands<'_>|
-            {
-                for (row, cold) in ::core::iter::Iterator::zip(
-                    c0.iter_mut(),
-                    c1.iter(),
-                ) {
-                    crate::bare::scale(
-                        &mut row.mass,
-                        ::core::option::Option::Some(&cold.tag),
-                        r1,
-                    );
-                }
-            };
-            let rows = stores.rows(&[0, 1]);
-            match ::ecs_core::__private::plan(
-                rows,
+            ::ecs_core::__private::run_parts(
+                stores,
                 min_chunk,
                 ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
                 &COST,
-            ) {
-                ::ecs_core::__private::Plan::Inline(timer) => {
-                    let pending = {
-                        let mut buffer = ::ecs_core::Commands::__new(entities);
-                        let commands = &mut buffer;
-                        {
-                            let mut s = stores.take(0u32);
-                            shape_0((s.col_mut(0usize),), commands);
-                        }
-                        {
-                            let mut s = stores.take(1u32);
-                            shape_1((s.col_mut(0usize), s.col(1usize)), commands);
-                        }
-                        ::ecs_core::__private::Pending::of(buffer)
-                    };
-                    ::core::mem::drop(timer);
-                    pending
-                }
-                ::ecs_core::__private::Plan::Split(job_rows) => {
-                    ::ecs_core::__parts!(
-                        Part < 'a > { Shape0((& 'a mut [crate ::bare::Mass],)), Shape1((&
-                        'a mut [TaggedRow], & 'a[TaggedCold],)), }
-                    );
-                    let parts = [
-                        {
-                            let mut s = stores.take(0u32);
-                            Part::Shape0((s.col_mut(0usize),))
-                        },
-                        {
-                            let mut s = stores.take(1u32);
-                            Part::Shape1((s.col_mut(0usize), s.col(1usize)))
-                        },
-                    ];
-                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                        Part::Shape0(c) => shape_0(c, commands),
-                        Part::Shape1(c) => shape_1(c, commands),
-                    };
-                    ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
-                }
-            }
+                entities,
+                &body,
+            )
         };
         world.__apply_commands(pending)
     }
@@ -468,29 +447,52 @@ mod sigecs_world {
     fn system_1(
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+        ::ecs_core::__parts!(
+            Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::ecs_core::Entity],)),
+            Shape1((& 'a[TaggedRow], & 'a[::ecs_core::Entity],)), }
+        );
+        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+        impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
+            type Part = Part<'a>;
+            fn rows(&self) -> usize {
+                self.0.rows(&[0, 1])
+            }
+            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
+                f({
+                    let mut s = self.0.take(0u32);
+                    Part::Shape0((s.col(0usize), s.entities()))
+                });
+                f({
+                    let mut s = self.0.take(1u32);
+                    Part::Shape1((s.col(0usize), s.entities()))
+                });
+            }
+        }
         let pending = {
             let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
                 .__pass();
             // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let mut stores = unsafe { stores.trusted() };
+            let stores = Stores(unsafe { stores.trusted() });
             let r2 = &mut resources.sum;
-            let mut buffer = ::ecs_core::Commands::__new(entities);
-            let commands = &mut buffer;
-            {
-                let mut s = stores.take(0u32);
-                let (c0, c1) = (s.col::<crate::bare::Mass>(0usize), s.entities());
-                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
+            let mut body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+                Part::Shape0((c0, c1)) => {
+                    for (v0, entity) in ::core::iter::Iterator::zip(
+                        c0.iter(),
+                        c1.iter(),
+                    ) {
+                        crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
+                    }
                 }
-            }
-            {
-                let mut s = stores.take(1u32);
-                let (c0, c1) = (s.col::<TaggedRow>(0usize), s.entities());
-                for (row, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
+                Part::Shape1((c0, c1)) => {
+                    for (row, entity) in ::core::iter::Iterator::zip(
+                        c0.iter(),
+                        c1.iter(),
+                    ) {
+                        crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
+                    }
                 }
-            }
-            ::ecs_core::__private::Pending::of(buffer)
+            };
+            ::ecs_core::__private::run_parts_inline(stores, entities, &mut body)
         };
         world.__apply_commands(pending)
     }
@@ -498,57 +500,42 @@ mod sigecs_world {
     fn system_2(
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+        ::ecs_core::__parts!(Part < 'a > { Shape0((& 'a mut [TaggedCold],)), });
+        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+        impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
+            type Part = Part<'a>;
+            fn rows(&self) -> usize {
+                self.0.rows(&[1])
+            }
+            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
+                f({
+                    let mut s = self.0.take(1u32);
+                    Part::Shape0((s.col_mut(1usize),))
+                });
+            }
+        }
         let pending = {
             let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
                 .__pass();
             // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let mut stores = unsafe { stores.trusted() };
+            let stores = Stores(unsafe { stores.trusted() });
             let r1 = &resources.scale;
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let shape_0 = |
-                (c0,): (&mut [TaggedCold],),
-                commands: &mut ::ecs_core::Commands<'_>|
-            {
-                for cold in c0.iter_mut() {
-                    crate::bare::rename(&mut cold.tag, r1);
+            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+                Part::Shape0((c0,)) => {
+                    for cold in c0.iter_mut() {
+                        crate::bare::rename(&mut cold.tag, r1);
+                    }
                 }
             };
-            let rows = stores.rows(&[1]);
-            match ::ecs_core::__private::plan(
-                rows,
+            ::ecs_core::__private::run_parts(
+                stores,
                 min_chunk,
                 ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
                 &COST,
-            ) {
-                ::ecs_core::__private::Plan::Inline(timer) => {
-                    let pending = {
-                        let mut buffer = ::ecs_core::Commands::__new(entities);
-                        let commands = &mut buffer;
-                        {
-                            let mut s = stores.take(1u32);
-                            shape_0((s.col_mut(1usize),), commands);
-                        }
-                        ::ecs_core::__private::Pending::of(buffer)
-                    };
-                    ::core::mem::drop(timer);
-                    pending
-                }
-                ::ecs_core::__private::Plan::Split(job_rows) => {
-                    ::ecs_core::__parts!(
-                        Part < 'a > { Shape0((& 'a mut [TaggedCold],)), }
-                    );
-                    let parts = [
-                        {
-                            let mut s = stores.take(1u32);
-                            Part::Shape0((s.col_mut(1usize),))
-                        },
-                    ];
-                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                        Part::Shape0(c) => shape_0(c, commands),
-                    };
-                    ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
-                }
-            }
+                entities,
+                &body,
+            )
         };
         world.__apply_commands(pending)
     }
@@ -556,54 +543,49 @@ mod sigecs_world {
     fn system_3(
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+        ::ecs_core::__parts!(
+            Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::ecs_core::Entity],)),
+            }
+        );
+        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+        impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
+            type Part = Part<'a>;
+            fn rows(&self) -> usize {
+                self.0.rows(&[0])
+            }
+            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
+                f({
+                    let mut s = self.0.take(0u32);
+                    Part::Shape0((s.col(0usize), s.entities()))
+                });
+            }
+        }
         let pending = {
             let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
                 .__pass();
             // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let mut stores = unsafe { stores.trusted() };
+            let stores = Stores(unsafe { stores.trusted() });
             let r1 = &resources.scale;
             let r0 = &resources.limit;
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let shape_0 = |
-                (c0, c1): (&[crate::bare::Mass], &[::ecs_core::Entity]),
-                commands: &mut ::ecs_core::Commands<'_>|
-            {
-                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
+            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+                Part::Shape0((c0, c1)) => {
+                    for (v0, entity) in ::core::iter::Iterator::zip(
+                        c0.iter(),
+                        c1.iter(),
+                    ) {
+                        crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
+                    }
                 }
             };
-            let rows = stores.rows(&[0]);
-            match ::ecs_core::__private::plan(rows, min_chunk, 100000usize, &COST) {
-                ::ecs_core::__private::Plan::Inline(timer) => {
-                    let pending = {
-                        let mut buffer = ::ecs_core::Commands::__new(entities);
-                        let commands = &mut buffer;
-                        {
-                            let mut s = stores.take(0u32);
-                            shape_0((s.col(0usize), s.entities()), commands);
-                        }
-                        ::ecs_core::__private::Pending::of(buffer)
-                    };
-                    ::core::mem::drop(timer);
-                    pending
-                }
-                ::ecs_core::__private::Plan::Split(job_rows) => {
-                    ::ecs_core::__parts!(
-                        Part < 'a > { Shape0((& 'a[crate ::bare::Mass], &
-                        'a[::ecs_core::Entity],)), }
-                    );
-                    let parts = [
-                        {
-                            let mut s = stores.take(0u32);
-                            Part::Shape0((s.col(0usize), s.entities()))
-                        },
-                    ];
-                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                        Part::Shape0(c) => shape_0(c, commands),
-                    };
-                    ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
-                }
-            }
+            ::ecs_core::__private::run_parts(
+                stores,
+                min_chunk,
+                100000usize,
+                &COST,
+                entities,
+                &body,
+            )
         };
         world.__apply_commands(pending)
     }
@@ -611,82 +593,61 @@ mod sigecs_world {
     fn stage_0(
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+        ::ecs_core::__parts!(
+            Part < 'a > { Shape0((& 'a mut [crate ::bare::Mass],)), Shape1((& 'a mut
+            [TaggedRow], & 'a[TaggedCold],)), }
+        );
+        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+        impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
+            type Part = Part<'a>;
+            fn rows(&self) -> usize {
+                self.0.rows(&[0, 1])
+            }
+            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
+                f({
+                    let mut s = self.0.take(0u32);
+                    Part::Shape0((s.col_mut(0usize),))
+                });
+                f({
+                    let mut s = self.0.take(1u32);
+                    Part::Shape1((s.col_mut(0usize), s.col(1usize)))
+                });
+            }
+        }
         let pending = {
             let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
                 .__pass();
             // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let mut stores = unsafe { stores.trusted() };
+            let stores = Stores(unsafe { stores.trusted() });
             let r1 = &resources.scale;
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let shape_0 = |
-                (c0,): (&mut [crate::bare::Mass],),
-                commands: &mut ::ecs_core::Commands<'_>|
-            {
-                for v0 in c0.iter_mut() {
-                    crate::bare::scale(v0, ::core::option::Option::None, r1);
+            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+                Part::Shape0((c0,)) => {
+                    for v0 in c0.iter_mut() {
+                        crate::bare::scale(v0, ::core::option::Option::None, r1);
+                    }
+                }
+                Part::Shape1((c0, c1)) => {
+                    for (row, cold) in ::core::iter::Iterator::zip(
+                        c0.iter_mut(),
+                        c1.iter(),
+                    ) {
+                        crate::bare::scale(
+                            &mut row.mass,
+                            ::core::option::Option::Some(&cold.tag),
+                            r1,
+                        );
+                    }
                 }
             };
-            let shape_1 = |
-                (c0, c1): (&mut [TaggedRow], &[TaggedCold]),
-                commands: &mut ::ecs_core::Commands<'_>|
-            {
-                for (row, cold) in ::core::iter::Iterator::zip(
-                    c0.iter_mut(),
-                    c1.iter(),
-                ) {
-                    crate::bare::scale(
-                        &mut row.mass,
-                        ::core::option::Option::Some(&cold.tag),
-                        r1,
-                    );
-                }
-            };
-            let rows = stores.rows(&[0, 1]);
-            match ::ecs_core::__private::plan(
-                rows,
+            ::ecs_core::__private::run_parts(
+                stores,
                 min_chunk,
                 ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
                 &COST,
-            ) {
-                ::ecs_core::__private::Plan::Inline(timer) => {
-                    let pending = {
-                        let mut buffer = ::ecs_core::Commands::__new(entities);
-                        let commands = &mut buffer;
-                        {
-                            let mut s = stores.take(0u32);
-                            shape_0((s.col_mut(0usize),), commands);
-                        }
-                        {
-                            let mut s = stores.take(1u32);
-                            shape_1((s.col_mut(0usize), s.col(1usize)), commands);
-                        }
-                        ::ecs_core::__private::Pending::of(buffer)
-                    };
-                    ::core::mem::drop(timer);
-                    pending
-                }
-                ::ecs_core::__private::Plan::Split(job_rows) => {
-                    ::ecs_core::__parts!(
-                        Part < 'a > { Shape0((& 'a mut [crate ::bare::Mass],)), Shape1((&
-                        'a mut [TaggedRow], & 'a[TaggedCold],)), }
-                    );
-                    let parts = [
-                        {
-                            let mut s = stores.take(0u32);
-                            Part::Shape0((s.col_mut(0usize),))
-                        },
-                        {
-                            let mut s = stores.take(1u32);
-                            Part::Shape1((s.col_mut(0usize), s.col(1usize)))
-                        },
-                    ];
-                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                        Part::Shape0(c) => shape_0(c, commands),
-                        Part::Shape1(c) => shape_1(c, commands),
-                    };
-                    ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
-                }
-            }
+                entities,
+                &body,
+            )
         };
         world.__apply_commands(pending)
     }
@@ -694,29 +655,52 @@ mod sigecs_world {
     fn stage_1(
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+        ::ecs_core::__parts!(
+            Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::ecs_core::Entity],)),
+            Shape1((& 'a[TaggedRow], & 'a[::ecs_core::Entity],)), }
+        );
+        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+        impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
+            type Part = Part<'a>;
+            fn rows(&self) -> usize {
+                self.0.rows(&[0, 1])
+            }
+            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
+                f({
+                    let mut s = self.0.take(0u32);
+                    Part::Shape0((s.col(0usize), s.entities()))
+                });
+                f({
+                    let mut s = self.0.take(1u32);
+                    Part::Shape1((s.col(0usize), s.entities()))
+                });
+            }
+        }
         let pending = {
             let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
                 .__pass();
             // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let mut stores = unsafe { stores.trusted() };
+            let stores = Stores(unsafe { stores.trusted() });
             let r2 = &mut resources.sum;
-            let mut buffer = ::ecs_core::Commands::__new(entities);
-            let commands = &mut buffer;
-            {
-                let mut s = stores.take(0u32);
-                let (c0, c1) = (s.col::<crate::bare::Mass>(0usize), s.entities());
-                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
+            let mut body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+                Part::Shape0((c0, c1)) => {
+                    for (v0, entity) in ::core::iter::Iterator::zip(
+                        c0.iter(),
+                        c1.iter(),
+                    ) {
+                        crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
+                    }
                 }
-            }
-            {
-                let mut s = stores.take(1u32);
-                let (c0, c1) = (s.col::<TaggedRow>(0usize), s.entities());
-                for (row, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
+                Part::Shape1((c0, c1)) => {
+                    for (row, entity) in ::core::iter::Iterator::zip(
+                        c0.iter(),
+                        c1.iter(),
+                    ) {
+                        crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
+                    }
                 }
-            }
-            ::ecs_core::__private::Pending::of(buffer)
+            };
+            ::ecs_core::__private::run_parts_inline(stores, entities, &mut body)
         };
         world.__apply_commands(pending)
     }
@@ -724,76 +708,58 @@ mod sigecs_world {
     fn stage_2(
         world: &mut ::ecs_core::World<Model>,
     ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+        ::ecs_core::__parts!(
+            Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::ecs_core::Entity],)),
+            Shape1((& 'a mut [TaggedCold],)), }
+        );
+        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+        impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
+            type Part = Part<'a>;
+            fn rows(&self) -> usize {
+                self.0.rows(&[0, 1])
+            }
+            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
+                f({
+                    let mut s = self.0.take(0u32);
+                    Part::Shape0((s.col(0usize), s.entities()))
+                });
+                f({
+                    let mut s = self.0.take(1u32);
+                    Part::Shape1((s.col_mut(1usize),))
+                });
+            }
+        }
         let pending = {
             let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
                 .__pass();
             // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let mut stores = unsafe { stores.trusted() };
+            let stores = Stores(unsafe { stores.trusted() });
             let r1 = &resources.scale;
             let r0 = &resources.limit;
             static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let shape_0 = |
-                (c0, c1): (&[crate::bare::Mass], &[::ecs_core::Entity]),
-                commands: &mut ::ecs_core::Commands<'_>|
-            {
-                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
-                    crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
+            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+                Part::Shape0((c0, c1)) => {
+                    for (v0, entity) in ::core::iter::Iterator::zip(
+                        c0.iter(),
+                        c1.iter(),
+                    ) {
+                        crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
+                    }
+                }
+                Part::Shape1((c0,)) => {
+                    for cold in c0.iter_mut() {
+                        crate::bare::rename(&mut cold.tag, r1);
+                    }
                 }
             };
-            let shape_1 = |
-                (c0,): (&mut [TaggedCold],),
-                commands: &mut ::ecs_core::Commands<'_>|
-            {
-                for cold in c0.iter_mut() {
-                    crate::bare::rename(&mut cold.tag, r1);
-                }
-            };
-            let rows = stores.rows(&[0, 1]);
-            match ::ecs_core::__private::plan(
-                rows,
+            ::ecs_core::__private::run_parts(
+                stores,
                 min_chunk,
                 ::core::cmp::min(::ecs_core::schedule::DEFAULT_MIN_CHUNK, 100000usize),
                 &COST,
-            ) {
-                ::ecs_core::__private::Plan::Inline(timer) => {
-                    let pending = {
-                        let mut buffer = ::ecs_core::Commands::__new(entities);
-                        let commands = &mut buffer;
-                        {
-                            let mut s = stores.take(0u32);
-                            shape_0((s.col(0usize), s.entities()), commands);
-                        }
-                        {
-                            let mut s = stores.take(1u32);
-                            shape_1((s.col_mut(1usize),), commands);
-                        }
-                        ::ecs_core::__private::Pending::of(buffer)
-                    };
-                    ::core::mem::drop(timer);
-                    pending
-                }
-                ::ecs_core::__private::Plan::Split(job_rows) => {
-                    ::ecs_core::__parts!(
-                        Part < 'a > { Shape0((& 'a[crate ::bare::Mass], &
-                        'a[::ecs_core::Entity],)), Shape1((& 'a mut [TaggedCold],)), }
-                    );
-                    let parts = [
-                        {
-                            let mut s = stores.take(0u32);
-                            Part::Shape0((s.col(0usize), s.entities()))
-                        },
-                        {
-                            let mut s = stores.take(1u32);
-                            Part::Shape1((s.col_mut(1usize),))
-                        },
-                    ];
-                    let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                        Part::Shape0(c) => shape_0(c, commands),
-                        Part::Shape1(c) => shape_1(c, commands),
-                    };
-                    ::ecs_core::__private::run_jobs(parts, job_rows, entities, &body)
-                }
-            }
+                entities,
+                &body,
+            )
         };
         world.__apply_commands(pending)
     }

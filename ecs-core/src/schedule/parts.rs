@@ -206,28 +206,54 @@ impl Pending {
 }
 
 /// Cuts `parts` into jobs of about `rows` rows each, in order.
+#[cfg(test)]
 fn jobs<P: SplitRows>(parts: impl IntoIterator<Item = P>, rows: usize) -> Vec<Vec<P>> {
-    let mut jobs = Vec::new();
-    let mut job = Vec::new();
-    let mut room = rows;
-    for mut part in parts {
+    let mut cut = Jobs::new(rows);
+    for part in parts {
+        cut.push(part);
+    }
+    cut.finish()
+}
+
+/// Parts cut into jobs of about `rows` rows each, in order, as they come.
+struct Jobs<P> {
+    rows: usize,
+    jobs: Vec<Vec<P>>,
+    job: Vec<P>,
+    room: usize,
+}
+
+impl<P: SplitRows> Jobs<P> {
+    fn new(rows: usize) -> Self {
+        Jobs {
+            rows,
+            jobs: Vec::new(),
+            job: Vec::new(),
+            room: rows,
+        }
+    }
+
+    fn push(&mut self, mut part: P) {
         while !part.is_empty() {
-            if part.len() < room {
-                room -= part.len();
-                job.push(part);
-                break;
+            if part.len() < self.room {
+                self.room -= part.len();
+                self.job.push(part);
+                return;
             }
-            let (head, tail) = part.split_at(room);
-            job.push(head);
-            jobs.push(std::mem::take(&mut job));
-            room = rows;
+            let (head, tail) = part.split_at(self.room);
+            self.job.push(head);
+            self.jobs.push(std::mem::take(&mut self.job));
+            self.room = self.rows;
             part = tail;
         }
     }
-    if !job.is_empty() {
-        jobs.push(job);
+
+    fn finish(mut self) -> Vec<Vec<P>> {
+        if !self.job.is_empty() {
+            self.jobs.push(self.job);
+        }
+        self.jobs
     }
-    jobs
 }
 
 /// How a pass over `rows` rows runs: inline (timed when its cost decides, see [`PassCost`]),
@@ -277,16 +303,43 @@ pub fn plan(
     }
 }
 
+/// The parts of one pass, one per store it visits. A generated pass implements it for its
+/// stores with one line per store (take the store's columns as its shape's variant), so the
+/// list of stores is written once, whether the parts then run inline or in jobs; arrays of
+/// parts implement it too.
+pub trait Parts {
+    /// One store's typed column slices.
+    type Part: SplitRows;
+    /// Rows of all parts together, counted before any part is made.
+    fn rows(&self) -> usize;
+    /// Makes each part, in store order, and hands it to `f`.
+    fn each(self, f: &mut impl FnMut(Self::Part));
+}
+
+impl<P: SplitRows, const N: usize> Parts for [P; N] {
+    type Part = P;
+    fn rows(&self) -> usize {
+        self.iter().map(P::len).sum()
+    }
+    fn each(self, f: &mut impl FnMut(P)) {
+        for part in self {
+            f(part);
+        }
+    }
+}
+
 /// Runs `body` over the parts in jobs of about `job_rows` rows on rayon's pool. Returns the
 /// commands requested, in row order.
-pub fn run_jobs<P: SplitRows, F: Fn(P, &mut Commands<'_>) + Sync, const N: usize>(
-    parts: [P; N],
+pub fn run_jobs<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
+    parts: S,
     job_rows: usize,
     entities: &EntityManager,
     body: &F,
 ) -> Pending {
+    let mut cut = Jobs::new(job_rows);
+    parts.each(&mut |part| cut.push(part));
     Pending(
-        jobs(parts, job_rows)
+        cut.finish()
             .into_par_iter()
             .map(|job| {
                 let mut commands = Commands::__new(entities);
@@ -300,23 +353,23 @@ pub fn run_jobs<P: SplitRows, F: Fn(P, &mut Commands<'_>) + Sync, const N: usize
 }
 
 /// Runs `body` over every part: inline for a small pass, else in jobs on rayon's pool (see the
-/// module docs). Returns the commands requested, in row order.
+/// module docs). Returns the commands requested, in row order. Every generated pass whose
+/// systems write no resource runs through here.
 ///
 /// `world_min_chunk` is the world's override ([`crate::World::set_min_chunk`]): when set, the
 /// pass splits whenever it has at least twice that many rows, whatever its measured cost (so
 /// tests and users can force parallel runs); otherwise `min_chunk` (the systems' own or the
 /// default) applies and the pass must also have measured enough work ([`SPLIT_WORK_NS`]).
 #[inline]
-pub fn run_parts<P: SplitRows, F: Fn(P, &mut Commands<'_>) + Sync, const N: usize>(
-    parts: [P; N],
+pub fn run_parts<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
+    parts: S,
     world_min_chunk: Option<usize>,
     min_chunk: usize,
     cost: &PassCost,
     entities: &EntityManager,
     body: &F,
 ) -> Pending {
-    let total: usize = parts.iter().map(P::len).sum();
-    match plan(total, world_min_chunk, min_chunk, cost) {
+    match plan(parts.rows(), world_min_chunk, min_chunk, cost) {
         // Small (untimed) or not yet worth splitting (timed: the timer records on drop).
         Plan::Inline(timer) => {
             let pending = run_parts_inline(parts, entities, &mut |p, c| body(p, c));
@@ -328,19 +381,19 @@ pub fn run_parts<P: SplitRows, F: Fn(P, &mut Commands<'_>) + Sync, const N: usiz
 }
 
 /// Runs `body` over every part on the calling thread, in store order: the pass of a system
-/// that writes a resource.
+/// that writes a resource, and every pass too small to split.
 #[inline]
-pub fn run_parts_inline<P: SplitRows, F: FnMut(P, &mut Commands<'_>), const N: usize>(
-    parts: [P; N],
+pub fn run_parts_inline<S: Parts, F: FnMut(S::Part, &mut Commands<'_>)>(
+    parts: S,
     entities: &EntityManager,
     body: &mut F,
 ) -> Pending {
     let mut commands = Commands::__new(entities);
-    for part in parts {
+    parts.each(&mut |part| {
         if !part.is_empty() {
             body(part, &mut commands);
         }
-    }
+    });
     Pending::of(commands)
 }
 

@@ -155,7 +155,7 @@ impl Store {
     /// # Safety
     /// `len() <= from`, and rows `from..to` are initialised and not used again.
     pub unsafe fn drop_uncommitted(&mut self, from: usize, to: usize) {
-        debug_assert!(self.len() <= from);
+        debug_assert!(from == to || self.len() <= from);
         for c in self.columns.iter_mut() {
             // SAFETY: guaranteed by the caller.
             unsafe { c.drop_range(from, to) };

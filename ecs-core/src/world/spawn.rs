@@ -162,6 +162,10 @@ struct Uncommitted<'a> {
 impl Drop for Uncommitted<'_> {
     fn drop(&mut self) {
         let (store, first, written) = (&mut *self.store, self.first, self.written);
+        if written == 0 {
+            // Committed (or nothing written): nothing to drop.
+            return;
+        }
         // A panicking Drop is caught so a rollback during unwinding cannot abort; the store is
         // consistent either way (these rows are beyond its length).
         // SAFETY: rows first..first + written were written by the batch and not committed.

@@ -91,6 +91,7 @@ impl EntityTable {
     /// Issues a new entity placed at `loc`.
     #[inline]
     pub fn create_at(&mut self, loc: Location) -> Result<Entity, EntityError> {
+        self.retire_orphans();
         let e = self.entities.create()?;
         self.place(e, loc);
         Ok(e)
@@ -131,6 +132,7 @@ impl EntityTable {
         runs: &[(u32, usize, usize)],
         out: &mut Vec<Entity>,
     ) -> Result<(), EntityError> {
+        self.retire_orphans();
         let total = runs.iter().fold(0usize, |t, r| t.saturating_add(r.2));
         let start = out.len();
         self.entities.create_many_into(total, out)?;
@@ -184,11 +186,32 @@ impl EntityTable {
     /// Returns false when `e` was not alive.
     #[inline]
     pub fn destroy(&mut self, e: Entity) -> bool {
+        self.retire_orphans();
         if self.locate(e).is_none() {
             return false;
         }
         self.locations[e.index() as usize] = Location::NONE;
         self.entities.destroy(e)
+    }
+
+    /// Retires ids reserved by a pass that never applied its commands (a system panicked):
+    /// outside a pass's [`EntityTable::flush_reserved`] no reservation is pending, so any found
+    /// here is an orphan. Without this, the entity manager's next create or destroy would make
+    /// them alive with no row (`len` counting entities that do not exist, their slots lost).
+    #[inline]
+    fn retire_orphans(&mut self) {
+        if self.entities.reserved_len() != 0 {
+            self.retire_orphans_slow();
+        }
+    }
+
+    #[cold]
+    fn retire_orphans_slow(&mut self) {
+        let mut orphans = Vec::new();
+        self.flush_reserved(&mut orphans);
+        for e in orphans {
+            self.destroy_unplaced(e);
+        }
     }
 
     /// Reserves an id through a shared borrow (thread-safe), for [`crate::Commands::spawn`]:

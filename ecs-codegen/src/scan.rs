@@ -124,7 +124,12 @@ impl Scan {
         std::hash::Hash::hash(&(self.digest, file, &source), &mut hasher);
         self.digest = std::hash::Hasher::finish(&hasher);
         match syn::parse_file(&source) {
-            Ok(parsed) => self.scan_items(&parsed.items, file, dir, ctx, diags),
+            Ok(parsed) => {
+                // A `#[path]` on a file's own `mod` lines is relative to the file's directory
+                // (rustc's rule, for `mod.rs` files and others alike).
+                let here = file.parent().unwrap_or(Path::new("."));
+                self.scan_items(&parsed.items, file, [dir, here], ctx, diags)
+            }
             Err(e) => {
                 diags.extend(Diagnostic::from_syn(file, e).into_iter().map(|d| {
                     d.with_help("the file must be valid Rust; fix the syntax error first")
@@ -164,11 +169,13 @@ impl Scan {
         }
     }
 
+    /// `dir` is where the items' submodules live, `path_dir` what their `#[path]`s are
+    /// relative to.
     fn scan_items(
         &mut self,
         items: &[Item],
         file: &Path,
-        dir: &Path,
+        [dir, path_dir]: [&Path; 2],
         ctx: &ModuleCtx,
         diags: &mut Vec<Diagnostic>,
     ) {
@@ -180,9 +187,11 @@ impl Scan {
                     let sub = sub.trim_start_matches("r#");
                     match &m.content {
                         Some((_, inner)) => {
-                            self.scan_items(inner, file, &dir.join(sub), &child, diags)
+                            // Inside an inline module both are its directory.
+                            let inner_dir = dir.join(sub);
+                            self.scan_items(inner, file, [&inner_dir, &inner_dir], &child, diags)
                         }
-                        None => match module_file(m, dir) {
+                        None => match module_file(m, dir, path_dir) {
                             Ok((path, child_dir)) => {
                                 self.scan_file(&path, &child_dir, &child, diags)
                             }
@@ -367,13 +376,18 @@ fn collect_use(
     }
 }
 
-/// The file of `mod m;` declared in a file whose submodules live in `dir`, and the directory
-/// of its own submodules; or the candidates that were tried.
-fn module_file(m: &syn::ItemMod, dir: &Path) -> Result<(PathBuf, PathBuf), String> {
+/// The file of `mod m;` declared in a file whose submodules live in `dir` and whose
+/// `#[path]`s are relative to `path_dir`, and the directory of its own submodules; or the
+/// candidates that were tried.
+fn module_file(
+    m: &syn::ItemMod,
+    dir: &Path,
+    path_dir: &Path,
+) -> Result<(PathBuf, PathBuf), String> {
     let name = m.ident.to_string();
     let name = name.trim_start_matches("r#");
     if let Some(path) = path_attr(&m.attrs) {
-        let file = dir.join(path);
+        let file = path_dir.join(path);
         let child_dir = file.parent().unwrap_or(dir).to_path_buf();
         return if file.is_file() {
             Ok((file, child_dir))

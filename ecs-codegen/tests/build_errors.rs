@@ -671,6 +671,72 @@ fn a_path_attribute_names_the_module_file() {
     );
 }
 
+/// rustc's rule: a `#[path]` on a file's own `mod` line is relative to that file's directory,
+/// also in a file that is not `mod.rs` (`physics.rs`, whose other submodules live in
+/// `physics/`); inside an inline module it is relative to the inline module's directory. The
+/// scanner looked in `physics/` for the first (a new user's audit, stop 21).
+#[test]
+fn a_path_attribute_is_relative_to_the_declaring_file_as_rustc_resolves_it() {
+    let (_d, r) = build(&[
+        ("mod.rs", "pub mod physics;\n"),
+        (
+            "physics.rs",
+            "#[path = \"extra.rs\"]\npub mod extra;\npub mod nested;\n\
+             pub mod inline {\n    #[path = \"deep.rs\"]\n    pub mod deep;\n}\n",
+        ),
+        (
+            "extra.rs",
+            "#[derive(Component)]\npub struct Position(pub f32);\n\
+             #[derive(Signature)]\npub struct Body { pub p: Position }\n",
+        ),
+        (
+            "physics/nested.rs",
+            "#[derive(Component)]\npub struct Velocity(pub f32);\n",
+        ),
+        (
+            "physics/inline/deep.rs",
+            "#[derive(Component)]\npub struct Spin(pub f32);\n\
+             #[derive(Signature)]\npub struct Top { pub v: crate::components::physics::nested::Velocity, pub s: Spin }\n",
+        ),
+    ]);
+    let src = r.unwrap();
+    for path in [
+        "crate::components::physics::extra::Position",
+        "crate::components::physics::nested::Velocity",
+        "crate::components::physics::inline::deep::Spin",
+    ] {
+        assert!(src.contains(path), "{path}:\n{src}");
+    }
+    // Where rustc would not look, the scanner does not either: `physics/extra.rs` alone is
+    // an error naming the file rustc reads.
+    let (dir, ds) = errors(&[
+        ("mod.rs", "pub mod physics;\n"),
+        ("physics.rs", "#[path = \"extra.rs\"]\npub mod extra;\n"),
+        (
+            "physics/extra.rs",
+            "#[derive(Component)]\npub struct P(pub f32);\n",
+        ),
+    ]);
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    check(
+        &ds[0],
+        dir.path(),
+        "physics.rs",
+        2,
+        9,
+        "no file for module `extra`: looked for",
+        "create the file",
+    );
+    let expected = dir.path().join("extra.rs");
+    assert!(
+        ds[0]
+            .message
+            .contains(&format!("`{}` (its #[path])", expected.display())),
+        "{}",
+        ds[0]
+    );
+}
+
 #[test]
 fn a_mod_line_without_a_file() {
     let (dir, ds) = errors(&[("mod.rs", "pub mod gone;\n")]);

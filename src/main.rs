@@ -261,6 +261,29 @@ fn load_level(path: Option<&Path>) -> Result<Level, String> {
         .map_err(|e| format!("{name}: {e}"))
 }
 
+/// Reads the options' level (as [`load_level`]) and checks that it and the generated entities
+/// fit in one world with room to recycle particles: the entity manager keeps
+/// `MINIMUM_FREE_INDICES` freed ids waiting before it reuses one, so a world fuller than
+/// that margin could not respawn the particles it despawns.
+fn load_level_for(opts: &Options) -> Result<Level, String> {
+    use sigecs::ecs_core::entity::{MAX_ENTITIES, MINIMUM_FREE_INDICES};
+    let level = load_level(opts.level.as_deref())?;
+    let room = MAX_ENTITIES - MINIMUM_FREE_INDICES;
+    let total = (level.num_entities() as usize).saturating_add(opts.entities);
+    if total > room {
+        return Err(format!(
+            "the level's {} entities and --entities {} make {total}, more than a world can \
+             hold while it recycles particles ({room}: {MAX_ENTITIES} ids less the \
+             {MINIMUM_FREE_INDICES} freed ones that wait before reuse); lower --entities to \
+             at most {}",
+            level.num_entities(),
+            opts.entities,
+            room.saturating_sub(level.num_entities() as usize)
+        ));
+    }
+    Ok(level)
+}
+
 /// A world spawned from the level and the options' seed: every run starts from the same state.
 fn fresh_world(opts: &Options, level: &Level) -> (World, Rng) {
     let mut rng = Rng::new(opts.seed);
@@ -397,7 +420,7 @@ fn report_level_spawn(level: &Level) {
 }
 
 fn run(opts: &Options) -> Result<(), String> {
-    let level = load_level(opts.level.as_deref())?;
+    let level = load_level_for(opts)?;
     println!(
         "sigecs main job: level {} + {} generated entities, {} frames, {} thread(s), seed {}",
         opts.level
@@ -596,7 +619,7 @@ fn save_cmd(args: Vec<String>) -> Result<(), String> {
         opts.entities = 0;
     }
     let frames = frames_given.unwrap_or(60);
-    let level = load_level(opts.level.as_deref())?;
+    let level = load_level_for(&opts)?;
     let mut rng = Rng::new(opts.seed);
     let mut world = World::new();
     let mut tm = TransformManager::new();
@@ -701,6 +724,46 @@ mod tests {
         assert!(parse_args(args("--entities 5000000"))
             .unwrap_err()
             .contains("more than a world can hold"));
+    }
+
+    /// A new user's audit (stop 21): `--entities` values that passed the option check but,
+    /// with the level's entities, did not fit panicked in `spawn_batch`.
+    #[test]
+    fn a_level_and_entities_that_do_not_fit_are_an_error_not_a_panic() {
+        use sigecs::ecs_core::entity::{MAX_ENTITIES, MINIMUM_FREE_INDICES};
+        let level_n = load_level(None).unwrap().num_entities() as usize;
+        let room = MAX_ENTITIES - MINIMUM_FREE_INDICES;
+        let opts = |n: usize| {
+            parse_args(args(&format!("--entities {n}")))
+                .unwrap()
+                .unwrap()
+        };
+        for n in [4_190_000, 4_183_005, room - level_n + 1, MAX_ENTITIES] {
+            let e = load_level_for(&opts(n)).map(|_| ()).unwrap_err();
+            assert!(e.contains("more than a world can hold"), "{n}: {e}");
+            assert!(e.contains(&format!("at most {}", room - level_n)), "{e}");
+        }
+        assert!(load_level_for(&opts(room - level_n)).is_ok());
+        // The largest accepted world spawns and recycles without running out of ids.
+        let opts = Options {
+            frames: 2,
+            threads: 1,
+            ..opts(room - level_n)
+        };
+        let (mut world, mut rng) = fresh_world(&opts, &load_level_for(&opts).unwrap());
+        assert_eq!(world.len(), room);
+        for _ in 0..3 {
+            let expired: Vec<Entity> = world
+                .query::<(Entity, &Lifetime)>()
+                .map(|(e, _)| e)
+                .take(3000)
+                .collect();
+            for e in &expired {
+                world.despawn(*e);
+            }
+            world.spawn_batch((0..expired.len()).map(|_| particle(&mut rng)));
+        }
+        assert_eq!(world.len(), room);
     }
 
     #[test]

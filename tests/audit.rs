@@ -6,24 +6,43 @@ use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 thread_local! {
-    /// Panics on this thread, counted by the hook `count_panics` installs.
+    /// Panics on this thread and where the last one happened, recorded by [`hook`].
     static PANICS: Cell<usize> = const { Cell::new(0) };
+    static LAST_PANIC: std::cell::RefCell<Option<(String, u32)>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Runs `f` and returns how many panics happened on this thread meanwhile, caught or not
-/// (the hook keeps the previous one's output).
-fn count_panics(f: impl FnOnce()) -> usize {
+/// Installs (once, for every test of this file) a panic hook that records each panic in the
+/// panicking thread's `PANICS` and `LAST_PANIC`, then prints it as before. Per thread, so tests
+/// running side by side do not see each other's panics.
+fn hook() {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             PANICS.with(|p| p.set(p.get() + 1));
+            let at = info.location().map(|l| (l.file().to_string(), l.line()));
+            LAST_PANIC.with(|l| *l.borrow_mut() = at);
             previous(info);
         }));
     });
+}
+
+/// Runs `f` and returns how many panics happened on this thread meanwhile, caught or not.
+fn count_panics(f: impl FnOnce()) -> usize {
+    hook();
     let before = PANICS.with(Cell::get);
     f();
     PANICS.with(Cell::get) - before
+}
+
+/// Runs `f`, which must panic, and returns the file and line the panic names.
+fn panic_location(f: impl FnOnce()) -> (String, u32) {
+    hook();
+    LAST_PANIC.with(|l| *l.borrow_mut() = None);
+    assert!(catch_unwind(AssertUnwindSafe(f)).is_err(), "no panic");
+    LAST_PANIC
+        .with(|l| l.borrow_mut().take())
+        .expect("the hook saw the panic")
 }
 
 /// Audit 1: every successful `spawn_batch` tripped a `debug_assert` in the batch guard's drop
@@ -96,4 +115,22 @@ fn a_pass_that_panics_after_a_spawn_request_leaves_no_phantom_entity() {
             Some(if first == "run" { 8 } else { 7 })
         );
     }
+}
+
+/// Audit 3: `spawn` and `spawn_batch` panic when the ids run out, and the panic named a line of
+/// ecs-core instead of the caller's.
+#[test]
+fn spawn_panics_at_the_callers_line_when_ids_run_out() {
+    use ecs_core::entity::MAX_ENTITIES;
+    let mut world = World::new();
+    world.spawn_batch((0..MAX_ENTITIES).map(|i| Counter {
+        count: Count(i as u32),
+    }));
+    let line = line!() + 1;
+    let at = panic_location(|| drop(world.spawn(Counter { count: Count(0) })));
+    assert_eq!(at, (file!().to_string(), line));
+    let line = line!() + 1;
+    let at = panic_location(|| drop(world.spawn_batch([Counter { count: Count(0) }])));
+    assert_eq!(at, (file!().to_string(), line));
+    assert_eq!(world.len(), MAX_ENTITIES);
 }

@@ -213,6 +213,7 @@ impl<M: WorldModel> World<M> {
     /// # Panics
     /// When all entity slots are in use; see [`World::try_spawn`].
     #[inline]
+    #[track_caller]
     pub fn spawn<S: SignatureOf<M>>(&mut self, value: S) -> Entity {
         match self.try_spawn(value) {
             Ok(e) => e,
@@ -242,6 +243,7 @@ impl<M: WorldModel> World<M> {
     ///
     /// # Panics
     /// When the entity index space is exhausted; see [`World::try_spawn_batch`].
+    #[track_caller]
     pub fn spawn_batch<S: SignatureOf<M>>(
         &mut self,
         values: impl IntoIterator<Item = S>,

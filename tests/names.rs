@@ -2,8 +2,8 @@
 //! snake-case names are keywords (`Crate`, `Box`, `Type`, `Match`, `Loop`), raw identifiers
 //! (`r#move`, `fn r#match`), names that snake-case alike (`HTTPClient`/`HttpClient`,
 //! `HTTPServer`/`HttpServer`), fields named like generated internals (`entities`, `len`,
-//! `row`, `cold`, `entity`, `columns`, `rows`, `stores`), a signature named `Model` and one
-//! named `Part`, components in a private module re-exported with `pub use hidden::*;`, and a
+//! `row`, `cold`, `entity`, `columns`, `rows`, `stores`), signatures named `Stores` and
+//! `Part` (a pass's local types), components in a private module re-exported with `pub use hidden::*;`, and a
 //! file no `mod` line reaches. That the fixture crate compiles is half the test; this file
 //! checks that each works.
 
@@ -32,7 +32,7 @@ fn every_awkward_name_spawns_runs_and_reads_back() {
         stores: r#move(7),
         r#match: Match("m".into()),
     });
-    let m = w.spawn(Model {
+    let m = w.spawn(Stores {
         secret: Secret(8),
         m: r#move(9),
     });
@@ -92,8 +92,8 @@ fn the_hidden_module_is_named_through_its_reexport_and_the_orphan_is_not_scanned
             "Crate",
             "HTTPClient",
             "HttpClient",
-            "Model",
             "Part",
+            "Stores",
             "Vault"
         ]
     );

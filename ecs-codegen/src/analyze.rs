@@ -2,13 +2,14 @@
 //! system masks, and matches systems to signatures. The output, [`Model`], is everything the
 //! generator needs; every cross-declaration error is reported here with a location and a fix.
 
-use crate::decl::{LayoutDecl, ParamKind};
+use crate::decl::{ComponentDecl, LayoutDecl, ParamKind, ResourceDecl, SignatureDecl};
 use crate::diagnostic::{closest, Diagnostic};
 use crate::rules::{matches, Borrows};
 use crate::scan::{Found, Scan};
 use proc_macro2::{Ident, Span};
 use std::collections::HashMap;
 use std::path::Path;
+use syn::ext::IdentExt;
 
 /// The most components a world can have: the width of the widest bitflags type.
 pub const MAX_COMPONENTS: usize = 128;
@@ -328,7 +329,7 @@ fn unique_by_name<T: Clone>(
     let mut kept = Vec::new();
     for f in items {
         let id = ident(&f.decl);
-        let name = id.to_string();
+        let name = id.unraw().to_string();
         if let Some((other_kind, at)) = taken.get(&name) {
             diags.push(
                 diag(f, id.span(), format!("`{name}` is declared twice: as a {other_kind} at {at} and as a {kind} here"))
@@ -341,6 +342,61 @@ fn unique_by_name<T: Clone>(
     }
     kept.sort_by_key(|f| ident(&f.decl).to_string());
     kept
+}
+
+/// Refuses a component, signature or resource named like a type the generated file exports
+/// (`pub use self::sigecs_world::*;`): next to the `include!`, a user's `use components::*;`
+/// (the quick start's layout) makes the two globs ambiguous, and every use of the name fails
+/// with E0659 in the user's code. `World`, `Model`, `Resources`, `ComponentSet`, and a
+/// `rows` signature's `<Name>Row` and `<Name>Cold`.
+fn refuse_exported_names(
+    comps: &[Found<ComponentDecl>],
+    sigs: &[Found<SignatureDecl>],
+    ress: &[Found<ResourceDecl>],
+    diags: &mut Vec<Diagnostic>,
+) {
+    let mut exported: Vec<(String, String)> = [
+        ("World", "the world type"),
+        ("Model", "the world's model type"),
+        ("Resources", "the struct of the world's resources"),
+        ("ComponentSet", "the world's component-set type"),
+    ]
+    .iter()
+    .map(|(n, what)| (n.to_string(), what.to_string()))
+    .collect();
+    for sig in sigs.iter().filter(|s| s.decl.layout == LayoutDecl::Rows) {
+        let name = sig.decl.ident.to_string();
+        let name = name.trim_start_matches("r#");
+        exported.push((
+            format!("{name}Row"),
+            format!("the hot row of `rows` signature `{name}`"),
+        ));
+        exported.push((
+            format!("{name}Cold"),
+            format!("the cold part of `rows` signature `{name}`"),
+        ));
+    }
+    let mut check = |f_file: &Path, ident: &Ident, kind: &str| {
+        let name = ident.to_string();
+        let name = name.trim_start_matches("r#");
+        if let Some((_, what)) = exported.iter().find(|(n, _)| n == name) {
+            diags.push(
+                Diagnostic::at(f_file, ident.span(), format!(
+                    "{kind} `{name}` has the name of a type the generated world exports ({what}); beside `include!` and `use components::*;` the two names are ambiguous"
+                ))
+                .with_help(format!("rename the {kind} (for example `{name}Data`)")),
+            );
+        }
+    };
+    for f in comps {
+        check(&f.file, &f.decl.ident, "component");
+    }
+    for f in sigs {
+        check(&f.file, &f.decl.ident, "signature");
+    }
+    for f in ress {
+        check(&f.file, &f.decl.ident, "resource");
+    }
 }
 
 /// Builds the model, or returns every error found.
@@ -368,6 +424,8 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
         &mut taken,
         &mut diags,
     );
+
+    refuse_exported_names(&comps, &sigs, &ress, &mut diags);
 
     if comps.len() > MAX_COMPONENTS {
         let f = &comps[MAX_COMPONENTS];
@@ -405,12 +463,12 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
     let comp_id: HashMap<String, usize> = components
         .iter()
         .enumerate()
-        .map(|(i, c)| (c.ident.to_string(), i))
+        .map(|(i, c)| (c.ident.unraw().to_string(), i))
         .collect();
     let res_id: HashMap<String, usize> = ress
         .iter()
         .enumerate()
-        .map(|(i, r)| (r.decl.ident.to_string(), i))
+        .map(|(i, r)| (r.decl.ident.unraw().to_string(), i))
         .collect();
     let comp_names = || {
         components
@@ -436,14 +494,14 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
         let mut mask = 0u128;
         let mut ok = true;
         for (field, ty) in &f.decl.fields {
-            match comp_id.get(&ty.to_string()) {
+            match comp_id.get(&ty.unraw().to_string()) {
                 Some(&id) => {
                     fields.push((field.clone(), id));
                     mask |= 1u128 << id;
                 }
                 None => {
                     ok = false;
-                    let msg = if res_id.contains_key(&ty.to_string()) {
+                    let msg = if res_id.contains_key(&ty.unraw().to_string()) {
                         format!(
                             "`{ty}` in signature `{}` is a resource, not a component",
                             f.decl.ident
@@ -534,7 +592,7 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
                     mutable,
                     optional,
                 } => {
-                    let name = ty.to_string();
+                    let name = ty.unraw().to_string();
                     if let Some(&id) = comp_id.get(&name) {
                         if !optional {
                             required |= 1u128 << id;
@@ -580,7 +638,7 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
             (&d.without, &mut excluded, "without"),
         ] {
             for ty in list {
-                match comp_id.get(&ty.to_string()) {
+                match comp_id.get(&ty.unraw().to_string()) {
                     Some(&id) => *mask |= 1u128 << id,
                     None => {
                         ok = false;

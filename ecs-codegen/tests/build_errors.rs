@@ -737,6 +737,129 @@ fn a_path_attribute_is_relative_to_the_declaring_file_as_rustc_resolves_it() {
     );
 }
 
+/// A new user's audit (stop 21): a component named `Model` (a 3D model handle) built, then
+/// every use of it beside the quick start's `use components::*;` failed with E0659, because
+/// the generated file's glob exports a `Model` too. Every exported type name is refused at
+/// the declaration; names that only resemble one are not.
+#[test]
+fn names_the_generated_world_exports_are_refused_at_the_declaration() {
+    let (dir, ds) = errors(&[(
+        "mod.rs",
+        "#[derive(Component)]
+pub struct Model(pub u32);
+#[derive(Component)]
+pub struct ComponentSet(pub u32);
+#[derive(Component)]
+pub struct PlayerRow(pub u32);
+#[derive(Component)]
+pub struct r#PlayerCold(pub u32);
+#[derive(Signature)]
+#[signature(layout = \"rows\")]
+pub struct Player { pub m: Model, pub c: ComponentSet, pub r: PlayerRow, pub k: PlayerCold }
+#[derive(Signature)]
+pub struct World { pub m: Model }
+#[derive(Resource, Default)]
+pub struct Resources { pub n: u32 }
+",
+    )]);
+    let found: Vec<(usize, usize, &str)> = ds
+        .iter()
+        .map(|d| (d.line, d.column, d.message.as_str()))
+        .collect();
+    assert_eq!(ds.len(), 6, "{found:#?}");
+    for (d, (line, col, kind, name, what)) in ds.iter().zip([
+        (2, 12, "component", "Model", "the world's model type"),
+        (
+            4,
+            12,
+            "component",
+            "ComponentSet",
+            "the world's component-set type",
+        ),
+        (
+            6,
+            12,
+            "component",
+            "PlayerRow",
+            "the hot row of `rows` signature `Player`",
+        ),
+        (
+            8,
+            12,
+            "component",
+            "PlayerCold",
+            "the cold part of `rows` signature `Player`",
+        ),
+        (13, 12, "signature", "World", "the world type"),
+        (
+            15,
+            12,
+            "resource",
+            "Resources",
+            "the struct of the world's resources",
+        ),
+    ]) {
+        check(
+            d,
+            dir.path(),
+            "mod.rs",
+            line,
+            col,
+            &format!("{kind} `{name}` has the name of a type the generated world exports ({what})"),
+            &format!("rename the {kind} (for example `{name}Data`)"),
+        );
+    }
+    // Only a rows signature has row types, and near names are fine.
+    let (_d, r) = build(&[(
+        "mod.rs",
+        "#[derive(Component)]
+pub struct BallRow(pub u32);
+#[derive(Component)]
+pub struct Models(pub u32);
+#[derive(Signature)]
+pub struct Ball { pub r: BallRow, pub m: Models }
+",
+    )]);
+    assert!(r.unwrap().contains("crate::components::BallRow"));
+}
+
+/// `r#Shield` and `Shield` are one identifier to rustc; a component declared with the raw
+/// form and named without it (or the reverse) was an unknown component.
+#[test]
+fn a_raw_identifier_and_its_plain_form_name_the_same_item() {
+    let (_d, r) = build(&[(
+        "mod.rs",
+        "#[derive(Component)]
+pub struct r#Shield(pub u32);
+#[derive(Component)]
+pub struct Armor(pub u32);
+#[derive(Signature)]
+pub struct Knight { pub s: Shield, pub a: r#Armor }
+#[system(with(r#Shield))]
+pub fn bare(a: &mut Armor) {}
+#[system]
+pub fn both(s: &r#Shield, a: &mut Armor) {}
+",
+    )]);
+    let src = r.unwrap();
+    assert!(src.contains("run_both"), "{src}");
+    // The two names are one name: declaring both is a duplicate.
+    let (dir, ds) = errors(&[(
+        "mod.rs",
+        "#[derive(Component)]\npub struct r#Shield(pub u32);\n#[derive(Component)]\npub struct Shield(pub u32);\n",
+    )]);
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    check(
+        &ds[0],
+        dir.path(),
+        "mod.rs",
+        4,
+        12,
+        "`Shield` is declared twice",
+        "rename one",
+    );
+}
+
 #[test]
 fn a_mod_line_without_a_file() {
     let (dir, ds) = errors(&[("mod.rs", "pub mod gone;\n")]);

@@ -1,6 +1,7 @@
 //! Regression tests for the bugs a new user's audit found (stop 21), each written from its
 //! reproduction and failing before its fix.
 
+use ecs_core::WorldModel;
 use sigecs_fixtures::audit::*;
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -126,11 +127,49 @@ fn spawn_panics_at_the_callers_line_when_ids_run_out() {
     world.spawn_batch((0..MAX_ENTITIES).map(|i| Counter {
         count: Count(i as u32),
     }));
-    let line = line!() + 1;
-    let at = panic_location(|| drop(world.spawn(Counter { count: Count(0) })));
+    let line = line!() + 2;
+    let at = panic_location(|| {
+        let _ = world.spawn(Counter { count: Count(0) });
+    });
     assert_eq!(at, (file!().to_string(), line));
     let line = line!() + 1;
     let at = panic_location(|| drop(world.spawn_batch([Counter { count: Count(0) }])));
     assert_eq!(at, (file!().to_string(), line));
     assert_eq!(world.len(), MAX_ENTITIES);
+}
+
+/// Audit 5: declarations under `#[cfg]` were skipped whatever the condition, so a
+/// `#[cfg(debug_assertions)]` system had no `run_` method and a component under a true `cfg`
+/// was an "unknown component". The build script now evaluates them as rustc does.
+#[test]
+fn cfg_declarations_follow_the_build() {
+    let mut world = World::new();
+    let e = world.spawn(Counter { count: Count(0) });
+    #[cfg(debug_assertions)]
+    {
+        world.run_debug_only();
+        assert_eq!(world.get::<Count>(e), Some(&Count(1000)));
+        assert!(SYSTEM_NAMES.contains(&"debug_only"));
+        assert!(!SYSTEM_NAMES.contains(&"release_only"));
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        world.run_release_only();
+        assert_eq!(world.get::<Count>(e), Some(&Count(2000)));
+        assert!(!SYSTEM_NAMES.contains(&"debug_only"));
+    }
+    #[cfg(target_pointer_width = "64")]
+    {
+        let w = world.spawn(WideCounter {
+            count: Count(1),
+            wide: Wide(u64::MAX),
+        });
+        assert_eq!(world.get::<Wide>(w), Some(&Wide(u64::MAX)));
+        world.run_tick();
+        assert_eq!(world.get::<Count>(w), Some(&Count(2)));
+    }
+    let names: Vec<&str> = Model::components().iter().map(|c| c.name).collect();
+    #[cfg(target_pointer_width = "64")]
+    assert_eq!(names, ["Count", "Fuse", "Wide"]);
+    assert!(!names.contains(&"Nowhere"));
 }

@@ -477,13 +477,17 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
             .collect::<Vec<_>>()
     };
     let unknown_component = |ty: &Ident| {
+        let bare = ty.unraw().to_string();
+        if let Some(skipped) = scan.skipped.iter().find(|k| k.name == bare) {
+            return skipped.explain();
+        }
         let names = comp_names();
         let hint = match closest(&ty.to_string(), names.iter().map(String::as_str)) {
             Some(c) => format!("did you mean `{c}`? "),
             None => String::new(),
         };
         format!(
-            "{hint}declare `{ty}` with `#[derive(Component)]` in a scanned file, or fix the name"
+            "{hint}declare `{ty}` with `#[derive(Component)]` in a scanned file, or fix the name (the build script reads the declarations as written: not ones a macro expands to)"
         )
     };
 

@@ -19,6 +19,7 @@
 //! and in the crate: `include!(concat!(env!("OUT_DIR"), "/world.rs"));`
 
 pub mod analyze;
+pub mod cfg;
 pub use ecs_decl as decl;
 pub mod diagnostic;
 pub mod generate;

@@ -2,6 +2,7 @@
 //! as rustc does, and collects the declarations, each with the path the generated code will
 //! name it by (through a private module's glob re-export where there is one).
 
+use crate::cfg::{self, Cfg};
 use crate::decl::{self, ComponentDecl, ResourceDecl, SignatureDecl, SoaDecl, SystemDecl};
 use crate::diagnostic::Diagnostic;
 use std::path::{Path, PathBuf};
@@ -32,11 +33,42 @@ pub struct Scan {
     pub soa_resources: Vec<Found<SoaDecl>>,
     /// `#[system]` functions, in declaration order (modules in `mod` order, depth first).
     pub systems: Vec<Found<SystemDecl>>,
+    /// Declarations skipped for their `#[cfg]`, for the errors that name them.
+    pub skipped: Vec<Skipped>,
     /// Files read, for `cargo:rerun-if-changed`.
     pub read: Vec<PathBuf>,
     /// A hash of every file read (path and text, in reading order): two scans with the same
     /// digest read the same sources, so they give the same model.
     pub digest: u64,
+}
+
+/// A component, signature, resource or system left out because of its `#[cfg]`.
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    /// Its name, without `r#`.
+    pub name: String,
+    /// `file:line:col` of the name.
+    pub at: String,
+    /// Why: the `#[cfg]` is off in this build, or cannot be decided by a build script.
+    pub cfg: Cfg,
+}
+
+impl Skipped {
+    /// The explanation an error about a missing `name` adds when it was skipped.
+    pub fn explain(&self) -> String {
+        match &self.cfg {
+            Cfg::Off(c) => format!(
+                "`{}` is declared at {} under `#[{c}]`, which is off in this build",
+                self.name, self.at
+            ),
+            Cfg::Unknown(c) => format!(
+                "`{}` is declared at {} under `#[{c}]`, which a build script cannot evaluate \
+                 (it is skipped); declare it without that `#[cfg]`",
+                self.name, self.at
+            ),
+            Cfg::On => format!("`{}` is declared at {}", self.name, self.at),
+        }
+    }
 }
 
 /// Where a module's items are named from outside it, and whether they can be.
@@ -181,7 +213,7 @@ impl Scan {
     ) {
         for item in items {
             match item {
-                Item::Mod(m) if !has_cfg(&m.attrs) => {
+                Item::Mod(m) if is_on(&m.attrs) => {
                     let child = Self::child_ctx(m, items, file, ctx);
                     let sub = m.ident.to_string();
                     let sub = sub.trim_start_matches("r#");
@@ -206,13 +238,13 @@ impl Scan {
                         },
                     }
                 }
-                Item::Struct(s) if !has_cfg(&s.attrs) => {
+                Item::Struct(s) if self.cfg_on(&s.attrs, &s.ident, file) => {
                     self.scan_type(&s.attrs, || DeriveInput::from(s.clone()), file, ctx, diags)
                 }
-                Item::Enum(e) if !has_cfg(&e.attrs) => {
+                Item::Enum(e) if self.cfg_on(&e.attrs, &e.ident, file) => {
                     self.scan_type(&e.attrs, || DeriveInput::from(e.clone()), file, ctx, diags)
                 }
-                Item::Fn(f) if !has_cfg(&f.attrs) => {
+                Item::Fn(f) if self.cfg_on(&f.attrs, &f.sig.ident, file) => {
                     let Some(attr) = f.attrs.iter().find(|a| last_ident_is(a.path(), "system"))
                     else {
                         continue;
@@ -242,6 +274,24 @@ impl Scan {
         }
     }
 
+    /// [`is_on`], recording a skipped declaration for the errors that would name it.
+    fn cfg_on(&mut self, attrs: &[Attribute], ident: &syn::Ident, file: &Path) -> bool {
+        match cfg::evaluate(attrs, &cfg::process_env) {
+            Cfg::On => true,
+            verdict => {
+                if declares(attrs) {
+                    let s = ident.span().start();
+                    self.skipped.push(Skipped {
+                        name: ident.to_string().trim_start_matches("r#").to_string(),
+                        at: format!("{}:{}:{}", file.display(), s.line, s.column + 1),
+                        cfg: verdict,
+                    });
+                }
+                false
+            }
+        }
+    }
+
     fn scan_type(
         &mut self,
         attrs: &[Attribute],
@@ -251,8 +301,7 @@ impl Scan {
         diags: &mut Vec<Diagnostic>,
     ) {
         let derives = derived(attrs);
-        let wanted = ["Component", "Signature", "Resource", "SoaManager"];
-        if !derives.iter().any(|d| wanted.contains(&d.as_str())) {
+        if !derives.iter().any(|d| DERIVES.contains(&d.as_str())) {
             return;
         }
         let input = input();
@@ -341,7 +390,7 @@ fn reexports(items: &[Item], module: &str) -> (bool, Vec<String>) {
     let mut named = Vec::new();
     for item in items {
         let Item::Use(u) = item else { continue };
-        if matches!(u.vis, syn::Visibility::Inherited) || has_cfg(&u.attrs) {
+        if matches!(u.vis, syn::Visibility::Inherited) || !is_on(&u.attrs) {
             continue;
         }
         collect_use(&u.tree, module, false, &mut glob, &mut named);
@@ -440,10 +489,19 @@ fn io_error(path: &Path, e: &std::io::Error) -> Diagnostic {
     }
 }
 
-/// Items under `#[cfg(..)]` are skipped: the build script cannot evaluate the condition, and a
-/// world whose layout changed with features would be surprising.
-fn has_cfg(attrs: &[Attribute]) -> bool {
-    attrs.iter().any(|a| a.path().is_ident("cfg"))
+/// Does rustc compile an item with these attributes (as far as the build script can tell,
+/// see [`crate::cfg`])? Items whose `#[cfg]` is off or undecidable are skipped.
+fn is_on(attrs: &[Attribute]) -> bool {
+    cfg::evaluate(attrs, &cfg::process_env) == Cfg::On
+}
+
+/// The derives whose types the scanner reads.
+const DERIVES: [&str; 4] = ["Component", "Signature", "Resource", "SoaManager"];
+
+/// Is a declaration kind this scanner collects (a derive it reads, or `#[system]`)?
+fn declares(attrs: &[Attribute]) -> bool {
+    derived(attrs).iter().any(|d| DERIVES.contains(&d.as_str()))
+        || attrs.iter().any(|a| last_ident_is(a.path(), "system"))
 }
 
 fn last_ident_is(path: &syn::Path, name: &str) -> bool {

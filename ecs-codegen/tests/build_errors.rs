@@ -860,6 +860,57 @@ pub fn both(s: &r#Shield, a: &mut Armor) {}
     );
 }
 
+/// A component left out for its `#[cfg]` is named as such by the error that misses it (the
+/// help used to say "declare it with #[derive(Component)]", which it was). Outside a build
+/// script no `cfg` can be read from cargo, so `cfg(unix)` is as undecidable as `cfg(test)`;
+/// `cfg(all())` and `cfg(any())` need no environment.
+#[test]
+fn a_component_skipped_for_its_cfg_is_named_in_the_error() {
+    let (dir, ds) = errors(&[(
+        "mod.rs",
+        "#[derive(Component)]
+pub struct A(pub u8);
+#[cfg(test)]
+#[derive(Component)]
+pub struct B(pub u8);
+#[cfg(any())]
+#[derive(Component)]
+pub struct C(pub u8);
+#[cfg(all())]
+#[derive(Component)]
+pub struct D(pub u8);
+#[derive(Signature)]
+pub struct S { pub a: A, pub b: B, pub c: C, pub d: D }
+",
+    )]);
+    assert_eq!(ds.len(), 2, "{ds:?}");
+    let file = dir.path().join("mod.rs");
+    check(
+        &ds[0],
+        dir.path(),
+        "mod.rs",
+        13,
+        33,
+        "unknown component `B` in signature `S`",
+        &format!(
+            "`B` is declared at {}:5:12 under `#[cfg(test)]`, which a build script cannot evaluate",
+            file.display()
+        ),
+    );
+    check(
+        &ds[1],
+        dir.path(),
+        "mod.rs",
+        13,
+        43,
+        "unknown component `C` in signature `S`",
+        &format!(
+            "`C` is declared at {}:8:12 under `#[cfg(any())]`, which is off in this build",
+            file.display()
+        ),
+    );
+}
+
 #[test]
 fn a_mod_line_without_a_file() {
     let (dir, ds) = errors(&[("mod.rs", "pub mod gone;\n")]);

@@ -154,6 +154,10 @@ impl<'r> EntityCompiler<'r> {
     pub fn compile_str(&self, text: &str) -> Result<Vec<u8>, CompileError> {
         let value: Value = serde_json::from_str(text)
             .map_err(|e| CompileError::one("", format!("not valid JSON: {e}")))?;
+        // JSON allows a key twice in an object and `Value` keeps the last; in a level that is
+        // almost always a mistake (two `position`s), so it is refused, with its line.
+        serde_json::from_str::<UniqueKeys>(text)
+            .map_err(|e| CompileError::one("", e.to_string()))?;
         self.compile(&value)
     }
 
@@ -293,6 +297,60 @@ impl<'r> EntityCompiler<'r> {
             ),
             other => CompileError::one("", other.to_string()),
         })
+    }
+}
+
+/// A JSON document walked only to refuse an object that has a key twice.
+struct UniqueKeys;
+
+impl<'de> serde::Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UniqueKeys)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeys {
+    type Value = UniqueKeys;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+    fn visit_unit<E>(self) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<UniqueKeys>()?.is_some() {}
+        Ok(UniqueKeys)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self, A::Error> {
+        let mut keys = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !keys.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "key `{key}` appears twice in one object"
+                )));
+            }
+            map.next_value::<UniqueKeys>()?;
+        }
+        Ok(UniqueKeys)
     }
 }
 

@@ -280,3 +280,33 @@ fn a_path_error_displays_its_path_first() {
     };
     assert_eq!(e.to_string(), "bad");
 }
+
+/// A new user's audit (stop 21): a key twice in one object compiled, the last value winning
+/// silently (`"pos"` twice gave the blob of the second).
+#[test]
+fn a_key_twice_in_one_object_is_refused_with_its_line() {
+    assert_eq!(
+        error("{\"entities\": [{\"components\": {\"pos\": [0, 0, 0],\n \"pos\": [1, 1, 1]}}]}"),
+        pair(
+            "",
+            "key `pos` appears twice in one object at line 2 column 6"
+        )
+    );
+    assert_eq!(
+        error("{\"entities\": [], \"entities\": []}"),
+        pair(
+            "",
+            "key `entities` appears twice in one object at line 1 column 27"
+        )
+    );
+    // Deep inside a component's value, and in any object of an array.
+    let (_, message) = error(
+        "{\"entities\": [{\"components\": {\"name\": \"a\"}}, {\"components\": {\"tags\": [], \"name\": \"b\", \"tags\": [1]}}]}",
+    );
+    assert!(message.starts_with("key `tags` appears twice"), "{message}");
+    // The same key in two objects is fine.
+    let registry = registry();
+    EntityCompiler::new(&registry)
+        .compile_str("{\"entities\": [{\"components\": {\"name\": \"a\"}}, {\"components\": {\"name\": \"b\"}}]}")
+        .unwrap();
+}

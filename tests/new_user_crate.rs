@@ -160,4 +160,26 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
         "{stderr}"
     );
     std::fs::write(&main, &good_main).unwrap();
+
+    // A new user's audit (stop 21): a resource that is not `Default` was an error at its
+    // declaration and a second one inside the generated file. Now it is one, at the derive.
+    let bad = good.replacen(
+        "#[derive(Resource, Default)]\npub struct Time {",
+        "#[derive(Resource)]\npub struct Time {",
+        1,
+    );
+    assert_ne!(good, bad);
+    std::fs::write(&components, &bad).unwrap();
+    let out = cargo(dir.path(), &target, &["build", "--quiet"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    let line = bad.lines().position(|l| l == "pub struct Time {").unwrap() + 1;
+    assert!(
+        stderr.contains("the trait bound `components::Time: Default` is not satisfied")
+            && stderr.contains(&format!("src/components/mod.rs:{line}:12")),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("error[").count(), 1, "{stderr}");
+    assert!(!stderr.contains("world.rs"), "{stderr}");
+    std::fs::write(&components, &good).unwrap();
 }

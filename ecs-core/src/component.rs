@@ -33,4 +33,9 @@ pub trait Signature: Send + Sized + 'static {
 
 /// A singleton owned by the world and handed to systems by `&R` or `&mut R`. Implemented by
 /// `#[derive(Resource)]`; `Default` builds the world's initial value.
-pub trait Resource: Default + Send + Sync + 'static {}
+pub trait Resource: Send + Sync + 'static {
+    /// The world's initial value: the type's `Default` (the derive writes it, and a type that
+    /// is not `Default` is an error at its `#[derive(Resource)]`).
+    #[doc(hidden)]
+    fn __initial() -> Self;
+}

@@ -82,9 +82,16 @@ pub fn resource(input: TokenStream) -> TokenStream {
     match decl::parse_resource(&input) {
         Ok(r) => {
             let ident = &r.ident;
+            // Spanned at the name: a type that is not `Default` is an error there.
+            let initial =
+                quote::quote_spanned!(ident.span()=> <Self as ::core::default::Default>::default());
             quote! {
                 const _: () = {
-                    impl ::ecs_core::Resource for #ident {}
+                    impl ::ecs_core::Resource for #ident {
+                        fn __initial() -> Self {
+                            #initial
+                        }
+                    }
                 };
             }
         }

@@ -75,9 +75,16 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         }
 
         /// The world's resources, one field per `#[derive(Resource)]` type.
-        #[derive(Default)]
         pub struct Resources {
             #( #res_docs pub #res_fields: #res_types, )*
+        }
+
+        // Each initial value from its derive (the type's `Default`), so a resource that is not
+        // `Default` is an error at its declaration only, not here too.
+        impl ::core::default::Default for Resources {
+            fn default() -> Self {
+                Resources { #( #res_fields: <#res_types as ::ecs_core::Resource>::__initial(), )* }
+            }
         }
 
         #(#rows_structs)*

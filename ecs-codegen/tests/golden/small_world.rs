@@ -17,7 +17,6 @@ mod sigecs_world {
         0usize; #[doc = "Component `Tag` (id 1)."] const Tag = 1 << 1usize; }
     }
     /// The world's resources, one field per `#[derive(Resource)]` type.
-    #[derive(Default)]
     pub struct Resources {
         ///The world's `Limit`.
         pub limit: crate::bare::Limit,
@@ -25,6 +24,15 @@ mod sigecs_world {
         pub scale: crate::bare::Scale,
         ///The world's `Sum`.
         pub sum: crate::bare::Sum,
+    }
+    impl ::core::default::Default for Resources {
+        fn default() -> Self {
+            Resources {
+                limit: <crate::bare::Limit as ::ecs_core::Resource>::__initial(),
+                scale: <crate::bare::Scale as ::ecs_core::Resource>::__initial(),
+                sum: <crate::bare::Sum as ::ecs_core::Resource>::__initial(),
+            }
+        }
     }
     ///One row of `Tagged`: its hot components, packed together.
     #[repr(C)]

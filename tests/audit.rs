@@ -173,3 +173,43 @@ fn cfg_declarations_follow_the_build() {
     assert_eq!(names, ["Count", "Fuse", "Wide"]);
     assert!(!names.contains(&"Nowhere"));
 }
+
+/// Audit 8: two refused commands on a dead entity were reported as the same error twice,
+/// neither saying which command failed.
+#[test]
+fn a_refused_command_says_which_command_it_was() {
+    let mut world = World::new();
+    world.spawn(Fused {
+        count: Count(0),
+        fuse: Fuse(false),
+    });
+    let dead = world.spawn(Counter { count: Count(1) });
+    assert!(world.despawn(dead));
+    world.resource_mut::<Target>().0 = Some(dead);
+    let errors = world.run_poke().unwrap_err();
+    let shown: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
+    let not_alive = format!("entity {dead} is not alive in this world");
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    assert!(
+        shown[0].starts_with(&format!(
+            "insert `sigecs_fixtures::audit::Count` into entity {dead}: {not_alive}"
+        )),
+        "{}",
+        shown[0]
+    );
+    assert!(
+        shown[1].starts_with(&format!(
+            "remove `sigecs_fixtures::audit::Fuse` from entity {dead}: {not_alive}"
+        )),
+        "{}",
+        shown[1]
+    );
+    // Matching by kind goes through `reason`.
+    for e in &errors.0 {
+        assert_eq!(e.reason(), &ecs_core::WorldError::NoSuchEntity(dead));
+        assert!(std::error::Error::source(e).is_some());
+    }
+    assert!(errors
+        .to_string()
+        .contains("2 command(s) could not be applied"));
+}

@@ -93,12 +93,26 @@ mod refused_values {
             "{errors:?}"
         );
         assert!(
-            matches!(&errors[1], WorldError::NotInWorld { kind: "component", type_name } if type_name.ends_with("Foreign")),
+            matches!(errors[1].reason(), WorldError::NotInWorld { kind: "component", type_name } if type_name.ends_with("Foreign")),
             "{errors:?}"
         );
         assert!(
-            matches!(&errors[2], WorldError::NotInWorld { kind: "signature", type_name } if type_name.ends_with("ForeignSig")),
+            matches!(errors[2].reason(), WorldError::NotInWorld { kind: "signature", type_name } if type_name.ends_with("ForeignSig")),
             "{errors:?}"
+        );
+        assert!(
+            errors[1].to_string().starts_with(&format!(
+                "insert `mutants_world::refused_values::Foreign` into entity {unit}: `"
+            )),
+            "{}",
+            errors[1]
+        );
+        assert!(
+            errors[2].to_string().starts_with(&format!(
+                "spawn `mutants_world::refused_values::ForeignSig` as entity {ghost}: `"
+            )),
+            "{}",
+            errors[2]
         );
         assert_eq!(BOMB_DROPS.with(|d| d.get()), 1);
         assert_eq!(FOREIGN_DROPS.with(|d| d.get()), 2);

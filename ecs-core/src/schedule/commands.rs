@@ -60,7 +60,10 @@ impl<'w> Commands<'w> {
                 entity
             }
             Err(e) => {
-                self.ops.push(Command::Failed(e.into()));
+                self.ops.push(Command::Failed {
+                    type_name: std::any::type_name::<S>(),
+                    error: e.into(),
+                });
                 crate::entity::Entity::from_bits(crate::entity::EntityBits::MAX)
             }
         }
@@ -117,8 +120,57 @@ pub(crate) enum Command {
         type_id: TypeId,
         type_name: &'static str,
     },
-    /// A request that failed when it was made (reported when applied).
-    Failed(WorldError),
+    /// A spawn of a `type_name` that failed when it was requested (reported when applied).
+    Failed {
+        type_name: &'static str,
+        error: WorldError,
+    },
+}
+
+impl Command {
+    /// What was requested, for the error that reports a failure: `insert `Loot` into entity
+    /// 5v0`. Built only when the command failed.
+    pub(crate) fn request(&self) -> impl std::fmt::Display + use<> {
+        let (verb, type_name, entity) = match self {
+            Command::Spawn { entity, value } => ("spawn", value.type_name(), Some(*entity)),
+            Command::Despawn(e) => ("despawn", "", Some(*e)),
+            Command::Insert {
+                entity, type_name, ..
+            } => ("insert", *type_name, Some(*entity)),
+            Command::Remove {
+                entity, type_name, ..
+            } => ("remove", *type_name, Some(*entity)),
+            Command::Failed { type_name, .. } => ("spawn", *type_name, None),
+        };
+        Request {
+            verb,
+            type_name,
+            entity,
+        }
+    }
+}
+
+/// A command, as [`Command::request`] describes it.
+struct Request {
+    verb: &'static str,
+    type_name: &'static str,
+    entity: Option<Entity>,
+}
+
+impl std::fmt::Display for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.verb)?;
+        if !self.type_name.is_empty() {
+            write!(f, " `{}`", self.type_name)?;
+        }
+        match (self.entity, self.verb) {
+            (Some(e), "insert") => write!(f, " into entity {e}"),
+            (Some(e), "remove") => write!(f, " from entity {e}"),
+            (Some(e), "spawn") => write!(f, " as entity {e}"),
+            (Some(e), _) => write!(f, " entity {e}"),
+            (None, _) => Ok(()),
+        }
+    }
 }
 
 /// Takes the bytes of a signature's parts whose types are known only by `TypeId`.
@@ -207,7 +259,7 @@ mod tests {
                     assert!(entity == a || entity == b);
                     "spawn"
                 }
-                Command::Failed(_) => "failed",
+                Command::Failed { .. } => "failed",
             })
             .collect();
         assert_eq!(kinds, ["despawn", "remove", "insert", "spawn", "spawn"]);

@@ -61,8 +61,19 @@ impl<M: WorldModel> World<M> {
         let mut errors = Vec::new();
         for buffer in pending.0 {
             for command in buffer {
-                if let Err(e) = self.apply_command(command) {
-                    errors.push(e);
+                let request = command.request();
+                match self.apply_command(command) {
+                    Ok(()) => {}
+                    // These name the operation and the component already.
+                    Err(
+                        e @ (WorldError::UndeclaredSignature { .. }
+                        | WorldError::MissingComponent { .. }),
+                    ) => errors.push(e),
+                    // A dead entity, an undeclared type or exhausted ids: say which command.
+                    Err(error) => errors.push(WorldError::Command {
+                        request: request.to_string(),
+                        error: Box::new(error),
+                    }),
                 }
             }
         }
@@ -80,7 +91,7 @@ impl<M: WorldModel> World<M> {
                 Ok(())
             }
             Command::Spawn { entity, value } => self.spawn_erased(entity, value),
-            Command::Failed(error) => Err(error),
+            Command::Failed { error, .. } => Err(error),
             Command::Insert {
                 entity,
                 value,

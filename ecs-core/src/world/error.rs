@@ -55,6 +55,25 @@ pub enum WorldError {
         /// The component requested twice.
         component: &'static str,
     },
+    /// A command a system requested could not be applied: which one, and why
+    /// ([`WorldError::reason`]).
+    Command {
+        /// The request, e.g. ``insert `game::Loot` into entity 5v0``.
+        request: String,
+        /// Why it was refused.
+        error: Box<WorldError>,
+    },
+}
+
+impl WorldError {
+    /// Why the operation failed: for a [`WorldError::Command`] the error of the command, else
+    /// the error itself. Match on this to handle a command's failure by its kind.
+    pub fn reason(&self) -> &WorldError {
+        match self {
+            WorldError::Command { error, .. } => error.reason(),
+            other => other,
+        }
+    }
 }
 
 impl fmt::Display for WorldError {
@@ -111,6 +130,7 @@ impl fmt::Display for WorldError {
                 "query borrows `{component}` twice and at least once mutably, which would \
                  alias; ask for it once (as `&mut {component}` if it is written)"
             ),
+            WorldError::Command { request, error } => write!(f, "{request}: {error}"),
         }
     }
 }
@@ -119,6 +139,7 @@ impl std::error::Error for WorldError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             WorldError::Entity(e) => Some(e),
+            WorldError::Command { error, .. } => Some(error),
             _ => None,
         }
     }

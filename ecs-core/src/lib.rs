@@ -61,7 +61,7 @@ pub use entity::Entity;
 pub use model::{ComponentOf, ResourceOf, SignatureOf, WorldModel};
 pub use schedule::Commands;
 pub use stats::{Layout, StoreStats, WorldStats};
-pub use world::{Change, CommandErrors, World, WorldError};
+pub use world::{Change, CommandErrors, CommandFailure, World, WorldError};
 
 #[doc(hidden)]
 pub use bitflags;

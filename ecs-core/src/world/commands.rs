@@ -3,7 +3,7 @@
 //!
 //! [`Commands`]: crate::schedule::Commands
 
-use super::{World, WorldError};
+use super::{CommandFailure, World, WorldError};
 use crate::model::WorldModel;
 use crate::schedule::parts::Pending;
 use crate::schedule::Command;
@@ -70,10 +70,10 @@ impl<M: WorldModel> World<M> {
                         | WorldError::MissingComponent { .. }),
                     ) => errors.push(e),
                     // A dead entity, an undeclared type or exhausted ids: say which command.
-                    Err(error) => errors.push(WorldError::Command {
+                    Err(error) => errors.push(WorldError::Command(Box::new(CommandFailure {
                         request: request.to_string(),
-                        error: Box::new(error),
-                    }),
+                        error,
+                    }))),
                 }
             }
         }

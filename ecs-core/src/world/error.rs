@@ -56,13 +56,18 @@ pub enum WorldError {
         component: &'static str,
     },
     /// A command a system requested could not be applied: which one, and why
-    /// ([`WorldError::reason`]).
-    Command {
-        /// The request, e.g. ``insert `game::Loot` into entity 5v0``.
-        request: String,
-        /// Why it was refused.
-        error: Box<WorldError>,
-    },
+    /// ([`WorldError::reason`]). Boxed: one pointer, so the error (returned by every
+    /// `insert`/`remove`) keeps its size and layout.
+    Command(Box<CommandFailure>),
+}
+
+/// A refused command: [`WorldError::Command`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandFailure {
+    /// The request, e.g. ``insert `game::Loot` into entity 5v0``.
+    pub request: String,
+    /// Why it was refused.
+    pub error: WorldError,
 }
 
 impl WorldError {
@@ -70,7 +75,7 @@ impl WorldError {
     /// the error itself. Match on this to handle a command's failure by its kind.
     pub fn reason(&self) -> &WorldError {
         match self {
-            WorldError::Command { error, .. } => error.reason(),
+            WorldError::Command(failure) => failure.error.reason(),
             other => other,
         }
     }
@@ -130,7 +135,7 @@ impl fmt::Display for WorldError {
                 "query borrows `{component}` twice and at least once mutably, which would \
                  alias; ask for it once (as `&mut {component}` if it is written)"
             ),
-            WorldError::Command { request, error } => write!(f, "{request}: {error}"),
+            WorldError::Command(failure) => write!(f, "{}: {}", failure.request, failure.error),
         }
     }
 }
@@ -139,7 +144,7 @@ impl std::error::Error for WorldError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             WorldError::Entity(e) => Some(e),
-            WorldError::Command { error, .. } => Some(error),
+            WorldError::Command(failure) => Some(&failure.error),
             _ => None,
         }
     }

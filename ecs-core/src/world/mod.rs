@@ -22,7 +22,7 @@ mod structural;
 mod table;
 
 pub use commands::CommandErrors;
-pub use error::{set_names, Change, WorldError};
+pub use error::{set_names, Change, CommandFailure, WorldError};
 pub use table::{EntityTable, Location};
 
 use crate::entity::{Entity, EntityManager};

@@ -209,5 +209,16 @@ mod tests {
             verdict("#[cfg(test)] #[cfg(windows)]", LINUX),
             Cfg::Off(_)
         ));
+        // `not` takes exactly one predicate.
+        assert!(matches!(
+            verdict("#[cfg(not(unix, windows))]", LINUX),
+            Cfg::Unknown(_)
+        ));
+    }
+
+    #[test]
+    fn the_process_environment_is_read_as_it_is() {
+        assert_eq!(process_env("PATH"), std::env::var("PATH").ok());
+        assert_eq!(process_env("SIGECS_CFG_TEST_SURELY_UNSET"), None);
     }
 }

@@ -504,7 +504,7 @@ unsafe fn query_one<'w, M: WorldModel, Q: Query<'w, M>>(
     check_access::<M, Q>()?;
     let loc = world
         .locate(entity)
-        .ok_or(WorldError::NoSuchEntity(entity))?;
+        .ok_or_else(|| WorldError::NoSuchEntity(entity))?;
     let store = loc.store as usize;
     let info = &M::stores()[store];
     if let Some(component) = Q::first_missing(info.mask) {

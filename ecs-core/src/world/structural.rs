@@ -89,7 +89,7 @@ impl<M: WorldModel> World<M> {
         let loc = self
             .table
             .locate(entity)
-            .ok_or(WorldError::NoSuchEntity(entity))?;
+            .ok_or_else(|| WorldError::NoSuchEntity(entity))?;
         let t = self.remove_move(entity, loc, C::ID)?;
         let mut value = MaybeUninit::<C>::uninit();
         // SAFETY: `t` removes component C::ID from the entity's store; the move writes the
@@ -111,7 +111,7 @@ impl<M: WorldModel> World<M> {
         let loc = self
             .table
             .locate(entity)
-            .ok_or(WorldError::NoSuchEntity(entity))?;
+            .ok_or_else(|| WorldError::NoSuchEntity(entity))?;
         let size = self.tables.sizes()[c as usize];
         let raw: *mut (dyn std::any::Any + Send) = Box::into_raw(value);
         let t = match self.tables.slot_or_insert(loc.store, c) {
@@ -152,7 +152,7 @@ impl<M: WorldModel> World<M> {
         let loc = self
             .table
             .locate(entity)
-            .ok_or(WorldError::NoSuchEntity(entity))?;
+            .ok_or_else(|| WorldError::NoSuchEntity(entity))?;
         let t = self.remove_move(entity, loc, c)?;
         let ty = &M::components()[c as usize].ty;
         let mut held = Column::new(ty);

@@ -502,9 +502,9 @@ unsafe fn query_one<'w, M: WorldModel, Q: Query<'w, M>>(
     entity: Entity,
 ) -> Result<Q::Item, WorldError> {
     check_access::<M, Q>()?;
-    let loc = world
-        .locate(entity)
-        .ok_or_else(|| WorldError::NoSuchEntity(entity))?;
+    let Some(loc) = world.locate(entity) else {
+        return Err(WorldError::NoSuchEntity(entity));
+    };
     let store = loc.store as usize;
     let info = &M::stores()[store];
     if let Some(component) = Q::first_missing(info.mask) {

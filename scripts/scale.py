@@ -30,10 +30,11 @@ It then measures, per size:
 * the generated ``world.rs``: total lines, and lines per construct, found by name: the model
   tables (``static``/``const`` items such as ``COMPONENTS``, ``STORES``, ``SYSTEMS``,
   ``SCHEDULE``, with their doc comments and attributes), the ``fn system_<i>`` passes, the
-  ``fn stage_<k>`` passes, and the rest;
+  ``fn stage_<k>`` passes (stages of several systems; a stage of one runs its system's pass),
+  and the rest;
 * the model: sum of signature sizes, matched (system, store) pairs (computed here from the
   declarations: a system matches a signature holding all its non-``Option`` components and none
-  of its ``without`` components), and the number of stages (``fn stage_<k>`` in the file; the
+  of its ``without`` components), and the number of stages (``STAGE_PASSES``' length; the
   stage count predicted here from the README's rule is printed beside it in the progress lines);
 * the build script's time (from the file it writes; debug profile, with the build-override
   above: its dependencies are compiled optimised once per target dir, in the stub build), and
@@ -655,6 +656,10 @@ def classify_lines(text: str) -> dict[str, int]:
         counts[o or "other"] += 1
     counts["stage_fns"] = len(re.findall(r"^\s*(?:pub(?:\([^)]*\))?\s+)?fn\s+stage_\d+\b", text, re.M))
     counts["system_fns"] = len(re.findall(r"^\s*(?:pub(?:\([^)]*\))?\s+)?fn\s+system_\d+\b", text, re.M))
+    # The schedule's stage count: the length of the STAGE_PASSES table (a stage of one system
+    # has no `fn stage_<k>` of its own; it runs that system's pass).
+    m = re.search(r"static\s+STAGE_PASSES:\s*\[[^;]*;\s*(\d+)\s*\]", text)
+    counts["stage_count"] = int(m.group(1)) if m else 0
     return counts
 
 
@@ -836,11 +841,12 @@ def run_size(size: str, seed: int, release: bool, target_dir: Path, timeout: flo
             text = dbg["world"].read_text()
             row["lines"] = classify_lines(text)
             row["bytes"] = len(text.encode())
-            row["stages"] = row["lines"]["stage_fns"] or row["pred_stages"]
+            row["stages"] = row["lines"]["stage_count"] or row["pred_stages"]
             log(f"{label}: world.rs {row['lines']['total']} lines ({row['bytes'] / 1e6:.2f} MB): tables "
                 f"{row['lines']['tables']}, system passes {row['lines']['systems']} "
                 f"({row['lines']['system_fns']} fns), stage passes {row['lines']['stages']} "
-                f"({row['lines']['stage_fns']} fns; {row['pred_stages']} predicted), other {row['lines']['other']}")
+                f"({row['lines']['stage_fns']} fns for {row['lines']['stage_count']} stages; "
+                f"{row['pred_stages']} predicted), other {row['lines']['other']}")
         if release:
             rel = measure_profile(root, crate_name, decls, True, target_dir, timeout, mem_limit_kb, label)
             if "error" in rel:

@@ -1,5 +1,6 @@
 //! The system passes: one private function per system (`system_<i>`) and per stage of the
-//! schedule (`stage_<k>`, the stage's systems fused into one pass).
+//! schedule that fuses several systems (`stage_<k>`); a stage of one system runs that
+//! system's pass.
 //!
 //! A pass declares an enum `Part` with one variant per store *shape* — the column types and
 //! system calls a store needs; stores of one shape (most of a pass's stores) share it —
@@ -18,17 +19,23 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         let d = doc(format!("The pass of system `{}`.", model.systems[i].ident));
         pass(model, &[i], system_fn(i), d)
     });
-    let stages = model.stages.iter().enumerate().map(|(k, stage)| {
-        let names: Vec<String> = stage
-            .iter()
-            .map(|&i| name(&model.systems[i].ident))
-            .collect();
-        let d = doc(format!(
-            "Stage {k} of the schedule: {}, fused into one pass.",
-            names.join(", ")
-        ));
-        pass(model, stage, stage_fn(k), d)
-    });
+    // A stage of one system runs that system's pass (see `stage_fn`).
+    let stages = model
+        .stages
+        .iter()
+        .enumerate()
+        .filter(|(_, stage)| stage.len() > 1)
+        .map(|(k, stage)| {
+            let names: Vec<String> = stage
+                .iter()
+                .map(|&i| name(&model.systems[i].ident))
+                .collect();
+            let d = doc(format!(
+                "Stage {k} of the schedule: {}, fused into one pass.",
+                names.join(", ")
+            ));
+            pass(model, stage, stage_fn(model, k), d)
+        });
     quote!(#(#systems)* #(#stages)*)
 }
 

@@ -15,9 +15,13 @@ pub(super) fn system_fn(index: usize) -> Ident {
     format_ident!("system_{}", index)
 }
 
-/// The private pass function of a stage.
-pub(super) fn stage_fn(index: usize) -> Ident {
-    format_ident!("stage_{}", index)
+/// The private pass function of stage `index`: its own fused pass, or the pass of its only
+/// system (the same code, so it is not written twice).
+pub(super) fn stage_fn(model: &Model, index: usize) -> Ident {
+    match model.stages[index][..] {
+        [only] => system_fn(only),
+        _ => format_ident!("stage_{}", index),
+    }
 }
 
 /// Does any of these systems take `&mut Commands`?
@@ -72,7 +76,9 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         }
     });
     let system_fns: Vec<Ident> = (0..model.systems.len()).map(system_fn).collect();
-    let stage_fns: Vec<Ident> = (0..model.stages.len()).map(stage_fn).collect();
+    let stage_fns: Vec<Ident> = (0..model.stages.len())
+        .map(|k| stage_fn(model, k))
+        .collect();
     let (systems, stages) = (
         Literal::usize_unsuffixed(system_fns.len()),
         Literal::usize_unsuffixed(stage_fns.len()),

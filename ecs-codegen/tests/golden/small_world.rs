@@ -281,8 +281,8 @@ mod sigecs_world {
     ];
     /// The pass of each stage of [`SCHEDULE`], in order.
     static STAGE_PASSES: [::ecs_core::__private::PassFn<Model>; 3] = [
-        stage_0,
-        stage_1,
+        system_0,
+        system_1,
         stage_2,
     ];
     /// The generated world: one packed store per declared signature, the entity table and
@@ -594,121 +594,6 @@ mod sigecs_world {
                 entities,
                 &body,
             )
-        };
-        world.__apply_commands(pending)
-    }
-    ///Stage 0 of the schedule: scale, fused into one pass.
-    fn stage_0(
-        world: &mut ::ecs_core::World<Model>,
-    ) -> ::std::vec::Vec<::ecs_core::WorldError> {
-        ::ecs_core::__parts!(
-            Part < 'a > { Shape0((& 'a mut [crate ::bare::Mass],)), Shape1((& 'a mut
-            [TaggedRow], & 'a[TaggedCold],)), }
-        );
-        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
-        impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
-            type Part = Part<'a>;
-            fn rows(&self) -> usize {
-                self.0.rows(&[0, 1])
-            }
-            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
-                f({
-                    let mut s = self.0.take(0u32);
-                    Part::Shape0((s.col_mut(0usize),))
-                });
-                f({
-                    let mut s = self.0.take(1u32);
-                    Part::Shape1((s.col_mut(0usize), s.col(1usize)))
-                });
-            }
-        }
-        let pending = {
-            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
-                .__pass();
-            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let stores = Stores(unsafe { stores.trusted() });
-            let r1 = &resources.scale;
-            static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                Part::Shape0((c0,)) => {
-                    for v0 in c0.iter_mut() {
-                        crate::bare::scale(v0, ::core::option::Option::None, r1);
-                    }
-                }
-                Part::Shape1((c0, c1)) => {
-                    for (row, cold) in ::core::iter::Iterator::zip(
-                        c0.iter_mut(),
-                        c1.iter(),
-                    ) {
-                        crate::bare::scale(
-                            &mut row.mass,
-                            ::core::option::Option::Some(&cold.tag),
-                            r1,
-                        );
-                    }
-                }
-            };
-            ::ecs_core::__private::run_parts(
-                stores,
-                min_chunk,
-                ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
-                &COST,
-                entities,
-                &body,
-            )
-        };
-        world.__apply_commands(pending)
-    }
-    ///Stage 1 of the schedule: total, fused into one pass.
-    fn stage_1(
-        world: &mut ::ecs_core::World<Model>,
-    ) -> ::std::vec::Vec<::ecs_core::WorldError> {
-        ::ecs_core::__parts!(
-            Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::ecs_core::Entity],)),
-            Shape1((& 'a[TaggedRow], & 'a[::ecs_core::Entity],)), }
-        );
-        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
-        impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
-            type Part = Part<'a>;
-            fn rows(&self) -> usize {
-                self.0.rows(&[0, 1])
-            }
-            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
-                f({
-                    let mut s = self.0.take(0u32);
-                    Part::Shape0((s.col(0usize), s.entities()))
-                });
-                f({
-                    let mut s = self.0.take(1u32);
-                    Part::Shape1((s.col(0usize), s.entities()))
-                });
-            }
-        }
-        let pending = {
-            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
-                .__pass();
-            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let stores = Stores(unsafe { stores.trusted() });
-            let r2 = &mut resources.sum;
-            let mut body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                Part::Shape0((c0, c1)) => {
-                    for (v0, entity) in ::core::iter::Iterator::zip(
-                        c0.iter(),
-                        c1.iter(),
-                    ) {
-                        crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
-                    }
-                }
-                Part::Shape1((c0, c1)) => {
-                    for (row, entity) in ::core::iter::Iterator::zip(
-                        c0.iter(),
-                        c1.iter(),
-                    ) {
-                        crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
-                    }
-                }
-            };
-            ::ecs_core::__private::run_parts_inline(stores, entities, &mut body)
         };
         world.__apply_commands(pending)
     }

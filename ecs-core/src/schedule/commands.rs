@@ -128,23 +128,24 @@ pub(crate) enum Command {
 }
 
 impl Command {
-    /// What was requested, for the error that reports a failure: `insert `Loot` into entity
-    /// 5v0`. Built only when the command failed.
+    /// What was requested, for the error that reports a failure (`insert `Loot` into entity
+    /// 5v0`): a few copied fields; the text is written only when the command failed.
     pub(crate) fn request(&self) -> impl std::fmt::Display + use<> {
-        let (verb, type_name, entity) = match self {
-            Command::Spawn { entity, value } => ("spawn", value.type_name(), Some(*entity)),
-            Command::Despawn(e) => ("despawn", "", Some(*e)),
+        let (verb, type_name, link, entity) = match self {
+            Command::Spawn { entity, value } => ("spawn", value.type_name(), "as", Some(*entity)),
+            Command::Despawn(e) => ("despawn", "", "", Some(*e)),
             Command::Insert {
                 entity, type_name, ..
-            } => ("insert", *type_name, Some(*entity)),
+            } => ("insert", *type_name, "into", Some(*entity)),
             Command::Remove {
                 entity, type_name, ..
-            } => ("remove", *type_name, Some(*entity)),
-            Command::Failed { type_name, .. } => ("spawn", *type_name, None),
+            } => ("remove", *type_name, "from", Some(*entity)),
+            Command::Failed { type_name, .. } => ("spawn", *type_name, "", None),
         };
         Request {
             verb,
             type_name,
+            link,
             entity,
         }
     }
@@ -154,21 +155,21 @@ impl Command {
 struct Request {
     verb: &'static str,
     type_name: &'static str,
+    /// The word before the entity: `into`, `from`, `as` (none for a despawn).
+    link: &'static str,
     entity: Option<Entity>,
 }
 
 impl std::fmt::Display for Request {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.verb)?;
+        f.write_str(self.verb)?;
         if !self.type_name.is_empty() {
             write!(f, " `{}`", self.type_name)?;
         }
-        match (self.entity, self.verb) {
-            (Some(e), "insert") => write!(f, " into entity {e}"),
-            (Some(e), "remove") => write!(f, " from entity {e}"),
-            (Some(e), "spawn") => write!(f, " as entity {e}"),
-            (Some(e), _) => write!(f, " entity {e}"),
-            (None, _) => Ok(()),
+        match self.entity {
+            Some(e) if self.link.is_empty() => write!(f, " entity {e}"),
+            Some(e) => write!(f, " {} entity {e}", self.link),
+            None => Ok(()),
         }
     }
 }

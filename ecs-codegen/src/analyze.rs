@@ -3,7 +3,7 @@
 //! generator needs; every cross-declaration error is reported here with a location and a fix.
 
 use crate::decl::{ComponentDecl, LayoutDecl, ParamKind, ResourceDecl, SignatureDecl};
-use crate::diagnostic::{closest, Diagnostic};
+use crate::diagnostic::{closest, location, Diagnostic};
 use crate::rules::{matches, Borrows};
 use crate::scan::{Found, Scan};
 use proc_macro2::{Ident, Span};
@@ -313,11 +313,6 @@ fn diag<T>(f: &Found<T>, span: Span, msg: impl Into<String>) -> Diagnostic {
     Diagnostic::at(&f.file, span, msg)
 }
 
-fn location(file: &Path, span: Span) -> String {
-    let s = span.start();
-    format!("{}:{}:{}", file.display(), s.line, s.column + 1)
-}
-
 /// Sorts by name and reports every name declared twice (among `all_names`, which spans kinds).
 fn unique_by_name<T: Clone>(
     items: &[Found<T>],
@@ -479,7 +474,7 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
     let unknown_component = |ty: &Ident| {
         let bare = ty.unraw().to_string();
         if let Some(skipped) = scan.skipped.iter().find(|k| k.name == bare) {
-            return skipped.explain();
+            return skipped.explanation.clone();
         }
         let names = comp_names();
         let hint = match closest(&ty.to_string(), names.iter().map(String::as_str)) {

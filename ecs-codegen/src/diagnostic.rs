@@ -5,6 +5,13 @@ use proc_macro2::Span;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// `file:line:col` of `span` in `file` (1-based column, as rustc prints it): where another
+/// declaration is, in a message.
+pub fn location(file: &Path, span: Span) -> String {
+    let s = span.start();
+    format!("{}:{}:{}", file.display(), s.line, s.column + 1)
+}
+
 /// One build error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {

@@ -4,7 +4,7 @@
 
 use crate::cfg::{self, Cfg};
 use crate::decl::{self, ComponentDecl, ResourceDecl, SignatureDecl, SoaDecl, SystemDecl};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{location, Diagnostic};
 use std::path::{Path, PathBuf};
 use syn::{Attribute, DeriveInput, Item};
 
@@ -47,28 +47,9 @@ pub struct Scan {
 pub struct Skipped {
     /// Its name, without `r#`.
     pub name: String,
-    /// `file:line:col` of the name.
-    pub at: String,
-    /// Why: the `#[cfg]` is off in this build, or cannot be decided by a build script.
-    pub cfg: Cfg,
-}
-
-impl Skipped {
-    /// The explanation an error about a missing `name` adds when it was skipped.
-    pub fn explain(&self) -> String {
-        match &self.cfg {
-            Cfg::Off(c) => format!(
-                "`{}` is declared at {} under `#[{c}]`, which is off in this build",
-                self.name, self.at
-            ),
-            Cfg::Unknown(c) => format!(
-                "`{}` is declared at {} under `#[{c}]`, which a build script cannot evaluate \
-                 (it is skipped); declare it without that `#[cfg]`",
-                self.name, self.at
-            ),
-            Cfg::On => format!("`{}` is declared at {}", self.name, self.at),
-        }
-    }
+    /// What an error that misses it adds: where it is declared, under which `#[cfg]`, and
+    /// why that left it out.
+    pub explanation: String,
 }
 
 /// Where a module's items are named from outside it, and whether they can be.
@@ -189,13 +170,12 @@ impl Scan {
                 hidden: ctx.hidden.clone(),
             };
         }
-        let s = m.mod_token.span.start();
         ModuleCtx {
             path: format!("{}::{}", ctx.path, m.ident),
             hidden: Some(Hidden {
                 parent: ctx.path.clone(),
                 module: name.to_string(),
-                at: format!("{}:{}:{}", file.display(), s.line, s.column + 1),
+                at: location(file, m.mod_token.span),
                 reexported: named,
             }),
         }
@@ -276,20 +256,22 @@ impl Scan {
 
     /// [`is_on`], recording a skipped declaration for the errors that would name it.
     fn cfg_on(&mut self, attrs: &[Attribute], ident: &syn::Ident, file: &Path) -> bool {
-        match cfg::evaluate(attrs, &cfg::process_env) {
-            Cfg::On => true,
-            verdict => {
-                if declares(attrs) {
-                    let s = ident.span().start();
-                    self.skipped.push(Skipped {
-                        name: ident.to_string().trim_start_matches("r#").to_string(),
-                        at: format!("{}:{}:{}", file.display(), s.line, s.column + 1),
-                        cfg: verdict,
-                    });
-                }
-                false
-            }
+        let (cfg, why) = match cfg::evaluate(attrs, &cfg::process_env) {
+            Cfg::On => return true,
+            Cfg::Off(c) => (c, "which is off in this build"),
+            Cfg::Unknown(c) => (
+                c,
+                "which a build script cannot evaluate (it is skipped); declare it without that \
+                 `#[cfg]`",
+            ),
+        };
+        if declares(attrs) {
+            let name = ident.to_string().trim_start_matches("r#").to_string();
+            let at = location(file, ident.span());
+            let explanation = format!("`{name}` is declared at {at} under `#[{cfg}]`, {why}");
+            self.skipped.push(Skipped { name, explanation });
         }
+        false
     }
 
     fn scan_type(

@@ -29,7 +29,11 @@ fn schedule_with_commands_equals_declaration_order() {
     let stages: Vec<&[&str]> = World::schedule().stages.iter().map(|s| s.systems).collect();
     assert_eq!(
         stages,
-        [&["regen"][..], &["take_damage", "expire"][..]],
+        [
+            &["regen"][..],
+            &["take_damage", "expire"][..],
+            &["run_script"][..]
+        ],
         "expire follows take_damage"
     );
 }

@@ -7,9 +7,6 @@
 //! signatures, and the system passes — and this crate holds everything else, once:
 //!
 //! - [`entity`]: generational 32-bit entity ids (22 index bits, 8 generation bits) — seed part 1.
-//! - [`model`]: what a generated world tells the runtime (components, stores, slots) and the
-//!   tables derived from it.
-//! - [`storage`]: type-erased columns and packed stores.
 //! - [`world`]: [`World`], generic over a model: spawn, despawn, get, insert/remove moves,
 //!   commands, statistics, invariants; and [`WorldError`].
 //! - [`component`]: the traits the derives implement.
@@ -35,7 +32,7 @@
 
 pub mod component;
 pub mod entity;
-pub mod model;
+mod model;
 pub mod query;
 #[cfg(feature = "resource")]
 pub mod resource;
@@ -43,7 +40,7 @@ mod rules;
 pub mod schedule;
 pub mod soa;
 pub mod stats;
-pub mod storage;
+mod storage;
 #[cfg(feature = "transform")]
 pub mod transform;
 pub mod world;

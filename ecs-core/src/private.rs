@@ -11,23 +11,38 @@ pub use crate::schedule::parts::{
 };
 pub use crate::schedule::Commands;
 
+// The tables a generated world describes itself with, and the types its moves name.
+pub use crate::model::{
+    ComponentInfo, CopyOp, MoveFn, MoveRef, Slot, StoreInfo, SystemInfo, Tables, Transition,
+    TypedMove,
+};
+pub use crate::storage::{ColumnType, Store};
+pub use crate::world::table::{EntityTable, Location};
+
 use crate::entity::{Entity, EntityManager};
-use crate::model::{Transition, WorldModel};
-use crate::storage::{copy_bytes, Column, Store};
-use crate::world::{EntityTable, Location};
+use crate::model::WorldModel;
+use crate::storage::{copy_bytes, Column};
 
 /// A generated pass: one system's, or one stage's fused systems, over every store they
-/// match; returns the commands that could not be applied.
-pub type PassFn<M> = fn(&mut crate::World<M>) -> Vec<crate::WorldError>;
+/// match; returns the commands its systems requested, which the runner applies.
+pub type PassFn<M> = fn(&mut crate::World<M>) -> Pending;
 
-/// Runs `passes` in order (every system, or every stage), collecting the command errors.
+/// Runs one pass and applies its commands; returns the commands that could not be applied.
+#[inline]
+pub fn run_one<M: WorldModel>(world: &mut crate::World<M>, pass: PassFn<M>) -> Vec<crate::WorldError> {
+    let pending = pass(world);
+    world.apply_commands(pending)
+}
+
+/// Runs `passes` in order (every system, or every stage), applying each one's commands before
+/// the next runs, and collects the commands that could not be applied.
 pub fn run_passes<M: WorldModel>(
     world: &mut crate::World<M>,
     passes: &[PassFn<M>],
 ) -> Vec<crate::WorldError> {
     let mut errors = Vec::new();
-    for pass in passes {
-        errors.extend(pass(world));
+    for &pass in passes {
+        errors.extend(run_one(world, pass));
     }
     errors
 }
@@ -40,7 +55,7 @@ pub fn run_pass<M: WorldModel>(
     k: usize,
 ) -> Result<bool, crate::CommandErrors> {
     match passes.get(k) {
-        Some(pass) => crate::CommandErrors::into_result(pass(world)).map(|()| true),
+        Some(&pass) => crate::CommandErrors::into_result(run_one(world, pass)).map(|()| true),
         None => Ok(false),
     }
 }

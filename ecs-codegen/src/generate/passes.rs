@@ -153,7 +153,7 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
     };
     quote! {
         #d
-        fn #name(world: &mut ::ecs_core::World<Model>) -> ::std::vec::Vec<::ecs_core::WorldError> {
+        fn #name(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
             ::ecs_core::__parts!(Part<'a> { #(#variants,)* });
             struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
             impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
@@ -165,13 +165,10 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
                     #(#takes)*
                 }
             }
-            let pending = {
-                let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world.__pass();
-                let stores = Stores(unsafe { stores.trusted() });
-                #resources
-                #run
-            };
-            world.__apply_commands(pending)
+            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world.__pass();
+            let stores = Stores(unsafe { stores.trusted() });
+            #resources
+            #run
         }
     }
 }

@@ -28,13 +28,13 @@ pub(super) fn generate(model: &Model) -> TokenStream {
 
     let components = model.components.iter().map(|c| {
         let (name, path) = (name(&c.ident), &c.path);
-        quote!(::ecs_core::model::ComponentInfo::of::<#path>(#name))
+        quote!(::ecs_core::__private::ComponentInfo::of::<#path>(#name))
     });
     let stores = model.signatures.iter().map(|sig| store_info(model, sig));
     let systems = model.systems.iter().map(|s| {
         let name = name(&s.ident);
         let ids = s.matches.iter().map(|&m| m as u32);
-        quote!(::ecs_core::model::SystemInfo { name: #name, stores: &[#(#ids),*] })
+        quote!(::ecs_core::__private::SystemInfo { name: #name, stores: &[#(#ids),*] })
     });
     let system_names: Vec<String> = model.systems.iter().map(|s| name(&s.ident)).collect();
     let (n_comp, n_sig, n_sys) = (
@@ -92,9 +92,9 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         /// The model of this world: the tables `ecs_core` reads.
         pub enum Model {}
 
-        static COMPONENTS: [::ecs_core::model::ComponentInfo; #n_comp] = [#(#components),*];
-        static STORES: [::ecs_core::model::StoreInfo; #n_sig] = [#(#stores),*];
-        static SYSTEMS: [::ecs_core::model::SystemInfo; #n_sys] = [#(#systems),*];
+        static COMPONENTS: [::ecs_core::__private::ComponentInfo; #n_comp] = [#(#components),*];
+        static STORES: [::ecs_core::__private::StoreInfo; #n_sig] = [#(#stores),*];
+        static SYSTEMS: [::ecs_core::__private::SystemInfo; #n_sys] = [#(#systems),*];
 
         /// The systems, in declaration order.
         pub static SYSTEM_NAMES: [&str; #n_sys] = [#(#system_names),*];
@@ -102,18 +102,18 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         /// The generated schedule (see `World::schedule`).
         pub static SCHEDULE: ::ecs_core::schedule::Schedule = #schedule;
 
-        static MOVES: [::ecs_core::model::TypedMove; #n_moves] = [#(#move_entries),*];
+        static MOVES: [::ecs_core::__private::TypedMove; #n_moves] = [#(#move_entries),*];
         #(#move_fns)*
 
         unsafe impl ::ecs_core::WorldModel for Model {
             type Resources = Resources;
-            fn components() -> &'static [::ecs_core::model::ComponentInfo] { &COMPONENTS }
-            fn stores() -> &'static [::ecs_core::model::StoreInfo] { &STORES }
-            fn systems() -> &'static [::ecs_core::model::SystemInfo] { &SYSTEMS }
-            fn moves() -> &'static [::ecs_core::model::TypedMove] { &MOVES }
-            fn tables() -> &'static ::ecs_core::model::Tables {
-                static TABLES: ::std::sync::OnceLock<::ecs_core::model::Tables> = ::std::sync::OnceLock::new();
-                TABLES.get_or_init(::ecs_core::model::Tables::build::<Model>)
+            fn components() -> &'static [::ecs_core::__private::ComponentInfo] { &COMPONENTS }
+            fn stores() -> &'static [::ecs_core::__private::StoreInfo] { &STORES }
+            fn systems() -> &'static [::ecs_core::__private::SystemInfo] { &SYSTEMS }
+            fn moves() -> &'static [::ecs_core::__private::TypedMove] { &MOVES }
+            fn tables() -> &'static ::ecs_core::__private::Tables {
+                static TABLES: ::std::sync::OnceLock<::ecs_core::__private::Tables> = ::std::sync::OnceLock::new();
+                TABLES.get_or_init(::ecs_core::__private::Tables::build::<Model>)
             }
         }
 
@@ -162,7 +162,7 @@ fn store_info(model: &Model, sig: &Signature) -> TokenStream {
     let path = &sig.path;
     let columns: Vec<TokenStream> = column_types(model, sig)
         .into_iter()
-        .map(|t| quote!(::ecs_core::storage::ColumnType::of::<#t>()))
+        .map(|t| quote!(::ecs_core::__private::ColumnType::of::<#t>()))
         .collect();
     let (layout, slots): (TokenStream, Vec<TokenStream>) = match sig.layout {
         LayoutDecl::Columns => (
@@ -172,7 +172,7 @@ fn store_info(model: &Model, sig: &Signature) -> TokenStream {
                 .enumerate()
                 .map(|(k, (_, id))| {
                     let (c, k) = (*id as u32, k as u32);
-                    quote!(::ecs_core::model::Slot::new(#c, #k, 0))
+                    quote!(::ecs_core::__private::Slot::new(#c, #k, 0))
                 })
                 .collect(),
         ),
@@ -188,14 +188,14 @@ fn store_info(model: &Model, sig: &Signature) -> TokenStream {
                     } else {
                         (0u32, &row)
                     };
-                    quote!(::ecs_core::model::Slot::new(#c, #column, ::core::mem::offset_of!(#holder, #f)))
+                    quote!(::ecs_core::__private::Slot::new(#c, #column, ::core::mem::offset_of!(#holder, #f)))
                 })
                 .collect();
             (quote!(Rows), slots)
         }
     };
     quote! {
-        ::ecs_core::model::StoreInfo {
+        ::ecs_core::__private::StoreInfo {
             name: #name,
             mask: #mask,
             layout: ::ecs_core::Layout::#layout,
@@ -326,15 +326,15 @@ fn typed_moves(model: &Model) -> (Vec<TokenStream>, Vec<TokenStream>) {
             ));
             let (sid, cid, tid) = (s as u32, c as u32, t as u32);
             entries.push(
-                quote!(::ecs_core::model::TypedMove { from: #sid, component: #cid, run: #name }),
+                quote!(::ecs_core::__private::TypedMove { from: #sid, component: #cid, run: #name }),
             );
             fns.push(quote! {
                 #d
                 unsafe fn #name(
-                    stores: *mut ::ecs_core::storage::Store,
-                    table: &mut ::ecs_core::world::EntityTable,
+                    stores: *mut ::ecs_core::__private::Store,
+                    table: &mut ::ecs_core::__private::EntityTable,
                     entity: ::ecs_core::Entity,
-                    loc: ::ecs_core::world::Location,
+                    loc: ::ecs_core::__private::Location,
                     value: *mut u8,
                     _: u32,
                 ) {

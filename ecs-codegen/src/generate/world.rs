@@ -70,7 +70,7 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         quote! {
             #d
             pub fn #run(&mut self) #ret {
-                let errors = #f(&mut self.0);
+                let errors = ::ecs_core::__private::run_one(&mut self.0, #f);
                 #end
             }
         }

@@ -48,34 +48,34 @@ mod sigecs_world {
     }
     /// The model of this world: the tables `ecs_core` reads.
     pub enum Model {}
-    static COMPONENTS: [::ecs_core::model::ComponentInfo; 2usize] = [
-        ::ecs_core::model::ComponentInfo::of::<crate::bare::Mass>("Mass"),
-        ::ecs_core::model::ComponentInfo::of::<crate::bare::Tag>("Tag"),
+    static COMPONENTS: [::ecs_core::__private::ComponentInfo; 2usize] = [
+        ::ecs_core::__private::ComponentInfo::of::<crate::bare::Mass>("Mass"),
+        ::ecs_core::__private::ComponentInfo::of::<crate::bare::Tag>("Tag"),
     ];
-    static STORES: [::ecs_core::model::StoreInfo; 2usize] = [
-        ::ecs_core::model::StoreInfo {
+    static STORES: [::ecs_core::__private::StoreInfo; 2usize] = [
+        ::ecs_core::__private::StoreInfo {
             name: "Plain",
             mask: 1,
             layout: ::ecs_core::Layout::Columns,
-            columns: &[::ecs_core::storage::ColumnType::of::<crate::bare::Mass>()],
-            slots: &[::ecs_core::model::Slot::new(0u32, 0u32, 0)],
+            columns: &[::ecs_core::__private::ColumnType::of::<crate::bare::Mass>()],
+            slots: &[::ecs_core::__private::Slot::new(0u32, 0u32, 0)],
             signature: ::core::any::TypeId::of::<crate::bare::Plain>,
         },
-        ::ecs_core::model::StoreInfo {
+        ::ecs_core::__private::StoreInfo {
             name: "Tagged",
             mask: 3,
             layout: ::ecs_core::Layout::Rows,
             columns: &[
-                ::ecs_core::storage::ColumnType::of::<TaggedRow>(),
-                ::ecs_core::storage::ColumnType::of::<TaggedCold>(),
+                ::ecs_core::__private::ColumnType::of::<TaggedRow>(),
+                ::ecs_core::__private::ColumnType::of::<TaggedCold>(),
             ],
             slots: &[
-                ::ecs_core::model::Slot::new(
+                ::ecs_core::__private::Slot::new(
                     0u32,
                     0u32,
                     ::core::mem::offset_of!(TaggedRow, mass),
                 ),
-                ::ecs_core::model::Slot::new(
+                ::ecs_core::__private::Slot::new(
                     1u32,
                     1u32,
                     ::core::mem::offset_of!(TaggedCold, tag),
@@ -84,20 +84,20 @@ mod sigecs_world {
             signature: ::core::any::TypeId::of::<crate::bare::Tagged>,
         },
     ];
-    static SYSTEMS: [::ecs_core::model::SystemInfo; 4usize] = [
-        ::ecs_core::model::SystemInfo {
+    static SYSTEMS: [::ecs_core::__private::SystemInfo; 4usize] = [
+        ::ecs_core::__private::SystemInfo {
             name: "scale",
             stores: &[0u32, 1u32],
         },
-        ::ecs_core::model::SystemInfo {
+        ::ecs_core::__private::SystemInfo {
             name: "total",
             stores: &[0u32, 1u32],
         },
-        ::ecs_core::model::SystemInfo {
+        ::ecs_core::__private::SystemInfo {
             name: "rename",
             stores: &[1u32],
         },
-        ::ecs_core::model::SystemInfo {
+        ::ecs_core::__private::SystemInfo {
             name: "mark",
             stores: &[0u32],
         },
@@ -124,13 +124,13 @@ mod sigecs_world {
             },
         ],
     };
-    static MOVES: [::ecs_core::model::TypedMove; 2usize] = [
-        ::ecs_core::model::TypedMove {
+    static MOVES: [::ecs_core::__private::TypedMove; 2usize] = [
+        ::ecs_core::__private::TypedMove {
             from: 0u32,
             component: 1u32,
             run: move_0_1,
         },
-        ::ecs_core::model::TypedMove {
+        ::ecs_core::__private::TypedMove {
             from: 1u32,
             component: 1u32,
             run: move_1_1,
@@ -138,10 +138,10 @@ mod sigecs_world {
     ];
     ///Insert `Tag`: `Plain` to `Tagged`.
     unsafe fn move_0_1(
-        stores: *mut ::ecs_core::storage::Store,
-        table: &mut ::ecs_core::world::EntityTable,
+        stores: *mut ::ecs_core::__private::Store,
+        table: &mut ::ecs_core::__private::EntityTable,
         entity: ::ecs_core::Entity,
-        loc: ::ecs_core::world::Location,
+        loc: ::ecs_core::__private::Location,
         value: *mut u8,
         _: u32,
     ) {
@@ -171,10 +171,10 @@ mod sigecs_world {
     }
     ///Remove `Tag`: `Tagged` to `Plain`.
     unsafe fn move_1_1(
-        stores: *mut ::ecs_core::storage::Store,
-        table: &mut ::ecs_core::world::EntityTable,
+        stores: *mut ::ecs_core::__private::Store,
+        table: &mut ::ecs_core::__private::EntityTable,
         entity: ::ecs_core::Entity,
-        loc: ::ecs_core::world::Location,
+        loc: ::ecs_core::__private::Location,
         value: *mut u8,
         _: u32,
     ) {
@@ -206,21 +206,21 @@ mod sigecs_world {
     // SAFETY: the tables list every component with its column type; each store's slots are its signature's fields in declaration order, at their columns and offsets (`offset_of!` into the row structs); `tables()` builds `Tables` of this model.
     unsafe impl ::ecs_core::WorldModel for Model {
         type Resources = Resources;
-        fn components() -> &'static [::ecs_core::model::ComponentInfo] {
+        fn components() -> &'static [::ecs_core::__private::ComponentInfo] {
             &COMPONENTS
         }
-        fn stores() -> &'static [::ecs_core::model::StoreInfo] {
+        fn stores() -> &'static [::ecs_core::__private::StoreInfo] {
             &STORES
         }
-        fn systems() -> &'static [::ecs_core::model::SystemInfo] {
+        fn systems() -> &'static [::ecs_core::__private::SystemInfo] {
             &SYSTEMS
         }
-        fn moves() -> &'static [::ecs_core::model::TypedMove] {
+        fn moves() -> &'static [::ecs_core::__private::TypedMove] {
             &MOVES
         }
-        fn tables() -> &'static ::ecs_core::model::Tables {
-            static TABLES: ::std::sync::OnceLock<::ecs_core::model::Tables> = ::std::sync::OnceLock::new();
-            TABLES.get_or_init(::ecs_core::model::Tables::build::<Model>)
+        fn tables() -> &'static ::ecs_core::__private::Tables {
+            static TABLES: ::std::sync::OnceLock<::ecs_core::__private::Tables> = ::std::sync::OnceLock::new();
+            TABLES.get_or_init(::ecs_core::__private::Tables::build::<Model>)
         }
     }
     // SAFETY: ID is the index of this type's entry in COMPONENTS.
@@ -333,26 +333,26 @@ mod sigecs_world {
         }
         ///Runs system `scale` over every row of `Plain`, `Tagged`.
         pub fn run_scale(&mut self) {
-            let errors = system_0(&mut self.0);
+            let errors = ::ecs_core::__private::run_one(&mut self.0, system_0);
             ::ecs_core::__private::no_commands(errors)
         }
         ///Runs system `total` over every row of `Plain`, `Tagged`. Its commands are applied at the end; the ones that failed are returned.
         pub fn run_total(
             &mut self,
         ) -> ::core::result::Result<(), ::ecs_core::CommandErrors> {
-            let errors = system_1(&mut self.0);
+            let errors = ::ecs_core::__private::run_one(&mut self.0, system_1);
             ::ecs_core::CommandErrors::into_result(errors)
         }
         ///Runs system `rename` over every row of `Tagged`.
         pub fn run_rename(&mut self) {
-            let errors = system_2(&mut self.0);
+            let errors = ::ecs_core::__private::run_one(&mut self.0, system_2);
             ::ecs_core::__private::no_commands(errors)
         }
         ///Runs system `mark` over every row of `Plain`. Its commands are applied at the end; the ones that failed are returned.
         pub fn run_mark(
             &mut self,
         ) -> ::core::result::Result<(), ::ecs_core::CommandErrors> {
-            let errors = system_3(&mut self.0);
+            let errors = ::ecs_core::__private::run_one(&mut self.0, system_3);
             ::ecs_core::CommandErrors::into_result(errors)
         }
         /// Runs every system once, sequentially, in declaration order.
@@ -390,9 +390,7 @@ mod sigecs_world {
         }
     }
     ///The pass of system `scale`.
-    fn system_0(
-        world: &mut ::ecs_core::World<Model>,
-    ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+    fn system_0(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
         ::ecs_core::__parts!(
             Part < 'a > { Shape0((& 'a mut [crate ::bare::Mass],)), Shape1((& 'a mut
             [TaggedRow], & 'a[TaggedCold],)), }
@@ -414,47 +412,42 @@ mod sigecs_world {
                 });
             }
         }
-        let pending = {
-            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
-                .__pass();
-            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let stores = Stores(unsafe { stores.trusted() });
-            let r1 = &resources.scale;
-            static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                Part::Shape0((c0,)) => {
-                    for v0 in c0.iter_mut() {
-                        crate::bare::scale(v0, ::core::option::Option::None, r1);
-                    }
+        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
+            .__pass();
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        let stores = Stores(unsafe { stores.trusted() });
+        let r1 = &resources.scale;
+        static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
+        let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+            Part::Shape0((c0,)) => {
+                for v0 in c0.iter_mut() {
+                    crate::bare::scale(v0, ::core::option::Option::None, r1);
                 }
-                Part::Shape1((c0, c1)) => {
-                    for (row, cold) in ::core::iter::Iterator::zip(
-                        c0.iter_mut(),
-                        c1.iter(),
-                    ) {
-                        crate::bare::scale(
-                            &mut row.mass,
-                            ::core::option::Option::Some(&cold.tag),
-                            r1,
-                        );
-                    }
+            }
+            Part::Shape1((c0, c1)) => {
+                for (row, cold) in ::core::iter::Iterator::zip(
+                    c0.iter_mut(),
+                    c1.iter(),
+                ) {
+                    crate::bare::scale(
+                        &mut row.mass,
+                        ::core::option::Option::Some(&cold.tag),
+                        r1,
+                    );
                 }
-            };
-            ::ecs_core::__private::run_parts(
-                stores,
-                min_chunk,
-                ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
-                &COST,
-                entities,
-                &body,
-            )
+            }
         };
-        world.__apply_commands(pending)
+        ::ecs_core::__private::run_parts(
+            stores,
+            min_chunk,
+            ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
+            &COST,
+            entities,
+            &body,
+        )
     }
     ///The pass of system `total`.
-    fn system_1(
-        world: &mut ::ecs_core::World<Model>,
-    ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+    fn system_1(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
         ::ecs_core::__parts!(
             Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::ecs_core::Entity],)),
             Shape1((& 'a[TaggedRow], & 'a[::ecs_core::Entity],)), }
@@ -476,38 +469,27 @@ mod sigecs_world {
                 });
             }
         }
-        let pending = {
-            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
-                .__pass();
-            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let stores = Stores(unsafe { stores.trusted() });
-            let r2 = &mut resources.sum;
-            let mut body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                Part::Shape0((c0, c1)) => {
-                    for (v0, entity) in ::core::iter::Iterator::zip(
-                        c0.iter(),
-                        c1.iter(),
-                    ) {
-                        crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
-                    }
+        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
+            .__pass();
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        let stores = Stores(unsafe { stores.trusted() });
+        let r2 = &mut resources.sum;
+        let mut body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+            Part::Shape0((c0, c1)) => {
+                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                    crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
                 }
-                Part::Shape1((c0, c1)) => {
-                    for (row, entity) in ::core::iter::Iterator::zip(
-                        c0.iter(),
-                        c1.iter(),
-                    ) {
-                        crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
-                    }
+            }
+            Part::Shape1((c0, c1)) => {
+                for (row, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                    crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
                 }
-            };
-            ::ecs_core::__private::run_parts_inline(stores, entities, &mut body)
+            }
         };
-        world.__apply_commands(pending)
+        ::ecs_core::__private::run_parts_inline(stores, entities, &mut body)
     }
     ///The pass of system `rename`.
-    fn system_2(
-        world: &mut ::ecs_core::World<Model>,
-    ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+    fn system_2(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
         ::ecs_core::__parts!(Part < 'a > { Shape0((& 'a mut [TaggedCold],)), });
         struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
@@ -522,35 +504,30 @@ mod sigecs_world {
                 });
             }
         }
-        let pending = {
-            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
-                .__pass();
-            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let stores = Stores(unsafe { stores.trusted() });
-            let r1 = &resources.scale;
-            static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                Part::Shape0((c0,)) => {
-                    for cold in c0.iter_mut() {
-                        crate::bare::rename(&mut cold.tag, r1);
-                    }
+        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
+            .__pass();
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        let stores = Stores(unsafe { stores.trusted() });
+        let r1 = &resources.scale;
+        static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
+        let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+            Part::Shape0((c0,)) => {
+                for cold in c0.iter_mut() {
+                    crate::bare::rename(&mut cold.tag, r1);
                 }
-            };
-            ::ecs_core::__private::run_parts(
-                stores,
-                min_chunk,
-                ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
-                &COST,
-                entities,
-                &body,
-            )
+            }
         };
-        world.__apply_commands(pending)
+        ::ecs_core::__private::run_parts(
+            stores,
+            min_chunk,
+            ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
+            &COST,
+            entities,
+            &body,
+        )
     }
     ///The pass of system `mark`.
-    fn system_3(
-        world: &mut ::ecs_core::World<Model>,
-    ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+    fn system_3(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
         ::ecs_core::__parts!(
             Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::ecs_core::Entity],)),
             }
@@ -568,39 +545,31 @@ mod sigecs_world {
                 });
             }
         }
-        let pending = {
-            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
-                .__pass();
-            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let stores = Stores(unsafe { stores.trusted() });
-            let r1 = &resources.scale;
-            let r0 = &resources.limit;
-            static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                Part::Shape0((c0, c1)) => {
-                    for (v0, entity) in ::core::iter::Iterator::zip(
-                        c0.iter(),
-                        c1.iter(),
-                    ) {
-                        crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
-                    }
+        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
+            .__pass();
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        let stores = Stores(unsafe { stores.trusted() });
+        let r1 = &resources.scale;
+        let r0 = &resources.limit;
+        static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
+        let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+            Part::Shape0((c0, c1)) => {
+                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                    crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
                 }
-            };
-            ::ecs_core::__private::run_parts(
-                stores,
-                min_chunk,
-                100000usize,
-                &COST,
-                entities,
-                &body,
-            )
+            }
         };
-        world.__apply_commands(pending)
+        ::ecs_core::__private::run_parts(
+            stores,
+            min_chunk,
+            100000usize,
+            &COST,
+            entities,
+            &body,
+        )
     }
     ///Stage 2 of the schedule: rename, mark, fused into one pass.
-    fn stage_2(
-        world: &mut ::ecs_core::World<Model>,
-    ) -> ::std::vec::Vec<::ecs_core::WorldError> {
+    fn stage_2(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
         ::ecs_core::__parts!(
             Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::ecs_core::Entity],)),
             Shape1((& 'a mut [TaggedCold],)), }
@@ -622,39 +591,33 @@ mod sigecs_world {
                 });
             }
         }
-        let pending = {
-            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
-                .__pass();
-            // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-            let stores = Stores(unsafe { stores.trusted() });
-            let r1 = &resources.scale;
-            let r0 = &resources.limit;
-            static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
-            let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
-                Part::Shape0((c0, c1)) => {
-                    for (v0, entity) in ::core::iter::Iterator::zip(
-                        c0.iter(),
-                        c1.iter(),
-                    ) {
-                        crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
-                    }
+        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
+            .__pass();
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        let stores = Stores(unsafe { stores.trusted() });
+        let r1 = &resources.scale;
+        let r0 = &resources.limit;
+        static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
+        let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
+            Part::Shape0((c0, c1)) => {
+                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                    crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
                 }
-                Part::Shape1((c0,)) => {
-                    for cold in c0.iter_mut() {
-                        crate::bare::rename(&mut cold.tag, r1);
-                    }
+            }
+            Part::Shape1((c0,)) => {
+                for cold in c0.iter_mut() {
+                    crate::bare::rename(&mut cold.tag, r1);
                 }
-            };
-            ::ecs_core::__private::run_parts(
-                stores,
-                min_chunk,
-                ::core::cmp::min(::ecs_core::schedule::DEFAULT_MIN_CHUNK, 100000usize),
-                &COST,
-                entities,
-                &body,
-            )
+            }
         };
-        world.__apply_commands(pending)
+        ::ecs_core::__private::run_parts(
+            stores,
+            min_chunk,
+            ::core::cmp::min(::ecs_core::schedule::DEFAULT_MIN_CHUNK, 100000usize),
+            &COST,
+            entities,
+            &body,
+        )
     }
 }
 pub use self::sigecs_world::*;

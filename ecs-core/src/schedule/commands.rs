@@ -29,8 +29,7 @@ impl fmt::Debug for Commands<'_> {
 
 impl<'w> Commands<'w> {
     /// An empty buffer reserving new entities from `entities`.
-    #[doc(hidden)]
-    pub fn __new(entities: &'w EntityManager) -> Self {
+    pub(crate) fn new(entities: &'w EntityManager) -> Self {
         Commands {
             ops: Vec::new(),
             entities,
@@ -235,7 +234,7 @@ mod tests {
     fn commands_keep_request_order_and_reserve_distinct_ids() {
         let mut manager = EntityManager::new();
         let live = manager.create().unwrap();
-        let mut c = Commands::__new(&manager);
+        let mut c = Commands::new(&manager);
         c.despawn(Entity::new(1, 0));
         c.remove::<Marker>(Entity::new(2, 0));
         c.insert(Entity::new(3, 0), Marker);
@@ -333,7 +332,7 @@ mod mutant_tests {
     #[test]
     fn len_and_is_empty_count_the_requests() {
         let manager = EntityManager::new();
-        let mut c = Commands::__new(&manager);
+        let mut c = Commands::new(&manager);
         assert!(c.is_empty());
         assert_eq!(c.len(), 0);
         assert_eq!(format!("{c:?}"), "Commands { len: 0 }");

@@ -189,7 +189,7 @@ pub struct Pending(pub(crate) Vec<Vec<Command>>);
 impl Pending {
     /// The changes of one buffer; no allocation when there are none (most passes).
     #[inline]
-    pub fn of(commands: Commands<'_>) -> Pending {
+    pub(crate) fn of(commands: Commands<'_>) -> Pending {
         let ops = commands.into_ops();
         Pending(if ops.is_empty() {
             Vec::new()
@@ -342,7 +342,7 @@ pub fn run_jobs<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
         cut.finish()
             .into_par_iter()
             .map(|job| {
-                let mut commands = Commands::__new(entities);
+                let mut commands = Commands::new(entities);
                 for part in job {
                     body(part, &mut commands);
                 }
@@ -388,7 +388,7 @@ pub fn run_parts_inline<S: Parts, F: FnMut(S::Part, &mut Commands<'_>)>(
     entities: &EntityManager,
     body: &mut F,
 ) -> Pending {
-    let mut commands = Commands::__new(entities);
+    let mut commands = Commands::new(entities);
     parts.each(&mut |part| {
         if !part.is_empty() {
             body(part, &mut commands);
@@ -593,8 +593,8 @@ mod mutant_tests {
         let p = Pending(vec![Vec::new(), vec![Command::Despawn(Entity::new(1, 0))]]);
         assert!(!p.is_empty());
         let manager = EntityManager::new();
-        let mut c = Commands::__new(&manager);
-        assert!(Pending::of(Commands::__new(&manager)).0.is_empty());
+        let mut c = Commands::new(&manager);
+        assert!(Pending::of(Commands::new(&manager)).0.is_empty());
         c.despawn(Entity::new(1, 0));
         let p = Pending::of(c);
         assert_eq!(p.0.len(), 1);

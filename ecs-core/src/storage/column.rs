@@ -3,8 +3,8 @@
 //! A [`Column`] knows its element type only through a [`ColumnType`] (size, alignment, drop
 //! function, `TypeId`). It owns capacity, not length: the store it belongs to keeps one length
 //! for all of its columns, so rows `0..len` of every column are initialised and nothing else is.
-//! Typed access ([`Column::as_slice`]) checks the `TypeId` once per call, so a wrong type is a
-//! panic, never a misread.
+//! Typed views are taken by the system passes (`StoreColumns`), which check the `TypeId` once
+//! per column and pass, so a wrong type is a panic, never a misread.
 
 use std::alloc::{self, Layout};
 use std::any::TypeId;
@@ -52,13 +52,14 @@ impl ColumnType {
 
     /// Is this the column type of `T`?
     #[inline]
-    pub fn is<T: 'static>(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is<T: 'static>(&self) -> bool {
         (self.type_id)() == TypeId::of::<T>()
     }
 }
 
 /// Capacity for `cap` elements of a type, without the length: the owning store keeps it.
-pub struct Column {
+pub(crate) struct Column {
     data: NonNull<u8>,
     cap: usize,
     /// `ty.size`, kept inline: every address computation needs it, and a move computes several.
@@ -76,7 +77,7 @@ unsafe impl Sync for Column {}
 
 impl Column {
     /// An empty column of `ty`.
-    pub fn new(ty: &'static ColumnType) -> Self {
+    pub(crate) fn new(ty: &'static ColumnType) -> Self {
         Column {
             data: dangling(ty.align),
             // Zero-sized types never allocate: every capacity is available.
@@ -89,24 +90,24 @@ impl Column {
 
     /// The element type.
     #[inline]
-    pub fn ty(&self) -> &'static ColumnType {
+    pub(crate) fn ty(&self) -> &'static ColumnType {
         self.ty
     }
 
     /// Size of one element in bytes.
     #[inline]
-    pub fn elem_size(&self) -> usize {
+    pub(crate) fn elem_size(&self) -> usize {
         self.size
     }
 
     /// Elements that fit without reallocating.
     #[inline]
-    pub fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.cap
     }
 
     /// Bytes allocated.
-    pub fn allocated_bytes(&self) -> usize {
+    pub(crate) fn allocated_bytes(&self) -> usize {
         if self.ty.size == 0 {
             0
         } else {
@@ -116,7 +117,7 @@ impl Column {
 
     /// Makes room for `len + additional` elements, moving the `len` initialised ones.
     /// Grows at least geometrically, like `Vec`.
-    pub fn reserve(&mut self, len: usize, additional: usize) {
+    pub(crate) fn reserve(&mut self, len: usize, additional: usize) {
         let needed = len
             .checked_add(additional)
             .expect("column capacity overflow");
@@ -145,7 +146,7 @@ impl Column {
 
     /// Pointer to element `row` (in bounds of the capacity, or one past for a write).
     #[inline]
-    pub fn ptr_at(&self, row: usize) -> *mut u8 {
+    pub(crate) fn ptr_at(&self, row: usize) -> *mut u8 {
         // `wrapping_add`: computing the address needs no in-bounds proof; callers that
         // dereference it uphold `row < capacity`.
         self.data.as_ptr().wrapping_add(row * self.size)
@@ -153,13 +154,13 @@ impl Column {
 
     /// The base pointer.
     #[inline]
-    pub fn base(&self) -> *mut u8 {
+    pub(crate) fn base(&self) -> *mut u8 {
         self.data.as_ptr()
     }
 
     /// Is `T` the element type?
     #[inline]
-    pub fn is_type<T: 'static>(&self) -> bool {
+    pub(crate) fn is_type<T: 'static>(&self) -> bool {
         self.type_id == TypeId::of::<T>()
     }
 
@@ -171,7 +172,8 @@ impl Column {
     /// # Safety
     /// Elements `0..len` are initialised (the owning store's length).
     #[inline]
-    pub unsafe fn as_slice<T: 'static>(&self, len: usize) -> &[T] {
+    #[cfg(test)]
+    pub(crate) unsafe fn as_slice<T: 'static>(&self, len: usize) -> &[T] {
         assert!(
             self.type_id == TypeId::of::<T>(),
             "column of {} read as {}",
@@ -183,31 +185,12 @@ impl Column {
         unsafe { std::slice::from_raw_parts(self.data.as_ptr().cast::<T>(), len) }
     }
 
-    /// The first `len` elements as a mutable slice of `T`.
-    ///
-    /// # Panics
-    /// When `T` is not the column's type.
-    ///
-    /// # Safety
-    /// As [`Column::as_slice`], and no other reference to the elements is alive.
-    #[inline]
-    pub unsafe fn as_mut_slice<T: 'static>(&mut self, len: usize) -> &mut [T] {
-        assert!(
-            self.type_id == TypeId::of::<T>(),
-            "column of {} written as {}",
-            (self.ty.type_name)(),
-            std::any::type_name::<T>()
-        );
-        // SAFETY: as in `as_slice`; `&mut self` and the caller exclude other references.
-        unsafe { std::slice::from_raw_parts_mut(self.data.as_ptr().cast::<T>(), len) }
-    }
-
     /// Drops elements `from..to` in place.
     ///
     /// # Safety
     /// They are initialised and are not used again (the owning store's length is already
     /// below `from`, so a panicking `Drop` leaves the store consistent).
-    pub unsafe fn drop_range(&mut self, from: usize, to: usize) {
+    pub(crate) unsafe fn drop_range(&mut self, from: usize, to: usize) {
         if let Some(drop) = self.ty.drop_slice {
             if to > from {
                 // SAFETY: guaranteed by the caller.
@@ -223,7 +206,8 @@ impl Column {
     /// Both are below the capacity, `from` is initialised, `to`'s old value was moved out or
     /// dropped.
     #[inline]
-    pub unsafe fn move_within(&mut self, from: usize, to: usize) {
+    #[cfg(test)]
+    pub(crate) unsafe fn move_within(&mut self, from: usize, to: usize) {
         if from != to {
             // SAFETY: distinct, in-bounds elements of one allocation.
             unsafe { copy_bytes(self.ptr_at(from), self.ptr_at(to), self.size) }
@@ -264,7 +248,7 @@ fn array_layout(ty: &ColumnType, n: usize) -> Layout {
 /// # Safety
 /// `src` is readable and `dst` writable for `n` bytes, and they do not overlap.
 #[inline]
-pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
+pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
     // SAFETY (every arm): the caller guarantees `n` readable/writable, non-overlapping bytes;
     // unaligned reads and writes need no alignment.
     unsafe {

@@ -8,5 +8,6 @@
 mod column;
 mod store;
 
-pub use column::{copy_bytes, Column, ColumnType};
+pub(crate) use column::{copy_bytes, Column};
+pub use column::ColumnType;
 pub use store::Store;

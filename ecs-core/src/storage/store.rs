@@ -25,7 +25,7 @@ pub struct Store {
 
 impl Store {
     /// An empty store laid out as `info` says, of components described by `components`.
-    pub fn new(info: &'static StoreInfo, components: &'static [ComponentInfo]) -> Self {
+    pub(crate) fn new(info: &'static StoreInfo, components: &'static [ComponentInfo]) -> Self {
         Store {
             entities: Vec::new(),
             columns: info.columns.iter().map(Column::new).collect(),
@@ -41,37 +41,37 @@ impl Store {
 
     /// The `TypeId` of the component in each slot.
     #[inline]
-    pub fn slot_types(&self) -> &[TypeId] {
+    pub(crate) fn slot_types(&self) -> &[TypeId] {
         &self.slot_types
     }
 
     /// The store's description.
     #[inline]
-    pub fn info(&self) -> &'static StoreInfo {
+    pub(crate) fn info(&self) -> &'static StoreInfo {
         self.info
     }
 
     /// Number of rows.
     #[inline]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entities.len()
     }
 
     /// True when the store holds no row.
     #[inline]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entities.is_empty()
     }
 
     /// Rows that fit without reallocating any column.
     #[inline]
-    pub fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.cap
     }
 
     /// The entity of each row.
     #[inline]
-    pub fn entities(&self) -> &[Entity] {
+    pub(crate) fn entities(&self) -> &[Entity] {
         &self.entities
     }
 
@@ -83,7 +83,7 @@ impl Store {
 
     /// Makes room for `additional` more rows in every column.
     #[inline]
-    pub fn reserve(&mut self, additional: usize) {
+    pub(crate) fn reserve(&mut self, additional: usize) {
         if self.len().saturating_add(additional) > self.cap {
             self.grow(additional);
         }
@@ -92,7 +92,7 @@ impl Store {
     /// Makes room for `additional` more rows after `written` rows already written beyond the
     /// length (a batch in progress): the written rows are kept.
     #[inline]
-    pub fn reserve_beyond(&mut self, written: usize, additional: usize) {
+    pub(crate) fn reserve_beyond(&mut self, written: usize, additional: usize) {
         let needed = written.saturating_add(additional);
         if self.len().saturating_add(needed) > self.cap {
             self.grow(needed);
@@ -117,13 +117,13 @@ impl Store {
     /// Address of the component at `slot` in `row` (which may be one past the end, for a
     /// write after [`Store::reserve`]).
     #[inline]
-    pub fn slot_ptr(&self, slot: Slot, row: usize) -> *mut u8 {
+    pub(crate) fn slot_ptr(&self, slot: Slot, row: usize) -> *mut u8 {
         self.ptr(slot.column, slot.offset, row)
     }
 
     /// Address of byte `offset` of `row`'s element in `column`.
     #[inline]
-    pub fn ptr(&self, column: u32, offset: u32, row: usize) -> *mut u8 {
+    pub(crate) fn ptr(&self, column: u32, offset: u32, row: usize) -> *mut u8 {
         self.columns[column as usize]
             .ptr_at(row)
             .wrapping_add(offset as usize)
@@ -135,7 +135,7 @@ impl Store {
     /// # Safety
     /// Every component slot of row `len()` is initialised, within reserved capacity.
     #[inline]
-    pub unsafe fn commit_row(&mut self, entity: Entity) {
+    pub(crate) unsafe fn commit_row(&mut self, entity: Entity) {
         self.entities.push(entity);
     }
 
@@ -145,7 +145,7 @@ impl Store {
     /// # Safety
     /// Every component slot of those rows is initialised, within reserved capacity.
     #[inline]
-    pub unsafe fn commit_rows(&mut self, entities: &[Entity]) {
+    pub(crate) unsafe fn commit_rows(&mut self, entities: &[Entity]) {
         self.entities.extend_from_slice(entities);
     }
 
@@ -154,18 +154,21 @@ impl Store {
     ///
     /// # Safety
     /// `len() <= from`, and rows `from..to` are initialised and not used again.
-    pub unsafe fn drop_uncommitted(&mut self, from: usize, to: usize) {
+    pub(crate) unsafe fn drop_uncommitted(&mut self, from: usize, to: usize) {
         debug_assert!(from == to || self.len() <= from);
-        for c in self.columns.iter_mut() {
-            // SAFETY: guaranteed by the caller.
-            unsafe { c.drop_range(from, to) };
-        }
+        // SAFETY: guaranteed by the caller.
+        unsafe { drop_columns(&mut self.columns, from, to) };
     }
 
     /// Removes `row` by moving the last row into it. `relocate` is told which entity moved
     /// (if any) while the removed values are still held apart; they are dropped afterwards, so
-    /// a panicking `Drop` finds the store and the caller's entity table consistent.
-    pub fn swap_remove_drop(&mut self, row: usize, relocate: impl FnOnce(Option<Entity>)) {
+    /// a panicking `Drop` finds the store and the caller's entity table consistent, and the
+    /// row's other values are still dropped ([`drop_columns`]).
+    ///
+    /// # Panics
+    /// When `row` is not a live row (before anything changes).
+    pub(crate) fn swap_remove_drop(&mut self, row: usize, relocate: impl FnOnce(Option<Entity>)) {
+        assert!(row < self.len(), "row {row} of a store of {} rows", self.len());
         let last = self.len() - 1;
         for c in self.columns.iter_mut() {
             if row != last {
@@ -177,11 +180,9 @@ impl Store {
         }
         self.entities.swap_remove(row);
         relocate(self.entities.get(row).copied());
-        for c in self.columns.iter_mut() {
-            // SAFETY: element `last` holds the removed values; the store's length is `last`
-            // now, so nothing reads it again.
-            unsafe { c.drop_range(last, last + 1) };
-        }
+        // SAFETY: element `last` of every column holds the removed values; the store's length
+        // is `last` now, so nothing reads them again.
+        unsafe { drop_columns(&mut self.columns, last, last + 1) };
     }
 
     /// Removes `row`'s entity by moving the last row's entity into it, once the columns did
@@ -192,7 +193,7 @@ impl Store {
     /// `row` is a live row, and the columns already hold the last row's values at `row` (or
     /// `row` is the last row).
     #[inline(always)]
-    pub unsafe fn swap_remove_entity(&mut self, row: usize) -> Option<Entity> {
+    pub(crate) unsafe fn swap_remove_entity(&mut self, row: usize) -> Option<Entity> {
         let last = self.entities.len() - 1;
         debug_assert!(row <= last);
         let ids = self.entities.as_mut_ptr();
@@ -212,7 +213,7 @@ impl Store {
     /// # Safety
     /// As [`Store::commit_row`], and `len() < capacity()` ([`Store::reserve`] was called).
     #[inline(always)]
-    pub unsafe fn commit_row_reserved(&mut self, entity: Entity) {
+    pub(crate) unsafe fn commit_row_reserved(&mut self, entity: Entity) {
         let len = self.entities.len();
         debug_assert!(len < self.cap);
         // SAFETY: `cap` never exceeds the entity vector's capacity (`grow`), so slot `len`
@@ -223,27 +224,57 @@ impl Store {
         }
     }
 
-    /// Drops rows `len..` (also during unwinding of a batch): lengths first, then values.
-    pub fn truncate(&mut self, len: usize) {
+    /// Drops rows `len..` (also during unwinding of a batch): lengths first, then values,
+    /// every column's even when one `Drop` panics ([`drop_columns`]).
+    pub(crate) fn truncate(&mut self, len: usize) {
         let old = self.len();
         if len >= old {
             return;
         }
         self.entities.truncate(len);
-        for c in self.columns.iter_mut() {
-            // SAFETY: rows len..old were initialised and are beyond the new length.
-            unsafe { c.drop_range(len, old) };
-        }
+        // SAFETY: rows len..old were initialised and are beyond the new length.
+        unsafe { drop_columns(&mut self.columns, len, old) };
     }
 
     /// Bytes allocated for components.
-    pub fn component_bytes(&self) -> usize {
+    pub(crate) fn component_bytes(&self) -> usize {
         self.columns.iter().map(Column::allocated_bytes).sum()
     }
 
     /// Bytes allocated for entity ids.
-    pub fn entity_bytes(&self) -> usize {
+    pub(crate) fn entity_bytes(&self) -> usize {
         self.entities.capacity() * size_of::<Entity>()
+    }
+}
+
+/// Drops elements `from..to` of every column. If a value's `Drop` panics, the rest of its
+/// column is dropped (a slice's drop rule) and so are the later columns, while unwinding, so a
+/// panic leaks nothing but what a second panic would abort on.
+///
+/// # Safety
+/// As [`Column::drop_range`], for every column.
+unsafe fn drop_columns(columns: &mut [Column], from: usize, to: usize) {
+    /// Drops the columns after the one being dropped, also when its drop panics.
+    struct Rest<'a> {
+        columns: &'a mut [Column],
+        from: usize,
+        to: usize,
+    }
+    impl Drop for Rest<'_> {
+        fn drop(&mut self) {
+            // SAFETY: `drop_columns`'s contract, passed on for these columns.
+            unsafe { drop_columns(self.columns, self.from, self.to) }
+        }
+    }
+    if let Some((first, rest)) = columns.split_first_mut() {
+        let rest = Rest {
+            columns: rest,
+            from,
+            to,
+        };
+        // SAFETY: the caller's contract, for this column.
+        unsafe { first.drop_range(from, to) };
+        drop(rest);
     }
 }
 

@@ -8,6 +8,7 @@ use crate::model::WorldModel;
 use crate::schedule::parts::Pending;
 use crate::schedule::Command;
 use std::fmt;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// The commands of one run that could not be applied, oldest first. Every other command of
 /// the run was applied. Returned by the generated `run_*` methods of systems that take
@@ -45,40 +46,57 @@ impl<M: WorldModel> World<M> {
     /// Applies command buffers in order (each buffer's commands in request order). Reserved
     /// entities become alive first; a reserved entity whose spawn did not happen is retired.
     /// Returns the failures; everything else was applied.
-    #[doc(hidden)]
     #[inline]
-    pub fn __apply_commands(&mut self, pending: Pending) -> Vec<WorldError> {
+    pub(crate) fn apply_commands(&mut self, pending: Pending) -> Vec<WorldError> {
         if pending.is_empty() && self.table.entities().reserved_len() == 0 {
             return Vec::new();
         }
         self.apply_pending(pending)
     }
 
+    /// Applies every command, also when one of them panics (a component's `Drop`, while
+    /// the world is consistent): the rest are still applied, every reservation that was not
+    /// spawned is retired, and then the first panic continues. So a panic can never leave an
+    /// entity alive without a row.
     #[inline(never)]
     fn apply_pending(&mut self, pending: Pending) -> Vec<WorldError> {
         let mut reserved = Vec::new();
         self.table.flush_reserved(&mut reserved);
         let mut errors = Vec::new();
+        let mut panic = None;
         for buffer in pending.0 {
             for command in buffer {
                 let request = command.request();
-                match self.apply_command(command) {
-                    Ok(()) => {}
+                let applied = catch_unwind(AssertUnwindSafe(|| self.apply_command(command)));
+                match applied {
+                    Ok(Ok(())) => {}
                     // These name the operation and the component already.
-                    Err(
+                    Ok(Err(
                         e @ (WorldError::UndeclaredSignature { .. }
                         | WorldError::MissingComponent { .. }),
-                    ) => errors.push(e),
+                    )) => errors.push(e),
                     // A dead entity, an undeclared type or exhausted ids: say which command.
-                    Err(error) => errors.push(WorldError::Command(Box::new(CommandFailure {
+                    Ok(Err(error)) => errors.push(WorldError::Command(Box::new(CommandFailure {
                         request: request.to_string(),
                         error,
                     }))),
+                    Err(payload) => {
+                        // The first panic is the one that continues; a later one's payload is
+                        // dropped (quietly: it is a user value too).
+                        if panic.is_none() {
+                            panic = Some(payload);
+                        } else {
+                            super::spawn::drop_quietly(payload);
+                        }
+                    }
                 }
             }
         }
         for e in reserved {
             self.table.destroy_unplaced(e);
+        }
+        if let Some(payload) = panic {
+            resume_unwind(payload);
         }
         errors
     }

@@ -19,11 +19,11 @@ mod load;
 mod save;
 mod spawn;
 mod structural;
-mod table;
+pub(crate) mod table;
 
 pub use commands::CommandErrors;
 pub use error::{set_names, Change, CommandFailure, WorldError};
-pub use table::{EntityTable, Location};
+pub(crate) use table::{EntityTable, Location};
 
 use crate::entity::{Entity, EntityManager};
 use crate::model::{ComponentOf, ResourceOf, SignatureOf, Tables, WorldModel};

@@ -302,12 +302,18 @@ impl<M: WorldModel> World<M> {
         Ok(entities)
     }
 
-    /// Spawns a type-erased signature value as the reserved (flushed, unplaced) `entity`.
+    /// Spawns a type-erased signature value as the reserved (flushed, unplaced) `entity`. An
+    /// id that is not such a reservation of this world (a second spawn of one id, or an id
+    /// reserved from another entity manager) is refused before anything is written.
     pub(crate) fn spawn_erased(
         &mut self,
         entity: Entity,
         value: Box<dyn crate::schedule::SpawnValue>,
     ) -> Result<(), WorldError> {
+        if !self.table.is_unplaced(entity) {
+            drop_quietly(value);
+            return Err(WorldError::NoSuchEntity(entity));
+        }
         let Some(store_id) = self.tables.store_of_type(value.signature_type()) else {
             let type_name = value.type_name();
             drop_quietly(value);

@@ -29,7 +29,7 @@ impl Location {
 
     /// A location in `store` at `row`.
     #[inline]
-    pub const fn new(store: u32, row: usize) -> Self {
+    pub(crate) const fn new(store: u32, row: usize) -> Self {
         Location {
             store,
             row: row as u32,
@@ -38,7 +38,7 @@ impl Location {
 
     /// The row as an index.
     #[inline]
-    pub const fn row(self) -> usize {
+    pub(crate) const fn row(self) -> usize {
         self.row as usize
     }
 }
@@ -52,35 +52,36 @@ pub struct EntityTable {
 
 impl EntityTable {
     /// An empty table.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// The entity manager, e.g. to register destruction hooks.
-    pub fn entities(&self) -> &EntityManager {
+    pub(crate) fn entities(&self) -> &EntityManager {
         &self.entities
     }
 
     /// Mutable access to the entity manager, e.g. to register destruction hooks.
-    pub fn entities_mut(&mut self) -> &mut EntityManager {
+    #[cfg(test)]
+    pub(crate) fn entities_mut(&mut self) -> &mut EntityManager {
         &mut self.entities
     }
 
     /// Number of live entities.
     #[inline]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entities.len()
     }
 
     /// True when no entity is alive.
     #[inline]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entities.is_empty()
     }
 
     /// The location of a live entity; `None` for a dead, stale or never-issued id.
     #[inline]
-    pub fn locate(&self, e: Entity) -> Option<Location> {
+    pub(crate) fn locate(&self, e: Entity) -> Option<Location> {
         if !self.entities.alive(e) {
             return None;
         }
@@ -90,7 +91,7 @@ impl EntityTable {
 
     /// Issues a new entity placed at `loc`.
     #[inline]
-    pub fn create_at(&mut self, loc: Location) -> Result<Entity, EntityError> {
+    pub(crate) fn create_at(&mut self, loc: Location) -> Result<Entity, EntityError> {
         self.retire_orphans();
         let e = self.entities.create()?;
         self.place(e, loc);
@@ -100,7 +101,7 @@ impl EntityTable {
     /// Issues `n` entities to be placed at consecutive rows `first_row..` of `store`,
     /// appending them to `out`. All or nothing.
     #[inline]
-    pub fn create_run(
+    pub(crate) fn create_run(
         &mut self,
         store: u32,
         first_row: usize,
@@ -177,7 +178,7 @@ impl EntityTable {
 
     /// Records that live entity `e` moved to `loc` (after a swap-remove or a signature change).
     #[inline]
-    pub fn relocate(&mut self, e: Entity, loc: Location) {
+    pub(crate) fn relocate(&mut self, e: Entity, loc: Location) {
         debug_assert!(self.entities.alive(e), "relocating dead entity {e}");
         self.locations[e.index() as usize] = loc;
     }
@@ -185,7 +186,7 @@ impl EntityTable {
     /// Retires a live entity: its id becomes stale and its slot's location is cleared.
     /// Returns false when `e` was not alive.
     #[inline]
-    pub fn destroy(&mut self, e: Entity) -> bool {
+    pub(crate) fn destroy(&mut self, e: Entity) -> bool {
         self.retire_orphans();
         if self.locate(e).is_none() {
             return false;
@@ -218,13 +219,14 @@ impl EntityTable {
     /// the id is distinct from every live and every other reserved id, and becomes alive at
     /// the next [`EntityTable::flush_reserved`].
     #[inline]
-    pub fn reserve(&self) -> Result<Entity, EntityError> {
+    #[cfg(test)]
+    pub(crate) fn reserve(&self) -> Result<Entity, EntityError> {
         self.entities.reserve()
     }
 
     /// Makes every reserved id alive, not yet placed in any store (`locate` is `None` until
     /// [`EntityTable::place_reserved`]); appends them to `out` in reservation order.
-    pub fn flush_reserved(&mut self, out: &mut Vec<Entity>) {
+    pub(crate) fn flush_reserved(&mut self, out: &mut Vec<Entity>) {
         self.entities.flush_reserved(|e| out.push(e));
         let slots = self.entities.slots();
         if self.locations.len() < slots {
@@ -234,20 +236,25 @@ impl EntityTable {
 
     /// Places a flushed reserved entity that has no location yet.
     #[inline]
-    pub fn place_reserved(&mut self, e: Entity, loc: Location) {
+    pub(crate) fn place_reserved(&mut self, e: Entity, loc: Location) {
         debug_assert!(
             self.entities.alive(e) && self.locations[e.index() as usize] == Location::NONE
         );
         self.place(e, loc);
     }
 
+    /// Is `e` alive but not placed in any store: a flushed reservation waiting for its spawn?
+    #[inline]
+    pub(crate) fn is_unplaced(&self, e: Entity) -> bool {
+        self.entities.alive(e)
+            && self.locations.get(e.index() as usize).copied().unwrap_or(Location::NONE)
+                == Location::NONE
+    }
+
     /// Retires an id that is alive but was never placed (a reserved entity whose spawn did
     /// not happen). Returns false when it is dead or placed.
-    pub fn destroy_unplaced(&mut self, e: Entity) -> bool {
-        if !self.entities.alive(e) || self.locations[e.index() as usize] != Location::NONE {
-            return false;
-        }
-        self.entities.destroy(e)
+    pub(crate) fn destroy_unplaced(&mut self, e: Entity) -> bool {
+        self.is_unplaced(e) && self.entities.destroy(e)
     }
 }
 

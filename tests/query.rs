@@ -165,3 +165,33 @@ fn size_hint_is_exact_and_empty_stores_are_skipped() {
     let sum: u32 = q.map(|a| a.0).sum();
     assert_eq!(sum, (0..10).sum::<u32>() + (0..5).sum::<u32>());
 }
+
+/// A fold (`for_each`, `sum`, `collect`) after some `next()` calls goes on from the next row:
+/// it neither restarts the current store nor skips one, so every row is yielded exactly once
+/// and no two `&mut` items alias.
+#[test]
+fn fold_after_next_continues_where_next_stopped() {
+    let (mut w, _) = world();
+    let order: Vec<Entity> = w.query::<(Entity, &A)>().map(|(e, _)| e).collect();
+    assert_eq!(order.len(), 5);
+    // Stop inside the first store (AB holds two rows), at its end, and inside a later one.
+    for taken in 0..=order.len() {
+        let mut q = w.query_mut::<(Entity, &mut A)>().unwrap();
+        let mut seen: Vec<Entity> = q.by_ref().take(taken).map(|(e, _)| e).collect();
+        let rest = q.fold(Vec::new(), |mut v, (e, a)| {
+            a.0 += 100;
+            v.push(e);
+            v
+        });
+        assert_eq!(rest.len(), order.len() - taken, "after {taken} items");
+        seen.extend(rest);
+        assert_eq!(seen, order, "after {taken} items");
+    }
+    // Each of the 6 folds wrote every row it visited once: row k was visited by the folds
+    // that started before it.
+    let bumps: Vec<u32> = order
+        .iter()
+        .map(|&e| w.get::<A>(e).unwrap().0 / 100)
+        .collect();
+    assert_eq!(bumps, [1, 2, 3, 4, 5]);
+}

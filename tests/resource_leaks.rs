@@ -12,22 +12,31 @@ use sigecs::ecs_core::soa::{PointMass, PointMassManager};
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::{resource_registry, World};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::cell::Cell;
 
-/// Counts live allocations.
+/// Counts the live allocations made on each thread: the test compares its own thread's count
+/// before and after, so an allocation of the test harness's other threads (which made the count
+/// flaky when it was global) cannot change it.
 struct Counting;
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+}
+
+fn count(delta: isize) {
+    // `try_with`: the allocator also runs while a thread's locals are being destroyed.
+    let _ = LIVE.try_with(|l| l.set(l.get() + delta));
+}
 
 // SAFETY: forwards to the system allocator, only counting.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(1, Ordering::SeqCst);
+        count(1);
         // SAFETY: forwarded with the caller's guarantees.
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(1, Ordering::SeqCst);
+        count(-1);
         // SAFETY: forwarded with the caller's guarantees.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -36,13 +45,13 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// Live allocations made on this thread.
 fn live() -> isize {
-    LIVE.load(Ordering::SeqCst)
+    LIVE.with(Cell::get)
 }
 
 const LEVEL: &[u8] = include_bytes!("../assets/level.bin");
 
-// One test, so that no other test thread allocates while the counts are compared.
 #[test]
 fn spawns_and_refused_spawns_leak_nothing() {
     let blob = AlignedBlob::from_bytes(LEVEL);

@@ -29,7 +29,10 @@ pub type PassFn<M> = fn(&mut crate::World<M>) -> Pending;
 
 /// Runs one pass and applies its commands; returns the commands that could not be applied.
 #[inline]
-pub fn run_one<M: WorldModel>(world: &mut crate::World<M>, pass: PassFn<M>) -> Vec<crate::WorldError> {
+pub fn run_one<M: WorldModel>(
+    world: &mut crate::World<M>,
+    pass: PassFn<M>,
+) -> Vec<crate::WorldError> {
     let pending = pass(world);
     world.apply_commands(pending)
 }

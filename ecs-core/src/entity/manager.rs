@@ -281,6 +281,20 @@ impl EntityManager {
         }
     }
 
+    /// An id that is not alive now: the last slot's index with a generation that slot does
+    /// not have. It is stale like a despawned entity's id, and follows the same rule: it can
+    /// only come back once that slot's generation wraps around to it. What a reservation that
+    /// failed hands out ([`crate::Commands::spawn`]), so a system that stores it never holds
+    /// another entity.
+    pub fn stale_id(&self) -> Entity {
+        let index = (MAX_ENTITIES - 1) as u32;
+        let generation = self
+            .generation
+            .get(index as usize)
+            .map_or(0, |g| g.wrapping_add(1));
+        Entity::new(index, generation)
+    }
+
     /// Number of ids reserved and not yet flushed.
     #[inline]
     pub fn reserved_len(&self) -> usize {

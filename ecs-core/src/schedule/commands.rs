@@ -48,7 +48,8 @@ impl<'w> Commands<'w> {
 
     /// Spawns an entity of signature `S` and returns its id at once. The entity is alive
     /// from when the commands are applied. If the entity index space is exhausted the
-    /// returned id is never alive and the run reports the error.
+    /// returned id is a stale one (not alive, like a despawned entity's: see
+    /// [`EntityManager::stale_id`]) and the run reports the error.
     pub fn spawn<S: Signature>(&mut self, value: S) -> Entity {
         match self.entities.reserve() {
             Ok(entity) => {
@@ -63,7 +64,7 @@ impl<'w> Commands<'w> {
                     type_name: std::any::type_name::<S>(),
                     error: e.into(),
                 });
-                crate::entity::Entity::from_bits(crate::entity::EntityBits::MAX)
+                self.entities.stale_id()
             }
         }
     }

@@ -8,6 +8,6 @@
 mod column;
 mod store;
 
-pub(crate) use column::{copy_bytes, Column};
 pub use column::ColumnType;
+pub(crate) use column::{copy_bytes, Column};
 pub use store::Store;

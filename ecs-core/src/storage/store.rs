@@ -168,7 +168,11 @@ impl Store {
     /// # Panics
     /// When `row` is not a live row (before anything changes).
     pub(crate) fn swap_remove_drop(&mut self, row: usize, relocate: impl FnOnce(Option<Entity>)) {
-        assert!(row < self.len(), "row {row} of a store of {} rows", self.len());
+        assert!(
+            row < self.len(),
+            "row {row} of a store of {} rows",
+            self.len()
+        );
         let last = self.len() - 1;
         for c in self.columns.iter_mut() {
             if row != last {

@@ -247,7 +247,11 @@ impl EntityTable {
     #[inline]
     pub(crate) fn is_unplaced(&self, e: Entity) -> bool {
         self.entities.alive(e)
-            && self.locations.get(e.index() as usize).copied().unwrap_or(Location::NONE)
+            && self
+                .locations
+                .get(e.index() as usize)
+                .copied()
+                .unwrap_or(Location::NONE)
                 == Location::NONE
     }
 

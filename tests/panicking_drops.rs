@@ -1,0 +1,172 @@
+//! A component whose `Drop` panics never breaks the world. In every operation that drops
+//! values (despawn, clear, dropping the world, command application), the panic continues only
+//! once the world is consistent again; every other value of the row, and every other row, is
+//! dropped exactly once; and no entity is left alive without a row.
+
+use ecs_core::Entity;
+use sigecs_fixtures::repro::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+fn reset() {
+    BOMB_DROPS.with(|d| d.set(0));
+    WITNESS_DROPS.with(|d| d.set(0));
+}
+
+/// (bombs dropped, witnesses dropped) since the last `reset`.
+fn drops() -> (usize, usize) {
+    (
+        BOMB_DROPS.with(|d| d.get()),
+        WITNESS_DROPS.with(|d| d.get()),
+    )
+}
+
+fn bomb(armed: bool, value: u32) -> Bomb {
+    Bomb { armed, value }
+}
+
+/// Spawns three entities of each bomb-and-witness signature, the middle one armed; returns
+/// them as (columns store, rows store).
+fn traps(w: &mut World) -> (Vec<Entity>, Vec<Entity>) {
+    let columns = (0..3)
+        .map(|i| {
+            w.spawn(Trap {
+                bomb: bomb(i == 1, i),
+                witness: Witness(i),
+            })
+        })
+        .collect();
+    let rows = (0..3)
+        .map(|i| {
+            w.spawn(TrapRow {
+                bomb: bomb(i == 1, 10 + i),
+                witness: Witness(10 + i),
+                tr: Tr(i),
+            })
+        })
+        .collect();
+    (columns, rows)
+}
+
+fn witness(w: &World, e: Entity) -> Option<u32> {
+    w.get::<Witness>(e).map(|w| w.0)
+}
+
+#[test]
+fn despawning_a_panicking_value_still_drops_its_row_mates() {
+    for rows_layout in [false, true] {
+        let mut w = World::new();
+        let (columns, rows) = traps(&mut w);
+        let es = if rows_layout { rows } else { columns };
+        reset();
+        let despawned = catch_unwind(AssertUnwindSafe(|| w.despawn(es[1])));
+        assert!(despawned.is_err(), "the bomb's panic continues");
+        // The columns store dropped the witness of the removed row although the bomb's column,
+        // dropped first, panicked (it was leaked).
+        assert_eq!(drops(), (1, 1), "rows layout: {rows_layout}");
+        assert!(!w.is_alive(es[1]));
+        assert_eq!(w.len(), 5);
+        assert_eq!(w.check_invariants(), Ok(()));
+        let base = if rows_layout { 10 } else { 0 };
+        assert_eq!(witness(&w, es[0]), Some(base));
+        assert_eq!(witness(&w, es[2]), Some(base + 2), "the last row moved in");
+        // Disarm the rest before the world drops.
+        for e in w.entities().collect::<Vec<_>>() {
+            w.get_mut::<Bomb>(e).unwrap().armed = false;
+        }
+    }
+}
+
+#[test]
+fn clearing_drops_every_value_once_when_one_panics() {
+    let mut w = World::new();
+    traps(&mut w);
+    let unit = w.spawn(Unit {
+        health: Health(1),
+        lifetime: Lifetime(1),
+    });
+    reset();
+    let cleared = catch_unwind(AssertUnwindSafe(|| w.clear()));
+    assert!(cleared.is_err());
+    // Six bombs (two of them armed: the first panics, the second drops while unwinding
+    // without panicking) and six witnesses, each dropped once.
+    assert_eq!(drops(), (6, 6));
+    assert!(w.is_empty());
+    assert!(!w.is_alive(unit));
+    assert_eq!(w.check_invariants(), Ok(()));
+    // The world is usable again.
+    let (columns, _) = traps(&mut w);
+    assert_eq!(w.len(), 6);
+    assert_eq!(witness(&w, columns[2]), Some(2));
+    for e in w.entities().collect::<Vec<_>>() {
+        w.get_mut::<Bomb>(e).unwrap().armed = false;
+    }
+}
+
+#[test]
+fn dropping_the_world_drops_every_value_once_when_one_panics() {
+    let mut w = World::new();
+    traps(&mut w);
+    reset();
+    let dropped = catch_unwind(AssertUnwindSafe(move || drop(w)));
+    assert!(dropped.is_err());
+    assert_eq!(drops(), (6, 6));
+}
+
+#[test]
+fn commands_after_a_panicking_drop_still_apply_and_no_reservation_is_left_alive() {
+    let mut w = World::new();
+    w.spawn(Scripted { director: Director });
+    let (columns, rows) = traps(&mut w);
+    let spawned = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let out = spawned.clone();
+    let (armed_column, armed_row, plain) = (columns[1], rows[1], columns[0]);
+    w.resource::<Script>().push(move |c| {
+        let mut out = out.lock().unwrap();
+        out.push(c.spawn(Unit {
+            health: Health(1),
+            lifetime: Lifetime(5),
+        }));
+        // Panics while the command applies: the row is already gone.
+        c.despawn(armed_column);
+        out.push(c.spawn(Unit {
+            health: Health(2),
+            lifetime: Lifetime(5),
+        }));
+        // Replacing an armed bomb drops it inside the world: a second panic, whose payload is
+        // dropped while the first one continues.
+        c.insert(armed_row, bomb(false, 99));
+        // Removing a disarmed bomb moves the entity to `Disarmed`.
+        c.remove::<Bomb>(plain);
+        out.push(c.spawn(Unit {
+            health: Health(3),
+            lifetime: Lifetime(5),
+        }));
+    });
+    reset();
+    let run = catch_unwind(AssertUnwindSafe(|| w.run_run_script()));
+    let message = run.expect_err("the first bomb's panic continues");
+    assert_eq!(
+        message.downcast_ref::<String>().map(String::as_str),
+        Some("bomb 1 went off"),
+        "the first panic is the one that continues"
+    );
+    // The despawned row's bomb and witness, the replaced bomb, the removed bomb.
+    assert_eq!(drops(), (3, 1));
+    // Every command applied: three spawns placed, one despawn, one replace, one remove.
+    let spawned = spawned.lock().unwrap().clone();
+    assert_eq!(spawned.len(), 3);
+    for (i, &e) in spawned.iter().enumerate() {
+        assert_eq!(w.get::<Health>(e), Some(&Health(i as i32 + 1)), "spawn {i}");
+    }
+    assert!(!w.is_alive(armed_column));
+    assert_eq!(w.get::<Bomb>(armed_row), Some(&bomb(false, 99)));
+    assert_eq!(w.signature_name_of(plain), Some("Disarmed"));
+    assert_eq!(w.len(), 1 + 6 - 1 + 3);
+    assert_eq!(w.entity_manager().reserved_len(), 0);
+    assert_eq!(w.check_invariants(), Ok(()));
+    for e in w.entities().collect::<Vec<_>>() {
+        if let Some(b) = w.get_mut::<Bomb>(e) {
+            b.armed = false;
+        }
+    }
+}

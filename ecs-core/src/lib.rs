@@ -30,6 +30,8 @@
 //! assert!(entities.alive(e));
 //! ```
 
+#![warn(unreachable_pub)]
+
 pub mod component;
 pub mod entity;
 mod model;

@@ -69,6 +69,13 @@ pub fn no_commands(errors: Vec<crate::WorldError>) {
     debug_assert!(errors.is_empty(), "no command can fail without Commands");
 }
 
+/// What a generated pass borrows from `world` at once: its stores (as checked views), its
+/// resources and its entity manager.
+#[inline]
+pub fn pass<M: WorldModel>(world: &mut crate::World<M>) -> Pass<'_, M> {
+    world.pass()
+}
+
 /// What a generated pass borrows from the world at once.
 pub struct Pass<'w, M: WorldModel> {
     /// The stores, handed out by id in ascending order.
@@ -554,7 +561,7 @@ mod tests {
     #[test]
     fn checked_views_hand_out_each_column_as_its_type() {
         let (mut w, es) = world();
-        let mut stores = w.__pass().stores;
+        let mut stores = super::pass(&mut w).stores;
         assert_eq!(stores.rows(&[0, 1]), 4);
         assert_eq!(stores.rows(&[1]), 2);
         let mut just_a = stores.take(0);
@@ -576,7 +583,7 @@ mod tests {
     /// The panic message of `take` on a fresh checked view of store `id`, if it panics.
     fn refusal(id: u32, take: impl FnOnce(&mut StoreColumns<'_>)) -> Option<String> {
         let (mut w, _) = world();
-        let mut stores = w.__pass().stores;
+        let mut stores = super::pass(&mut w).stores;
         let mut view = stores.take(id);
         let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| take(&mut view)));
         panicked.err().map(|p| match p.downcast::<String>() {
@@ -657,7 +664,7 @@ mod tests {
         let taking = |ids: &'static [u32]| {
             std::panic::catch_unwind(move || {
                 let (mut w, _) = world();
-                let mut stores = w.__pass().stores;
+                let mut stores = super::pass(&mut w).stores;
                 for &id in ids {
                     stores.take(id);
                 }
@@ -671,7 +678,7 @@ mod tests {
         assert!(!taking(&[2]));
         // Rows are counted before any store is taken.
         let (mut w, _) = world();
-        let mut stores = w.__pass().stores;
+        let mut stores = super::pass(&mut w).stores;
         stores.take(0);
         let counted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stores.rows(&[1])));
         assert!(counted.is_err());
@@ -680,7 +687,7 @@ mod tests {
     #[test]
     fn rows_counts_any_ids_in_range_and_refuses_one_out_of_range() {
         let (mut w, _) = world();
-        let stores = w.__pass().stores;
+        let stores = super::pass(&mut w).stores;
         assert_eq!(stores.rows(&[]), 0);
         // The single range check uses the largest id, wherever it stands.
         assert_eq!(stores.rows(&[1, 0]), 4);
@@ -700,7 +707,7 @@ mod tests {
     fn trusted_views_hand_out_the_same_columns() {
         let (mut w, es) = world();
         // SAFETY: the columns are taken as their types in the test model's STORES.
-        let mut stores = unsafe { w.__pass().stores.trusted() };
+        let mut stores = unsafe { super::pass(&mut w).stores.trusted() };
         assert_eq!(stores.rows(&[0, 1]), 4);
         let mut just_a = stores.take(0);
         assert_eq!(just_a.entities(), [es[0], es[2]]);
@@ -721,7 +728,7 @@ mod tests {
     fn a_trusted_view_still_checks_borrows() {
         let (mut w, _) = world();
         // SAFETY: the columns are taken as their types in the test model's STORES.
-        let mut stores = unsafe { w.__pass().stores.trusted() };
+        let mut stores = unsafe { super::pass(&mut w).stores.trusted() };
         let mut ab = stores.take(1);
         let _: &mut [B] = ab.col_mut(1);
         let _: &mut [B] = ab.col_mut(1);
@@ -735,7 +742,7 @@ mod tests {
     fn debug_builds_check_a_trusted_views_types() {
         let (mut w, _) = world();
         // SAFETY: not upheld on purpose; the debug assertion fires before the column is used.
-        let mut stores = unsafe { w.__pass().stores.trusted() };
+        let mut stores = unsafe { super::pass(&mut w).stores.trusted() };
         let _: &[A] = stores.take(1).col(1);
     }
 }

@@ -12,23 +12,23 @@
 /// Does a store whose component set is `mask` match a system or query that needs every
 /// component of `required` and none of `excluded` (bit `i` is component `i`)?
 #[inline]
-pub const fn matches(mask: u128, required: u128, excluded: u128) -> bool {
+pub(crate) const fn matches(mask: u128, required: u128, excluded: u128) -> bool {
     mask & required == required && mask & excluded == 0
 }
 
 /// Shared and exclusive borrows of components: bit `i` is component `i`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Borrows {
+pub(crate) struct Borrows {
     /// Components borrowed shared (`&C`, `Option<&C>`).
-    pub reads: u128,
+    pub(crate) reads: u128,
     /// Components borrowed exclusively (`&mut C`, `Option<&mut C>`).
-    pub writes: u128,
+    pub(crate) writes: u128,
 }
 
 impl Borrows {
     /// One borrow of component `id`.
     #[inline]
-    pub const fn of(id: u32, mutable: bool) -> Borrows {
+    pub(crate) const fn of(id: u32, mutable: bool) -> Borrows {
         let bit = 1u128 << id;
         if mutable {
             Borrows {
@@ -45,14 +45,14 @@ impl Borrows {
 
     /// Do the two alias: does one write a component the other reads or writes?
     #[inline]
-    pub const fn conflicts(&self, other: &Borrows) -> bool {
+    pub(crate) const fn conflicts(&self, other: &Borrows) -> bool {
         self.writes & (other.reads | other.writes) != 0
             || other.writes & (self.reads | self.writes) != 0
     }
 
     /// Both sets of borrows.
     #[inline]
-    pub const fn union(&self, other: &Borrows) -> Borrows {
+    pub(crate) const fn union(&self, other: &Borrows) -> Borrows {
         Borrows {
             reads: self.reads | other.reads,
             writes: self.writes | other.writes,

@@ -165,7 +165,7 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
                     #(#takes)*
                 }
             }
-            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world.__pass();
+            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = ::ecs_core::__private::pass(world);
             let stores = Stores(unsafe { stores.trusted() });
             #resources
             #run

@@ -412,8 +412,9 @@ mod sigecs_world {
                 });
             }
         }
-        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
-            .__pass();
+        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = ::ecs_core::__private::pass(
+            world,
+        );
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = Stores(unsafe { stores.trusted() });
         let r1 = &resources.scale;
@@ -469,8 +470,9 @@ mod sigecs_world {
                 });
             }
         }
-        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
-            .__pass();
+        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = ::ecs_core::__private::pass(
+            world,
+        );
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = Stores(unsafe { stores.trusted() });
         let r2 = &mut resources.sum;
@@ -504,8 +506,9 @@ mod sigecs_world {
                 });
             }
         }
-        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
-            .__pass();
+        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = ::ecs_core::__private::pass(
+            world,
+        );
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = Stores(unsafe { stores.trusted() });
         let r1 = &resources.scale;
@@ -545,8 +548,9 @@ mod sigecs_world {
                 });
             }
         }
-        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
-            .__pass();
+        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = ::ecs_core::__private::pass(
+            world,
+        );
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = Stores(unsafe { stores.trusted() });
         let r1 = &resources.scale;
@@ -591,8 +595,9 @@ mod sigecs_world {
                 });
             }
         }
-        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = world
-            .__pass();
+        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = ::ecs_core::__private::pass(
+            world,
+        );
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = Stores(unsafe { stores.trusted() });
         let r1 = &resources.scale;

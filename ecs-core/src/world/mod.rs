@@ -258,9 +258,9 @@ impl<M: WorldModel> World<M> {
         M::components()[id as usize].name
     }
 
-    /// The stores, the resources and the entity manager at once, for generated system passes.
-    #[doc(hidden)]
-    pub fn __pass(&mut self) -> crate::__private::Pass<'_, M> {
+    /// The stores, the resources and the entity manager at once, for generated system passes
+    /// ([`crate::__private::pass`]).
+    pub(crate) fn pass(&mut self) -> crate::__private::Pass<'_, M> {
         crate::__private::Pass::new(
             &mut self.stores,
             &mut self.resources,

@@ -21,7 +21,7 @@ use crate::Component;
 use rustc_hash::FxHashMap;
 use std::any::TypeId;
 
-use crate::stats::Layout;
+pub(crate) use crate::stats::Layout;
 
 /// A declared component.
 #[derive(Debug)]

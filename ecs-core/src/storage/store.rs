@@ -398,3 +398,103 @@ mod tests {
         assert_eq!(dropped(), [0]);
     }
 }
+
+/// Removing rows whose first column's `Drop` panics.
+#[cfg(test)]
+mod panicking_drops {
+    use super::*;
+    use crate::model::Layout;
+    use crate::storage::ColumnType;
+    use std::cell::Cell;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+
+    thread_local!(static DROPS: Cell<(u32, u32)> = const { Cell::new((0, 0)) });
+
+    /// Panics when dropped with `true` (unless already unwinding).
+    struct Bomb(bool);
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            DROPS.with(|d| d.set((d.get().0 + 1, d.get().1)));
+            if self.0 && !std::thread::panicking() {
+                panic!("bomb");
+            }
+        }
+    }
+    /// Counts its drops.
+    struct Mate;
+    impl Drop for Mate {
+        fn drop(&mut self) {
+            DROPS.with(|d| d.set((d.get().0, d.get().1 + 1)));
+        }
+    }
+
+    static COMPONENTS: [ComponentInfo; 2] = [
+        ComponentInfo::of::<Bomb>("Bomb"),
+        ComponentInfo::of::<Mate>("Mate"),
+    ];
+    static INFO: StoreInfo = StoreInfo {
+        name: "Trap",
+        mask: 0b11,
+        layout: Layout::Columns,
+        columns: &[ColumnType::of::<Bomb>(), ColumnType::of::<Mate>()],
+        slots: &[Slot::new(0, 0, 0), Slot::new(1, 1, 0)],
+        signature: std::any::TypeId::of::<Bomb>,
+    };
+
+    fn store(armed: &[bool]) -> Store {
+        let mut s = Store::new(&INFO, &COMPONENTS);
+        for (i, &a) in armed.iter().enumerate() {
+            s.reserve(1);
+            let row = s.len();
+            // SAFETY: both slots of the reserved row are written, then the row is committed.
+            unsafe {
+                s.slot_ptr(INFO.slots[0], row).cast::<Bomb>().write(Bomb(a));
+                s.slot_ptr(INFO.slots[1], row).cast::<Mate>().write(Mate);
+                s.commit_row(Entity::new(i as u32, 0));
+            }
+        }
+        DROPS.with(|d| d.set((0, 0)));
+        s
+    }
+
+    fn drops() -> (u32, u32) {
+        DROPS.with(Cell::get)
+    }
+
+    #[test]
+    fn a_removed_rows_mates_are_dropped_when_its_first_value_panics() {
+        let mut s = store(&[false, true, false]);
+        let mut moved = None;
+        let r = catch_unwind(AssertUnwindSafe(|| s.swap_remove_drop(1, |m| moved = m)));
+        assert!(r.is_err());
+        assert_eq!(drops(), (1, 1), "the mate of the panicking bomb is dropped");
+        assert_eq!(moved, Some(Entity::new(2, 0)));
+        assert_eq!(s.entities(), [Entity::new(0, 0), Entity::new(2, 0)]);
+        drop(s);
+        assert_eq!(drops(), (3, 3));
+    }
+
+    #[test]
+    fn truncating_drops_every_column_when_one_value_panics() {
+        let mut s = store(&[false, true, false, false]);
+        let r = catch_unwind(AssertUnwindSafe(|| s.truncate(1)));
+        assert!(r.is_err());
+        assert_eq!(s.len(), 1);
+        assert_eq!(
+            drops(),
+            (3, 3),
+            "the rest of the bomb column and the whole mate column"
+        );
+        drop(s);
+        assert_eq!(drops(), (4, 4));
+    }
+
+    #[test]
+    fn removing_from_an_empty_store_panics_before_touching_it() {
+        let mut s = store(&[]);
+        let r = catch_unwind(AssertUnwindSafe(|| s.swap_remove_drop(0, |_| {})));
+        assert!(r.is_err());
+        assert!(s.is_empty());
+        assert_eq!(drops(), (0, 0));
+    }
+}

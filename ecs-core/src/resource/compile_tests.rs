@@ -310,3 +310,106 @@ fn a_key_twice_in_one_object_is_refused_with_its_line() {
         .compile_str("{\"entities\": [{\"components\": {\"name\": \"a\"}}, {\"components\": {\"name\": \"b\"}}]}")
         .unwrap();
 }
+
+#[test]
+fn a_parent_outside_the_level_is_refused() {
+    // Parents never went through the 30-bit mask; these pin that every number that is not an
+    // index of the level is refused, the largest included.
+    for (parent, found) in [
+        ("1073741824", "1073741824"),
+        ("4294967295", "4294967295"),
+        ("4294967296", "4294967296"),
+        ("18446744073709551616", "1.8446744073709552e+19"),
+    ] {
+        assert_eq!(
+            error(&format!(
+                r#"{{"entities": [{{}}, {{"parent": {parent}}}]}}"#
+            )),
+            pair(
+                "entities[1].parent",
+                &format!("expected null or an entity index below 2, found {found}")
+            )
+        );
+    }
+    // serde_json reads `-0` as a float.
+    assert_eq!(
+        error(r#"{"entities": [{"parent": -0}, {}]}"#),
+        pair(
+            "entities[0].parent",
+            "expected null or an entity index below 2, found -0.0"
+        )
+    );
+}
+
+/// The compiler reads the document as a stream, in document order, and lists the errors of an
+/// object in key order, as it did when it read a whole `serde_json::Value` (whose objects
+/// iterate in key order): the same level gives the same errors, the cap included.
+#[test]
+fn errors_are_listed_in_key_order_within_an_object() {
+    assert_eq!(
+        errors(
+            r#"{"zz": 1, "entities": [
+                {"components": {"tags": "x", "pos": 5, "nope": 1}, "zkey": 1, "parent": 7, "akey": 2},
+                {"components": 3, "parent": -1}
+            ], "aa": 2}"#
+        ),
+        [
+            pair("aa", "unknown key: expected only \"entities\""),
+            pair("zz", "unknown key: expected only \"entities\""),
+            pair(
+                "entities[0].akey",
+                "unknown key: an entity has \"parent\" and \"components\""
+            ),
+            pair(
+                "entities[0].zkey",
+                "unknown key: an entity has \"parent\" and \"components\""
+            ),
+            pair(
+                "entities[0].parent",
+                "expected null or an entity index below 2, found 7"
+            ),
+            pair(
+                "entities[0].components.nope",
+                "unknown component `nope`; registered: name, pos, tags"
+            ),
+            pair(
+                "entities[0].components.pos",
+                "invalid type: integer `5`, expected struct Pos"
+            ),
+            pair(
+                "entities[0].components.tags",
+                "invalid type: string \"x\", expected a sequence"
+            ),
+            pair(
+                "entities[1].parent",
+                "expected null or an entity index below 2, found -1"
+            ),
+            pair(
+                "entities[1].components",
+                "expected an object of components, found a number"
+            ),
+        ]
+    );
+    // Many unknown keys in one entity, after a bad document key: the first ones in key order
+    // are listed, the others counted.
+    let registry = registry();
+    let keys: Vec<String> = (0..3 * MAX_ERRORS)
+        .rev()
+        .map(|k| format!(r#""k{k:04}": {k}"#))
+        .collect();
+    let json = format!(
+        r#"{{"entities": [{{{}}}, {{"parent": 5}}], "top": 1}}"#,
+        keys.join(", ")
+    );
+    let err = EntityCompiler::new(&registry)
+        .compile_str(&json)
+        .unwrap_err();
+    assert_eq!(err.errors.len(), MAX_ERRORS);
+    assert_eq!(err.more, 3 * MAX_ERRORS + 2 - MAX_ERRORS);
+    assert_eq!(err.errors[0].path, "top");
+    assert_eq!(err.errors[1].path, "entities[0].k0000");
+    assert_eq!(
+        err.errors[MAX_ERRORS - 1].path,
+        format!("entities[0].k{:04}", MAX_ERRORS - 2)
+    );
+}

@@ -37,9 +37,12 @@
 //! a first pass checks that it is JSON with no key twice in an object and counts the entities
 //! (so that parents are checked against the level's size as they are read); the second reads
 //! the entities one by one, each component's value as a small `serde_json::Value` that is
-//! compiled and dropped. What stays is what the blob needs (each instance's bytes and where
-//! they go, each entity's parent), then the blob, which takes the component types' buffers over
-//! one by one.
+//! compiled and dropped. What stays is what the blob needs: each instance's bytes, 8 bytes of
+//! bookkeeping per instance and 4 per entity, then the blob, which takes the component types'
+//! buffers over one by one. On a 1,005,700-entity level of the bundled world
+//! (`scripts/make_level.py --scale 89`, 134 MB of JSON, a 68 MB blob), the `compile` command's
+//! peak resident memory is 232 MB with the text it read: 1.7× the input (a `Value` of the
+//! document made it 2.2 GB).
 
 use std::borrow::Cow;
 use std::fmt;

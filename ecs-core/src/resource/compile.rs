@@ -19,7 +19,10 @@
 //!   `null`/absent for a root (parents may come after their children), and `"components"`, an
 //!   object from resource names to values; absent means no component.
 //! - Each component value is whatever the registered type's `Deserialize` accepts (through
-//!   `serde_json`): a struct as an object, a newtype as its inner value, and so on.
+//!   `serde_json`): a struct as an object, a newtype as its inner value, and so on. An
+//!   [`Entity`](crate::entity::Entity) in any registered type must be an index of the level's
+//!   entities (or [`NO_ENTITY`](super::NO_ENTITY)'s bits, for none): anything else is an error
+//!   at its path that says what range is valid.
 //!
 //! Unknown keys are errors, as are unregistered component names: a typo in a level is reported,
 //! never silently dropped. A key twice in one object is refused with its line. Every other
@@ -35,14 +38,14 @@
 //!
 //! The document is never held as a tree. [`EntityCompiler::compile_str`] reads the text twice:
 //! a first pass checks that it is JSON with no key twice in an object and counts the entities
-//! (so that parents are checked against the level's size as they are read); the second reads
-//! the entities one by one, each component's value as a small `serde_json::Value` that is
-//! compiled and dropped. What stays is what the blob needs: each instance's bytes, 8 bytes of
-//! bookkeeping per instance and 4 per entity, then the blob, which takes the component types'
-//! buffers over one by one. On a 1,005,700-entity level of the bundled world
-//! (`scripts/make_level.py --scale 89`, 134 MB of JSON, a 68 MB blob), the `compile` command's
-//! peak resident memory is 232 MB with the text it read: 1.7× the input (a `Value` of the
-//! document made it 2.2 GB).
+//! (so that parents and entity references are checked against the level's size as they are
+//! read); the second reads the entities one by one, each component's value as a small
+//! `serde_json::Value` that is compiled and dropped. What stays is what the blob needs: each
+//! instance's bytes, 8 bytes of bookkeeping per instance and 4 per entity, then the blob,
+//! which takes the component types' buffers over one by one. On a 1,005,700-entity level of the
+//! bundled world (`scripts/make_level.py --scale 89`, 134 MB of JSON, a 68 MB blob), the
+//! `compile` command's peak resident memory is 232 MB with the text it read: 1.7× the input
+//! (a `Value` of the document made it 2.2 GB).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -530,7 +533,7 @@ impl State<'_> {
         // Paths are formatted only for errors: a valid level builds no path strings.
         let path = || format!("entities[{i}].components.{name}");
         self.scratch.clear();
-        match (reg.compile)(value, &mut self.scratch) {
+        match (reg.compile)(value, self.num_entities, &mut self.scratch) {
             Ok(()) => {
                 // The compile function wrote one canonical instance: no re-check.
                 if let Err(e) = self.writer.push_compiled(reg, i, &self.scratch) {

@@ -2,7 +2,7 @@
 //! and a valid level's values read back through the verifier.
 
 use super::*;
-use crate::resource::{verify, AnySet, Registration, VerifyOptions};
+use crate::resource::{verify, AnySet, Registration, VerifyOptions, NO_ENTITY};
 
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable, serde::Deserialize)]
 #[repr(C)]
@@ -311,6 +311,153 @@ fn a_key_twice_in_one_object_is_refused_with_its_line() {
         .unwrap();
 }
 
+/// A squad: entities inside a serde (postcard) component, below the component's own value.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Squad {
+    members: Vec<crate::entity::Entity>,
+}
+
+impl crate::resource::MapEntities for Squad {
+    fn map_entities(
+        &mut self,
+        map: &mut dyn FnMut(crate::entity::Entity) -> crate::entity::Entity,
+    ) {
+        for m in &mut self.members {
+            *m = map(*m);
+        }
+    }
+}
+
+/// A registry with entity references: `link`, plain old data, is one entity; `squad`, postcard,
+/// holds a list of them.
+fn registry_with_references() -> Registry {
+    use crate::entity::Entity;
+    Registry::new([
+        Registration::pod::<Pos>("pos"),
+        Registration::pod::<Entity>("link").map_entities::<Entity>(),
+        Registration::serde::<Squad>("squad").map_entities::<Squad>(),
+    ])
+    .unwrap()
+}
+
+/// The errors of compiling `json` with [`registry_with_references`].
+fn reference_errors(json: &str) -> Vec<PathError> {
+    let registry = registry_with_references();
+    EntityCompiler::new(&registry)
+        .compile_str(json)
+        .expect_err("the level must not compile")
+        .errors
+}
+
+/// A reported problem: an entity reference was read as its low 30 bits, so `1073741824` (2^30)
+/// became entity 0, `1073741825` entity 1 and `4294967295` "none" (NO_ENTITY), silently; the
+/// same values in a blob are refused by the verifier. A value that is not an index of the
+/// level's entities (or NO_ENTITY's bits, for none) is now refused at its path.
+#[test]
+fn an_entity_reference_outside_the_level_is_refused_at_its_path() {
+    let expected = |found: &str| {
+        format!(
+            "expected an entity index below 4 (or {} for none), found {found}",
+            NO_ENTITY.to_bits()
+        )
+    };
+    for (value, found) in [
+        ("4", "4"),
+        ("1073741824", "1073741824"),
+        ("1073741825", "1073741825"),
+        ("4294967295", "4294967295"),
+        ("4294967296", "4294967296"),
+        ("18446744073709551615", "18446744073709551615"),
+        ("18446744073709551616", "1.8446744073709552e+19"),
+        ("-1", "-1"),
+        ("-9223372036854775808", "-9223372036854775808"),
+        ("0.5", "0.5"),
+        ("2.0", "2.0"),
+        ("true", "true"),
+        ("\"2\"", "\"2\""),
+        ("null", "null"),
+        ("{}", "an object"),
+    ] {
+        let json =
+            format!(r#"{{"entities": [{{}}, {{}}, {{}}, {{"components": {{"link": {value}}}}}]}}"#);
+        assert_eq!(
+            reference_errors(&json),
+            [PathError {
+                path: "entities[3].components.link".into(),
+                message: expected(found),
+            }],
+            "link {value}"
+        );
+    }
+    // Inside a component's value: the path goes down to the element.
+    assert_eq!(
+        reference_errors(
+            r#"{"entities": [{"components": {"squad": {"members": [1, 1073741825]}}}, {}]}"#
+        ),
+        [PathError {
+            path: "entities[0].components.squad.members[1]".into(),
+            message: format!(
+                "expected an entity index below 2 (or {} for none), found 1073741825",
+                NO_ENTITY.to_bits()
+            ),
+        }]
+    );
+    // Every error is reported, in entity order.
+    let paths: Vec<String> = reference_errors(
+        r#"{"entities": [{"components": {"link": 2}}, {"components": {"squad": {"members": [-1]}}}]}"#,
+    )
+    .into_iter()
+    .map(|e| e.path)
+    .collect();
+    assert_eq!(
+        paths,
+        [
+            "entities[0].components.link",
+            "entities[1].components.squad.members[0]"
+        ]
+    );
+}
+
+#[test]
+fn entity_references_of_the_level_compile() {
+    use crate::entity::Entity;
+    let registry = registry_with_references();
+    // The last entity, an entity itself, "none", and references to entities further on.
+    let none = NO_ENTITY.to_bits();
+    let blob = EntityCompiler::new(&registry)
+        .compile_str(&format!(
+            r#"{{"entities": [
+                {{"components": {{"link": 2, "squad": {{"members": [0, 1, 2, {none}]}}}}}},
+                {{"components": {{"link": 1}}}},
+                {{"parent": 0, "components": {{"link": {none}}}}}
+            ]}}"#
+        ))
+        .unwrap();
+    let level = verify(
+        &blob[..],
+        &registry,
+        AnySet::default(),
+        &VerifyOptions::default(),
+    )
+    .unwrap();
+    let links = level.component("link").unwrap();
+    assert_eq!(
+        links.pod::<Entity>().unwrap().as_ref(),
+        [Entity::from_bits(2), Entity::from_bits(1), NO_ENTITY]
+    );
+    assert_eq!(
+        level.component("squad").unwrap().decode::<Squad>().unwrap(),
+        [Squad {
+            members: vec![
+                Entity::from_bits(0),
+                Entity::from_bits(1),
+                Entity::from_bits(2),
+                NO_ENTITY
+            ]
+        }]
+    );
+}
+
 #[test]
 fn a_parent_outside_the_level_is_refused() {
     // Parents never went through the 30-bit mask; these pin that every number that is not an
@@ -339,6 +486,63 @@ fn a_parent_outside_the_level_is_refused() {
             "expected null or an entity index below 2, found -0.0"
         )
     );
+}
+
+/// Orders, to reach every kind of place a value can sit in: enum variants of each shape, map
+/// values, options, nested sequences.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+enum Order {
+    Hold,
+    Move(f32),
+    Follow(crate::entity::Entity, f32),
+    Guard {
+        at: Option<crate::entity::Entity>,
+        radius: f32,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Orders {
+    list: Vec<Order>,
+    speeds: std::collections::BTreeMap<String, f32>,
+    grid: Vec<(u8, [f32; 2])>,
+}
+
+#[test]
+fn the_checks_reach_every_depth_of_a_component() {
+    let registry = Registry::new([Registration::serde::<Orders>("orders")]).unwrap();
+    let compile = |json: &str| EntityCompiler::new(&registry).compile_str(json);
+    let at = |orders: &str| {
+        format!(r#"{{"entities": [{{"components": {{"orders": {orders}}}}}, {{}}]}}"#)
+    };
+    let valid = r#"{"list": ["Hold", {"Move": 1}, {"Follow": [1, 2]}, {"Guard": {"at": 0, "radius": 3}}],
+                    "speeds": {"slow": 1}, "grid": [[1, [0, 1]]]}"#;
+    compile(&at(valid)).unwrap();
+    let entity_error = format!(
+        "expected an entity index below 2 (or {} for none), found 2",
+        NO_ENTITY.to_bits()
+    );
+    for (orders, path, message) in [
+        (
+            valid.replace("[1, 2]", "[2, 2]"),
+            "list[2].Follow[0]",
+            entity_error.clone(),
+        ),
+        (
+            valid.replace(r#""at": 0"#, r#""at": 2"#),
+            "list[3].Guard.at",
+            entity_error.clone(),
+        ),
+    ] {
+        let err = compile(&at(&orders)).unwrap_err();
+        assert_eq!(
+            err.errors,
+            [PathError {
+                path: format!("entities[0].components.orders.{path}"),
+                message,
+            }]
+        );
+    }
 }
 
 /// The compiler reads the document as a stream, in document order, and lists the errors of an

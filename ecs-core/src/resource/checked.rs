@@ -1,6 +1,11 @@
-//! [`Checked`]: the deserializer a component's JSON value is read through, which refuses what
-//! serde would otherwise let through silently, whatever the registered type:
+//! [`Checked`]: the deserializer a component's JSON value is read through, which refuses two
+//! things serde would otherwise let through silently, whatever the registered type:
 //!
+//! - a number out of range for an `f32`: serde reads an `f32` as an `f64` and converts it with
+//!   `as`, so `1e39` became `+inf` (only numbers beyond `f64`, like `1e400`, were refused, by the
+//!   JSON parser). A finite number that rounds to infinity as an `f32` is now an error; one that
+//!   rounds to a finite `f32` (`3.4028235e38`, how `f32::MAX` is written; `1e-50`, which rounds
+//!   to zero) is read as before;
 //! - an [`Entity`](crate::entity::Entity) that is no entity of the level: in a level an entity
 //!   is an index into its `"entities"` array, or the bits of [`NO_ENTITY`] for none. Anything
 //!   else (an index past the end, a negative or fractional number, a string) is an error that
@@ -12,7 +17,7 @@
 //! below `serde_path_to_error`, which names the path of whatever it refuses.
 //!
 //! What it cannot see: a type that reads its fields through `deserialize_any` into serde's
-//! internal buffer (`#[serde(untagged)]`, `#[serde(flatten)]`) reads the buffered value
+//! internal buffer (`#[serde(untagged)]`, `#[serde(flatten)]`) converts the buffered number
 //! itself. Registered types do not do that (postcard cannot decode them; see
 //! [`codec`](super::codec)).
 
@@ -26,8 +31,8 @@ use serde::de::{
 use super::entities::{ENTITY_TOKEN, NO_ENTITY};
 use crate::entity::EntityBits;
 
-/// A deserializer that checks entity references (see the [module docs](self)) and otherwise
-/// hands everything to `de`.
+/// A deserializer that checks `f32` ranges and entity references (see the [module docs](self))
+/// and otherwise hands everything to `de`.
 pub(crate) struct Checked<D> {
     de: D,
     num_entities: u32,
@@ -129,11 +134,16 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<D> {
     forward! {
         deserialize_any deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32
         deserialize_i64 deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32
-        deserialize_u64 deserialize_u128 deserialize_f32 deserialize_f64 deserialize_char
-        deserialize_str
+        deserialize_u64 deserialize_u128 deserialize_f64 deserialize_char deserialize_str
         deserialize_string deserialize_bytes deserialize_byte_buf deserialize_option
         deserialize_unit deserialize_seq deserialize_map deserialize_identifier
         deserialize_ignored_any
+    }
+
+    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        let mut wrap = Wrap::new(visitor, self.num_entities);
+        wrap.f32_range = true;
+        self.de.deserialize_f32(wrap)
     }
 
     fn deserialize_unit_struct<V: Visitor<'de>>(
@@ -205,10 +215,12 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<D> {
     }
 }
 
-/// A visitor that hands every nested deserializer on as a [`Checked`] one.
+/// A visitor that hands every nested deserializer on as a [`Checked`] one, and checks the range
+/// of an `f32` read as an `f64` when `f32_range` is set.
 struct Wrap<V> {
     visitor: V,
     num_entities: u32,
+    f32_range: bool,
 }
 
 impl<V> Wrap<V> {
@@ -216,6 +228,7 @@ impl<V> Wrap<V> {
         Wrap {
             visitor,
             num_entities,
+            f32_range: false,
         }
     }
 }
@@ -239,9 +252,19 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
     forward_visit! {
         visit_bool(bool) visit_i8(i8) visit_i16(i16) visit_i32(i32) visit_i64(i64)
         visit_i128(i128) visit_u8(u8) visit_u16(u16) visit_u32(u32) visit_u64(u64)
-        visit_u128(u128) visit_f32(f32) visit_f64(f64) visit_char(char) visit_str(&str)
+        visit_u128(u128) visit_f32(f32) visit_char(char) visit_str(&str)
         visit_borrowed_str(&'de str) visit_string(String) visit_bytes(&[u8])
         visit_borrowed_bytes(&'de [u8]) visit_byte_buf(Vec<u8>)
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<V::Value, E> {
+        if self.f32_range && v.is_finite() && (v as f32).is_infinite() {
+            return Err(E::custom(format!(
+                "{v:e} is out of range for f32 (largest magnitude {:e})",
+                f32::MAX
+            )));
+        }
+        self.visitor.visit_f64(v)
     }
 
     fn visit_none<E: serde::de::Error>(self) -> Result<V::Value, E> {

@@ -96,7 +96,8 @@ pub(crate) struct ValueError {
 }
 
 /// Compiles one component's JSON: `fn(value, num_entities, out)` reads `value` (through
-/// [`Checked`]: entities below `num_entities`) and appends the instance's bytes to `out`.
+/// [`Checked`]: `f32` ranges, entities below `num_entities`) and appends the instance's bytes
+/// to `out`.
 pub(crate) type CompileFn = fn(&serde_json::Value, u32, &mut Vec<u8>) -> Result<(), ValueError>;
 /// Checks `count` postcard instances in `data`, telling `len` each instance's length:
 /// `Err((instance, message))` for the first bad one.

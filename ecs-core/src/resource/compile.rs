@@ -19,10 +19,12 @@
 //!   `null`/absent for a root (parents may come after their children), and `"components"`, an
 //!   object from resource names to values; absent means no component.
 //! - Each component value is whatever the registered type's `Deserialize` accepts (through
-//!   `serde_json`): a struct as an object, a newtype as its inner value, and so on. An
-//!   [`Entity`](crate::entity::Entity) in any registered type must be an index of the level's
-//!   entities (or [`NO_ENTITY`](super::NO_ENTITY)'s bits, for none): anything else is an error
-//!   at its path that says what range is valid.
+//!   `serde_json`): a struct as an object, a newtype as its inner value, and so on. Two things
+//!   serde alone would let through are refused, in every registered type: a number that is
+//!   out of range for an `f32` field (it would become infinite), and an
+//!   [`Entity`](crate::entity::Entity) that is not an index of the level's entities (or
+//!   [`NO_ENTITY`](super::NO_ENTITY)'s bits, for none). Each is an error at its path that says
+//!   what range is valid.
 //!
 //! Unknown keys are errors, as are unregistered component names: a typo in a level is reported,
 //! never silently dropped. A key twice in one object is refused with its line. Every other

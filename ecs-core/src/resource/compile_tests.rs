@@ -488,6 +488,133 @@ fn a_parent_outside_the_level_is_refused() {
     );
 }
 
+/// Numbers for `f32`s: `Pos` (plain old data), a `Vec<f32>` (postcard), the hierarchy's matrix.
+fn registry_with_floats() -> Registry {
+    Registry::new([
+        Registration::pod::<Pos>("pos"),
+        Registration::serde::<Vec<f32>>("weights"),
+        Registration::local_transform(),
+        Registration::pod::<f64>("wide"),
+        Registration::serde::<Option<f32>>("maybe"),
+    ])
+    .unwrap()
+}
+
+/// A reported problem: a number too large for an `f32` became `+inf` (`1e39`), silently, while
+/// one too large for an `f64` (`1e400`) was refused. It is now an error at its path, for every
+/// registered type that reads an `f32`.
+#[test]
+fn a_number_out_of_range_for_an_f32_is_refused_at_its_path() {
+    let registry = registry_with_floats();
+    let compile = |json: &str| EntityCompiler::new(&registry).compile_str(json);
+    let out_of_range =
+        |v: &str| format!("{v} is out of range for f32 (largest magnitude 3.4028235e38)");
+    let err = compile(
+        r#"{"entities": [
+            {"components": {"pos": {"x": 1e39, "y": 0}}},
+            {"components": {"pos": {"x": 0, "y": -1e39}}},
+            {"components": {"weights": [1, 2, 3.4028236e38]}},
+            {"components": {"local_transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,1e100,1]}},
+            {"components": {"maybe": 1e300}},
+            {"components": {"pos": {"x": 100000000000000000000000000000000000000000, "y": 0}}}
+        ]}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.errors,
+        [
+            PathError {
+                path: "entities[0].components.pos.x".into(),
+                message: out_of_range("1e39"),
+            },
+            PathError {
+                path: "entities[1].components.pos.y".into(),
+                message: out_of_range("-1e39"),
+            },
+            PathError {
+                path: "entities[2].components.weights[2]".into(),
+                message: out_of_range("3.4028236e38"),
+            },
+            PathError {
+                path: "entities[3].components.local_transform[14]".into(),
+                message: out_of_range("1e100"),
+            },
+            PathError {
+                path: "entities[4].components.maybe".into(),
+                message: out_of_range("1e300"),
+            },
+            PathError {
+                path: "entities[5].components.pos.x".into(),
+                message: out_of_range("1e41"),
+            },
+        ]
+    );
+    // Beyond f64 it is not a JSON number serde_json reads, as before.
+    assert_eq!(
+        compile(r#"{"entities": [{"components": {"pos": {"x": 1e400, "y": 0}}}]}"#)
+            .unwrap_err()
+            .errors,
+        [PathError {
+            path: String::new(),
+            message: "not valid JSON: number out of range at line 1 column 48".into()
+        }]
+    );
+}
+
+#[test]
+fn numbers_that_round_to_an_f32_compile_as_before() {
+    let registry = registry_with_floats();
+    // `3.4028235e38` is how f32::MAX is written, and is slightly above it: it rounds to it.
+    // Tiny numbers round to subnormals or zero. An f64 holds 1e39.
+    let blob = EntityCompiler::new(&registry)
+        .compile_str(
+            r#"{"entities": [
+                {"components": {"pos": {"x": 3.4028235e38, "y": -3.4028235e38}, "wide": 1e39}},
+                {"components": {"pos": {"x": 1e-40, "y": -1e-50}, "weights": [1e-46, 0.1], "maybe": null}}
+            ]}"#,
+        )
+        .unwrap();
+    let level = verify(
+        &blob[..],
+        &registry,
+        AnySet::default(),
+        &VerifyOptions::default(),
+    )
+    .unwrap();
+    let pos = level.component("pos").unwrap();
+    let pos = pos.pod::<Pos>().unwrap();
+    assert_eq!(
+        pos[0],
+        Pos {
+            x: f32::MAX,
+            y: -f32::MAX
+        }
+    );
+    assert_eq!(pos[1].x, 1e-40_f32);
+    assert!(pos[1].x.is_subnormal());
+    assert_eq!(pos[1].y.to_bits(), (-0.0f32).to_bits());
+    assert_eq!(
+        level
+            .component("weights")
+            .unwrap()
+            .decode::<Vec<f32>>()
+            .unwrap(),
+        [vec![0.0, 0.1]]
+    );
+    assert_eq!(
+        level.component("wide").unwrap().pod::<f64>().unwrap()[0],
+        1e39
+    );
+    assert_eq!(
+        level
+            .component("maybe")
+            .unwrap()
+            .decode::<Option<f32>>()
+            .unwrap(),
+        [None]
+    );
+}
+
 /// Orders, to reach every kind of place a value can sit in: enum variants of each shape, map
 /// values, options, nested sequences.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -518,20 +645,46 @@ fn the_checks_reach_every_depth_of_a_component() {
     let valid = r#"{"list": ["Hold", {"Move": 1}, {"Follow": [1, 2]}, {"Guard": {"at": 0, "radius": 3}}],
                     "speeds": {"slow": 1}, "grid": [[1, [0, 1]]]}"#;
     compile(&at(valid)).unwrap();
+    let f32_error = "1e39 is out of range for f32 (largest magnitude 3.4028235e38)";
     let entity_error = format!(
         "expected an entity index below 2 (or {} for none), found 2",
         NO_ENTITY.to_bits()
     );
     for (orders, path, message) in [
         (
+            valid.replace(r#"{"Move": 1}"#, r#"{"Move": 1e39}"#),
+            "list[1].Move",
+            f32_error.to_string(),
+        ),
+        (
             valid.replace("[1, 2]", "[2, 2]"),
             "list[2].Follow[0]",
             entity_error.clone(),
         ),
         (
+            valid.replace("[1, 2]", "[1, 1e39]"),
+            "list[2].Follow[1]",
+            f32_error.to_string(),
+        ),
+        (
             valid.replace(r#""at": 0"#, r#""at": 2"#),
             "list[3].Guard.at",
             entity_error.clone(),
+        ),
+        (
+            valid.replace(r#""radius": 3"#, r#""radius": 1e39"#),
+            "list[3].Guard.radius",
+            f32_error.to_string(),
+        ),
+        (
+            valid.replace(r#""slow": 1"#, r#""slow": 1e39"#),
+            "speeds.slow",
+            f32_error.to_string(),
+        ),
+        (
+            valid.replace("[0, 1]", "[0, 1e39]"),
+            "grid[0][1][1]",
+            f32_error.to_string(),
         ),
     ] {
         let err = compile(&at(&orders)).unwrap_err();

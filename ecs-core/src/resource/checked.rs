@@ -75,6 +75,10 @@ impl<'de> Visitor<'de> for EntityIndex {
         f.write_str(&expected_entity(self.num_entities))
     }
 
+    #[allow(
+        clippy::useless_conversion,
+        reason = "`EntityBits` is `u64` with `wide-entity`"
+    )]
     fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<EntityBits, E> {
         let valid = v < u64::from(self.num_entities) || v == u64::from(NO_ENTITY.to_bits());
         match EntityBits::try_from(v) {

@@ -92,6 +92,10 @@ impl<'de> Deserialize<'de> for Entity {
 struct EntityVisitor;
 
 impl EntityVisitor {
+    #[allow(
+        clippy::useless_conversion,
+        reason = "`EntityBits` is `u64` with `wide-entity`"
+    )]
     fn entity<E: serde::de::Error>(self, bits: EntityBits) -> Result<Entity, E> {
         let entity = Entity::from_bits(bits);
         if entity.to_bits() == bits {

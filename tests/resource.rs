@@ -7,8 +7,8 @@ use sigecs::components::physics::*;
 use sigecs::components::signatures::{Beacon, Body, Escort, Marker, Particle, Ship};
 use sigecs::ecs_core::entity::{Entity, EntityBits};
 use sigecs::ecs_core::resource::{
-    verify, AnySet, EntityCompiler, LocalTransform, ResourceError, VerifiedResource, VerifyOptions,
-    NO_ENTITY,
+    verify, AnySet, EntityCompiler, LocalTransform, PathError, ResourceError, ResourceWriter,
+    VerifiedResource, VerifyOptions, NO_ENTITY,
 };
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::ecs_core::{Change, WorldError};
@@ -430,26 +430,90 @@ fn a_failed_hierarchy_link_spawns_nothing() {
 
 #[test]
 fn references_outside_the_resource_are_refused_by_the_verifier() {
-    let bad = format!(
-        r#"{{"entities": [{{"components": {{"position": [0,0,0], "velocity": [0,0,0], "leader": {}}}}}]}}"#,
-        5
-    );
-    let blob = compile(&bad);
+    // The compiler refuses such a level (see `references_outside_the_level_are_refused_by_the
+    // _compiler`), so the blob is written directly.
+    let reg = resource_registry();
+    let mut w = ResourceWriter::new();
+    w.add_entity(None).unwrap();
+    w.push(reg.by_name("position").unwrap(), 0, &Position(Vec3::ZERO))
+        .unwrap();
+    w.push(reg.by_name("velocity").unwrap(), 0, &Velocity(Vec3::ZERO))
+        .unwrap();
+    w.push(
+        reg.by_name("leader").unwrap(),
+        0,
+        &Leader(Entity::from_bits(5)),
+    )
+    .unwrap();
+    let blob = w.finish().unwrap();
     let err = World::new()
-        .verify_resource(&blob[..], resource_registry(), &VerifyOptions::default())
+        .verify_resource(&blob[..], reg, &VerifyOptions::default())
         .unwrap_err();
     assert_eq!(
         err,
         ResourceError::ReferenceOutOfRange {
-            component: resource_registry()
-                .by_name("leader")
-                .unwrap()
-                .component_ref(),
+            component: reg.by_name("leader").unwrap().component_ref(),
             value: 5,
             num_entities: 1
         }
     );
     assert_eq!(NO_ENTITY.to_bits(), (1 << 30) - 1 as EntityBits);
+}
+
+/// A reported problem: the compiler read an entity reference as its low 30 bits, so
+/// `"leader": 1073741824` (2^30) became entity 0, 1073741825 entity 1, and 4294967295 "none",
+/// while the verifier refuses those values in a blob. Every value that is not an index of the
+/// level (or `NO_ENTITY`'s bits, for none) is now refused at its path, with the valid range.
+#[test]
+fn references_outside_the_level_are_refused_by_the_compiler() {
+    let level = |leader: &str| {
+        format!(
+            r#"{{"entities": [
+                {{"components": {{"position": [0,0,0], "velocity": [0,0,0]}}}},
+                {{"parent": 0, "components": {{"position": [0,0,0], "velocity": [0,0,0], "leader": {leader}}}}}
+            ]}}"#
+        )
+    };
+    for (leader, found) in [
+        ("2", "2"),
+        ("1073741824", "1073741824"),
+        ("1073741825", "1073741825"),
+        ("4294967295", "4294967295"),
+        ("18446744073709551615", "18446744073709551615"),
+        ("-1", "-1"),
+        ("0.5", "0.5"),
+        ("1.0", "1.0"),
+        ("1e39", "1e+39"),
+        ("\"0\"", "\"0\""),
+        ("null", "null"),
+        ("[0]", "an array"),
+    ] {
+        let err = EntityCompiler::new(resource_registry())
+            .compile_str(&level(leader))
+            .unwrap_err();
+        assert_eq!(
+            err.errors,
+            [PathError {
+                path: "entities[1].components.leader".into(),
+                message: format!(
+                    "expected an entity index below 2 (or 1073741823 for none), found {found}"
+                ),
+            }],
+            "leader {leader}"
+        );
+    }
+    // The valid values: an entity of the level, itself included, and none.
+    for (leader, expected) in [("0", Some(0)), ("1", Some(1)), ("1073741823", None)] {
+        let blob = compile(&level(leader));
+        let res = verify_for_any_world(&blob);
+        let leaders = res.component("leader").unwrap();
+        let value = leaders.pod::<Leader>().unwrap()[0].0;
+        assert_eq!(
+            value,
+            expected.map_or(NO_ENTITY, Entity::from_bits),
+            "leader {leader}"
+        );
+    }
 }
 
 #[test]

@@ -29,6 +29,7 @@ use bytemuck::Pod;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::checked::Checked;
 use super::format::{ENCODING_POD, ENCODING_POSTCARD};
 
 /// How a registered component's instances are stored in a blob.
@@ -94,16 +95,21 @@ pub(crate) struct ValueError {
     pub(crate) message: String,
 }
 
-/// Compiles one component's JSON: `fn(value, out)` appends the instance's bytes to `out`.
-pub(crate) type CompileFn = fn(&serde_json::Value, &mut Vec<u8>) -> Result<(), ValueError>;
+/// Compiles one component's JSON: `fn(value, num_entities, out)` reads `value` (through
+/// [`Checked`]: `f32` ranges, entities below `num_entities`) and appends the instance's bytes
+/// to `out`.
+pub(crate) type CompileFn = fn(&serde_json::Value, u32, &mut Vec<u8>) -> Result<(), ValueError>;
 /// Checks `count` postcard instances in `data`, telling `len` each instance's length:
 /// `Err((instance, message))` for the first bad one.
 pub(crate) type CheckFn = fn(&[u8], u32, &mut dyn FnMut(usize)) -> Result<(), (u32, String)>;
 /// Appends the encoding of a value given as `&dyn Any` (already known to be the right type).
 pub(crate) type EncodeFn = fn(&dyn Any, &mut Vec<u8>) -> Result<(), String>;
 
-fn deserialize_json<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, ValueError> {
-    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+fn deserialize_json<T: DeserializeOwned>(
+    value: &serde_json::Value,
+    num_entities: u32,
+) -> Result<T, ValueError> {
+    serde_path_to_error::deserialize::<_, T>(Checked::new(value, num_entities)).map_err(|e| {
         let path = if e.path().iter().next().is_none() {
             String::new()
         } else {
@@ -118,18 +124,20 @@ fn deserialize_json<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T,
 
 pub(crate) fn compile_pod<T: Pod + DeserializeOwned>(
     value: &serde_json::Value,
+    num_entities: u32,
     out: &mut Vec<u8>,
 ) -> Result<(), ValueError> {
-    let v: T = deserialize_json(value)?;
+    let v: T = deserialize_json(value, num_entities)?;
     out.extend_from_slice(bytemuck::bytes_of(&v));
     Ok(())
 }
 
 pub(crate) fn compile_postcard<T: Serialize + DeserializeOwned>(
     value: &serde_json::Value,
+    num_entities: u32,
     out: &mut Vec<u8>,
 ) -> Result<(), ValueError> {
-    let v: T = deserialize_json(value)?;
+    let v: T = deserialize_json(value, num_entities)?;
     encode_postcard(&v, out).map_err(|message| ValueError {
         path: String::new(),
         message,
@@ -262,10 +270,10 @@ mod tests {
             x: f32,
         }
         let mut out = Vec::new();
-        let e = compile_postcard::<P>(&serde_json::json!({"x": "no"}), &mut out).unwrap_err();
+        let e = compile_postcard::<P>(&serde_json::json!({"x": "no"}), 0, &mut out).unwrap_err();
         assert_eq!(e.path, "x");
         assert!(e.message.contains("expected f32"), "{}", e.message);
-        let e = compile_postcard::<P>(&serde_json::json!(3), &mut out).unwrap_err();
+        let e = compile_postcard::<P>(&serde_json::json!(3), 0, &mut out).unwrap_err();
         assert_eq!(e.path, "");
     }
 }

@@ -11,9 +11,12 @@
 //! - save replaces each entity with its index among the saved entities ([`NO_ENTITY`] for an
 //!   entity that is not saved, dead or `NO_ENTITY` itself).
 //!
-//! In JSON an entity is written as its resource index (a number), or `null`-free as the bits of
-//! [`NO_ENTITY`]. [`Entity`] is `Pod` (any bits are a valid, possibly dead, id) and serializes as
-//! its bits.
+//! In JSON an entity is written as its resource index (a number), or as the bits of
+//! [`NO_ENTITY`] for none; the compiler refuses any other value (an index past the level's
+//! entities, a negative or fractional number) with its path and the valid range. [`Entity`] is
+//! `Pod` (any bits are a valid, possibly dead, id) and serializes as its bits (a newtype struct
+//! of them, which JSON and postcard write as the bare number); deserializing refuses bits an id
+//! does not use instead of clearing them.
 //!
 //! [`LocalTransform`] is the one component a generated registry always has
 //! (`"local_transform"`, [`Registration::local_transform`](super::Registration::local_transform)):
@@ -63,15 +66,66 @@ unsafe impl bytemuck::Zeroable for Entity {}
 // SAFETY: as above; `Entity` is `Copy + 'static`.
 unsafe impl bytemuck::Pod for Entity {}
 
+/// The name an [`Entity`] gives serde as a newtype struct (its bits inside), so that the JSON
+/// compiler's deserializer recognises an entity and checks it is one of the level's (see
+/// [`Checked`](super::checked)). JSON and postcard write a newtype struct as its inner value.
+pub(crate) const ENTITY_TOKEN: &str = "$ecs_core::resource::Entity";
+
 impl Serialize for Entity {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.to_bits().serialize(s)
+        s.serialize_newtype_struct(ENTITY_TOKEN, &self.to_bits())
     }
 }
 
 impl<'de> Deserialize<'de> for Entity {
+    /// Reads an entity's bits. Bits an id does not use (above [`INDEX_BITS`] +
+    /// [`GENERATION_BITS`](crate::entity::GENERATION_BITS)) are refused, not cleared: a number
+    /// past [`NO_ENTITY`] is no entity.
+    ///
+    /// [`INDEX_BITS`]: crate::entity::INDEX_BITS
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        EntityBits::deserialize(d).map(Entity::from_bits)
+        d.deserialize_newtype_struct(ENTITY_TOKEN, EntityVisitor)
+    }
+}
+
+/// Reads an [`Entity`] as a newtype struct of its bits (or the bits alone).
+struct EntityVisitor;
+
+impl EntityVisitor {
+    #[allow(
+        clippy::useless_conversion,
+        reason = "`EntityBits` is `u64` with `wide-entity`"
+    )]
+    fn entity<E: serde::de::Error>(self, bits: EntityBits) -> Result<Entity, E> {
+        let entity = Entity::from_bits(bits);
+        if entity.to_bits() == bits {
+            Ok(entity)
+        } else {
+            Err(E::invalid_value(
+                serde::de::Unexpected::Unsigned(bits.into()),
+                &self,
+            ))
+        }
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for EntityVisitor {
+    type Value = Entity;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "an entity id (at most {})", NO_ENTITY.to_bits())
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Entity, D::Error> {
+        let bits = EntityBits::deserialize(d)?;
+        self.entity(bits)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Entity, E> {
+        match EntityBits::try_from(v) {
+            Ok(bits) => self.entity(bits),
+            Err(_) => Err(E::invalid_value(serde::de::Unexpected::Unsigned(v), &self)),
+        }
     }
 }
 
@@ -120,6 +174,38 @@ mod tests {
             Entity::from_bits(3)
         );
         assert_eq!(bytemuck::bytes_of(&e), &e.to_bits().to_le_bytes());
+    }
+
+    /// A reported problem: deserializing an entity cleared the bits an id does not use, so
+    /// 2^30 read as entity 0 and `u32::MAX` as `NO_ENTITY`. Such bits are now refused.
+    #[test]
+    fn bits_an_id_does_not_use_are_refused() {
+        // The lowest unused bit, set alone: 2^30 (2^54 with `wide-entity`).
+        let unused: EntityBits = NO_ENTITY.to_bits() + 1;
+        let err = serde_json::from_str::<Entity>(&unused.to_string()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "invalid value: integer `{unused}`, expected an entity id (at most {})",
+                NO_ENTITY.to_bits()
+            )
+        );
+        assert_eq!(
+            serde_json::from_str::<Entity>(&NO_ENTITY.to_bits().to_string()).unwrap(),
+            NO_ENTITY
+        );
+        // postcard: the bits are a varint, as before.
+        let bytes = postcard::to_allocvec(&Entity::new(5, 2)).unwrap();
+        assert_eq!(
+            bytes,
+            postcard::to_allocvec(&Entity::new(5, 2).to_bits()).unwrap()
+        );
+        assert_eq!(
+            postcard::from_bytes::<Entity>(&bytes).unwrap(),
+            Entity::new(5, 2)
+        );
+        let err = postcard::from_bytes::<Entity>(&postcard::to_allocvec(&unused).unwrap());
+        assert_eq!(err, Err(postcard::Error::SerdeDeCustom));
     }
 
     #[test]

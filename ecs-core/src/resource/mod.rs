@@ -147,6 +147,7 @@
 compile_error!("sigecs entity resources assume a little-endian target (POD components are stored as their in-memory bytes)");
 
 mod aligned;
+mod checked;
 pub mod codec;
 pub mod compile;
 mod entities;

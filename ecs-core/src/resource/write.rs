@@ -21,9 +21,30 @@ use super::Encoding;
 struct TypeBuf {
     component: ComponentRef,
     encoding: Encoding,
-    /// (entity, start in `data`, length).
-    entries: Vec<(u32, usize, usize)>,
+    /// (entity, length in `data`) of each instance, in the order they were pushed; their bytes
+    /// are in `data` in the same order. Eight bytes an instance: a level of a million entities
+    /// has millions of instances.
+    entries: Vec<(u32, u32)>,
     data: Vec<u8>,
+}
+
+impl TypeBuf {
+    /// Records the instance of `entity` whose bytes are `data[start..]`, or removes them if
+    /// they are too many for the format's 32-bit sizes.
+    fn add(&mut self, entity: u32, start: usize) -> Result<(), ResourceError> {
+        match u32::try_from(self.data.len() - start) {
+            Ok(len) => {
+                self.entries.push((entity, len));
+                Ok(())
+            }
+            Err(_) => {
+                self.data.truncate(start);
+                Err(ResourceError::TooLarge {
+                    what: "a component type's instance data",
+                })
+            }
+        }
+    }
 }
 
 /// Builds an entity resource blob.
@@ -147,9 +168,7 @@ impl ResourceWriter {
                 message,
             });
         }
-        let len = buf.data.len() - start;
-        buf.entries.push((entity, start, len));
-        Ok(())
+        buf.add(entity, start)
     }
 
     /// Adds component `reg` to many entities: `(entity, value)` pairs, in any order.
@@ -195,8 +214,7 @@ impl ResourceWriter {
         let buf = self.type_buf(reg, entity)?;
         let start = buf.data.len();
         buf.data.extend_from_slice(bytes);
-        buf.entries.push((entity, start, bytes.len()));
-        Ok(())
+        buf.add(entity, start)
     }
 
     /// [`push_encoded`](Self::push_encoded) for bytes a registration's own compile function just
@@ -210,8 +228,7 @@ impl ResourceWriter {
         let buf = self.type_buf(reg, entity)?;
         let start = buf.data.len();
         buf.data.extend_from_slice(bytes);
-        buf.entries.push((entity, start, bytes.len()));
-        Ok(())
+        buf.add(entity, start)
     }
 
     /// The blob: checks the hierarchy (every parent exists, no cycle) and that no entity holds a
@@ -232,41 +249,64 @@ impl ResourceWriter {
         }
         pad_vec(&mut out, RECORD_ALIGN);
 
-        for (identifier, mut t) in self.types {
-            if !t.entries.windows(2).all(|w| w[0].0 < w[1].0) {
-                t.entries.sort_by_key(|e| e.0);
-                if let Some(w) = t.entries.windows(2).find(|w| w[0].0 == w[1].0) {
+        for (identifier, t) in self.types {
+            let TypeBuf {
+                component,
+                encoding,
+                entries,
+                data,
+            } = t;
+            // Pushed in entity order (as a compile does): the bytes are already in order.
+            // Otherwise each instance's bytes are found and sorted by entity (stable).
+            let sorted = if entries.windows(2).all(|w| w[0].0 < w[1].0) {
+                None
+            } else {
+                let mut start = 0usize;
+                let mut spans: Vec<(u32, usize, usize)> = entries
+                    .iter()
+                    .map(|&(entity, len)| {
+                        let span = (entity, start, len as usize);
+                        start += len as usize;
+                        span
+                    })
+                    .collect();
+                spans.sort_by_key(|e| e.0);
+                if let Some(w) = spans.windows(2).find(|w| w[0].0 == w[1].0) {
                     return Err(ResourceError::DuplicateComponent {
-                        component: t.component,
+                        component,
                         entity: w[0].0,
                     });
                 }
-            }
-            let count = t.entries.len() as u32; // entity indices are distinct and < n.
-            let size = u32::try_from(t.data.len()).map_err(|_| ResourceError::TooLarge {
+                Some(spans)
+            };
+            let count = entries.len() as u32; // entity indices are distinct and < n.
+            let size = u32::try_from(data.len()).map_err(|_| ResourceError::TooLarge {
                 what: "a component type's instance data",
             })?;
             out.extend_from_slice(&identifier.to_le_bytes());
             out.extend_from_slice(&count.to_le_bytes());
             out.extend_from_slice(&size.to_le_bytes());
-            out.extend_from_slice(&t.encoding.code().to_le_bytes());
-            out.extend_from_slice(&(t.encoding.element_size() as u32).to_le_bytes());
-            for &(entity, _, _) in &t.entries {
-                out.extend_from_slice(&entity.to_le_bytes());
+            out.extend_from_slice(&encoding.code().to_le_bytes());
+            out.extend_from_slice(&(encoding.element_size() as u32).to_le_bytes());
+            match &sorted {
+                None => {
+                    for &(entity, _) in &entries {
+                        out.extend_from_slice(&entity.to_le_bytes());
+                    }
+                }
+                Some(spans) => {
+                    for &(entity, _, _) in spans {
+                        out.extend_from_slice(&entity.to_le_bytes());
+                    }
+                }
             }
             pad_vec(&mut out, DATA_ALIGN);
-            let in_order = t
-                .entries
-                .iter()
-                .try_fold(0usize, |next, &(_, start, len)| {
-                    (start == next).then_some(start + len)
-                })
-                .is_some();
-            if in_order {
-                out.extend_from_slice(&t.data);
-            } else {
-                for &(_, start, len) in &t.entries {
-                    out.extend_from_slice(&t.data[start..start + len]);
+            match sorted {
+                None => out.extend_from_slice(&data),
+                Some(spans) => {
+                    for (_, start, len) in spans {
+                        out.extend_from_slice(&data[start..start + len]);
+                    }
                 }
             }
             pad_vec(&mut out, RECORD_ALIGN);

@@ -1,4 +1,6 @@
-//! Model-based test: random sequences of operations drive the fixture `World` and a naive
+//! Model-based test of a strict (closed) world: random sequences of operations drive the
+//! fixture's strict `World` (`Undeclared::Error`: a set no signature declares is an error) and a
+//! naive
 //! reference model (a hash map of per-entity component options) side by side. The model decides
 //! every expected result from component sets alone; after every operation the whole world is
 //! compared with the model, the world's invariants are checked, and `Counted` drops are counted
@@ -8,6 +10,7 @@ use sigecs_fixtures::fixture;
 
 use ecs_core::query::{With, Without};
 use ecs_core::{Change, Entity, SignatureOf, WorldError, WorldModel};
+use fixture::strict::{World, SYSTEM_NAMES};
 use fixture::*;
 use proptest::prelude::*;
 use std::cell::Cell;
@@ -665,7 +668,7 @@ fn world_set(w: &mut World, e: Entity, v: V) -> bool {
 }
 
 fn spawn_one(w: &mut World, sig: usize, v: &Vals, fallible: bool) -> Result<Entity, String> {
-    fn go<S: SignatureOf<fixture::Model>>(
+    fn go<S: SignatureOf<fixture::strict::Model>>(
         w: &mut World,
         value: S,
         fallible: bool,
@@ -723,7 +726,7 @@ fn spawn_many(
     exact_size: bool,
     fallible: bool,
 ) -> Result<Vec<Entity>, String> {
-    fn go<S: SignatureOf<fixture::Model> + 'static>(
+    fn go<S: SignatureOf<fixture::strict::Model> + 'static>(
         w: &mut World,
         values: Vec<S>,
         exact_size: bool,
@@ -838,13 +841,13 @@ fn run_world_system(w: &mut World, name: &str) {
 
 /// The fixture's declarations as the test writes them equal what the generated world reports.
 fn check_declarations() -> Result<(), String> {
-    let names: Vec<&str> = fixture::Model::components()
+    let names: Vec<&str> = fixture::strict::Model::components()
         .iter()
         .map(|c| c.name)
         .collect();
     ensure_eq!(names, NAMES, "component names by id");
     ensure_eq!(SYSTEM_NAMES, SYSTEMS, "system names");
-    let mut world: Vec<(&str, u32)> = fixture::Model::stores()
+    let mut world: Vec<(&str, u32)> = fixture::strict::Model::stores()
         .iter()
         .map(|s| (s.name, s.mask as u32))
         .collect();

@@ -64,7 +64,7 @@ mod refused_values {
 
     #[test]
     fn refused_values_with_panicking_drops_are_reported_not_thrown() {
-        let mut w = World::new();
+        let mut w = strict::World::new();
         let unit = w.spawn(Unit {
             health: Health(1),
             lifetime: Lifetime(2),

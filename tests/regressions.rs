@@ -156,12 +156,12 @@ fn min_chunk_of_usize_max_never_splits() {
     );
 }
 
-/// Found by mutation testing (issue 8, item 14): `insert` into an undeclared signature let a
-/// panicking `Drop` of the refused value escape, while the same refusal through `Commands` was
-/// reported as an error. Now both report the error.
+/// `insert` into an undeclared signature (in a strict world) let a panicking `Drop` of the
+/// refused value escape, while the same refusal through `Commands` was reported as an error.
+/// Now both report the error.
 #[test]
 fn a_refused_insert_reports_the_error_even_if_the_value_panics_when_dropped() {
-    let mut w = World::new();
+    let mut w = strict::World::new();
     let e = w.spawn(unit(10, 3));
     let before = BOMB_DROPS.with(|d| d.get());
     let r = w.insert(

@@ -1,14 +1,23 @@
 //! insert / remove: entities move between the stores of declared signatures through the
-//! generated transition table; undeclared targets, missing components and stale ids are errors
+//! generated transition table, and to and from the dynamic stores of undeclared sets (or, in a
+//! strict world, undeclared targets are errors); missing components and stale ids are errors
 //! that leave the world exactly as it was.
 
 use sigecs_fixtures::fixture;
 
-use ecs_core::{Change, Entity, WorldError};
+use ecs_core::{Change, ComponentOf, Entity, WorldError, WorldModel};
 use fixture::*;
+use sigecs_fixtures::fixture::strict;
 
-/// Every (entity, signature, A, B) in the world, for before/after comparisons.
-fn snapshot(w: &World) -> Vec<(Entity, &'static str, Option<A>, Option<B>)> {
+/// Every (entity, signature, A, B) in the world (open or strict), for before/after
+/// comparisons.
+fn snapshot<M: WorldModel>(
+    w: &ecs_core::World<M>,
+) -> Vec<(Entity, &'static str, Option<A>, Option<B>)>
+where
+    A: ComponentOf<M>,
+    B: ComponentOf<M>,
+{
     let mut v: Vec<_> = w
         .entities()
         .map(|e| {
@@ -36,7 +45,15 @@ fn insert_moves_to_the_signature_with_the_component() {
     assert_eq!(w.store::<JustA>().entities(), &[es[2], es[1]]);
     assert_eq!(w.get::<A>(es[2]), Some(&A(2)));
     assert_eq!(w.get::<A>(es[1]), Some(&A(1)));
-    // Into a rows store with a cold component: Labelled = {A, Aligned, Label}.
+    assert_eq!(w.is_declared(es[0]), Some(true));
+    assert_eq!(w.check_invariants(), Ok(()));
+}
+
+/// A strict world refuses what an open one keeps in a dynamic store: an insert into, or a
+/// remove out of, a set no signature declares, with the sets and the fix.
+#[test]
+fn a_strict_world_refuses_undeclared_sets() {
+    let mut w = strict::World::new();
     let ba = w.spawn(BAligned {
         b: B(1.0),
         aligned: Aligned(7),
@@ -46,6 +63,7 @@ fn insert_moves_to_the_signature_with_the_component() {
         err.contains("and {A, Aligned, B} is not a declared signature"),
         "{err}"
     );
+    // From a rows store with a cold component: Labelled = {A, Aligned, Label}.
     let e = w.spawn(Labelled {
         a: A(1),
         aligned: Aligned(2),
@@ -62,6 +80,56 @@ fn insert_moves_to_the_signature_with_the_component() {
             missing: "{A, Aligned}".into(),
         }
     );
+    assert!(w.undeclared().is_empty());
+    assert!(w.stats().dynamic.is_empty());
+    assert_eq!(w.check_invariants(), Ok(()));
+}
+
+/// An open world moves the entity to the dynamic store of the undeclared set, from a columns
+/// store and from a rows store with a cold component, and back to a declared one.
+#[test]
+fn undeclared_sets_live_in_dynamic_stores() {
+    let mut w = World::new();
+    let ba = w.spawn(BAligned {
+        b: B(1.0),
+        aligned: Aligned(7),
+    });
+    assert_eq!(w.insert(ba, A(9)), Ok(None));
+    assert_eq!(w.signature_name_of(ba), Some("{A, Aligned, B}"));
+    assert_eq!(w.is_declared(ba), Some(false));
+    assert_eq!(
+        (w.get::<A>(ba), w.get::<B>(ba), w.get::<Aligned>(ba)),
+        (Some(&A(9)), Some(&B(1.0)), Some(&Aligned(7)))
+    );
+    // Replacing a component in a dynamic store.
+    assert_eq!(w.insert(ba, A(10)), Ok(Some(A(9))));
+    let e = w.spawn(Labelled {
+        a: A(1),
+        aligned: Aligned(2),
+        label: Label("l".into()),
+    });
+    assert_eq!(w.remove::<Label>(e), Ok(Label("l".into())));
+    assert_eq!(w.signature_name_of(e), Some("{A, Aligned}"));
+    assert_eq!(w.get::<Aligned>(e), Some(&Aligned(2)));
+    // And back to declared signatures: {A, Aligned} + Label is Labelled again, {A, Aligned,
+    // B} - A is BAligned.
+    assert_eq!(w.insert(e, Label("m".into())), Ok(None));
+    assert_eq!(w.signature_name_of(e), Some("Labelled"));
+    assert_eq!(w.get::<Label>(e), Some(&Label("m".into())));
+    assert_eq!(w.remove::<A>(ba), Ok(A(10)));
+    assert_eq!(w.signature_name_of(ba), Some("BAligned"));
+    assert_eq!(w.get::<Aligned>(ba), Some(&Aligned(7)));
+    // Both dynamic stores stay (empty), with what they saw.
+    let sets: Vec<String> = w.undeclared().iter().map(|u| u.to_string()).collect();
+    assert_eq!(
+        sets,
+        [
+            "{A, Aligned, B}: 0 entities now, 1 at most, 2 moves",
+            "{A, Aligned}: 0 entities now, 1 at most, 2 moves"
+        ]
+    );
+    assert_eq!(w.stats().dynamic.len(), 2);
+    assert_eq!(w.check_invariants(), Ok(()));
 }
 
 #[test]
@@ -95,7 +163,7 @@ fn remove_moves_back_and_returns_the_value() {
 
 #[test]
 fn undeclared_targets_leave_the_entity_exactly_as_it_was() {
-    let mut w = World::new();
+    let mut w = strict::World::new();
     let e = w.spawn(JustA { a: A(1) });
     let f = w.spawn(AB { a: A(2), b: B(2.0) });
     let before = snapshot(&w);
@@ -120,6 +188,25 @@ fn undeclared_targets_leave_the_entity_exactly_as_it_was() {
     assert_eq!(snapshot(&w), before);
     assert_eq!(w.store::<JustA>().entities(), &[e]);
     assert_eq!(w.store::<AB>().entities(), &[f]);
+}
+
+/// In an open world the last component can be removed too: the entity stays alive with no
+/// component, in the dynamic store of the empty set, which no signature can declare.
+#[test]
+fn removing_the_last_component_leaves_an_entity_with_none() {
+    let mut w = World::new();
+    let e = w.spawn(JustA { a: A(1) });
+    assert_eq!(w.remove::<A>(e), Ok(A(1)));
+    assert!(w.is_alive(e));
+    assert_eq!(w.signature_of(e), Some(ComponentSet::empty()));
+    assert_eq!(w.signature_name_of(e), Some("{}"));
+    assert_eq!(w.get::<A>(e), None);
+    assert_eq!(w.query::<Entity>().collect::<Vec<_>>(), [e]);
+    assert_eq!(w.undeclared()[0].declaration(), None);
+    assert_eq!(w.insert(e, A(2)), Ok(None));
+    assert_eq!(w.signature_name_of(e), Some("JustA"));
+    assert!(w.despawn(e));
+    assert_eq!(w.check_invariants(), Ok(()));
 }
 
 #[test]
@@ -167,15 +254,33 @@ fn moves_keep_drop_counts_exact() {
             assert_eq!(w.get::<A>(*e), Some(&A(i as u32)));
             assert_eq!(w.get::<Counted>(*e).is_some(), i >= 10);
         }
-        // A refused insert drops the offered value and nothing else.
+        // Into and out of a dynamic store ({B, Aligned, Counted}): nothing dropped, nothing
+        // leaked.
+        let e = w.spawn(BAligned {
+            b: B(0.0),
+            aligned: Aligned(0),
+        });
+        assert_eq!(w.insert(e, Counted::new(5)).unwrap(), None);
+        assert_eq!(Counted::live() - before, 11);
+        assert_eq!(w.remove::<Counted>(e).unwrap().0, 5);
+        assert_eq!(Counted::live() - before, 10);
+        assert_eq!(w.insert(e, Counted::new(6)).unwrap(), None);
+    }
+    assert_eq!(
+        Counted::live(),
+        before,
+        "the world's drop dropped the dynamic store too"
+    );
+    // A refused insert drops the offered value and nothing else.
+    {
+        let mut w = strict::World::new();
         let e = w.spawn(BAligned {
             b: B(0.0),
             aligned: Aligned(0),
         });
         assert!(w.insert(e, Counted::new(5)).is_err());
-        assert_eq!(Counted::live() - before, 10);
+        assert_eq!(Counted::live(), before);
     }
-    assert_eq!(Counted::live(), before);
 }
 
 #[test]

@@ -273,6 +273,12 @@ pub struct Model {
     /// Structs of `#[derive(SoaManager)]` managers that entity resources may hold (kept outside
     /// the stores), sorted by name.
     pub kept_outside: Vec<KeptOutside>,
+    /// A strict world: a component set no signature declares is an error, at run time, and a
+    /// system that matches no declared signature is one at build time.
+    pub strict: bool,
+    /// What the build script reports without failing: in an open world, each system that
+    /// matches no declared signature (it runs over dynamic stores only).
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// A `#[derive(SoaManager)]` struct declared with `#[soa(resource = "…")]`.
@@ -394,9 +400,10 @@ fn refuse_exported_names(
     }
 }
 
-/// Builds the model, or returns every error found.
-pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
+/// Builds the model, or returns every error found. `strict`: see [`Model::strict`].
+pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
     let mut diags = Vec::new();
+    let mut warnings = Vec::new();
     let mut taken = HashMap::new();
     let comps = unique_by_name(
         &scan.components,
@@ -692,10 +699,15 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
             if excluded != 0 {
                 msg.push_str(&format!(" and none of {{{}}}", names(excluded)));
             }
-            diags.push(diag(f, d.ident.span(), msg).with_help(
-                "declare a signature with these components (`#[derive(Signature)]`), or change the system's parameters or filters",
+            if strict {
+                diags.push(diag(f, d.ident.span(), msg).with_help(
+                    "declare a signature with these components (`#[derive(Signature)]`), or change the system's parameters or filters",
+                ));
+                continue;
+            }
+            warnings.push(diag(f, d.ident.span(), msg).with_help(
+                "it runs only over entities whose undeclared component sets match it (dynamic stores); declare a signature with these components (`#[derive(Signature)]`) to give them a generated store",
             ));
-            continue;
         }
         systems.push(System {
             ident: d.ident.clone(),
@@ -724,6 +736,8 @@ pub fn analyze(scan: &Scan) -> Result<Model, Vec<Diagnostic>> {
             systems,
             stages,
             kept_outside,
+            strict,
+            warnings,
         })
     } else {
         diags.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));

@@ -41,6 +41,22 @@ pub struct Builder {
     out_file: String,
     out_dir: Option<PathBuf>,
     rerun_if_changed: bool,
+    undeclared: Undeclared,
+}
+
+/// What a world does with a component set that no signature declares ([`Builder::undeclared`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Undeclared {
+    /// An open world (the default): entities with such a set live in a dynamic store made at
+    /// run time, which systems and queries visit too; `World::undeclared()` lists them with the
+    /// declarations that would give them a generated store. A system that matches no declared
+    /// signature builds, with a warning.
+    #[default]
+    Dynamic,
+    /// A strict, closed world: an `insert`, `remove`, command or level that leads to an
+    /// undeclared set is an `Err` naming the set and the fix, and a system that matches no
+    /// declared signature is a build error.
+    Error,
 }
 
 impl Default for Builder {
@@ -71,7 +87,15 @@ impl Builder {
             out_file: "world.rs".into(),
             out_dir: None,
             rerun_if_changed: true,
+            undeclared: Undeclared::Dynamic,
         }
+    }
+
+    /// What the world does with component sets no signature declares (default:
+    /// [`Undeclared::Dynamic`], an open world).
+    pub fn undeclared(mut self, undeclared: Undeclared) -> Self {
+        self.undeclared = undeclared;
+        self
     }
 
     /// Adds a directory (scanned recursively) or a single file of declarations, relative to the
@@ -138,7 +162,9 @@ impl Builder {
         if !diags.is_empty() {
             return Err(BuildError { diagnostics: diags });
         }
-        let model = analyze::analyze(&scanned).map_err(|diagnostics| BuildError { diagnostics })?;
+        let strict = self.undeclared == Undeclared::Error;
+        let model =
+            analyze::analyze(&scanned, strict).map_err(|diagnostics| BuildError { diagnostics })?;
         Ok((model, scanned.read, scanned.digest))
     }
 
@@ -186,6 +212,14 @@ impl Builder {
         if self.rerun_if_changed {
             for path in &read {
                 println!("cargo:rerun-if-changed={}", path.display());
+            }
+            // Build scripts report warnings this way; they go with the rerun lines.
+            for w in &model.warnings {
+                let at = format!("{}:{}:{}", w.file.display(), w.line, w.column);
+                println!("cargo:warning={} (at {at})", w.message);
+                if let Some(help) = &w.help {
+                    println!("cargo:warning=  help: {help}");
+                }
             }
         }
         let source = render_with(tail, &model, digest);
@@ -322,7 +356,7 @@ fn safety_comment(line: &str) -> Option<&'static str> {
              `MoveFn` contract the caller upholds).",
         );
     }
-    if line == "let stores = Stores(unsafe { stores.trusted() });" {
+    if line == "let stores = unsafe { stores.trusted() };" {
         return Some(
             "// SAFETY: the pass takes each store's columns by their indices and types in \
              STORES (the generator wrote both from one model), so the views need not check \

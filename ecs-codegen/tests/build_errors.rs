@@ -1,13 +1,20 @@
 //! Every build error the generator reports, each checked for its location (file:line:col),
 //! its message and its fix hint.
 
-use ecs_codegen::{BuildError, Builder, Diagnostic};
+use ecs_codegen::{BuildError, Builder, Diagnostic, Undeclared};
 use std::path::Path;
 
 /// Writes `files` into a fresh directory and runs the builder over it. Unless the files
 /// include a `mod.rs`, one is written that declares every top-level file or directory as a
 /// `pub mod`, in name order, as a crate's `components/mod.rs` would.
 fn build(files: &[(&str, &str)]) -> (tempfile::TempDir, Result<String, BuildError>) {
+    let (dir, builder) = builder(files);
+    let result = builder.generate_string();
+    (dir, result)
+}
+
+/// The files of [`build`] in a fresh directory, and a builder scanning them.
+fn builder(files: &[(&str, &str)]) -> (tempfile::TempDir, Builder) {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
         let path = dir.path().join(name);
@@ -37,11 +44,27 @@ fn build(files: &[(&str, &str)]) -> (tempfile::TempDir, Result<String, BuildErro
             std::fs::write(path, decls).unwrap();
         }
     }
-    let result = Builder::new()
+    let builder = Builder::new()
         .scan(dir.path(), "crate::components")
-        .rerun_if_changed(false)
-        .generate_string();
-    (dir, result)
+        .rerun_if_changed(false);
+    (dir, builder)
+}
+
+/// The errors of a strict world's build of `files`.
+fn strict_errors(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<Diagnostic>) {
+    let (dir, builder) = builder(files);
+    match builder.undeclared(Undeclared::Error).generate_string() {
+        Ok(src) => panic!("expected errors, generated:\n{src}"),
+        Err(e) => (dir, e.diagnostics),
+    }
+}
+
+/// The warnings of an open world's build of `files`, which must succeed.
+fn warnings(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<Diagnostic>) {
+    let (dir, builder) = builder(files);
+    builder.generate_string().expect("an open world builds");
+    let (model, _) = builder.model().expect("and analyses");
+    (dir, model.warnings)
 }
 
 fn errors(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<Diagnostic>) {
@@ -290,7 +313,7 @@ fn unsupported_parameter() {
 
 #[test]
 fn system_matching_no_signature() {
-    let (dir, ds) = errors(&[
+    let files = [
         ("a.rs", COMPONENTS),
         (
             "b.rs",
@@ -304,16 +327,25 @@ pub fn both(p: &mut Position, v: Option<&Velocity>) {}
 pub fn joint(p: &mut Position, v: &Velocity) {}
 ",
         ),
-    ]);
+    ];
+    // Strict: an error at the system.
+    let (dir, ds) = strict_errors(&files);
     assert_eq!(ds.len(), 1, "{ds:#?}");
     check(&ds[0], dir.path(), "b.rs", 8, 8,
         "system `joint` matches no signature: no declared signature has all of {Position, Velocity}",
         "declare a signature with these components");
+    // Open: the same text as a warning, and the world builds (the system visits dynamic
+    // stores only).
+    let (dir, ws) = warnings(&files);
+    assert_eq!(ws.len(), 1, "{ws:#?}");
+    check(&ws[0], dir.path(), "b.rs", 8, 8,
+        "system `joint` matches no signature: no declared signature has all of {Position, Velocity}",
+        "it runs only over entities whose undeclared component sets match it");
 }
 
 #[test]
 fn excluded_components_are_named() {
-    let (dir, ds) = errors(&[
+    let (dir, ds) = strict_errors(&[
         ("a.rs", COMPONENTS),
         (
             "b.rs",

@@ -82,13 +82,19 @@ pub struct StoreInfo {
     pub signature: fn() -> TypeId,
 }
 
-/// A system, for reports: its name and the stores it runs over.
+/// A system: its name, the declared stores it runs over, and the rule that says which dynamic
+/// stores it runs over too.
 #[derive(Debug)]
 pub struct SystemInfo {
     /// The function's name.
     pub name: &'static str,
-    /// Store ids it matches, ascending.
+    /// Declared store ids it matches, ascending.
     pub stores: &'static [u32],
+    /// Components a store must hold for the system to visit it (its `&C`/`&mut C` parameters
+    /// and `with(..)` filters).
+    pub required: u128,
+    /// Components a store must not hold (`without(..)` filters).
+    pub excluded: u128,
 }
 
 /// The static description of a generated world. Implemented by generated code only.
@@ -110,6 +116,10 @@ pub struct SystemInfo {
 pub unsafe trait WorldModel: Sized + 'static {
     /// The generated struct holding one value of each resource.
     type Resources: Default + Send + Sync + 'static;
+    /// Strict worlds (`Builder::undeclared(Undeclared::Error)`) refuse a component set that no
+    /// signature declares with [`WorldError::UndeclaredSignature`](crate::WorldError); open
+    /// ones (the default) keep such entities in dynamic stores.
+    const STRICT: bool = false;
     /// Components by id.
     fn components() -> &'static [ComponentInfo];
     /// Stores by id.
@@ -226,11 +236,12 @@ pub struct CopyOp {
     pub size: u32,
 }
 
-/// A declared move between two stores: where an entity goes when a component is inserted or
-/// removed, and the copies that carry every other component along, computed once so a move
-/// does no lookup per component.
+/// A move between two stores: where an entity goes when a component is inserted or removed,
+/// and the copies that carry every other component along, computed once so a move does no
+/// lookup per component. The byte-wise description every move has; a declared move adds its
+/// function ([`Transition`]).
 #[derive(Debug)]
-pub struct Transition {
+pub struct Edge {
     /// The target store.
     pub to: u32,
     /// One copy per component the two stores share.
@@ -242,7 +253,54 @@ pub struct Transition {
     pub changed_size: usize,
     /// True when the move inserts the changed component, false when it removes it.
     pub inserts: bool,
-    /// The move: the model's, with static types, or a byte-wise one following `copies`.
+}
+
+impl Edge {
+    /// The move of component `c` from the store `from` to the store `to` (whose sets differ
+    /// by `c` alone): the copies, from the two stores' slots.
+    pub(crate) fn between(
+        from: &StoreInfo,
+        to_id: u32,
+        to: &StoreInfo,
+        c: u32,
+        components: &[ComponentInfo],
+    ) -> Edge {
+        let slot_in =
+            |info: &StoreInfo, c: u32| info.slots.iter().copied().find(|s| s.component == c);
+        let inserts = from.mask & (1u128 << c) == 0;
+        let copies = to
+            .slots
+            .iter()
+            .filter(|dst| dst.component != c)
+            .map(|dst| {
+                let src = slot_in(from, dst.component).expect("the stores share it");
+                CopyOp {
+                    src_col: src.column,
+                    src_off: src.offset,
+                    dst_col: dst.column,
+                    dst_off: dst.offset,
+                    size: components[dst.component as usize].ty.size as u32,
+                }
+            })
+            .collect();
+        let changed = slot_in(if inserts { to } else { from }, c)
+            .expect("the changed component is in one of the stores");
+        Edge {
+            to: to_id,
+            copies,
+            changed,
+            changed_size: components[c as usize].ty.size,
+            inserts,
+        }
+    }
+}
+
+/// A declared move between two declared stores: its [`Edge`] and its function.
+#[derive(Debug)]
+pub struct Transition {
+    /// The byte-wise description of the move.
+    pub edge: Edge,
+    /// The move: the model's, with static types, or a byte-wise one following the edge.
     pub run: MoveFn,
 }
 
@@ -333,10 +391,6 @@ impl Tables {
                 );
             }
         }
-        let slot_in = |store: usize, c: u32| {
-            let k = entries[store * n + c as usize].slot;
-            (k != NONE).then(|| stores[store].slots[k as usize])
-        };
         let typed: FxHashMap<(u32, u32), MoveFn> = M::moves()
             .iter()
             .map(|m| ((m.from, m.component), m.run))
@@ -344,43 +398,16 @@ impl Tables {
         let mut moves = Vec::new();
         for (s, store) in stores.iter().enumerate() {
             for c in 0..n {
-                let bit = 1u128 << c;
-                let Some(&t) = by_mask.get(&(store.mask ^ bit)) else {
+                let Some(&t) = by_mask.get(&(store.mask ^ (1u128 << c))) else {
                     continue;
                 };
-                let inserting = store.mask & bit == 0;
-                let copies = stores[t as usize]
-                    .slots
-                    .iter()
-                    .filter(|dst| dst.component as usize != c)
-                    .map(|dst| {
-                        let src = slot_in(s, dst.component).expect("the stores share it");
-                        CopyOp {
-                            src_col: src.column,
-                            src_off: src.offset,
-                            dst_col: dst.column,
-                            dst_off: dst.offset,
-                            size: comps[dst.component as usize].ty.size as u32,
-                        }
-                    })
-                    .collect();
-                let changed = if inserting {
-                    slot_in(t as usize, c as u32)
-                } else {
-                    slot_in(s, c as u32)
-                }
-                .expect("the changed component is in one of the stores");
                 moves.push((s * n + c, transitions.len() as u32));
                 let run = typed
                     .get(&(s as u32, c as u32))
                     .copied()
                     .unwrap_or(crate::__private::erased_move::<M> as MoveFn);
                 transitions.push(Transition {
-                    to: t,
-                    copies,
-                    changed,
-                    changed_size: comps[c].ty.size,
-                    inserts: inserting,
+                    edge: Edge::between(store, t, &stores[t as usize], c as u32, comps),
                     run,
                 });
             }
@@ -388,7 +415,7 @@ impl Tables {
         for (at, t) in moves {
             let e = &mut entries[at];
             e.transition = t;
-            e.to = transitions[t as usize].to;
+            e.to = transitions[t as usize].edge.to;
             e.run = Some(transitions[t as usize].run);
         }
         Tables {
@@ -588,12 +615,13 @@ mod tests {
     fn check(m: MoveRef<'_>, to: u32, copies: &[CopyOp], changed: Slot, size: usize) {
         // The entry's copies of the target and the function are the transition's.
         let t = m.transition();
-        assert_eq!(m.to, t.to);
+        assert_eq!(m.to, t.edge.to);
         assert!(std::ptr::fn_addr_eq(m.run, t.run));
-        assert_eq!(t.to, to);
-        assert_eq!(&*t.copies, copies);
-        assert_eq!(t.changed, changed);
-        assert_eq!(t.changed_size, size);
+        let e = &t.edge;
+        assert_eq!(e.to, to);
+        assert_eq!(&*e.copies, copies);
+        assert_eq!(e.changed, changed);
+        assert_eq!(e.changed_size, size);
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub use crate::schedule::Commands;
 
 // The tables a generated world describes itself with, and the types its moves name.
 pub use crate::model::{
-    ComponentInfo, CopyOp, MoveFn, MoveRef, Slot, StoreInfo, SystemInfo, Tables, Transition,
+    ComponentInfo, CopyOp, Edge, MoveFn, MoveRef, Slot, StoreInfo, SystemInfo, Tables, Transition,
     TypedMove,
 };
 pub use crate::storage::{ColumnType, Store};
@@ -86,6 +86,8 @@ pub struct Pass<'w, M: WorldModel> {
     pub entities: &'w EntityManager,
     /// The world's `min_chunk` override.
     pub min_chunk: Option<usize>,
+    /// The dynamic stores each system visits.
+    pub dynamic: DynamicStores<'w>,
 }
 
 impl<'w, M: WorldModel> Pass<'w, M> {
@@ -94,6 +96,7 @@ impl<'w, M: WorldModel> Pass<'w, M> {
         resources: &'w mut M::Resources,
         entities: &'w EntityManager,
         min_chunk: Option<usize>,
+        dynamic: &'w [Vec<u32>],
     ) -> Self {
         Pass {
             stores: StoresMut {
@@ -105,7 +108,90 @@ impl<'w, M: WorldModel> Pass<'w, M> {
             resources,
             entities,
             min_chunk,
+            dynamic: DynamicStores { matches: dynamic },
         }
+    }
+}
+
+/// The dynamic stores a pass's systems visit (see `world/dynamic.rs`): per system, in
+/// declaration order, the ids of the dynamic stores whose component set matches it, ascending.
+/// A generated pass counts their rows with [`DynamicStores::rows`] and takes their columns in
+/// [`DynamicStores::each`], after its declared stores.
+#[derive(Clone, Copy, Debug)]
+pub struct DynamicStores<'w> {
+    matches: &'w [Vec<u32>],
+}
+
+impl<'w> DynamicStores<'w> {
+    /// The dynamic stores of system `s` (none for a system index out of range).
+    fn of(&self, s: u32) -> &'w [u32] {
+        self.matches.get(s as usize).map_or(&[], |m| &m[..])
+    }
+
+    /// True when none of `systems` visits a dynamic store (the common case: no allocation).
+    #[inline]
+    fn none(&self, systems: &[u32]) -> bool {
+        systems.iter().all(|&s| self.of(s).is_empty())
+    }
+
+    /// Rows of the dynamic stores any of `systems` visits, each store counted once.
+    #[inline]
+    pub fn rows<const TRUSTED: bool>(
+        &self,
+        stores: &StoresMut<'w, TRUSTED>,
+        systems: &[u32],
+    ) -> usize {
+        if self.none(systems) {
+            return 0;
+        }
+        let mut rows = 0;
+        self.merge(systems, |id, _, first| {
+            if first {
+                rows += stores.len_of(id);
+            }
+        });
+        rows
+    }
+
+    /// Calls `f(id, k, first)` for every pair of a dynamic store `id` and a system
+    /// `systems[k]` that visits it, in ascending store order, then in the order of `systems`;
+    /// `first` is true for the first pair of each store.
+    fn merge(&self, systems: &[u32], mut f: impl FnMut(u32, usize, bool)) {
+        let mut cursors: Vec<&[u32]> = systems.iter().map(|&s| self.of(s)).collect();
+        while let Some(id) = cursors.iter().filter_map(|c| c.first().copied()).min() {
+            let mut first = true;
+            for (k, c) in cursors.iter_mut().enumerate() {
+                if c.first() == Some(&id) {
+                    f(id, k, first);
+                    first = false;
+                    *c = &c[1..];
+                }
+            }
+        }
+    }
+
+    /// Takes every dynamic store any of `systems` visits, in ascending id order, after every
+    /// declared store the pass takes, and calls `f(view, k)` once for each system `systems[k]`
+    /// that visits it, with the store's (checked) view.
+    #[inline]
+    pub fn each<const TRUSTED: bool>(
+        &self,
+        stores: &mut StoresMut<'w, TRUSTED>,
+        systems: &[u32],
+        mut f: impl FnMut(&mut StoreColumns<'w, false>, usize),
+    ) {
+        if self.none(systems) {
+            return;
+        }
+        let mut view = None;
+        self.merge(systems, |id, k, first| {
+            if first {
+                view = Some(stores.take_checked(id));
+            }
+            if let Some(view) = view.as_mut() {
+                f(view, k);
+            }
+        });
     }
 }
 
@@ -135,8 +221,9 @@ impl<'w> StoresMut<'w> {
     ///
     /// # Safety
     /// The caller (a generated pass over a world of its own model) takes every column, in
-    /// every store it takes, by its index and as its type in that store's
-    /// [`StoreInfo::columns`](crate::model::StoreInfo::columns).
+    /// every store it takes with [`StoresMut::take`], by its index and as its type in that
+    /// store's [`StoreInfo::columns`](crate::model::StoreInfo::columns). (Stores taken with
+    /// [`StoresMut::take_checked`] are checked whatever the view.)
     #[inline]
     pub unsafe fn trusted(self) -> StoresMut<'w, true> {
         StoresMut {
@@ -170,12 +257,23 @@ impl<'w, const TRUSTED: bool> StoresMut<'w, TRUSTED> {
         ids.iter().map(|&id| stores[id as usize].len()).sum()
     }
 
-    /// The columns of store `id`.
+    /// Rows of store `id`, before any store is taken (0 for an id out of range).
+    fn len_of(&self, id: u32) -> usize {
+        assert_eq!(self.next, 0, "rows are counted before any store is taken");
+        if (id as usize) < self.len {
+            // SAFETY: in range; no store was handed out, so this shared read aliases nothing.
+            unsafe { (*self.ptr.add(id as usize)).len() }
+        } else {
+            0
+        }
+    }
+
+    /// The store `id`, handed out once.
     ///
     /// # Panics
     /// When `id` is not above every id taken before, or out of range.
     #[inline]
-    pub fn take(&mut self, id: u32) -> StoreColumns<'w, TRUSTED> {
+    fn store(&mut self, id: u32) -> &'w Store {
         let id = id as usize;
         assert!(
             id >= self.next && id < self.len,
@@ -183,16 +281,29 @@ impl<'w, const TRUSTED: bool> StoresMut<'w, TRUSTED> {
         );
         self.next = id + 1;
         // SAFETY: in range, and handed out once (ids ascend strictly); the pass holds the
-        // exclusive borrow of every store for 'w, and the view cannot change the store's
-        // length or columns, only the values in them (through the checked column views).
-        let store: &'w Store = unsafe { &*self.ptr.add(id) };
-        StoreColumns {
-            len: store.len(),
-            entities: store.entities(),
-            columns: store.columns(),
-            taken_mut: 0,
-            taken_ref: 0,
-        }
+        // exclusive borrow of every store for 'w, and the views made of it cannot change the
+        // store's length or columns, only the values in them (through the checked column
+        // views).
+        unsafe { &*self.ptr.add(id) }
+    }
+
+    /// The columns of store `id`.
+    ///
+    /// # Panics
+    /// When `id` is not above every id taken before, or out of range.
+    #[inline]
+    pub fn take(&mut self, id: u32) -> StoreColumns<'w, TRUSTED> {
+        StoreColumns::of(self.store(id))
+    }
+
+    /// The columns of store `id` as a view that checks every column's type (a dynamic store,
+    /// whose layout no generated pass knows).
+    ///
+    /// # Panics
+    /// As [`StoresMut::take`].
+    #[inline]
+    pub fn take_checked(&mut self, id: u32) -> StoreColumns<'w, false> {
+        StoreColumns::of(self.store(id))
     }
 }
 
@@ -203,11 +314,65 @@ pub struct StoreColumns<'w, const TRUSTED: bool = false> {
     len: usize,
     entities: &'w [Entity],
     columns: &'w [Column],
+    slots: &'w [Slot],
     taken_mut: u128,
     taken_ref: u128,
 }
 
 impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
+    fn of(store: &'w Store) -> Self {
+        StoreColumns {
+            len: store.len(),
+            entities: store.entities(),
+            columns: store.columns(),
+            slots: store.info().slots,
+            taken_mut: 0,
+            taken_ref: 0,
+        }
+    }
+
+    /// The column holding component `c` alone, if the store has `c`: a `columns` store's slot
+    /// of `c` (a column of `c`'s at offset 0).
+    ///
+    /// # Panics
+    /// When `c` lives in a row struct (a `rows` store), which no caller takes this way.
+    #[inline]
+    fn column_of(&self, c: u32) -> Option<usize> {
+        let slot = self.slots.iter().find(|s| s.component == c)?;
+        assert_eq!(slot.offset, 0, "component {c} is not a column of its own");
+        Some(slot.column as usize)
+    }
+
+    /// Component `c`'s column as a shared slice of `T`, in a store that holds it.
+    ///
+    /// # Panics
+    /// When the store has no column of `c` alone, `T` is not its type, or it is borrowed
+    /// mutably.
+    #[inline]
+    pub fn component<T: Sync + 'static>(&mut self, c: u32) -> &'w [T] {
+        let k = self.column_of(c).expect("the store holds the component");
+        self.col(k)
+    }
+
+    /// Component `c`'s column as a mutable slice of `T` (see [`StoreColumns::component`]).
+    #[inline]
+    pub fn component_mut<T: Send + 'static>(&mut self, c: u32) -> &'w mut [T] {
+        let k = self.column_of(c).expect("the store holds the component");
+        self.col_mut(k)
+    }
+
+    /// Component `c`'s column as a shared slice of `T`, or `None` when the store lacks `c`.
+    #[inline]
+    pub fn optional<T: Sync + 'static>(&mut self, c: u32) -> Option<&'w [T]> {
+        self.column_of(c).map(|k| self.col(k))
+    }
+
+    /// Component `c`'s column as a mutable slice of `T`, or `None` when the store lacks `c`.
+    #[inline]
+    pub fn optional_mut<T: Send + 'static>(&mut self, c: u32) -> Option<&'w mut [T]> {
+        self.column_of(c).map(|k| self.col_mut(k))
+    }
+
     #[inline]
     fn column<T: 'static>(&self, k: usize) -> &'w Column {
         if TRUSTED {
@@ -487,19 +652,26 @@ pub(crate) unsafe fn erased_move<M: WorldModel>(
             loc.store
         )
     };
-    let t = m.transition();
+    let edge = &m.transition().edge;
     // SAFETY: as `MoveFn`; the target store is the transition's.
     unsafe {
-        move_row(stores, table, entity, loc, value, [loc.store, t.to], |m| {
-            erased_body(m, t)
-        })
+        move_row(
+            stores,
+            table,
+            entity,
+            loc,
+            value,
+            [loc.store, edge.to],
+            |m| erased_body(m, edge),
+        )
     }
 }
 
-/// The values' half of [`erased_move`].
-fn erased_body(m: &RowMove<'_>, t: &Transition) {
+/// The values' half of a byte-wise move along `t`: [`erased_move`]'s, and the moves in and
+/// out of dynamic stores.
+pub(crate) fn erased_body(m: &RowMove<'_>, t: &Edge) {
     let (src, dst) = (m.from.columns(), m.to.columns());
-    // SAFETY: `Tables::build` made every copy from the two stores' slots, so its columns exist
+    // SAFETY: `Edge::between` made every copy from the two stores' slots, so its columns exist
     // in both stores and pair one component (same type and size). The source row is live, the
     // target row within the reserved capacity; `value` is the changed component's value or
     // room for it (the `MoveFn` contract); the fills move the live last row into the vacated

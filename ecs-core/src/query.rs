@@ -5,7 +5,8 @@
 //! one-off code that decide what to read at run time. A query call picks the stores to visit by
 //! bitmask once, takes a (pointer, stride) view of each needed column of each matching store,
 //! and then walks the rows with no per-row lookup. Items come store by store in store id order
-//! (signature name order), rows in order within a store.
+//! (the declared signatures in name order, then the dynamic stores in the order they were
+//! made), rows in order within a store.
 //!
 //! # Safety
 //!
@@ -428,9 +429,9 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
         let required = Q::required() | F::required();
         let excluded = F::excluded();
         let mut stores = Vec::new();
-        for (s, info) in M::stores().iter().enumerate() {
-            let len = world.store_entities(s).len();
-            if matches(info.mask, required, excluded) && len > 0 {
+        for s in 0..world.store_count() {
+            let (mask, len) = (world.store_mask(s), world.store_entities(s).len());
+            if matches(mask, required, excluded) && len > 0 {
                 stores.push((Q::prepare(world, s), len));
             }
         }
@@ -506,11 +507,10 @@ unsafe fn query_one<'w, M: WorldModel, Q: Query<'w, M>>(
         return Err(WorldError::NoSuchEntity(entity));
     };
     let store = loc.store as usize;
-    let info = &M::stores()[store];
-    if let Some(component) = Q::first_missing(info.mask) {
+    if let Some(component) = Q::first_missing(world.store_mask(store)) {
         return Err(WorldError::MissingComponent {
             entity,
-            signature: info.name,
+            signature: world.signature_name_of(entity).unwrap_or_default(),
             component,
         });
     }

@@ -46,29 +46,37 @@ impl StoreStats {
     }
 }
 
-/// Statistics of every store of a world, in store id order.
+/// Statistics of every store of a world, in store id order: the declared signatures' stores,
+/// and apart the dynamic stores of undeclared component sets (named by their set, `{A, B}`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WorldStats {
     /// One entry per declared signature.
     pub stores: Vec<StoreStats>,
+    /// One entry per dynamic store (see `World::undeclared`).
+    pub dynamic: Vec<StoreStats>,
 }
 
 impl WorldStats {
+    /// Every store's statistics, declared then dynamic.
+    pub fn all(&self) -> impl Iterator<Item = &StoreStats> {
+        self.stores.iter().chain(&self.dynamic)
+    }
+
     /// Live entities in all stores.
     pub fn entities(&self) -> usize {
-        self.stores.iter().map(|s| s.entities).sum()
+        self.all().map(|s| s.entities).sum()
     }
 
     /// Bytes allocated in all stores.
     pub fn allocated_bytes(&self) -> usize {
-        self.stores.iter().map(|s| s.allocated_bytes).sum()
+        self.all().map(|s| s.allocated_bytes).sum()
     }
 
     /// Memory efficiency of the whole world: live component bytes / allocated component bytes.
     pub fn efficiency(&self) -> f64 {
         ratio(
-            self.stores.iter().map(|s| s.live_bytes).sum(),
-            self.stores.iter().map(|s| s.component_bytes).sum(),
+            self.all().map(|s| s.live_bytes).sum(),
+            self.all().map(|s| s.component_bytes).sum(),
         )
     }
 }
@@ -88,7 +96,7 @@ impl fmt::Display for WorldStats {
             "{:<24} {:<8} {:>10} {:>14} {:>11}",
             "signature", "layout", "entities", "bytes", "efficiency"
         )?;
-        for s in &self.stores {
+        let row = |f: &mut fmt::Formatter<'_>, s: &StoreStats| {
             writeln!(
                 f,
                 "{:<24} {:<8} {:>10} {:>14} {:>10.1}%",
@@ -97,7 +105,16 @@ impl fmt::Display for WorldStats {
                 s.entities,
                 s.allocated_bytes,
                 100.0 * s.efficiency()
-            )?;
+            )
+        };
+        for s in &self.stores {
+            row(f, s)?;
+        }
+        if !self.dynamic.is_empty() {
+            writeln!(f, "undeclared sets (dynamic stores):")?;
+            for s in &self.dynamic {
+                row(f, s)?;
+            }
         }
         write!(
             f,
@@ -132,15 +149,28 @@ mod tests {
                 StoreStats {
                     live_bytes: 10,
                     component_bytes: 10,
-                    ..s
+                    ..s.clone()
                 },
             ],
+            dynamic: vec![StoreStats {
+                name: "{A, B}",
+                live_bytes: 5,
+                component_bytes: 10,
+                ..s
+            }],
         };
-        assert_eq!(w.efficiency(), 40.0 / 50.0);
-        assert_eq!(w.entities(), 6);
+        assert_eq!(w.efficiency(), 45.0 / 60.0);
+        assert_eq!(w.entities(), 9);
+        assert_eq!(w.allocated_bytes(), 3 * 56);
         let text = w.to_string();
-        assert!(text.contains("75.0%"), "{text}");
-        assert!(text.contains("80.0%"), "{text}");
+        assert!(text.contains("     75.0%\nA "), "{text}");
+        assert!(text.contains("    100.0%\nundeclared"), "{text}");
+        assert!(text.contains("     50.0%\ntotal "), "{text}");
+        assert!(text.ends_with("     75.0%"), "the total: {text}");
+        assert!(
+            text.contains("undeclared sets (dynamic stores):\n{A, B} "),
+            "{text}"
+        );
         assert_eq!(WorldStats::default().efficiency(), 1.0);
     }
 }

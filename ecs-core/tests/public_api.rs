@@ -93,7 +93,8 @@ fn text(t: impl ToTokens) -> String {
         out.push_str(part);
         prev = part;
     }
-    out.replace(",)", ")")
+    // A trailing comma is formatting (rustfmt adds one to long signatures), not the API.
+    out.replace(",)", ")").replace(" )", ")")
 }
 
 impl Surface {

@@ -112,13 +112,15 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
             })
             .collect();
         let body = quote!(for #pat in #iter { #(#calls)* });
-        let key = quote!((#(#part_types,)*) #body).to_string();
+        let part_type = nest(part_types);
+        let key = quote!(#part_type #body).to_string();
         let seen = shapes.iter().position(|k| *k == key);
         let variant = format_ident!("Shape{}", seen.unwrap_or(shapes.len()));
         if seen.is_none() {
             shapes.push(key);
-            variants.push(quote!(#variant((#(#part_types,)*))));
-            arms.push(quote!(Part::#variant((#(#slices,)*)) => #body));
+            let slices = nest(slices.iter().map(|c| quote!(#c)).collect());
+            variants.push(quote!(#variant(#part_type)));
+            arms.push(quote!(Part::#variant(#slices) => #body));
         }
         // The part's variant names the column types already.
         let columns = sources.iter().map(|src| {
@@ -131,9 +133,49 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
                 quote!(s.col(#k))
             }
         });
-        takes.push(quote!(f({ let mut s = self.0.take(#id); Part::#variant((#(#columns,)*)) });));
+        let columns = nest(columns.collect());
+        takes.push(quote!(f({ let mut s = self.0.take(#id); Part::#variant(#columns) });));
         ids.push(Literal::u32_unsuffixed(id));
     }
+
+    // An open world's pass also visits the dynamic stores its systems match: one part per
+    // system (a typed loop over columns taken by component id), after the declared stores.
+    let (mut dyn_rows, mut dyn_each) = (quote!(), quote!());
+    if !model.strict {
+        let ids: Vec<u32> = systems.iter().map(|&i| i as u32).collect();
+        let mut picks = Vec::new();
+        for (k, &i) in systems.iter().enumerate() {
+            let d = dynamic_part(model, i, k);
+            variants.push(d.variant);
+            arms.push(d.arm);
+            picks.push(d.take);
+        }
+        dyn_rows = quote!(+ self.1.rows(&self.0, &[#(#ids),*]));
+        dyn_each = quote! {
+            self.1.each(&mut self.0, &[#(#ids),*], |s, k| match k {
+                #(#picks)*
+                _ => {}
+            });
+        };
+    }
+    let (stores_type, stores_value) = if model.strict {
+        (
+            quote!(
+                struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+            ),
+            quote!(Stores(stores)),
+        )
+    } else {
+        (
+            quote!(
+                struct Stores<'a>(
+                    ::ecs_core::__private::StoresMut<'a, true>,
+                    ::ecs_core::__private::DynamicStores<'a>,
+                );
+            ),
+            quote!(Stores(stores, dynamic)),
+        )
+    };
 
     let resources = resource_bindings(model, systems);
     let run = if sequential {
@@ -155,18 +197,20 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
         #d
         fn #name(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
             ::ecs_core::__parts!(Part<'a> { #(#variants,)* });
-            struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+            #stores_type
             impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
                 type Part = Part<'a>;
                 fn rows(&self) -> usize {
-                    self.0.rows(&[#(#ids),*])
+                    self.0.rows(&[#(#ids),*]) #dyn_rows
                 }
                 fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                     #(#takes)*
+                    #dyn_each
                 }
             }
-            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = ::ecs_core::__private::pass(world);
-            let stores = Stores(unsafe { stores.trusted() });
+            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk, dynamic } = ::ecs_core::__private::pass(world);
+            let stores = unsafe { stores.trusted() };
+            let stores = #stores_value;
             #resources
             #run
         }
@@ -223,6 +267,113 @@ fn sources(model: &Model, systems: &[usize], store: usize) -> Vec<Source> {
         });
     }
     sources
+}
+
+/// A tuple of `items`, nested so that no tuple has more than 12 elements (the parts' rows are
+/// cut through `SplitRows`, implemented for tuples of up to 12): `(a, b, c,)`, or for more
+/// `((a, .., l,), (m, ..,),)`. Types, patterns and values nest alike, so they match.
+fn nest(items: Vec<TokenStream>) -> TokenStream {
+    const MAX: usize = 12;
+    if items.len() <= MAX {
+        return quote!((#(#items,)*));
+    }
+    let chunks: Vec<TokenStream> = items.chunks(MAX).map(|c| quote!((#(#c,)*))).collect();
+    nest(chunks)
+}
+
+/// What a pass writes for system `index` (its `k`th) over the dynamic stores it matches: the
+/// part's variant (the entity column, then one column slice per component parameter,
+/// `Option` for an optional one), the body's arm (a loop over the rows calling the system),
+/// and the line of `each` that takes the part from a store's checked view.
+struct DynamicPart {
+    variant: TokenStream,
+    arm: TokenStream,
+    take: TokenStream,
+}
+
+fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
+    let system = &model.systems[index];
+    let variant = format_ident!("Dynamic{}", k);
+    let mut types = vec![quote!(&'a [::ecs_core::Entity])];
+    let mut bindings = vec![quote!(entities)];
+    let mut takes = vec![quote!(s.entities())];
+    let mut hoists = Vec::new();
+    let mut column = 0usize;
+    let args: Vec<TokenStream> = system
+        .params
+        .iter()
+        .map(|p| match *p {
+            Param::Entity => quote!(entities[i]),
+            Param::Commands => quote!(&mut *commands),
+            Param::Resource { id, mutable } => {
+                let r = resource(id);
+                if mutable {
+                    quote!(&mut *#r)
+                } else {
+                    quote!(#r)
+                }
+            }
+            Param::Component {
+                id,
+                mutable,
+                optional,
+            } => {
+                let path = &model.components[id].path;
+                let c = format_ident!("d{}", column);
+                column += 1;
+                let cid = id as u32;
+                let (ty, take, hoist, arg) = match (mutable, optional) {
+                    (false, false) => (
+                        quote!(&'a [#path]),
+                        quote!(s.component::<#path>(#cid)),
+                        quote!(let #c = &#c[..n];),
+                        quote!(&#c[i]),
+                    ),
+                    (true, false) => (
+                        quote!(&'a mut [#path]),
+                        quote!(s.component_mut::<#path>(#cid)),
+                        quote!(let #c = &mut #c[..n];),
+                        quote!(&mut #c[i]),
+                    ),
+                    (false, true) => (
+                        quote!(::core::option::Option<&'a [#path]>),
+                        quote!(s.optional::<#path>(#cid)),
+                        quote!(let #c = ::core::option::Option::map(#c, |c| &c[..n]);),
+                        quote!(::core::option::Option::map(#c, |c| &c[i])),
+                    ),
+                    (true, true) => (
+                        quote!(::core::option::Option<&'a mut [#path]>),
+                        quote!(s.optional_mut::<#path>(#cid)),
+                        quote!(let mut #c = ::core::option::Option::map(#c, |c| &mut c[..n]);),
+                        quote!(::core::option::Option::map(::core::option::Option::as_deref_mut(&mut #c), |c| &mut c[i])),
+                    ),
+                };
+                types.push(ty);
+                bindings.push(quote!(#c));
+                takes.push(take);
+                hoists.push(hoist);
+                arg
+            }
+        })
+        .collect();
+    let path = &system.path;
+    let (ty, pattern, take) = (nest(types), nest(bindings), nest(takes));
+    let k = Literal::usize_unsuffixed(k);
+    DynamicPart {
+        variant: quote!(#variant(#ty)),
+        // Every column is cut to the entity column's length first, so the loop's indexing
+        // needs no bounds check.
+        arm: quote! {
+            Part::#variant(#pattern) => {
+                let n = entities.len();
+                #(#hoists)*
+                for i in 0..n {
+                    #path(#(#args),*);
+                }
+            }
+        },
+        take: quote!(#k => f(Part::#variant(#take)),),
+    }
 }
 
 /// `zip(zip(a, b), c)` with the pattern `((a, b), c)` (the trait named by path: the

@@ -34,7 +34,16 @@ pub(super) fn generate(model: &Model) -> TokenStream {
     let systems = model.systems.iter().map(|s| {
         let name = name(&s.ident);
         let ids = s.matches.iter().map(|&m| m as u32);
-        quote!(::ecs_core::__private::SystemInfo { name: #name, stores: &[#(#ids),*] })
+        let (required, excluded) = (
+            Literal::u128_unsuffixed(s.required),
+            Literal::u128_unsuffixed(s.excluded),
+        );
+        quote!(::ecs_core::__private::SystemInfo {
+            name: #name,
+            stores: &[#(#ids),*],
+            required: #required,
+            excluded: #excluded,
+        })
     });
     let system_names: Vec<String> = model.systems.iter().map(|s| name(&s.ident)).collect();
     let (n_comp, n_sig, n_sys) = (
@@ -45,6 +54,11 @@ pub(super) fn generate(model: &Model) -> TokenStream {
     let schedule = schedule(model);
     let (move_entries, move_fns) = typed_moves(model);
     let n_moves = move_entries.len();
+    let strict = model.strict.then(|| {
+        quote!(
+            const STRICT: bool = true;
+        )
+    });
 
     let component_impls = model.components.iter().enumerate().map(|(i, c)| {
         let (path, id) = (&c.path, i as u32);
@@ -107,6 +121,7 @@ pub(super) fn generate(model: &Model) -> TokenStream {
 
         unsafe impl ::ecs_core::WorldModel for Model {
             type Resources = Resources;
+            #strict
             fn components() -> &'static [::ecs_core::__private::ComponentInfo] { &COMPONENTS }
             fn stores() -> &'static [::ecs_core::__private::StoreInfo] { &STORES }
             fn systems() -> &'static [::ecs_core::__private::SystemInfo] { &SYSTEMS }

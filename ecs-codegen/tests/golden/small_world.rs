@@ -88,18 +88,26 @@ mod sigecs_world {
         ::ecs_core::__private::SystemInfo {
             name: "scale",
             stores: &[0u32, 1u32],
+            required: 1,
+            excluded: 0,
         },
         ::ecs_core::__private::SystemInfo {
             name: "total",
             stores: &[0u32, 1u32],
+            required: 1,
+            excluded: 0,
         },
         ::ecs_core::__private::SystemInfo {
             name: "rename",
             stores: &[1u32],
+            required: 2,
+            excluded: 0,
         },
         ::ecs_core::__private::SystemInfo {
             name: "mark",
             stores: &[0u32],
+            required: 1,
+            excluded: 2,
         },
     ];
     /// The systems, in declaration order.
@@ -393,13 +401,18 @@ mod sigecs_world {
     fn system_0(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
         ::ecs_core::__parts!(
             Part < 'a > { Shape0((& 'a mut [crate ::bare::Mass],)), Shape1((& 'a mut
-            [TaggedRow], & 'a[TaggedCold],)), }
+            [TaggedRow], & 'a[TaggedCold],)), Dynamic0((& 'a[::ecs_core::Entity], & 'a
+            mut [crate ::bare::Mass], ::core::option::Option < & 'a[crate ::bare::Tag]
+            >,)), }
         );
-        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+        struct Stores<'a>(
+            ::ecs_core::__private::StoresMut<'a, true>,
+            ::ecs_core::__private::DynamicStores<'a>,
+        );
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
             fn rows(&self) -> usize {
-                self.0.rows(&[0, 1])
+                self.0.rows(&[0, 1]) + self.1.rows(&self.0, &[0u32])
             }
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
@@ -410,13 +423,35 @@ mod sigecs_world {
                     let mut s = self.0.take(1u32);
                     Part::Shape1((s.col_mut(0usize), s.col(1usize)))
                 });
+                self.1
+                    .each(
+                        &mut self.0,
+                        &[0u32],
+                        |s, k| match k {
+                            0 => {
+                                f(
+                                    Part::Dynamic0((
+                                        s.entities(),
+                                        s.component_mut::<crate::bare::Mass>(0u32),
+                                        s.optional::<crate::bare::Tag>(1u32),
+                                    )),
+                                )
+                            }
+                            _ => {}
+                        },
+                    );
             }
         }
-        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = ::ecs_core::__private::pass(
-            world,
-        );
+        let ::ecs_core::__private::Pass {
+            stores,
+            resources,
+            entities,
+            min_chunk,
+            dynamic,
+        } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-        let stores = Stores(unsafe { stores.trusted() });
+        let stores = unsafe { stores.trusted() };
+        let stores = Stores(stores, dynamic);
         let r1 = &resources.scale;
         static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
         let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
@@ -437,6 +472,18 @@ mod sigecs_world {
                     );
                 }
             }
+            Part::Dynamic0((entities, d0, d1)) => {
+                let n = entities.len();
+                let d0 = &mut d0[..n];
+                let d1 = ::core::option::Option::map(d1, |c| &c[..n]);
+                for i in 0..n {
+                    crate::bare::scale(
+                        &mut d0[i],
+                        ::core::option::Option::map(d1, |c| &c[i]),
+                        r1,
+                    );
+                }
+            }
         };
         ::ecs_core::__private::run_parts(
             stores,
@@ -451,13 +498,17 @@ mod sigecs_world {
     fn system_1(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
         ::ecs_core::__parts!(
             Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::ecs_core::Entity],)),
-            Shape1((& 'a[TaggedRow], & 'a[::ecs_core::Entity],)), }
+            Shape1((& 'a[TaggedRow], & 'a[::ecs_core::Entity],)), Dynamic0((&
+            'a[::ecs_core::Entity], & 'a[crate ::bare::Mass],)), }
         );
-        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+        struct Stores<'a>(
+            ::ecs_core::__private::StoresMut<'a, true>,
+            ::ecs_core::__private::DynamicStores<'a>,
+        );
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
             fn rows(&self) -> usize {
-                self.0.rows(&[0, 1])
+                self.0.rows(&[0, 1]) + self.1.rows(&self.0, &[1u32])
             }
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
@@ -468,13 +519,34 @@ mod sigecs_world {
                     let mut s = self.0.take(1u32);
                     Part::Shape1((s.col(0usize), s.entities()))
                 });
+                self.1
+                    .each(
+                        &mut self.0,
+                        &[1u32],
+                        |s, k| match k {
+                            0 => {
+                                f(
+                                    Part::Dynamic0((
+                                        s.entities(),
+                                        s.component::<crate::bare::Mass>(0u32),
+                                    )),
+                                )
+                            }
+                            _ => {}
+                        },
+                    );
             }
         }
-        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = ::ecs_core::__private::pass(
-            world,
-        );
+        let ::ecs_core::__private::Pass {
+            stores,
+            resources,
+            entities,
+            min_chunk,
+            dynamic,
+        } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-        let stores = Stores(unsafe { stores.trusted() });
+        let stores = unsafe { stores.trusted() };
+        let stores = Stores(stores, dynamic);
         let r2 = &mut resources.sum;
         let mut body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
             Part::Shape0((c0, c1)) => {
@@ -487,36 +559,77 @@ mod sigecs_world {
                     crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
                 }
             }
+            Part::Dynamic0((entities, d0)) => {
+                let n = entities.len();
+                let d0 = &d0[..n];
+                for i in 0..n {
+                    crate::bare::total(entities[i], &d0[i], &mut *r2, &mut *commands);
+                }
+            }
         };
         ::ecs_core::__private::run_parts_inline(stores, entities, &mut body)
     }
     ///The pass of system `rename`.
     fn system_2(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
-        ::ecs_core::__parts!(Part < 'a > { Shape0((& 'a mut [TaggedCold],)), });
-        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+        ::ecs_core::__parts!(
+            Part < 'a > { Shape0((& 'a mut [TaggedCold],)), Dynamic0((&
+            'a[::ecs_core::Entity], & 'a mut [crate ::bare::Tag],)), }
+        );
+        struct Stores<'a>(
+            ::ecs_core::__private::StoresMut<'a, true>,
+            ::ecs_core::__private::DynamicStores<'a>,
+        );
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
             fn rows(&self) -> usize {
-                self.0.rows(&[1])
+                self.0.rows(&[1]) + self.1.rows(&self.0, &[2u32])
             }
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
                     let mut s = self.0.take(1u32);
                     Part::Shape0((s.col_mut(1usize),))
                 });
+                self.1
+                    .each(
+                        &mut self.0,
+                        &[2u32],
+                        |s, k| match k {
+                            0 => {
+                                f(
+                                    Part::Dynamic0((
+                                        s.entities(),
+                                        s.component_mut::<crate::bare::Tag>(1u32),
+                                    )),
+                                )
+                            }
+                            _ => {}
+                        },
+                    );
             }
         }
-        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = ::ecs_core::__private::pass(
-            world,
-        );
+        let ::ecs_core::__private::Pass {
+            stores,
+            resources,
+            entities,
+            min_chunk,
+            dynamic,
+        } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-        let stores = Stores(unsafe { stores.trusted() });
+        let stores = unsafe { stores.trusted() };
+        let stores = Stores(stores, dynamic);
         let r1 = &resources.scale;
         static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
         let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
             Part::Shape0((c0,)) => {
                 for cold in c0.iter_mut() {
                     crate::bare::rename(&mut cold.tag, r1);
+                }
+            }
+            Part::Dynamic0((entities, d0)) => {
+                let n = entities.len();
+                let d0 = &mut d0[..n];
+                for i in 0..n {
+                    crate::bare::rename(&mut d0[i], r1);
                 }
             }
         };
@@ -533,26 +646,50 @@ mod sigecs_world {
     fn system_3(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
         ::ecs_core::__parts!(
             Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::ecs_core::Entity],)),
-            }
+            Dynamic0((& 'a[::ecs_core::Entity], & 'a[crate ::bare::Mass],)), }
         );
-        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+        struct Stores<'a>(
+            ::ecs_core::__private::StoresMut<'a, true>,
+            ::ecs_core::__private::DynamicStores<'a>,
+        );
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
             fn rows(&self) -> usize {
-                self.0.rows(&[0])
+                self.0.rows(&[0]) + self.1.rows(&self.0, &[3u32])
             }
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
                     let mut s = self.0.take(0u32);
                     Part::Shape0((s.col(0usize), s.entities()))
                 });
+                self.1
+                    .each(
+                        &mut self.0,
+                        &[3u32],
+                        |s, k| match k {
+                            0 => {
+                                f(
+                                    Part::Dynamic0((
+                                        s.entities(),
+                                        s.component::<crate::bare::Mass>(0u32),
+                                    )),
+                                )
+                            }
+                            _ => {}
+                        },
+                    );
             }
         }
-        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = ::ecs_core::__private::pass(
-            world,
-        );
+        let ::ecs_core::__private::Pass {
+            stores,
+            resources,
+            entities,
+            min_chunk,
+            dynamic,
+        } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-        let stores = Stores(unsafe { stores.trusted() });
+        let stores = unsafe { stores.trusted() };
+        let stores = Stores(stores, dynamic);
         let r1 = &resources.scale;
         let r0 = &resources.limit;
         static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
@@ -560,6 +697,13 @@ mod sigecs_world {
             Part::Shape0((c0, c1)) => {
                 for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
                     crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
+                }
+            }
+            Part::Dynamic0((entities, d0)) => {
+                let n = entities.len();
+                let d0 = &d0[..n];
+                for i in 0..n {
+                    crate::bare::mark(entities[i], &d0[i], r1, r0, &mut *commands);
                 }
             }
         };
@@ -576,13 +720,18 @@ mod sigecs_world {
     fn stage_2(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
         ::ecs_core::__parts!(
             Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::ecs_core::Entity],)),
-            Shape1((& 'a mut [TaggedCold],)), }
+            Shape1((& 'a mut [TaggedCold],)), Dynamic0((& 'a[::ecs_core::Entity], & 'a
+            mut [crate ::bare::Tag],)), Dynamic1((& 'a[::ecs_core::Entity], & 'a[crate
+            ::bare::Mass],)), }
         );
-        struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
+        struct Stores<'a>(
+            ::ecs_core::__private::StoresMut<'a, true>,
+            ::ecs_core::__private::DynamicStores<'a>,
+        );
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
             fn rows(&self) -> usize {
-                self.0.rows(&[0, 1])
+                self.0.rows(&[0, 1]) + self.1.rows(&self.0, &[2u32, 3u32])
             }
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
@@ -593,13 +742,42 @@ mod sigecs_world {
                     let mut s = self.0.take(1u32);
                     Part::Shape1((s.col_mut(1usize),))
                 });
+                self.1
+                    .each(
+                        &mut self.0,
+                        &[2u32, 3u32],
+                        |s, k| match k {
+                            0 => {
+                                f(
+                                    Part::Dynamic0((
+                                        s.entities(),
+                                        s.component_mut::<crate::bare::Tag>(1u32),
+                                    )),
+                                )
+                            }
+                            1 => {
+                                f(
+                                    Part::Dynamic1((
+                                        s.entities(),
+                                        s.component::<crate::bare::Mass>(0u32),
+                                    )),
+                                )
+                            }
+                            _ => {}
+                        },
+                    );
             }
         }
-        let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk } = ::ecs_core::__private::pass(
-            world,
-        );
+        let ::ecs_core::__private::Pass {
+            stores,
+            resources,
+            entities,
+            min_chunk,
+            dynamic,
+        } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-        let stores = Stores(unsafe { stores.trusted() });
+        let stores = unsafe { stores.trusted() };
+        let stores = Stores(stores, dynamic);
         let r1 = &resources.scale;
         let r0 = &resources.limit;
         static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
@@ -612,6 +790,20 @@ mod sigecs_world {
             Part::Shape1((c0,)) => {
                 for cold in c0.iter_mut() {
                     crate::bare::rename(&mut cold.tag, r1);
+                }
+            }
+            Part::Dynamic0((entities, d0)) => {
+                let n = entities.len();
+                let d0 = &mut d0[..n];
+                for i in 0..n {
+                    crate::bare::rename(&mut d0[i], r1);
+                }
+            }
+            Part::Dynamic1((entities, d0)) => {
+                let n = entities.len();
+                let d0 = &d0[..n];
+                for i in 0..n {
+                    crate::bare::mark(entities[i], &d0[i], r1, r0, &mut *commands);
                 }
             }
         };

@@ -111,6 +111,25 @@ impl<T: Sync> SplitRows for &[T] {
     }
 }
 
+/// A column that a store may lack (an `Option<&C>` parameter over a dynamic store): no rows
+/// of its own (a part's length is its first column's), cut like the others when present.
+impl<S: SplitRows> SplitRows for Option<S> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.as_ref().map_or(0, S::len)
+    }
+    #[inline]
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        match self {
+            Some(s) => {
+                let (a, b) = s.split_at(mid);
+                (Some(a), Some(b))
+            }
+            None => (None, None),
+        }
+    }
+}
+
 macro_rules! tuple_split {
     ($($name:ident $idx:tt),+) => {
         impl<$($name: SplitRows),+> SplitRows for ($($name,)+) {

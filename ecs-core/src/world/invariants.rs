@@ -6,16 +6,28 @@ use std::collections::HashSet;
 
 impl<M: WorldModel> World<M> {
     /// Checks the world's invariants: every row's entity is alive and located at that row; no
-    /// entity is in two rows; the entity count matches the rows; every store is the one its
-    /// model describes. Returns the first violation. O(entities); for tests and debugging.
+    /// entity is in two rows; the entity count matches the rows; every declared store is the
+    /// one its model describes, and every dynamic store holds a set no signature declares, the
+    /// one the world finds it by. Returns the first violation. O(entities); for tests and
+    /// debugging.
     pub fn check_invariants(&self) -> Result<(), String> {
         let mut rows = 0usize;
         let mut seen = HashSet::new();
+        let declared = M::stores();
         for (s, store) in self.stores.iter().enumerate() {
             let info = store.info();
-            if !std::ptr::eq(info, &M::stores()[s]) {
+            if let Some(model) = declared.get(s) {
+                if !std::ptr::eq(info, model) {
+                    return Err(format!(
+                        "store {s} is not described by the model's store {s}"
+                    ));
+                }
+            } else if self.tables.store_with_mask(info.mask).is_some()
+                || self.dynamic.store_with_mask(info.mask) != Some(s as u32)
+            {
                 return Err(format!(
-                    "store {s} is not described by the model's store {s}"
+                    "dynamic store {s} {} is declared, or not the world's store of its set",
+                    info.name
                 ));
             }
             for (row, &entity) in store.entities().iter().enumerate() {

@@ -55,6 +55,29 @@ pub(crate) fn undeclared_text(missing: &str) -> String {
     )
 }
 
+/// The component set of this world that `set` stands for; an error naming a registration
+/// whose type is not a component of it. Components kept outside the stores are not counted.
+fn set_mask<M: WorldModel>(set: &[&Registration]) -> Result<u128, String> {
+    let tables = M::tables();
+    let mut mask = 0u128;
+    for r in set {
+        if r.is_kept_outside() {
+            continue; // A manager's, never a store's.
+        }
+        match tables.component_of_type(r.type_id()) {
+            Some(c) => mask |= 1u128 << c,
+            None => {
+                return Err(format!(
+                    "`{}` (resource name \"{}\") is not a component of this world",
+                    r.type_name(),
+                    r.name()
+                ))
+            }
+        }
+    }
+    Ok(mask)
+}
+
 /// Retires issued ids if a spawn unwinds before its rows are committed.
 struct RetireOnUnwind<'a> {
     table: &'a mut super::EntityTable,
@@ -78,31 +101,32 @@ impl<M: WorldModel> World<M> {
     /// [`verify`](fn@crate::resource::verify): a set of registrations maps to the store whose
     /// signature is exactly their components. A component kept outside the stores
     /// ([`Registration::kept_outside`]: `local_transform`, the components of structure-of-arrays
-    /// managers) is not counted. A set no signature declares is refused with `insert`'s words;
-    /// a registration whose type is not a component of this world is refused too.
+    /// managers) is not counted. A set no signature declares gets a store id past the declared
+    /// ones, one per distinct such set of the level in the order they are asked for, which a
+    /// spawn maps to the world's dynamic store of the set (a strict world refuses the set, with
+    /// `insert`'s words). A registration whose type is not a component of this world is
+    /// refused.
     pub fn resource_signatures(&self) -> impl FnMut(&[&Registration]) -> Result<u32, String> {
         let tables = M::tables();
+        let declared = M::stores().len() as u32;
+        let mut undeclared: Vec<u128> = Vec::new();
         move |set: &[&Registration]| {
-            let mut mask = 0u128;
-            for r in set {
-                if r.is_kept_outside() {
-                    continue; // A manager's, never a store's.
-                }
-                match tables.component_of_type(r.type_id()) {
-                    Some(c) => mask |= 1u128 << c,
-                    None => {
-                        return Err(format!(
-                            "`{}` (resource name \"{}\") is not a component of this world",
-                            r.type_name(),
-                            r.name()
-                        ))
-                    }
-                }
+            let mask = set_mask::<M>(set)?;
+            if let Some(store) = tables.store_with_mask(mask) {
+                return Ok(store);
             }
-            tables.store_with_mask(mask).ok_or_else(|| {
+            if M::STRICT {
                 let names: Vec<&str> = M::components().iter().map(|c| c.name).collect();
-                undeclared_text(&set_names(mask, &names))
-            })
+                return Err(undeclared_text(&set_names(mask, &names)));
+            }
+            let k = match undeclared.iter().position(|&m| m == mask) {
+                Some(k) => k,
+                None => {
+                    undeclared.push(mask);
+                    undeclared.len() - 1
+                }
+            };
+            Ok(declared + k as u32)
         }
     }
 
@@ -167,10 +191,27 @@ impl<M: WorldModel> World<M> {
         let plan = res.plan();
 
         // 1. The store ids in the resource are this world's, the spawners cover the components
-        // kept outside the stores, and the ids can be issued.
+        // kept outside the stores, and the ids can be issued. The ids of undeclared sets
+        // (past the declared stores) stand for the world's dynamic stores of those sets, made
+        // here if the world has none yet.
+        let declared = self.declared() as u32;
+        let mut dynamic: Vec<u32> = Vec::new();
         let mut signatures = self.resource_signatures();
         for set in res.sets() {
             match signatures(&set.components) {
+                Ok(store) if store == set.store && store >= declared => {
+                    let mask = set_mask::<M>(&set.components).map_err(|message| {
+                        ResourceError::NotThisWorld {
+                            components: set.to_string(),
+                            message,
+                        }
+                    })?;
+                    let k = (store - declared) as usize;
+                    if dynamic.len() <= k {
+                        dynamic.resize(k + 1, u32::MAX);
+                    }
+                    dynamic[k] = self.dynamic_store(mask);
+                }
                 Ok(store) if store == set.store => {}
                 Ok(store) => {
                     return Err(ResourceError::NotThisWorld {
@@ -213,6 +254,10 @@ impl<M: WorldModel> World<M> {
         let mut base: Vec<usize> = Vec::with_capacity(k);
         let mut total = 0usize;
         for &(s, count) in &plan.stores {
+            let s = match s.checked_sub(declared) {
+                Some(k) => dynamic[k as usize],
+                None => s,
+            };
             create.push((s, self.stores[s as usize].len(), count as usize));
             base.push(total);
             total += count as usize;
@@ -247,6 +292,19 @@ impl<M: WorldModel> World<M> {
         }
 
         // 4.–6. Reserve, write, commit. Nothing below returns an error.
+        let masks: Vec<u128> = create
+            .iter()
+            .map(|&(s, _, _)| self.stores[s as usize].info().mask)
+            .collect();
+        // Component c's slot in plan slot k's store.
+        let slot_index = |k: usize, c: u32| {
+            let s = create[k].0;
+            if s < declared {
+                tables.slot_index(s, c)
+            } else {
+                super::dynamic::dynamic_slot(masks[k], c)
+            }
+        };
         let World { table, stores, .. } = self;
         let mut guard = RetireOnUnwind {
             table,
@@ -276,8 +334,7 @@ impl<M: WorldModel> World<M> {
                     let (s, first_row, _) = create[r.slot as usize];
                     let store = &stores[s as usize];
                     // Step 1 checked the store's signature is the entity's set, which holds c.
-                    let i = tables
-                        .slot_index(s, c)
+                    let i = slot_index(r.slot as usize, c)
                         .expect("the entity's store holds its component");
                     let slot = store.info().slots[i];
                     let stride = store.info().columns[slot.column as usize].size;
@@ -319,6 +376,10 @@ impl<M: WorldModel> World<M> {
             unsafe { stores[s as usize].commit_rows(&ids[b..b + count]) };
         }
         guard.armed = false;
+        drop(guard);
+        for &(s, _, _) in &create {
+            self.note_dynamic_rows(s);
+        }
 
         // 7. The spawners' second phase, in spawn order.
         if let Some(spawners) = outside {
@@ -366,7 +427,9 @@ mod tests {
         ComponentInfo, ComponentOf, Layout, SignatureOf, Slot, StoreInfo, SystemInfo, Tables,
         WorldModel,
     };
-    use crate::resource::{EntityCompiler, MapEntities, Registration, Registry, VerifyOptions};
+    use crate::resource::{
+        EntityCompiler, MapEntities, Registration, Registry, ResourceError, VerifyOptions,
+    };
     use crate::storage::ColumnType;
     use serde::{Deserialize, Deserializer, Serialize};
     use std::any::TypeId;
@@ -549,6 +612,112 @@ mod tests {
     // SAFETY: as above.
     unsafe impl SignatureOf<Model> for PL {
         const STORE: u32 = 2;
+    }
+
+    /// The same tables as a strict world.
+    struct StrictModel;
+    // SAFETY: `Model`'s tables, which describe P, N, L and the three signatures exactly.
+    unsafe impl WorldModel for StrictModel {
+        type Resources = ();
+        const STRICT: bool = true;
+        fn components() -> &'static [ComponentInfo] {
+            &COMPONENTS
+        }
+        fn stores() -> &'static [StoreInfo] {
+            &STORES
+        }
+        fn systems() -> &'static [SystemInfo] {
+            &[]
+        }
+        fn tables() -> &'static Tables {
+            static TABLES: OnceLock<Tables> = OnceLock::new();
+            TABLES.get_or_init(Tables::build::<StrictModel>)
+        }
+    }
+    // SAFETY: as for `Model`.
+    unsafe impl ComponentOf<StrictModel> for P {
+        const ID: u32 = 0;
+    }
+    // SAFETY: as for `Model`.
+    unsafe impl ComponentOf<StrictModel> for N {
+        const ID: u32 = 1;
+    }
+    // SAFETY: as for `Model`.
+    unsafe impl ComponentOf<StrictModel> for L {
+        const ID: u32 = 2;
+    }
+    // SAFETY: as for `Model`.
+    unsafe impl SignatureOf<StrictModel> for PN {
+        const STORE: u32 = 1;
+    }
+
+    /// Entities of the undeclared sets {P, N, L} and {N}, between declared ones, with
+    /// references into and out of them.
+    const UNDECLARED: &str = r#"{"entities": [
+        {"components": {"p": 0, "n": "a", "l": 3}},
+        {"components": {"p": 1}},
+        {"components": {"n": "only"}},
+        {"components": {"p": 3, "n": "b", "l": 0}},
+        {"components": {"p": 4, "l": 2}}
+    ]}"#;
+
+    #[test]
+    fn undeclared_sets_spawn_into_dynamic_stores_and_save_back() {
+        let blob = EntityCompiler::new(registry())
+            .compile_str(UNDECLARED)
+            .unwrap();
+        let res = verified(&blob);
+        let (mut w, old) = prefilled();
+        let e = w.spawn_resource(&res).unwrap();
+        w.check_invariants().unwrap();
+        assert_eq!(w.signature_name_of(e[0]), Some("{P, N, L}"));
+        assert_eq!(w.signature_name_of(e[2]), Some("{N}"));
+        assert_eq!(w.signature_name_of(e[4]), Some("PL"));
+        assert_eq!(w.get::<N>(e[3]).map(|n| n.0.as_str()), Some("b"));
+        assert_eq!(w.get::<L>(e[0]), Some(&L(e[3])));
+        assert_eq!(w.get::<L>(e[3]), Some(&L(e[0])));
+        assert_eq!(w.get::<L>(e[4]), Some(&L(e[2])));
+        assert_eq!(w.get::<P>(e[3]), Some(&P(3)));
+        assert_eq!(w.get::<P>(e[2]), None);
+        assert_eq!(w.get::<P>(old[0]), Some(&P(100)));
+        let undeclared = w.undeclared();
+        assert_eq!(undeclared.len(), 2);
+        assert_eq!((undeclared[0].rows, undeclared[1].rows), (2, 1));
+        let saved = w.save_entities(&e, registry(), None).unwrap();
+        assert_eq!(saved, blob, "saved back byte-identical");
+        // Moves out of and back into a dynamic store keep every value.
+        assert_eq!(w.remove::<L>(e[0]), Ok(L(e[3])));
+        assert_eq!(w.signature_name_of(e[0]), Some("PN"));
+        assert_eq!(w.insert(e[0], L(e[1])), Ok(None));
+        assert_eq!(w.signature_name_of(e[0]), Some("{P, N, L}"));
+        assert_eq!(w.get::<N>(e[0]).map(|n| n.0.as_str()), Some("a"));
+        w.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_strict_world_refuses_undeclared_sets_with_inserts_words() {
+        let blob = EntityCompiler::new(registry())
+            .compile_str(UNDECLARED)
+            .unwrap();
+        let err = World::<StrictModel>::new()
+            .verify_resource(&blob[..], registry(), &VerifyOptions::default())
+            .unwrap_err();
+        let ResourceError::UndeclaredSignature { message, .. } = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(
+            message,
+            "{P, N, L} is not a declared signature. Declare the set with \
+             `#[derive(Signature)]` (a struct with one field per component of {P, N, L}) in a \
+             scanned file"
+        );
+        // `insert` words the same set the same way.
+        let mut w = World::<StrictModel>::new();
+        let e = w.spawn(PN(P(1), N("x".into())));
+        let text = w.insert(e, L(e)).unwrap_err().to_string();
+        let (set, fix) = message.split_once(". ").unwrap();
+        assert!(text.contains(set) && text.contains(fix), "{text}");
+        assert!(w.undeclared().is_empty());
     }
 
     fn registry() -> &'static Registry {

@@ -11,6 +11,7 @@
 //! it was; a panicking `Drop` of a component runs only after the world is consistent again.
 
 mod commands;
+mod dynamic;
 mod error;
 mod invariants;
 #[cfg(feature = "resource")]
@@ -22,6 +23,7 @@ mod structural;
 pub(crate) mod table;
 
 pub use commands::CommandErrors;
+pub use dynamic::UndeclaredSet;
 pub use error::{set_names, Change, CommandFailure, WorldError};
 pub(crate) use table::{EntityTable, Location};
 
@@ -37,7 +39,9 @@ pub struct World<M: WorldModel> {
     /// `M::tables()`, kept so the hot paths do not ask the `OnceLock` each time.
     tables: &'static Tables,
     table: EntityTable,
-    stores: Box<[Store]>,
+    /// The declared stores (ids `0..M::stores().len()`), then the dynamic ones.
+    stores: Vec<Store>,
+    dynamic: dynamic::Dynamic,
     resources: M::Resources,
     min_chunk: Option<usize>,
     _model: PhantomData<fn() -> M>,
@@ -98,6 +102,7 @@ impl<M: WorldModel> World<M> {
                 .iter()
                 .map(|s| Store::new(s, M::components()))
                 .collect(),
+            dynamic: Default::default(),
             resources,
             min_chunk: None,
             _model: PhantomData,
@@ -128,7 +133,7 @@ impl<M: WorldModel> World<M> {
     #[inline]
     pub fn get<C: ComponentOf<M>>(&self, entity: Entity) -> Option<&C> {
         let loc = self.table.locate(entity)?;
-        let k = self.tables.slot_index(loc.store, C::ID)?;
+        let k = self.slot_index(loc.store, C::ID)?;
         let store = &self.stores[loc.store as usize];
         let ptr = store.slot_ptr(store.info().slots[k], loc.row());
         // SAFETY: the entity is live, so `loc.row` is below the store's length; by the
@@ -141,25 +146,45 @@ impl<M: WorldModel> World<M> {
     #[inline]
     pub fn get_mut<C: ComponentOf<M>>(&mut self, entity: Entity) -> Option<&mut C> {
         let loc = self.table.locate(entity)?;
-        let k = self.tables.slot_index(loc.store, C::ID)?;
+        let k = self.slot_index(loc.store, C::ID)?;
         let store = &mut self.stores[loc.store as usize];
         let ptr = store.slot_ptr(store.info().slots[k], loc.row());
         // SAFETY: as in `get`; `&mut self` makes this the only reference.
         Some(unsafe { &mut *ptr.cast::<C>() })
     }
 
-    /// The component set of `entity`'s signature, or `None` if it is not alive.
+    /// The component set of `entity` (bit `i` is component `i`), or `None` if it is not alive.
     pub fn signature_of(&self, entity: Entity) -> Option<u128> {
         self.table
             .locate(entity)
-            .map(|loc| M::stores()[loc.store as usize].mask)
+            .map(|loc| self.stores[loc.store as usize].info().mask)
     }
 
-    /// The name of `entity`'s signature, or `None` if it is not alive.
+    /// The name of `entity`'s signature, or of its undeclared component set (`{A, B}`), or
+    /// `None` if it is not alive.
     pub fn signature_name_of(&self, entity: Entity) -> Option<&'static str> {
         self.table
             .locate(entity)
-            .map(|loc| M::stores()[loc.store as usize].name)
+            .map(|loc| self.stores[loc.store as usize].info().name)
+    }
+
+    /// Is `entity` in a store its model declares? `Some(false)` when it lives in a dynamic
+    /// store (its set is undeclared: see [`World::undeclared`]), `None` if it is not alive.
+    pub fn is_declared(&self, entity: Entity) -> Option<bool> {
+        self.table
+            .locate(entity)
+            .map(|loc| (loc.store as usize) < self.declared())
+    }
+
+    /// Index of component `c`'s slot in store `store`, if the store holds it: from the
+    /// model's tables for a declared store, by rank for a dynamic one.
+    #[inline]
+    pub(crate) fn slot_index(&self, store: u32, c: u32) -> Option<usize> {
+        if (store as usize) < self.declared() {
+            self.tables.slot_index(store, c)
+        } else {
+            dynamic::dynamic_slot(self.stores[store as usize].info().mask, c)
+        }
     }
 
     /// The store of signature `S`.
@@ -203,42 +228,50 @@ impl<M: WorldModel> World<M> {
             .flat_map(|s| s.entities().iter().copied())
     }
 
-    /// Memory statistics of every store, in store id order.
+    /// Memory statistics of every declared store, in store id order, and of every dynamic
+    /// store, apart.
     pub fn stats(&self) -> WorldStats {
         let sizes = self.tables.sizes();
-        WorldStats {
-            stores: self
-                .stores
+        let of = |s: &Store| {
+            let info = s.info();
+            let row_bytes: usize = info
+                .slots
                 .iter()
-                .map(|s| {
-                    let info = s.info();
-                    let row_bytes: usize = info
-                        .slots
-                        .iter()
-                        .map(|sl| sizes[sl.component as usize])
-                        .sum();
-                    let component_bytes = s.component_bytes();
-                    StoreStats {
-                        name: info.name,
-                        layout: info.layout,
-                        entities: s.len(),
-                        live_bytes: s.len() * row_bytes,
-                        component_bytes,
-                        allocated_bytes: component_bytes + s.entity_bytes(),
-                    }
-                })
-                .collect(),
+                .map(|sl| sizes[sl.component as usize])
+                .sum();
+            let component_bytes = s.component_bytes();
+            StoreStats {
+                name: info.name,
+                layout: info.layout,
+                entities: s.len(),
+                live_bytes: s.len() * row_bytes,
+                component_bytes,
+                allocated_bytes: component_bytes + s.entity_bytes(),
+            }
+        };
+        let (declared, dynamic) = self.stores.split_at(self.declared());
+        WorldStats {
+            stores: declared.iter().map(of).collect(),
+            dynamic: dynamic.iter().map(of).collect(),
         }
     }
 
     /// Number of rows system `index` (declaration order) visits: the entities of its stores.
     pub fn system_rows(&self, index: usize) -> usize {
-        M::systems().get(index).map_or(0, |s| {
-            s.stores
-                .iter()
-                .map(|&st| self.stores[st as usize].len())
-                .sum()
-        })
+        let Some(system) = M::systems().get(index) else {
+            return 0;
+        };
+        let dynamic = self
+            .dynamic
+            .matches()
+            .get(index)
+            .map_or(&[][..], |m| &m[..]);
+        system
+            .stores
+            .iter()
+            .chain(dynamic)
+            .map(|&st| self.stores[st as usize].len())
+            .sum()
     }
 
     /// Overrides every system's minimum rows per parallel chunk (`None`: each system's
@@ -266,6 +299,7 @@ impl<M: WorldModel> World<M> {
             &mut self.resources,
             self.table.entities(),
             self.min_chunk,
+            self.dynamic.matches(),
         )
     }
 
@@ -273,6 +307,18 @@ impl<M: WorldModel> World<M> {
     #[inline]
     pub(crate) fn locate(&self, entity: Entity) -> Option<Location> {
         self.table.locate(entity)
+    }
+
+    /// Number of stores, declared and dynamic.
+    #[inline]
+    pub(crate) fn store_count(&self) -> usize {
+        self.stores.len()
+    }
+
+    /// The component set of store `store`.
+    #[inline]
+    pub(crate) fn store_mask(&self, store: usize) -> u128 {
+        self.stores[store].info().mask
     }
 
     /// The entity column of store `store`.
@@ -284,7 +330,7 @@ impl<M: WorldModel> World<M> {
     /// Component `c`'s column in store `store` as (first value, stride), if the store holds
     /// it. The pointer is derived from the column's allocation without a reference to it.
     pub(crate) fn raw_column(&self, store: usize, c: u32) -> Option<crate::query::RawColumn> {
-        let k = self.tables.slot_index(store as u32, c)?;
+        let k = self.slot_index(store as u32, c)?;
         let s = &self.stores[store];
         let slot = s.info().slots[k];
         let column = &s.columns()[slot.column as usize];

@@ -44,11 +44,12 @@ impl<M: WorldModel> World<M> {
         empty_stores(&mut self.stores);
     }
 
-    /// Adds `component` to `entity`, moving the entity to the declared signature that has its
-    /// components plus this one (one copy per component; the target comes from a table, no
-    /// search). If the entity already has a `C`, the value is replaced and the old one
-    /// returned. On error the entity is unchanged and `component` is dropped (a panic of its
-    /// `Drop` is caught: the error is what the caller sees).
+    /// Adds `component` to `entity`, moving the entity to the store of its components plus
+    /// this one: a declared signature's (one typed copy per component; the target comes from a
+    /// table, no search), or else the dynamic store of that set (see [`World::undeclared`]). If
+    /// the entity already has a `C`, the value is replaced and the old one returned. On error
+    /// the entity is unchanged and `component` is dropped (a panic of its `Drop` is caught: the
+    /// error is what the caller sees).
     #[inline]
     pub fn insert<C: ComponentOf<M>>(
         &mut self,
@@ -59,31 +60,61 @@ impl<M: WorldModel> World<M> {
             super::spawn::drop_quietly(component);
             return Err(WorldError::NoSuchEntity(entity));
         };
-        let t = match self.tables.slot_or_insert(loc.store, C::ID) {
-            Ok(k) => {
-                let store = &mut self.stores[loc.store as usize];
-                let ptr = store.slot_ptr(store.info().slots[k], loc.row());
-                // SAFETY: the live row's slot holds a C (ComponentOf contract); `&mut self`.
-                let old = unsafe { &mut *ptr.cast::<C>() };
-                return Ok(Some(std::mem::replace(old, component)));
+        if (loc.store as usize) < self.declared() {
+            match self.tables.slot_or_insert(loc.store, C::ID) {
+                Ok(k) => return Ok(Some(self.replace(loc, k, component))),
+                Err(Some(t)) => {
+                    let mut value = ManuallyDrop::new(component);
+                    // SAFETY: `t` adds component C::ID, and `value` is a C, moved into the
+                    // target store by the call and never used or dropped here again.
+                    unsafe {
+                        self.move_entity(entity, loc, t, C::ID, (&mut *value as *mut C).cast())
+                    };
+                    return Ok(None);
+                }
+                Err(None) => {}
             }
-            Err(Some(t)) => t,
-            Err(None) => {
-                // The refusal is the error the caller sees, even if the value's `Drop` panics
-                // (as for the same refusal through `Commands`).
-                super::spawn::drop_quietly(component);
-                return Err(self.undeclared(entity, loc, Change::Insert, C::ID));
-            }
-        };
-        let mut value = ManuallyDrop::new(component);
-        // SAFETY: `t` adds component C::ID, and `value` is a C, moved into the target store by
-        // the call and never used or dropped here again.
-        unsafe { self.move_entity(entity, loc, t, C::ID, (&mut *value as *mut C).cast()) };
-        Ok(None)
+        } else if let Some(k) = self.slot_index(loc.store, C::ID) {
+            return Ok(Some(self.replace(loc, k, component)));
+        }
+        self.insert_moving_undeclared(entity, loc, component)
     }
 
-    /// Takes the `C` of `entity`, moving the entity to the declared signature without it. On
-    /// error the entity is unchanged.
+    /// Replaces the `C` in slot `k` of the live row at `loc`, returning the old value.
+    #[inline]
+    fn replace<C: ComponentOf<M>>(&mut self, loc: Location, k: usize, component: C) -> C {
+        let store = &mut self.stores[loc.store as usize];
+        let ptr = store.slot_ptr(store.info().slots[k], loc.row());
+        // SAFETY: the live row's slot k holds a C (ComponentOf contract and the caller's slot
+        // lookup); `&mut self` makes this the only reference.
+        let old = unsafe { &mut *ptr.cast::<C>() };
+        std::mem::replace(old, component)
+    }
+
+    /// [`World::insert`] of a component the entity lacks, into a set without a declared move.
+    #[inline(never)]
+    fn insert_moving_undeclared<C: ComponentOf<M>>(
+        &mut self,
+        entity: Entity,
+        loc: Location,
+        component: C,
+    ) -> Result<Option<C>, WorldError> {
+        let mut value = ManuallyDrop::new(component);
+        // SAFETY: `value` is an owned C, moved into the target store on success.
+        match unsafe { self.insert_undeclared(entity, loc, C::ID, (&mut *value as *mut C).cast()) }
+        {
+            Ok(()) => Ok(None),
+            Err(e) => {
+                // The refusal is the error the caller sees, even if the value's `Drop` panics
+                // (as for the same refusal through `Commands`).
+                super::spawn::drop_quietly(ManuallyDrop::into_inner(value));
+                Err(e)
+            }
+        }
+    }
+
+    /// Takes the `C` of `entity`, moving the entity to the store of its other components (a
+    /// declared signature's, or else a dynamic store). On error the entity is unchanged.
     #[inline]
     pub fn remove<C: ComponentOf<M>>(&mut self, entity: Entity) -> Result<C, WorldError> {
         // Not `ok_or(..)?`: that builds the error on every call and drops it (a call per
@@ -91,13 +122,48 @@ impl<M: WorldModel> World<M> {
         let Some(loc) = self.table.locate(entity) else {
             return Err(WorldError::NoSuchEntity(entity));
         };
-        let t = self.remove_move(entity, loc, C::ID)?;
         let mut value = MaybeUninit::<C>::uninit();
-        // SAFETY: `t` removes component C::ID from the entity's store; the move writes the
-        // removed C into `value`, which then owns it.
+        // SAFETY: on `Ok` the move wrote the removed C into `value`, which then owns it.
         unsafe {
-            self.move_entity(entity, loc, t, C::ID, value.as_mut_ptr().cast());
+            self.remove_into(entity, loc, C::ID, value.as_mut_ptr().cast())?;
             Ok(value.assume_init())
+        }
+    }
+
+    /// Moves component `c` of the entity at `loc` out into `value` and the entity to the store
+    /// without it: along its declared move, or else through the dynamic stores.
+    ///
+    /// # Safety
+    /// `value` points to room for a value of component `c`, which the caller owns after `Ok`.
+    #[inline]
+    unsafe fn remove_into(
+        &mut self,
+        entity: Entity,
+        loc: Location,
+        c: u32,
+        value: *mut u8,
+    ) -> Result<(), WorldError> {
+        if (loc.store as usize) < self.declared() {
+            if let Some(t) = self.tables.remove_move(loc.store, c) {
+                // SAFETY: `t` removes component c from the entity's store; the move writes the
+                // removed value into `value` (the caller's room).
+                unsafe { self.move_entity(entity, loc, t, c, value) };
+                return Ok(());
+            }
+        }
+        if self.slot_index(loc.store, c).is_none() {
+            return Err(self.missing(entity, loc, c));
+        }
+        // SAFETY: the entity has `c`; `value` as the caller guarantees.
+        unsafe { self.remove_undeclared(entity, loc, c, value) }
+    }
+
+    #[cold]
+    fn missing(&self, entity: Entity, loc: Location, c: u32) -> WorldError {
+        WorldError::MissingComponent {
+            entity,
+            signature: self.stores[loc.store as usize].info().name,
+            component: Self::component_name(c),
         }
     }
 
@@ -109,86 +175,68 @@ impl<M: WorldModel> World<M> {
         c: u32,
         value: Box<dyn std::any::Any + Send>,
     ) -> Result<(), WorldError> {
-        // Not `ok_or(..)?`: that builds the error on every call and drops it (a call per
-        // remove once `WorldError` holds a boxed `WorldError`; `add_remove` 1.07×).
         let Some(loc) = self.table.locate(entity) else {
             return Err(WorldError::NoSuchEntity(entity));
         };
         let size = self.tables.sizes()[c as usize];
         let raw: *mut (dyn std::any::Any + Send) = Box::into_raw(value);
-        let t = match self.tables.slot_or_insert(loc.store, c) {
-            Ok(k) => {
-                // Replace in place: swap the old value into the box, then drop the box.
-                let store = &mut self.stores[loc.store as usize];
-                let slot = store.slot_ptr(store.info().slots[k], loc.row());
-                // SAFETY: the box holds a value of component c (the caller found c by the value's
-                // TypeId), as does the slot; swapping bytes exchanges the two values, and the box
-                // (from `into_raw`) then drops the old one.
-                unsafe {
-                    std::ptr::swap_nonoverlapping(slot, raw.cast::<u8>(), size);
-                    drop(Box::from_raw(raw));
-                }
-                return Ok(());
+        if let Some(k) = self.slot_index(loc.store, c) {
+            // Replace in place: swap the old value into the box, then drop the box.
+            let store = &mut self.stores[loc.store as usize];
+            let slot = store.slot_ptr(store.info().slots[k], loc.row());
+            // SAFETY: the box holds a value of component c (the caller found c by the value's
+            // TypeId), as does the slot; swapping bytes exchanges the two values, and the box
+            // (from `into_raw`) then drops the old one.
+            unsafe {
+                std::ptr::swap_nonoverlapping(slot, raw.cast::<u8>(), size);
+                drop(Box::from_raw(raw));
             }
-            Err(Some(t)) => t,
-            Err(None) => {
-                // SAFETY: re-box the pointer from `into_raw` to drop the value normally.
-                super::spawn::drop_quietly(unsafe { Box::from_raw(raw) });
-                return Err(self.undeclared(entity, loc, Change::Insert, c));
+            return Ok(());
+        }
+        let declared = if (loc.store as usize) < self.declared() {
+            self.tables.insert_move(loc.store, c)
+        } else {
+            None
+        };
+        // SAFETY: the box holds a component c; its bytes are moved into the target store.
+        let moved = unsafe {
+            match declared {
+                Some(t) => {
+                    self.move_entity(entity, loc, t, c, raw.cast::<u8>());
+                    Ok(())
+                }
+                None => self.insert_undeclared(entity, loc, c, raw.cast::<u8>()),
             }
         };
-        // SAFETY: the box holds a component c; its bytes are moved into the target store,
-        // after which the allocation is freed without dropping the value.
-        unsafe {
-            self.move_entity(entity, loc, t, c, raw.cast::<u8>());
-            let layout = std::alloc::Layout::for_value(&*raw);
-            if layout.size() != 0 {
-                std::alloc::dealloc(raw.cast::<u8>(), layout);
-            }
+        match moved {
+            // SAFETY: the value's bytes were moved out: free the allocation without dropping.
+            Ok(()) => unsafe {
+                let layout = std::alloc::Layout::for_value(&*raw);
+                if layout.size() != 0 {
+                    std::alloc::dealloc(raw.cast::<u8>(), layout);
+                }
+            },
+            // SAFETY: refused, the value is still in the box: re-box it to drop it normally.
+            Err(_) => super::spawn::drop_quietly(unsafe { Box::from_raw(raw) }),
         }
-        Ok(())
+        moved
     }
 
     /// [`World::remove`] of component `c`, dropping the value (commands).
     pub(crate) fn remove_dropping(&mut self, entity: Entity, c: u32) -> Result<(), WorldError> {
-        // Not `ok_or(..)?`: that builds the error on every call and drops it (a call per
-        // remove once `WorldError` holds a boxed `WorldError`; `add_remove` 1.07×).
         let Some(loc) = self.table.locate(entity) else {
             return Err(WorldError::NoSuchEntity(entity));
         };
-        let t = self.remove_move(entity, loc, c)?;
         let ty = &M::components()[c as usize].ty;
         let mut held = Column::new(ty);
         held.reserve(0, 1);
-        // SAFETY: the value moves into `held` (capacity 1, same type), the rest of the row into
-        // the target store; `held` drops it once the world is consistent again.
+        // SAFETY: on `Ok` the value moved into `held` (capacity 1, same type) and the rest of
+        // the row into the target store; `held` drops it once the world is consistent again.
         unsafe {
-            self.move_entity(entity, loc, t, c, held.ptr_at(0));
+            self.remove_into(entity, loc, c, held.ptr_at(0))?;
             held.drop_range(0, 1);
         }
         Ok(())
-    }
-
-    /// The move that removes component `c` from the entity at `loc`, or why there is none.
-    #[inline]
-    fn remove_move(
-        &self,
-        entity: Entity,
-        loc: Location,
-        c: u32,
-    ) -> Result<MoveRef<'static>, WorldError> {
-        let tables = self.tables;
-        match tables.remove_move(loc.store, c) {
-            Some(t) => Ok(t),
-            None if tables.slot_index(loc.store, c).is_none() => {
-                Err(WorldError::MissingComponent {
-                    entity,
-                    signature: M::stores()[loc.store as usize].name,
-                    component: Self::component_name(c),
-                })
-            }
-            None => Err(self.undeclared(entity, loc, Change::Remove, c)),
-        }
     }
 
     /// Moves `entity` from `loc` to the end of store `t.to` with the transition's move (see
@@ -233,7 +281,7 @@ impl<M: WorldModel> World<M> {
     }
 
     #[cold]
-    fn undeclared(
+    pub(crate) fn undeclared_error(
         &self,
         entity: Entity,
         loc: Location,
@@ -241,7 +289,7 @@ impl<M: WorldModel> World<M> {
         component: u32,
     ) -> WorldError {
         let names: Vec<&str> = M::components().iter().map(|c| c.name).collect();
-        let info = &M::stores()[loc.store as usize];
+        let info = self.stores[loc.store as usize].info();
         let bit = 1u128 << component;
         let missing = match change {
             Change::Insert => info.mask | bit,

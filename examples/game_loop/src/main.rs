@@ -1,6 +1,7 @@
 //! A small game loop on a generated world: three ships fly right into a hazard zone, where
-//! they catch fire and burn up; a turret fires bullets that expire; a rock shows what happens
-//! to a command that cannot be applied.
+//! they catch fire and burn up; a turret fires bullets that expire; a rock catches fire too,
+//! although no signature declares a burning rock: it moves to a dynamic store, the systems
+//! still visit it, and the world says which declaration would give it a generated store.
 //!
 //! `cargo run -p game_loop` runs the staged schedule (`run_schedule`);
 //! `cargo run -p game_loop -- --sequential` runs the systems one by one in declaration order
@@ -56,8 +57,8 @@ fn main() {
         } else {
             world.run_schedule()
         };
-        // A run returns the commands it could not apply (every other command was applied).
-        // Here the only one is `scorch` setting the rock on fire: log it and play on.
+        // A run returns the commands it could not apply (every other command was applied):
+        // log them and play on.
         if let Err(errors) = result {
             for error in &errors.0 {
                 println!("frame {frame:2}: refused: {error}");
@@ -90,9 +91,20 @@ fn main() {
             burning.is_some()
         );
     }
-    println!("rock health={}", world.get::<Health>(rock).unwrap().0);
+    match world.get::<Health>(rock) {
+        Some(health) => println!("rock health={}", health.0),
+        None => println!("rock destroyed"),
+    }
     println!(
         "refused commands: {refused}, entities left: {}",
         world.len()
     );
+    // The component sets entities took that no signature declares, and the declarations
+    // that would give them generated stores.
+    for set in world.undeclared() {
+        println!("undeclared {set}");
+        if let Some(declaration) = set.declaration() {
+            println!("{declaration}");
+        }
+    }
 }

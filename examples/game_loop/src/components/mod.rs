@@ -72,8 +72,9 @@ pub struct Turret {
     pub gun: Gun,
 }
 
-/// A rock has health but no `{Position, Health, Burning}` signature: rocks cannot burn, and
-/// inserting `Burning` into one is refused (see `scorch` and the loop in `main`).
+/// A rock has health but no `{Position, Health, Burning}` signature: inserting `Burning` into
+/// one moves it to the dynamic store of that set, which `scorch` and `burn` visit as well
+/// (see `World::undeclared` at the end of `main`).
 #[derive(Signature)]
 pub struct Rock {
     pub position: Position,
@@ -152,7 +153,7 @@ pub fn scorch(
     }
 }
 
-/// Burning ships lose 5 more a frame and are destroyed at 0. `with(Burning)` is a filter: the
+/// Burning things lose 5 more a frame and are destroyed at 0. `with(Burning)` is a filter: the
 /// system does not read the marker, it only runs where it is.
 #[system(with(Burning))]
 pub fn burn(ship: Entity, health: &mut Health, score: &mut Score, commands: &mut Commands) {

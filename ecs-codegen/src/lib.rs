@@ -42,6 +42,7 @@ pub struct Builder {
     out_dir: Option<PathBuf>,
     rerun_if_changed: bool,
     undeclared: Undeclared,
+    warn_dynamic_only: bool,
 }
 
 /// What a world does with a component set that no signature declares ([`Builder::undeclared`]).
@@ -88,7 +89,16 @@ impl Builder {
             out_dir: None,
             rerun_if_changed: true,
             undeclared: Undeclared::Dynamic,
+            warn_dynamic_only: true,
         }
+    }
+
+    /// Whether an open world's build script warns about each system that matches no declared
+    /// signature (default true). Such a system runs over dynamic stores only; turn the warning
+    /// off when that is what it is for.
+    pub fn warn_dynamic_only(mut self, yes: bool) -> Self {
+        self.warn_dynamic_only = yes;
+        self
     }
 
     /// What the world does with component sets no signature declares (default:
@@ -214,7 +224,7 @@ impl Builder {
                 println!("cargo:rerun-if-changed={}", path.display());
             }
             // Build scripts report warnings this way; they go with the rerun lines.
-            for w in &model.warnings {
+            for w in model.warnings.iter().filter(|_| self.warn_dynamic_only) {
                 let at = format!("{}:{}:{}", w.file.display(), w.line, w.column);
                 println!("cargo:warning={} (at {at})", w.message);
                 if let Some(help) = &w.help {

@@ -5,7 +5,9 @@
 //!   every entity (20,000 moves between two stores per iteration, back to the all-`A` state).
 //!   `generated` uses `insert`/`remove`; `hand_sparse` keeps `B` in a `Vec<Option<f32>>`
 //!   indexed by entity (set, then cleared); `hand_tables` moves rows between two hand-written
-//!   tables with a location array, the same work the generated world does.
+//!   tables with a location array, the same work the generated world does;
+//!   `generated_dynamic` adds and removes a component no signature declares with `A`, so
+//!   every entity moves to and from a dynamic store (byte-wise moves along cached edges).
 //!   Target: `generated` under 100 µs.
 //! - `frag_iter`: 26 signatures of 20 entities, each with a `Data` and its own letter; double
 //!   every `Data`. `generated_system` runs `#[system] fn double`, `query_for_each` uses
@@ -143,6 +145,21 @@ fn add_remove(c: &mut Criterion) {
     });
     assert_eq!(world.len(), n);
     assert!(entities.iter().all(|&e| world.get::<ar::B>(e).is_none()));
+    // Through a dynamic store: {A, Extra} is declared nowhere.
+    group.bench_function(BenchmarkId::new("generated_dynamic", n), |b| {
+        b.iter(|| {
+            let world = black_box(&mut world);
+            for &e in &entities {
+                world.insert(e, ar::Extra(1.0)).unwrap();
+            }
+            let mut sum = 0.0f32;
+            for &e in &entities {
+                sum += world.remove::<ar::Extra>(e).unwrap().0;
+            }
+            sum
+        })
+    });
+    assert!(world.undeclared().iter().all(|u| u.rows == 0));
     drop(world);
 
     let mut sparse = Sparse {
@@ -340,9 +357,41 @@ fn simple_insert(c: &mut Criterion) {
     group.finish();
 }
 
+/// What making a dynamic store costs: the first insert of a component no signature declares
+/// with the entity's others (the store, its description, its edge and the systems' lists are
+/// made), against the same insert once they exist, each in a world of one entity.
+fn first_dynamic_move(c: &mut Criterion) {
+    let mut group = c.benchmark_group("first_dynamic_move");
+    let fresh = || {
+        let mut world = ar::World::new();
+        let e = world.spawn(JustA { a: ar::A(1.0) });
+        (world, e)
+    };
+    group.bench_function("first", |b| {
+        b.iter_batched_ref(
+            fresh,
+            |(world, e)| world.insert(*e, ar::Extra(1.0)).unwrap(),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("again", |b| {
+        b.iter_batched_ref(
+            || {
+                let (mut world, e) = fresh();
+                world.insert(e, ar::Extra(1.0)).unwrap();
+                world.remove::<ar::Extra>(e).unwrap();
+                (world, e)
+            },
+            |(world, e)| world.insert(*e, ar::Extra(1.0)).unwrap(),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(50).warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(2));
-    targets = add_remove, frag_iter, simple_insert
+    targets = add_remove, frag_iter, simple_insert, first_dynamic_move
 }
 criterion_main!(benches);

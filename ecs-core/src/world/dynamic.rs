@@ -37,7 +37,7 @@ use std::fmt;
 use std::sync::{Mutex, OnceLock};
 
 /// What a world keeps about its dynamic stores.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Dynamic {
     /// The dynamic store of each component set.
     by_mask: FxHashMap<u128, u32>,
@@ -45,9 +45,27 @@ pub(crate) struct Dynamic {
     usage: Vec<Usage>,
     /// Per system (declaration order): the dynamic stores it visits, ascending.
     matches: Vec<Vec<u32>>,
-    /// Moves of a component from a store, keyed by [`edge_key`], for every move that starts or
-    /// ends in a dynamic store.
-    edges: FxHashMap<u64, Edge>,
+    /// Every move that starts or ends in a dynamic store (or leads from a declared store to an
+    /// undeclared set), made on first use.
+    edges: Vec<DynamicEdge>,
+    /// The index in `edges` of the move of a component from a store, by [`edge_key`].
+    edge_index: FxHashMap<u64, u32>,
+    /// Recently used entries of `edge_index`, direct-mapped by key: a burst of the same insert
+    /// or remove (a tag added to many entities) finds its edge without hashing.
+    recent: [(u64, u32); RECENT],
+}
+
+/// Slots of [`Dynamic::recent`].
+const RECENT: usize = 16;
+
+/// A move along an [`Edge`], and the dynamic stores whose usage it changes.
+#[derive(Debug)]
+struct DynamicEdge {
+    edge: Edge,
+    /// The source's index among the dynamic stores, if it is one.
+    from_dynamic: Option<u32>,
+    /// The target's index among the dynamic stores, if it is one.
+    to_dynamic: Option<u32>,
 }
 
 /// How a dynamic store was used.
@@ -111,7 +129,34 @@ fn describe(components: &'static [ComponentInfo], mask: u128) -> StoreInfo {
     }
 }
 
+impl Default for Dynamic {
+    fn default() -> Self {
+        Dynamic {
+            by_mask: FxHashMap::default(),
+            usage: Vec::new(),
+            matches: Vec::new(),
+            edges: Vec::new(),
+            edge_index: FxHashMap::default(),
+            // No key is `u64::MAX` (store ids and component ids are below `u32::MAX`).
+            recent: [(u64::MAX, 0); RECENT],
+        }
+    }
+}
+
 impl Dynamic {
+    /// The index of the edge with key `key`, if it was made.
+    #[inline]
+    fn find(&mut self, key: u64) -> Option<u32> {
+        let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60) as usize % RECENT;
+        let (k, i) = self.recent[slot];
+        if k == key {
+            return Some(i);
+        }
+        let i = *self.edge_index.get(&key)?;
+        self.recent[slot] = (key, i);
+        Some(i)
+    }
+
     /// Per system (declaration order), the dynamic stores it visits, ascending.
     pub(crate) fn matches(&self) -> &[Vec<u32>] {
         &self.matches
@@ -123,6 +168,7 @@ impl Dynamic {
     }
 
     /// Records that dynamic store `index` (by creation order) holds `rows` rows.
+    #[cfg(feature = "resource")]
     fn note_rows(&mut self, index: usize, rows: usize) {
         let u = &mut self.usage[index];
         u.peak = u.peak.max(rows);
@@ -168,34 +214,52 @@ impl<M: WorldModel> World<M> {
     }
 
     /// The move of component `c` from store `from` (a dynamic store, or a declared one whose
-    /// neighbouring set is not declared), made on first use; its key. `None` in a strict world
-    /// when the target set is not declared.
-    fn edge(&mut self, from: u32, c: u32) -> Option<u64> {
+    /// neighbouring set is not declared), made on first use; its index. `None` in a strict
+    /// world when the target set is not declared.
+    #[inline]
+    fn edge(&mut self, from: u32, c: u32) -> Option<u32> {
         let key = edge_key(from, c);
-        if self.dynamic.edges.contains_key(&key) {
-            return Some(key);
+        match self.dynamic.find(key) {
+            Some(i) => Some(i),
+            None => self.make_edge(from, c, key),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn make_edge(&mut self, from: u32, c: u32, key: u64) -> Option<u32> {
         let from_info = self.stores[from as usize].info();
         let to = self.store_of_set(from_info.mask ^ (1u128 << c))?;
         let to_info = self.stores[to as usize].info();
-        let edge = Edge::between(from_info, to, to_info, c, M::components());
-        self.dynamic.edges.insert(key, edge);
-        Some(key)
+        let declared = self.declared();
+        let dynamic = |store: u32| (store as usize).checked_sub(declared).map(|i| i as u32);
+        let i = self.dynamic.edges.len() as u32;
+        self.dynamic.edges.push(DynamicEdge {
+            edge: Edge::between(from_info, to, to_info, c, M::components()),
+            from_dynamic: dynamic(from),
+            to_dynamic: dynamic(to),
+        });
+        self.dynamic.edge_index.insert(key, i);
+        Some(i)
     }
 
-    /// Moves `entity` from `loc` along the edge `key` (see [`MoveFn`](crate::model::MoveFn)
-    /// for `value`), and records the move in the dynamic stores' usage.
+    /// Moves `entity` from `loc` along edge `i` (see [`MoveFn`](crate::model::MoveFn) for
+    /// `value`), and records the move in the dynamic stores' usage.
     ///
     /// # Safety
-    /// `key` is an edge of `loc.store`, the live location of `entity`; `value` points to an
+    /// Edge `i` is an edge of `loc.store`, the live location of `entity`; `value` points to an
     /// owned value of the inserted component (which the caller then treats as moved), or to
     /// room for the removed one (which the caller then owns).
-    unsafe fn move_along(&mut self, entity: Entity, loc: Location, key: u64, value: *mut u8) {
-        let edge = &self.dynamic.edges[&key];
-        let to = edge.to;
+    #[inline]
+    unsafe fn move_along(&mut self, entity: Entity, loc: Location, i: u32, value: *mut u8) {
+        let Dynamic { edges, usage, .. } = &mut self.dynamic;
+        let edge = &edges[i as usize];
+        let to = edge.edge.to;
         debug_assert_ne!(loc.store, to);
         // Room first: nothing may fail once values start to move.
-        self.stores[to as usize].reserve(1);
+        let target = &mut self.stores[to as usize];
+        target.reserve(1);
+        let rows = target.len() + 1;
         // SAFETY: the edge was made from the two stores' slots (`Edge::between`) for a move of
         // its component from `loc.store`, where `entity` lives; the target has room for a row;
         // `value` is as the caller guarantees.
@@ -207,16 +271,16 @@ impl<M: WorldModel> World<M> {
                 loc,
                 value,
                 [loc.store, to],
-                |m| crate::__private::erased_body(m, edge),
+                |m| crate::__private::erased_body(m, &edge.edge),
             )
         };
-        let declared = self.declared();
-        for store in [loc.store, to] {
-            if let Some(index) = (store as usize).checked_sub(declared) {
-                let rows = self.stores[store as usize].len();
-                self.dynamic.note_rows(index, rows);
-                self.dynamic.usage[index].moves += 1;
-            }
+        if let Some(k) = edge.from_dynamic {
+            usage[k as usize].moves += 1;
+        }
+        if let Some(k) = edge.to_dynamic {
+            let u = &mut usage[k as usize];
+            u.moves += 1;
+            u.peak = u.peak.max(rows);
         }
     }
 
@@ -233,11 +297,12 @@ impl<M: WorldModel> World<M> {
         c: u32,
         value: *mut u8,
     ) -> Result<(), WorldError> {
-        let Some(key) = self.edge(loc.store, c) else {
+        let Some(i) = self.edge(loc.store, c) else {
             return Err(self.undeclared_error(entity, loc, Change::Insert, c));
         };
-        // SAFETY: `key` is the edge of `c` from `loc.store`; `value` as the caller guarantees.
-        unsafe { self.move_along(entity, loc, key, value) };
+        // SAFETY: edge `i` is the move of `c` from `loc.store`; `value` as the caller
+        // guarantees.
+        unsafe { self.move_along(entity, loc, i, value) };
         Ok(())
     }
 
@@ -254,11 +319,12 @@ impl<M: WorldModel> World<M> {
         c: u32,
         value: *mut u8,
     ) -> Result<(), WorldError> {
-        let Some(key) = self.edge(loc.store, c) else {
+        let Some(i) = self.edge(loc.store, c) else {
             return Err(self.undeclared_error(entity, loc, Change::Remove, c));
         };
-        // SAFETY: `key` is the edge of `c` from `loc.store`; `value` as the caller guarantees.
-        unsafe { self.move_along(entity, loc, key, value) };
+        // SAFETY: edge `i` is the move of `c` from `loc.store`; `value` as the caller
+        // guarantees.
+        unsafe { self.move_along(entity, loc, i, value) };
         Ok(())
     }
 

@@ -1,6 +1,19 @@
-//! The world: one packed [`Store`] per declared signature, the [`EntityTable`] that says where
-//! each entity lives, and the resources. Generic over a generated [`WorldModel`]; the generated
-//! `World` wraps `World<Model>` and adds one `run_<system>` method per system.
+//! The world: one packed [`Store`] per declared signature, one per undeclared component set
+//! that entities took (its dynamic stores), the [`EntityTable`] that says where each entity
+//! lives, and the resources. Generic over a generated [`WorldModel`]; the generated `World`
+//! wraps `World<Model>` and adds one `run_<system>` method per system.
+//!
+//! # Two kinds of store
+//!
+//! - **Declared**: each `#[derive(Signature)]` gets a store whose layout, moves and system
+//!   loops are generated with static types: the fast path.
+//! - **Dynamic**: an entity whose component set no signature declares (an `insert`, `remove`,
+//!   command or level led there) lives in the dynamic store of that exact set, made at run
+//!   time from the same type-erased columns (see `dynamic.rs`). Systems, queries and every
+//!   operation visit both kinds; [`World::undeclared`] lists the dynamic stores with the
+//!   declarations that would move their entities to the fast path. A strict world
+//!   (`Builder::undeclared(Undeclared::Error)`) has no dynamic store: such an operation is a
+//!   [`WorldError::UndeclaredSignature`].
 //!
 //! # Invariants
 //!

@@ -529,8 +529,28 @@ fn run(opts: &Options) -> Result<(), String> {
             min_chunk
         );
     }
+    print_undeclared(&final_run.world);
     println!("\nchecksum: {:016x}", checksum(&final_run.world));
     Ok(())
+}
+
+/// The component sets entities took that no signature declares, with the declarations that
+/// would give them generated stores.
+fn print_undeclared(world: &World) {
+    let sets = world.undeclared();
+    if sets.is_empty() {
+        println!("\nevery entity's component set is a declared signature");
+        return;
+    }
+    println!("\ncomponent sets no signature declares (dynamic stores); to promote one, declare:");
+    for set in sets {
+        println!("  {set}");
+        if let Some(declaration) = set.declaration() {
+            for line in declaration.lines() {
+                println!("    {line}");
+            }
+        }
+    }
 }
 
 /// The value of `-o FILE` among `args`, and the other arguments.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the comparison suite: the consistency test, every benchmark, then the report
-# (results.md, results.png and the tables in README.md). Arguments go to criterion, e.g.
+# (results.md, results.png and the tables in docs/comparison.md). Arguments go to criterion, e.g.
 # `compare/run.sh frag_iter` runs only that group (the report then shows the others' last
 # results).
 set -euo pipefail

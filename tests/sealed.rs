@@ -16,7 +16,7 @@ fn foreign_pending(manager: &EntityManager, n: usize) -> Pending {
         [&mut rows[..]],
         None,
         usize::MAX,
-        &PassCost::new(),
+        &mut PassCost::new(),
         manager,
         &|part: &mut [u8], commands: &mut ecs_core::Commands<'_>| {
             for _ in part.iter() {

@@ -83,8 +83,8 @@ fn add_remove(c: &mut Criterion) {
     bench_group!(c, "add_remove", AddRemove);
 }
 
-/// Short measurements, so that the whole suite (8 implementations × 7 workloads) runs in a few
-/// minutes; the report takes medians.
+/// Short measurements, so that the whole suite (9 or 10 implementations × 7 workloads) runs in
+/// about a quarter of an hour; the report takes medians.
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(25)

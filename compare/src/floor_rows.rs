@@ -81,9 +81,9 @@ impl Workload for SimpleIter {
 /// One frag_iter entity: its `Data`, which letter it has, and the letter's value.
 #[derive(Clone, Copy)]
 pub struct FragRow {
-    data: f64,
+    data: f32,
     letter: u8,
-    letter_value: f64,
+    letter_value: f32,
 }
 
 /// frag_iter: one `Vec` of every entity's row.

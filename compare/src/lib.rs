@@ -1,8 +1,11 @@
 //! # sigecs beside its peers
 //!
-//! The ecs_bench_suite workloads written for sigecs, hecs, bevy_ecs, legion, shipyard and specs,
-//! each the way its documentation recommends, and for two hand-written floors: one `Vec` per
-//! field ([`floor_vecs`]) and one `Vec` of row structs ([`floor_rows`]).
+//! The ecs_bench_suite workloads written for sigecs, hecs, bevy_ecs, legion, shipyard, specs and
+//! sparsey, each the way its documentation recommends, and for hand-written floors: one `Vec`
+//! per field ([`floor_vecs`], the floor every ratio is taken to), one `Vec` of row structs
+//! ([`floor_rows`]) and, for frag_iter, one `Vec` per component set
+//! ([`floor_vecs::FragIterPerSet`]). sigecs has a second row for add_remove, `sigecs_dynamic`:
+//! the same workload through a dynamic store (a component set no signature declares).
 //!
 //! Every implementation of a workload is a type implementing [`Workload`]: `new` builds the
 //! data (not timed), `run` is one timed iteration, `observe` reads the results back through the
@@ -22,6 +25,7 @@ pub mod hecs_impl;
 pub mod legion_impl;
 pub mod shipyard_impl;
 pub mod sigecs_impl;
+pub mod sparsey_impl;
 pub mod specs_impl;
 
 /// What an implementation reads back from its world: named values (entity counts, sums).
@@ -39,7 +43,7 @@ pub trait Workload {
 
 /// add_remove in two halves, so that the consistency test can observe the world in between.
 pub trait AddRemoveSteps: Workload {
-    /// Adds a `B(i)` to the `i`-th entity, for every entity.
+    /// Adds a `B(i)` to the `i`-th entity, for every entity (`sigecs_dynamic`: an `Extra(i)`).
     fn add(&mut self);
     /// Removes the `B` of every entity again.
     fn remove(&mut self);
@@ -82,13 +86,13 @@ pub const WORKLOADS: &[WorkloadInfo] = &[
         group: "frag_iter",
         n: 20,
         parallel: false,
-        what: "26 component sets (Data + one letter A..Z) × 20 entities: double every Data",
+        what: "26 component sets (Data + one letter A..Z) × 20 entities: double every Data (f32)",
     },
     WorkloadInfo {
         group: "heavy_compute",
         n: 1_000,
         parallel: true,
-        what: "1,000 entities: invert the Mat4 100 times and transform the position, in parallel",
+        what: "1,000 entities: invert the Mat4 101 times and transform the position, in parallel",
     },
     WorkloadInfo {
         group: "schedule",
@@ -105,34 +109,128 @@ pub const WORKLOADS: &[WorkloadInfo] = &[
 ];
 
 /// The implementations, in report order; `floor_vecs` is the floor ratios are taken to.
+/// `floor_per_set` runs frag_iter only, `sigecs_dynamic` add_remove only (see [`NOTES`]).
 pub const IMPLS: &[&str] = &[
     "floor_vecs",
     "floor_rows",
+    "floor_per_set",
     "sigecs",
+    "sigecs_dynamic",
     "hecs",
     "bevy_ecs",
     "legion",
     "shipyard",
     "specs",
+    "sparsey",
 ];
 
 /// The name ratios are taken to.
 pub const FLOOR: &str = "floor_vecs";
 
+/// What the report says about an implementation, for one workload (`Some`) or for all
+/// (`None`): how it runs the workload where that is not the library's plain recommended way,
+/// or why it does not run it.
+pub struct Note {
+    /// The implementation.
+    pub implementation: &'static str,
+    /// The workload the note is about; `None`: every workload.
+    pub workload: Option<&'static str>,
+    /// Whether the implementation runs the workload at all (a table cell says "n/a" if not).
+    pub runs: bool,
+    /// One line for the report.
+    pub text: &'static str,
+}
+
+/// Notes on implementations: which workloads they leave out and how they express the others.
+pub const NOTES: &[Note] = &[
+    Note {
+        implementation: "floor_vecs",
+        workload: Some("frag_iter"),
+        runs: true,
+        text: "one `Vec` of all 520 `Data` values, doubled in one loop: the physical floor",
+    },
+    Note {
+        implementation: "floor_per_set",
+        workload: Some("frag_iter"),
+        runs: true,
+        text: "26 `Vec`s of 20 `Data` values (one per component set), a loop over each: what an archetype design must at least do",
+    },
+    Note {
+        implementation: "floor_per_set",
+        workload: None,
+        runs: false,
+        text: "a frag_iter floor only",
+    },
+    Note {
+        implementation: "sigecs_dynamic",
+        workload: Some("add_remove"),
+        runs: true,
+        text: "inserts and removes the fixture's `Extra` instead of `B`: no signature declares {A, Extra}, so every entity moves to and from a dynamic store",
+    },
+    Note {
+        implementation: "sigecs_dynamic",
+        workload: None,
+        runs: false,
+        text: "an add_remove variant only (the other workloads have no structural change)",
+    },
+    Note {
+        implementation: "hecs",
+        workload: Some("schedule"),
+        runs: true,
+        text: "hecs has no scheduler: three prepared queries one after another",
+    },
+    Note {
+        implementation: "sparsey",
+        workload: Some("schedule"),
+        runs: true,
+        text: "sparsey 0.13 has no scheduler: three queries one after another",
+    },
+    Note {
+        implementation: "specs",
+        workload: Some("simple_insert"),
+        runs: true,
+        text: "specs has no bulk spawn: `create_entity` per entity",
+    },
+];
+
+/// Whether `implementation` runs `workload` (see [`NOTES`]).
+pub fn runs(implementation: &str, workload: &str) -> bool {
+    let note = |w: Option<&str>| {
+        NOTES
+            .iter()
+            .find(|n| n.implementation == implementation && n.workload == w)
+    };
+    note(Some(workload))
+        .or_else(|| note(None))
+        .is_none_or(|n| n.runs)
+}
+
 /// Calls `$m!(name, path::Type)` for every implementation of workload type `$ty`, in
-/// [`IMPLS`] order.
+/// [`IMPLS`] order: every library and floor, plus `floor_per_set` for `FragIter` and
+/// `sigecs_dynamic` for `AddRemove`.
 #[macro_export]
 macro_rules! for_each_impl {
     ($m:ident, $ty:ident) => {
         $m!("floor_vecs", $crate::floor_vecs::$ty);
         $m!("floor_rows", $crate::floor_rows::$ty);
+        $crate::for_each_impl!(@per_set $m, $ty);
         $m!("sigecs", $crate::sigecs_impl::$ty);
+        $crate::for_each_impl!(@dynamic $m, $ty);
         $m!("hecs", $crate::hecs_impl::$ty);
         $m!("bevy_ecs", $crate::bevy_impl::$ty);
         $m!("legion", $crate::legion_impl::$ty);
         $m!("shipyard", $crate::shipyard_impl::$ty);
         $m!("specs", $crate::specs_impl::$ty);
+        $m!("sparsey", $crate::sparsey_impl::$ty);
     };
+    (@per_set $m:ident, FragIter) => {
+        $m!("floor_per_set", $crate::floor_vecs::FragIterPerSet);
+    };
+    (@per_set $m:ident, $ty:ident) => {};
+    (@dynamic $m:ident, AddRemove) => {
+        $m!("sigecs_dynamic", $crate::sigecs_impl::AddRemoveDynamic);
+    };
+    (@dynamic $m:ident, $ty:ident) => {};
 }
 
 /// A rayon pool of one thread: sequential workloads are timed inside it, so that no library

@@ -4,7 +4,8 @@
 //! one-`Vec`-per-field floor's). A query that silently matches nothing changes a count or a
 //! sum and fails here, so it cannot produce a fast-looking number in the benchmarks.
 
-use sigecs_compare::{for_each_impl, AddRemoveSteps, Observation, Workload, WORKLOADS};
+use sigecs_compare::data::{heavy_transform, HEAVY_INVERSIONS, START};
+use sigecs_compare::{for_each_impl, runs, AddRemoveSteps, Observation, Workload, IMPLS, WORKLOADS};
 
 /// Odd, so that swapped values differ from the start values.
 const RUNS: usize = 3;
@@ -74,7 +75,7 @@ fn check(workload: &str, observed: &[Observed], expected: &[Observation]) {
 }
 
 macro_rules! collect {
-    ($runner:ident, $ty:ident, $n:expr) => {{
+    ($group:expr, $runner:ident, $ty:ident, $n:expr) => {{
         let mut observed: Vec<Observed> = Vec::new();
         macro_rules! one {
             ($name:expr, $path:ty) => {
@@ -82,7 +83,14 @@ macro_rules! collect {
             };
         }
         for_each_impl!(one, $ty);
-        assert_eq!(observed.len(), sigecs_compare::IMPLS.len());
+        // Every implementation the report expects for this workload, and no other.
+        let names: Vec<&str> = observed.iter().map(|o| o.name).collect();
+        let expected: Vec<&str> = IMPLS
+            .iter()
+            .copied()
+            .filter(|i| runs(i, $group))
+            .collect();
+        assert_eq!(names, expected, "implementations of {}", $group);
         observed
     }};
 }
@@ -94,7 +102,7 @@ fn obs(values: &[(&'static str, f64)]) -> Observation {
 #[test]
 fn simple_insert() {
     let n = size("simple_insert");
-    let observed = collect!(run_all, SimpleInsert, n);
+    let observed = collect!("simple_insert", run_all, SimpleInsert, n);
     let n = n as f64;
     check(
         "simple_insert",
@@ -108,7 +116,7 @@ fn simple_insert() {
 
 fn simple_iter(group: &str) {
     let n = size(group);
-    let observed = collect!(run_all, SimpleIter, n);
+    let observed = collect!(group, run_all, SimpleIter, n);
     let n = n as f64;
     let at = |runs: usize| {
         obs(&[
@@ -133,27 +141,68 @@ fn simple_iter_1m() {
 #[test]
 fn frag_iter() {
     let n = size("frag_iter");
-    let observed = collect!(run_all, FragIter, n);
+    let observed = collect!("frag_iter", run_all, FragIter, n);
     let entities = (26 * n) as f64;
     let at = |runs: i32| obs(&[("entities", entities), ("data", entities * 2f64.powi(runs))]);
     check("frag_iter", &observed, &[at(0), at(RUNS as i32)]);
 }
 
+/// heavy_compute after `runs` runs, worked out by hand for `inversions` inversions per run:
+/// the start matrix is a rotation by 1.2 rad about X, so each row's matrix after `k` inversions
+/// in all is a rotation by ±1.2 rad (`y_axis.z` = its sine), and each run rotates the position
+/// (1, 1, 1) by the matrix it ends with (the coordinates' sum becomes 1 + 2 cos of the total
+/// angle).
+fn heavy_by_hand(n: usize, inversions: usize, runs: usize) -> [f64; 3] {
+    let theta = 1.2f64;
+    let sign = |k: usize| if k % 2 == 0 { 1.0 } else { -1.0 };
+    let angle: f64 = (1..=runs).map(|r| sign(r * inversions) * theta).sum();
+    let n = n as f64;
+    [
+        n,
+        n * sign(runs * inversions) * theta.sin(),
+        n * (1.0 + 2.0 * angle.cos()),
+    ]
+}
+
+fn values(o: &Observation) -> Vec<f64> {
+    o.iter().map(|&(_, v)| v).collect()
+}
+
+fn close(got: &[f64], want: &[f64], tolerance: f64) -> bool {
+    got.len() == want.len() && got.iter().zip(want).all(|(g, w)| (g - w).abs() <= tolerance)
+}
+
 #[test]
 fn heavy_compute() {
     let n = size("heavy_compute");
-    let observed = collect!(run_all, HeavyCompute, n);
-    // The matrices and positions after 3 × 100 inversions are not worked out by hand: the
-    // floor's values are the reference, and they must have moved.
+    assert_eq!(HEAVY_INVERSIONS % 2, 1, "an even count cancels out");
+    assert_eq!(heavy_transform(), glam::Mat4::from_axis_angle(glam::Vec3::X, 1.2));
+    assert_eq!(START, glam::Vec3::ONE);
+    let observed = collect!("heavy_compute", run_all, HeavyCompute, n);
+    // The floor's values, checked against the values worked out by hand (to f32 rounding: 303
+    // inversions in all), are the reference every implementation must match exactly.
     let floor = &observed[0];
     assert_eq!(floor.name, "floor_vecs");
     let (before, after) = (&floor.steps[0].1, &floor.steps[1].1);
-    assert_eq!(before[0], ("entities", n as f64));
-    assert_eq!(after[0], ("entities", n as f64));
-    assert_ne!(
-        before[1], after[1],
-        "the floor's heavy_compute changed nothing"
+    let tolerance = 1e-3 * n as f64;
+    assert!(
+        close(&values(before), &heavy_by_hand(n, HEAVY_INVERSIONS, 0), tolerance),
+        "the floor's heavy_compute starts at {before:?}"
     );
+    let done = heavy_by_hand(n, HEAVY_INVERSIONS, RUNS);
+    assert!(
+        close(&values(after), &done, tolerance),
+        "the floor's heavy_compute after {RUNS} runs: {after:?}, worked out by hand: {done:?}"
+    );
+    // What an implementation that skipped the inversions, or inverted an even number of times,
+    // would observe instead: far from the real values, so the check above tells them apart.
+    for wrong in [0, HEAVY_INVERSIONS - 1] {
+        let wrong = heavy_by_hand(n, wrong, RUNS);
+        assert!(
+            !close(&wrong, &done, 0.5 * n as f64),
+            "skipped or even inversions would pass: {wrong:?} against {done:?}"
+        );
+    }
     let expected = [before.clone(), after.clone()];
     check("heavy_compute", &observed, &expected);
 }
@@ -161,7 +210,7 @@ fn heavy_compute() {
 #[test]
 fn schedule() {
     let n = size("schedule");
-    let observed = collect!(run_all, Schedule, n);
+    let observed = collect!("schedule", run_all, Schedule, n);
     let n = n as f64;
     let start = obs(&[
         ("A count", 4.0 * n),
@@ -195,7 +244,7 @@ fn schedule() {
 #[test]
 fn add_remove() {
     let n = size("add_remove");
-    let observed = collect!(add_remove_steps, AddRemove, n);
+    let observed = collect!("add_remove", add_remove_steps, AddRemove, n);
     let (count, sum) = (n as f64, (n * (n - 1) / 2) as f64);
     let without_b = obs(&[
         ("A count", count),

@@ -120,6 +120,9 @@ pub unsafe trait WorldModel: Sized + 'static {
     /// signature declares with [`WorldError::UndeclaredSignature`](crate::WorldError); open
     /// ones (the default) keep such entities in dynamic stores.
     const STRICT: bool = false;
+    /// Number of generated passes (one per system, one per stage that fuses several): a world
+    /// keeps one [`PassCost`](crate::__private::PassCost) for each.
+    const PASSES: usize = 0;
     /// Components by id.
     fn components() -> &'static [ComponentInfo];
     /// Stores by id.

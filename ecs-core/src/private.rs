@@ -88,6 +88,8 @@ pub struct Pass<'w, M: WorldModel> {
     pub min_chunk: Option<usize>,
     /// The dynamic stores each system visits.
     pub dynamic: DynamicStores<'w>,
+    /// The world's record of each pass's cost, by pass index, for its split decision.
+    pub costs: &'w mut [PassCost],
 }
 
 impl<'w, M: WorldModel> Pass<'w, M> {
@@ -97,6 +99,7 @@ impl<'w, M: WorldModel> Pass<'w, M> {
         entities: &'w EntityManager,
         min_chunk: Option<usize>,
         dynamic: &'w [Vec<u32>],
+        costs: &'w mut [PassCost],
     ) -> Self {
         Pass {
             stores: StoresMut {
@@ -109,6 +112,7 @@ impl<'w, M: WorldModel> Pass<'w, M> {
             entities,
             min_chunk,
             dynamic: DynamicStores { matches: dynamic },
+            costs,
         }
     }
 }

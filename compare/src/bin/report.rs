@@ -1,15 +1,16 @@
 //! Reads criterion's estimates of the comparison benchmarks
 //! (`target/criterion/<workload>/<implementation>/new/estimates.json`, the median) and writes
-//! `results.md` (times and ratios to the one-`Vec`-per-field floor, the machine, the versions)
-//! and `results.png` (the ratios per workload, one bar per implementation, log scale). When
-//! `README.md` beside them holds the markers `<!-- results:begin -->` and
-//! `<!-- results:end -->`, the tables between them are replaced too.
+//! `results.md` (times and ratios to the one-`Vec`-per-field floor, the notes, the machine, the
+//! versions) and `results.png` (the ratios per workload, one bar per implementation, log
+//! scale). The same tables replace what stands between the markers `<!-- results:begin -->`
+//! and `<!-- results:end -->` in `docs/comparison.md` of the repository, whose prose describes
+//! the run.
 //!
 //! `cargo run --release --bin report` (after `cargo bench --bench compare`; `run.sh` does both).
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use sigecs_compare::{FLOOR, IMPLS, WORKLOADS};
+use sigecs_compare::{runs, FLOOR, IMPLS, NOTES, WORKLOADS};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ const VERSIONED: &[&str] = &[
     "legion",
     "shipyard",
     "specs",
+    "sparsey",
     "glam",
     "rayon",
     "criterion",
@@ -65,13 +67,20 @@ fn run() -> Result<(), String> {
     );
     write(&dir.join("results.md"), &md)?;
 
-    let readme = dir.join("README.md");
-    if let Ok(text) = std::fs::read_to_string(&readme) {
-        if let (Some(b), Some(e)) = (text.find(BEGIN), text.find(END)) {
-            if b < e {
-                let updated = format!("{}{BEGIN}\n\n{tables}\n{info}\n{}", &text[..b], &text[e..]);
-                write(&readme, &updated)?;
-            }
+    let doc = dir.join("../docs/comparison.md");
+    let text = std::fs::read_to_string(&doc)
+        .map_err(|e| format!("cannot read {}: {e}", doc.display()))?;
+    match (text.find(BEGIN), text.find(END)) {
+        (Some(b), Some(e)) if b < e => {
+            let updated = format!("{}{BEGIN}\n\n{tables}\n{info}\n{}", &text[..b], &text[e..]);
+            write(&doc, &updated)?;
+            println!("updated {}", doc.display());
+        }
+        _ => {
+            return Err(format!(
+                "{} has no `{BEGIN}` … `{END}` markers",
+                doc.display()
+            ))
         }
     }
 
@@ -134,48 +143,72 @@ fn format_ratio(r: f64) -> String {
     }
 }
 
-/// The ratio table and the time table, in Markdown.
+/// A table cell: `n/a` where the implementation does not run the workload, `—` where it
+/// does but criterion has no estimate (not benchmarked in this run).
+fn cell(
+    medians: &Medians,
+    w: &'static str,
+    imp: &'static str,
+    show: impl Fn(f64) -> String,
+) -> String {
+    if !runs(imp, w) {
+        return "n/a".into();
+    }
+    medians.get(&(w, imp)).map_or("—".into(), |&t| show(t))
+}
+
+/// The fastest library (floors aside) of a workload.
+fn fastest(medians: &Medians, w: &'static str) -> Option<&'static str> {
+    IMPLS
+        .iter()
+        .filter(|&&l| !l.starts_with("floor"))
+        .filter_map(|&l| medians.get(&(w, l)).map(|&t| (l, t)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(l, _)| l)
+}
+
+/// The ratio table, the time table, the workloads and the notes, in Markdown: one row per
+/// implementation, one column per workload.
 fn tables(medians: &Medians) -> String {
     let mut s = String::new();
-    let libs: Vec<&str> = IMPLS.iter().copied().filter(|&i| i != FLOOR).collect();
+    let header = |s: &mut String| {
+        let names: Vec<&str> = WORKLOADS.iter().map(|w| w.group).collect();
+        let _ = writeln!(s, "| implementation | {} |", names.join(" | "));
+        let _ = writeln!(s, "|---|{}", "---:|".repeat(names.len()));
+    };
     let _ = writeln!(
         s,
         "Median time of one iteration divided by the median of `{FLOOR}` (one `Vec` per field, \
-         written by hand) in the same run; lower is better. **Bold**: the fastest library \
-         (floors aside).\n"
+         written by hand; for frag_iter one `Vec` of all 520 values) in the same run; lower is \
+         better. **Bold**: the fastest library (floors aside). n/a: the implementation does not \
+         run that workload (see the notes).\n"
     );
-    let _ = writeln!(s, "| workload | {} |", libs.join(" | "));
-    let _ = writeln!(s, "|---|{}", "---:|".repeat(libs.len()));
-    for w in WORKLOADS {
-        let best = libs
+    header(&mut s);
+    for &imp in IMPLS.iter().filter(|&&i| i != FLOOR) {
+        let cells: Vec<String> = WORKLOADS
             .iter()
-            .filter(|&&l| !l.starts_with("floor"))
-            .filter_map(|&l| medians.get(&(w.group, l)).map(|&t| (l, t)))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(l, _)| l);
-        let cells: Vec<String> = libs
-            .iter()
-            .map(|&l| match ratio(medians, w.group, l) {
-                Some(r) if Some(l) == best => format!("**{}**", format_ratio(r)),
-                Some(r) => format_ratio(r),
-                None => "—".into(),
+            .map(|w| {
+                let bold = fastest(medians, w.group) == Some(imp);
+                cell(medians, w.group, imp, |t| {
+                    let r = format_ratio(t / medians.get(&(w.group, FLOOR)).copied().unwrap_or(f64::NAN));
+                    if bold {
+                        format!("**{r}**")
+                    } else {
+                        r
+                    }
+                })
             })
             .collect();
-        let _ = writeln!(s, "| {} | {} |", w.group, cells.join(" | "));
+        let _ = writeln!(s, "| {imp} | {} |", cells.join(" | "));
     }
     let _ = writeln!(s, "\nMedian time of one iteration:\n");
-    let _ = writeln!(s, "| workload | {} |", IMPLS.join(" | "));
-    let _ = writeln!(s, "|---|{}", "---:|".repeat(IMPLS.len()));
-    for w in WORKLOADS {
-        let cells: Vec<String> = IMPLS
+    header(&mut s);
+    for &imp in IMPLS {
+        let cells: Vec<String> = WORKLOADS
             .iter()
-            .map(|&l| {
-                medians
-                    .get(&(w.group, l))
-                    .map_or("—".into(), |&t| format_time(t))
-            })
+            .map(|w| cell(medians, w.group, imp, format_time))
             .collect();
-        let _ = writeln!(s, "| {} | {} |", w.group, cells.join(" | "));
+        let _ = writeln!(s, "| {imp} | {} |", cells.join(" | "));
     }
     let _ = writeln!(s, "\nWhat each workload does (threads: one = inside a one-thread rayon pool for every implementation; all = each library's default parallelism):\n");
     let _ = writeln!(s, "| workload | threads | what one iteration does |");
@@ -183,6 +216,11 @@ fn tables(medians: &Medians) -> String {
     for w in WORKLOADS {
         let threads = if w.parallel { "all" } else { "one" };
         let _ = writeln!(s, "| {} | {threads} | {} |", w.group, w.what);
+    }
+    let _ = writeln!(s, "\nNotes:\n");
+    for n in NOTES {
+        let scope = n.workload.unwrap_or("other workloads");
+        let _ = writeln!(s, "- {} ({scope}): {}", n.implementation, n.text);
     }
     s
 }
@@ -229,7 +267,7 @@ fn machine_and_versions(dir: &Path) -> String {
     let _ = writeln!(s, "Machine:\n");
     let _ = writeln!(
         s,
-        "- {cores} cores (`nproc`), CPU `{cpu}`{}",
+        "- {cores} vCPUs (`nproc`), CPU `{cpu}` (`model name` in `/proc/cpuinfo`){}",
         cache.map_or(String::new(), |c| format!(", cache {c}"))
     );
     let _ = writeln!(s, "- {memory} memory, Linux {kernel}");
@@ -246,7 +284,7 @@ fn machine_and_versions(dir: &Path) -> String {
 
     let lock = std::fs::read_to_string(dir.join("Cargo.lock")).unwrap_or_default();
     let versions = lock_versions(&lock);
-    let commit = command("git", &["rev-parse", "--short", "HEAD"], dir);
+    // Uncommitted changes to what was measured (sigecs itself, its fixture worlds, the suite).
     let dirty = command(
         "git",
         &[
@@ -256,21 +294,24 @@ fn machine_and_versions(dir: &Path) -> String {
             "../ecs-core",
             "../ecs-codegen",
             "../ecs-derive",
+            "../ecs-decl",
+            "../fixtures",
+            ".",
         ],
         dir,
     )
-    .is_some_and(|s| !s.is_empty());
+    .is_some_and(|s| s.lines().any(|l| !l.ends_with("results.md") && !l.ends_with("results.png")));
     let _ = writeln!(s, "\nVersions (from `compare/Cargo.lock`):\n");
     for &name in VERSIONED {
         let v = versions
             .get(name)
             .map_or("unknown".to_string(), |v| v.join(", "));
         let extra = if name == "ecs-core" {
-            let c = commit.clone().unwrap_or_else(|| "unknown".into());
             format!(
-                " (sigecs, this repository at `{c}`{})",
+                " (sigecs: `ecs-core`, `ecs-codegen` and the `fixtures` worlds of this repository \
+                 at the commit of this document{})",
                 if dirty {
-                    " with uncommitted changes"
+                    ", with uncommitted changes when the suite ran"
                 } else {
                     ""
                 }
@@ -331,6 +372,9 @@ fn color(imp: &str) -> RGBColor {
         "legion" => RGBColor(44, 160, 44),
         "shipyard" => RGBColor(255, 127, 14),
         "specs" => RGBColor(140, 86, 75),
+        "floor_per_set" => RGBColor(200, 200, 200),
+        "sigecs_dynamic" => RGBColor(250, 150, 150),
+        "sparsey" => RGBColor(23, 190, 207),
         _ => RGBColor(0, 0, 0),
     }
 }
@@ -349,11 +393,25 @@ fn chart(path: &Path, medians: &Medians) -> Result<(), String> {
     let hi = ratios.iter().copied().fold(1.0f64, f64::max) * 3.0;
     let n = WORKLOADS.len();
 
-    let root = BitMapBackend::new(path, (1600, 860)).into_drawing_area();
+    // Each workload's bars side by side: only the implementations that ran it.
+    let present = |w: &'static str| -> Vec<&'static str> {
+        bars.iter()
+            .copied()
+            .filter(|&b| ratio(medians, w, b).is_some())
+            .collect()
+    };
+    let widest = WORKLOADS
+        .iter()
+        .map(|w| present(w.group).len())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+
+    let root = BitMapBackend::new(path, (1800, 900)).into_drawing_area();
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            "Time per iteration / hand-written floor (one Vec per field): lower is better",
+            "Time per iteration / hand-written floor (one Vec per field; frag_iter: one Vec of all values): lower is better",
             ("sans-serif", 28),
         )
         .margin(20)
@@ -387,13 +445,13 @@ fn chart(path: &Path, medians: &Medians) -> Result<(), String> {
         .draw()
         .map_err(|x| e(&x))?;
 
-    let group_width = 0.84;
-    let bar_width = group_width / bars.len() as f64;
-    let value_style = ("sans-serif", 13)
+    let group_width = 0.88;
+    let bar_width = group_width / widest as f64;
+    let value_style = ("sans-serif", 12)
         .into_font()
         .color(&BLACK)
         .pos(Pos::new(HPos::Center, VPos::Bottom));
-    for (k, &imp) in bars.iter().enumerate() {
+    for &imp in &bars {
         let c = color(imp);
         let mut rects = Vec::new();
         let mut labels = Vec::new();
@@ -401,7 +459,10 @@ fn chart(path: &Path, medians: &Medians) -> Result<(), String> {
             let Some(r) = ratio(medians, w.group, imp) else {
                 continue;
             };
-            let x0 = i as f64 - group_width / 2.0 + k as f64 * bar_width;
+            let here = present(w.group);
+            let k = here.iter().position(|&b| b == imp).unwrap_or(0);
+            let width = here.len() as f64 * bar_width;
+            let x0 = i as f64 - width / 2.0 + k as f64 * bar_width;
             let x1 = x0 + bar_width * 0.88;
             rects.push(Rectangle::new([(x0, lo), (x1, r)], c.filled()));
             let text = if r >= 10.0 {

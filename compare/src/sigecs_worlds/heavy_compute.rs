@@ -1,7 +1,7 @@
 //! heavy_compute: entities of Transform (Mat4), Position, Rotation, Velocity; each matrix is
-//! inverted 100 times, then transforms the position. The work per row is heavy, so the system
-//! lowers `min_chunk` (as the sigecs README recommends for heavy per-row work) to let rayon
-//! split a store of 1,000 rows.
+//! inverted `HEAVY_INVERSIONS` (101) times, then transforms the position. The work per row is
+//! heavy, so the system lowers `min_chunk` (as the sigecs README recommends for heavy per-row
+//! work) to let rayon split a store of 1,000 rows.
 
 use ecs_core::prelude::*;
 use glam::{Mat4, Vec3};
@@ -31,10 +31,10 @@ pub struct Body {
     pub velocity: Velocity,
 }
 
-/// Inverts the matrix 100 times, then transforms the position by it.
+/// Inverts the matrix `HEAVY_INVERSIONS` times, then transforms the position by it.
 #[system(min_chunk = 64)]
 pub fn invert(transform: &mut Transform, position: &mut Position) {
-    for _ in 0..100 {
+    for _ in 0..crate::data::HEAVY_INVERSIONS {
         transform.0 = transform.0.inverse();
     }
     position.0 = transform.0.transform_vector3(position.0);

@@ -17,7 +17,7 @@ use crate::analyze::Param;
 pub(super) fn generate(model: &Model) -> TokenStream {
     let systems = (0..model.systems.len()).map(|i| {
         let d = doc(format!("The pass of system `{}`.", model.systems[i].ident));
-        pass(model, &[i], system_fn(i), d)
+        pass(model, &[i], system_fn(i), d, i)
     });
     // A stage of one system runs that system's pass (see `stage_fn`).
     let stages = model
@@ -25,7 +25,8 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         .iter()
         .enumerate()
         .filter(|(_, stage)| stage.len() > 1)
-        .map(|(k, stage)| {
+        .enumerate()
+        .map(|(fused, (k, stage))| {
             let names: Vec<String> = stage
                 .iter()
                 .map(|&i| name(&model.systems[i].ident))
@@ -34,7 +35,13 @@ pub(super) fn generate(model: &Model) -> TokenStream {
                 "Stage {k} of the schedule: {}, fused into one pass.",
                 names.join(", ")
             ));
-            pass(model, stage, stage_fn(model, k), d)
+            pass(
+                model,
+                stage,
+                stage_fn(model, k),
+                d,
+                model.systems.len() + fused,
+            )
         });
     quote!(#(#systems)* #(#stages)*)
 }
@@ -58,9 +65,20 @@ struct Source {
     binding: Ident,
 }
 
+/// The number of pass functions: one per system, one per stage that fuses several.
+pub(super) fn pass_count(model: &Model) -> usize {
+    model.systems.len() + model.stages.iter().filter(|s| s.len() > 1).count()
+}
+
 /// The pass function running `systems` (in declaration order) over every store any of them
-/// matches.
-fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenStream {
+/// matches; `index` is its place in the world's record of pass costs.
+fn pass(
+    model: &Model,
+    systems: &[usize],
+    name: Ident,
+    d: TokenStream,
+    index: usize,
+) -> TokenStream {
     let stores: Vec<usize> = (0..model.signatures.len())
         .filter(|s| {
             systems
@@ -188,9 +206,8 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
     } else {
         let min_chunk = min_chunk(model, systems);
         quote! {
-            static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
             let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part { #(#arms)* };
-            ::ecs_core::__private::run_parts(stores, min_chunk, #min_chunk, &COST, entities, &body)
+            ::ecs_core::__private::run_parts(stores, min_chunk, #min_chunk, &mut costs[#index], entities, &body)
         }
     };
     quote! {
@@ -208,7 +225,7 @@ fn pass(model: &Model, systems: &[usize], name: Ident, d: TokenStream) -> TokenS
                     #dyn_each
                 }
             }
-            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk, dynamic } = ::ecs_core::__private::pass(world);
+            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk, dynamic, costs } = ::ecs_core::__private::pass(world);
             let stores = unsafe { stores.trusted() };
             let stores = #stores_value;
             #resources

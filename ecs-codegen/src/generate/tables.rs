@@ -59,6 +59,7 @@ pub(super) fn generate(model: &Model) -> TokenStream {
             const STRICT: bool = true;
         )
     });
+    let passes = Literal::usize_unsuffixed(super::passes::pass_count(model));
 
     let component_impls = model.components.iter().enumerate().map(|(i, c)| {
         let (path, id) = (&c.path, i as u32);
@@ -122,6 +123,7 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         unsafe impl ::ecs_core::WorldModel for Model {
             type Resources = Resources;
             #strict
+            const PASSES: usize = #passes;
             fn components() -> &'static [::ecs_core::__private::ComponentInfo] { &COMPONENTS }
             fn stores() -> &'static [::ecs_core::__private::StoreInfo] { &STORES }
             fn systems() -> &'static [::ecs_core::__private::SystemInfo] { &SYSTEMS }

@@ -214,6 +214,7 @@ mod sigecs_world {
     // SAFETY: the tables list every component with its column type; each store's slots are its signature's fields in declaration order, at their columns and offsets (`offset_of!` into the row structs); `tables()` builds `Tables` of this model.
     unsafe impl ::ecs_core::WorldModel for Model {
         type Resources = Resources;
+        const PASSES: usize = 5;
         fn components() -> &'static [::ecs_core::__private::ComponentInfo] {
             &COMPONENTS
         }
@@ -448,12 +449,12 @@ mod sigecs_world {
             entities,
             min_chunk,
             dynamic,
+            costs,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
         let stores = Stores(stores, dynamic);
         let r1 = &resources.scale;
-        static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
         let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
             Part::Shape0((c0,)) => {
                 for v0 in c0.iter_mut() {
@@ -489,7 +490,7 @@ mod sigecs_world {
             stores,
             min_chunk,
             ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
-            &COST,
+            &mut costs[0usize],
             entities,
             &body,
         )
@@ -543,6 +544,7 @@ mod sigecs_world {
             entities,
             min_chunk,
             dynamic,
+            costs,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
@@ -613,12 +615,12 @@ mod sigecs_world {
             entities,
             min_chunk,
             dynamic,
+            costs,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
         let stores = Stores(stores, dynamic);
         let r1 = &resources.scale;
-        static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
         let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
             Part::Shape0((c0,)) => {
                 for cold in c0.iter_mut() {
@@ -637,7 +639,7 @@ mod sigecs_world {
             stores,
             min_chunk,
             ::ecs_core::schedule::DEFAULT_MIN_CHUNK,
-            &COST,
+            &mut costs[2usize],
             entities,
             &body,
         )
@@ -686,13 +688,13 @@ mod sigecs_world {
             entities,
             min_chunk,
             dynamic,
+            costs,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
         let stores = Stores(stores, dynamic);
         let r1 = &resources.scale;
         let r0 = &resources.limit;
-        static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
         let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
             Part::Shape0((c0, c1)) => {
                 for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
@@ -711,7 +713,7 @@ mod sigecs_world {
             stores,
             min_chunk,
             100000usize,
-            &COST,
+            &mut costs[3usize],
             entities,
             &body,
         )
@@ -774,13 +776,13 @@ mod sigecs_world {
             entities,
             min_chunk,
             dynamic,
+            costs,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
         let stores = Stores(stores, dynamic);
         let r1 = &resources.scale;
         let r0 = &resources.limit;
-        static COST: ::ecs_core::__private::PassCost = ::ecs_core::__private::PassCost::new();
         let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
             Part::Shape0((c0, c1)) => {
                 for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
@@ -811,7 +813,7 @@ mod sigecs_world {
             stores,
             min_chunk,
             ::core::cmp::min(::ecs_core::schedule::DEFAULT_MIN_CHUNK, 100000usize),
-            &COST,
+            &mut costs[4usize],
             entities,
             &body,
         )

@@ -32,26 +32,69 @@ pub const SPLIT_WORK_NS: u64 = 20_000;
 /// hand-off to another thread costs.
 pub const MIN_JOB_WORK_NS: u64 = 5_000;
 
-/// What a pass learned about its own cost: picoseconds per row of its last inline run (0:
-/// not measured yet). One per generated pass, in a `static`. The decision to split depends on
-/// it; the result of a pass never does (jobs apply their commands in row order either way).
-#[derive(Debug, Default)]
-pub struct PassCost(std::sync::atomic::AtomicU64);
+/// How many recent inline measurements a pass keeps: its estimate is the cheapest of them, so
+/// one slow run (a cold cache, another process on the core) cannot make it split.
+const WINDOW: usize = 4;
+
+/// A split pass is run inline (and measured) once in this many runs, to notice that its work
+/// fell under [`SPLIT_WORK_NS`].
+pub const PROBE_EVERY: u32 = 64;
+
+/// What a pass learned about its own cost, in one world (a world keeps one per generated pass,
+/// so two worlds of one model decide apart). Every inline run that could have split is timed;
+/// the estimate (picoseconds per row) is the cheapest of the last [`WINDOW`] of them, and none
+/// is made before two: the first run of a fresh world is cold (allocation, page faults, cold
+/// caches: 20× the steady cost was measured) and must not decide alone. A pass splits when
+/// its estimated work is at least [`SPLIT_WORK_NS`]; a split pass is timed too, and runs inline
+/// again to measure itself when its split run was so short that the work may have fallen under
+/// the threshold, and anyway once in [`PROBE_EVERY`] runs. The decision changes how a pass
+/// runs, never what it computes (jobs apply their commands in row order).
+#[derive(Clone, Debug, Default)]
+pub struct PassCost {
+    /// Picoseconds per row of recent inline runs (a ring; 0: empty).
+    samples: [u64; WINDOW],
+    /// Inline runs measured so far (saturating).
+    measured: u32,
+    /// Split runs since the last inline measurement.
+    since_probe: u32,
+    /// The next run that could split measures itself inline instead.
+    probe: bool,
+}
 
 impl PassCost {
     /// Not measured yet.
     pub const fn new() -> Self {
-        PassCost(std::sync::atomic::AtomicU64::new(0))
+        PassCost {
+            samples: [0; WINDOW],
+            measured: 0,
+            since_probe: 0,
+            probe: false,
+        }
     }
 
-    fn ps_per_row(&self) -> u64 {
-        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    /// The estimated cost of a row in picoseconds, once two inline runs were measured.
+    fn ps_per_row(&self) -> Option<u64> {
+        let filled = (self.measured as usize).min(WINDOW);
+        (self.measured >= 2).then(|| self.samples[..filled].iter().copied().min().unwrap_or(0))
     }
 
-    fn record(&self, elapsed: std::time::Duration, rows: usize) {
+    /// Records an inline run of `rows` rows that took `elapsed`.
+    pub fn record_inline(&mut self, elapsed: std::time::Duration, rows: usize) {
         let ps = (elapsed.as_nanos() * 1000 / rows.max(1) as u128).clamp(1, u64::MAX as u128);
-        self.0
-            .store(ps as u64, std::sync::atomic::Ordering::Relaxed);
+        self.samples[self.measured as usize % WINDOW] = ps as u64;
+        self.measured = self.measured.saturating_add(1);
+        self.since_probe = 0;
+        self.probe = false;
+    }
+
+    /// Records a run split across `threads` threads that took `elapsed`: if even all of its
+    /// threads' time together was under [`SPLIT_WORK_NS`], the work may no longer be worth
+    /// splitting, and the next run measures it inline.
+    pub fn record_split(&mut self, elapsed: std::time::Duration, threads: usize) {
+        self.since_probe = self.since_probe.saturating_add(1);
+        if elapsed.as_nanos() * threads as u128 <= SPLIT_WORK_NS as u128 {
+            self.probe = true;
+        }
     }
 
     /// Rows per job for a pass of `rows` rows worth splitting (see [`PassCost::worth_splitting`])
@@ -62,17 +105,22 @@ impl PassCost {
     /// cannot do (`many_stores`: 60,000 light rows were 2 jobs of 30,000).
     fn job_rows(&self, rows: usize, threads: usize) -> usize {
         let threads = threads.max(1);
-        let work_ns = (rows as u128) * (self.ps_per_row() as u128) / 1000;
+        let work_ns = (rows as u128) * (self.ps_per_row().unwrap_or(0) as u128) / 1000;
         let by_work = (work_ns / MIN_JOB_WORK_NS as u128).min(usize::MAX as u128) as usize;
         let per_thread = (by_work / threads).clamp(1, CHUNKS_PER_THREAD);
         rows.div_ceil(threads.saturating_mul(per_thread)).max(1)
     }
 
-    /// Is `rows` rows of this pass enough work to split? Unknown cost: no (the pass runs inline
-    /// once and measures itself).
+    /// Is `rows` rows of this pass enough work to split? Not before two inline runs were
+    /// measured.
     fn worth_splitting(&self, rows: usize) -> bool {
-        let ps = self.ps_per_row();
-        ps != 0 && (rows as u128) * (ps as u128) >= SPLIT_WORK_NS as u128 * 1000
+        self.ps_per_row()
+            .is_some_and(|ps| (rows as u128) * (ps as u128) >= SPLIT_WORK_NS as u128 * 1000)
+    }
+
+    /// Should the next run that would split measure itself inline instead?
+    fn probing(&self) -> bool {
+        self.probe || self.since_probe >= PROBE_EVERY
     }
 }
 
@@ -275,25 +323,42 @@ impl<P: SplitRows> Jobs<P> {
     }
 }
 
-/// How a pass over `rows` rows runs: inline (timed when its cost decides, see [`PassCost`]),
-/// or split into jobs of about this many rows.
+/// How a pass over `rows` rows runs: inline (timed when it could have split, see
+/// [`PassCost`]), or split into jobs of about this many rows (timed too).
 pub enum Plan<'c> {
     /// On the calling thread; the timer (if any) records the pass's cost when dropped.
     Inline(Option<Timer<'c>>),
-    /// On rayon's pool, in jobs of about this many rows.
-    Split(usize),
+    /// On rayon's pool, in jobs of about this many rows; the timer records the split run.
+    Split(usize, Option<Timer<'c>>),
 }
 
-/// Measures an inline pass for its [`PassCost`] (on drop).
+/// Measures a run for its [`PassCost`] (on drop).
 pub struct Timer<'c> {
-    cost: &'c PassCost,
+    cost: &'c mut PassCost,
     rows: usize,
+    /// `Some(threads)` for a split run.
+    split: Option<usize>,
     start: std::time::Instant,
+}
+
+impl<'c> Timer<'c> {
+    fn start(cost: &'c mut PassCost, rows: usize, split: Option<usize>) -> Self {
+        Timer {
+            cost,
+            rows,
+            split,
+            start: std::time::Instant::now(),
+        }
+    }
 }
 
 impl Drop for Timer<'_> {
     fn drop(&mut self) {
-        self.cost.record(self.start.elapsed(), self.rows);
+        let elapsed = self.start.elapsed();
+        match self.split {
+            None => self.cost.record_inline(elapsed, self.rows),
+            Some(threads) => self.cost.record_split(elapsed, threads),
+        }
     }
 }
 
@@ -303,7 +368,7 @@ pub fn plan(
     rows: usize,
     world_min_chunk: Option<usize>,
     min_chunk: usize,
-    cost: &PassCost,
+    cost: &mut PassCost,
 ) -> Plan<'_> {
     let forced = world_min_chunk.is_some();
     let min_chunk = world_min_chunk.unwrap_or(min_chunk);
@@ -312,13 +377,12 @@ pub fn plan(
     }
     let threads = rayon::current_num_threads();
     match job_rows(rows, min_chunk, threads) {
-        Some(job) if forced => Plan::Split(job),
-        Some(_) if cost.worth_splitting(rows) => Plan::Split(cost.job_rows(rows, threads)),
-        _ => Plan::Inline(Some(Timer {
-            cost,
-            rows,
-            start: std::time::Instant::now(),
-        })),
+        Some(job) if forced => Plan::Split(job, None),
+        Some(_) if cost.worth_splitting(rows) && !cost.probing() => {
+            let job = cost.job_rows(rows, threads);
+            Plan::Split(job, Some(Timer::start(cost, rows, Some(threads))))
+        }
+        _ => Plan::Inline(Some(Timer::start(cost, rows, None))),
     }
 }
 
@@ -378,24 +442,29 @@ pub fn run_jobs<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
 /// `world_min_chunk` is the world's override ([`crate::World::set_min_chunk`]): when set, the
 /// pass splits whenever it has at least twice that many rows, whatever its measured cost (so
 /// tests and users can force parallel runs); otherwise `min_chunk` (the systems' own or the
-/// default) applies and the pass must also have measured enough work ([`SPLIT_WORK_NS`]).
+/// default) applies and the pass must also have measured enough work ([`SPLIT_WORK_NS`]),
+/// which `cost` (the world's record of this pass) keeps measuring.
 #[inline]
 pub fn run_parts<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
     parts: S,
     world_min_chunk: Option<usize>,
     min_chunk: usize,
-    cost: &PassCost,
+    cost: &mut PassCost,
     entities: &EntityManager,
     body: &F,
 ) -> Pending {
     match plan(parts.rows(), world_min_chunk, min_chunk, cost) {
-        // Small (untimed) or not yet worth splitting (timed: the timer records on drop).
+        // Small (untimed) or not worth splitting (timed: the timer records on drop).
         Plan::Inline(timer) => {
             let pending = run_parts_inline(parts, entities, &mut |p, c| body(p, c));
             drop(timer);
             pending
         }
-        Plan::Split(rows) => run_jobs(parts, rows, entities, body),
+        Plan::Split(rows, timer) => {
+            let pending = run_jobs(parts, rows, entities, body);
+            drop(timer);
+            pending
+        }
     }
 }
 
@@ -465,17 +534,20 @@ mod tests {
 
     #[test]
     fn passes_split_only_when_their_measured_work_is_large() {
-        let cost = PassCost::new();
+        let mut cost = PassCost::new();
         assert!(
             !cost.worth_splitting(1_000_000),
             "unknown cost: run inline and measure"
         );
-        cost.record(std::time::Duration::from_micros(10), 40_000);
-        assert_eq!(cost.ps_per_row(), 250);
+        cost.record_inline(std::time::Duration::from_micros(10), 40_000);
+        assert_eq!(cost.ps_per_row(), None, "one measurement does not decide");
+        assert!(!cost.worth_splitting(1_000_000));
+        cost.record_inline(std::time::Duration::from_micros(11), 40_000);
+        assert_eq!(cost.ps_per_row(), Some(250), "the cheaper of the two");
         assert!(!cost.worth_splitting(40_000), "10 µs of work: inline");
         assert!(cost.worth_splitting(80_000), "20 µs: split");
-        cost.record(std::time::Duration::ZERO, 0);
-        assert_eq!(cost.ps_per_row(), 1, "never back to unknown");
+        cost.record_inline(std::time::Duration::ZERO, 0);
+        assert_eq!(cost.ps_per_row(), Some(1), "never back to unknown");
     }
 
     #[test]
@@ -499,6 +571,14 @@ mod tests {
         assert_eq!(flat[3], (24..30).collect::<Vec<_>>());
     }
 
+    /// A cost with two inline runs of `elapsed` over `rows` rows recorded.
+    pub(super) fn measured(elapsed: std::time::Duration, rows: usize) -> PassCost {
+        let mut cost = PassCost::new();
+        cost.record_inline(elapsed, rows);
+        cost.record_inline(elapsed, rows);
+        cost
+    }
+
     #[test]
     fn run_parts_visits_every_row_once_on_any_pool() {
         for threads in [1, 2, 4] {
@@ -510,14 +590,13 @@ mod tests {
             let mut a: Vec<u64> = vec![1; 5000];
             let mut b: Vec<u64> = vec![1; 30];
             // A cost that makes the pass split whenever the pool allows.
-            let cost = PassCost::new();
-            cost.record(std::time::Duration::from_secs(1), 1);
+            let mut cost = measured(std::time::Duration::from_secs(1), 1);
             pool.install(|| {
                 let pending = run_parts(
                     [&mut a[..], &mut b[..]],
                     None,
                     16,
-                    &cost,
+                    &mut cost,
                     &manager,
                     &|p, _| {
                         for x in p {
@@ -536,6 +615,7 @@ mod tests {
 /// values a mutant would change.
 #[cfg(test)]
 mod mutant_tests {
+    use super::tests::measured;
     use super::*;
     use crate::entity::Entity;
 
@@ -622,9 +702,9 @@ mod mutant_tests {
 
     #[test]
     fn cost_jobs_are_a_multiple_of_threads_with_enough_work_each() {
-        let cost = PassCost::new();
-        cost.record(std::time::Duration::from_micros(100), 100_000); // 1 ns per row
-                                                                     // 100 µs: 20 jobs' worth of 5 µs, capped at 4 per thread.
+        // 1 ns per row.
+        let cost = measured(std::time::Duration::from_micros(100), 100_000);
+        // 100 µs: 20 jobs' worth of 5 µs, capped at 4 per thread.
         assert_eq!(cost.job_rows(100_000, 2), 12_500);
         assert_eq!(cost.job_rows(100_000, 3), 8_334);
         // 12 µs on 2 threads: 2 jobs of 6 µs (never fewer than one per thread).
@@ -634,75 +714,140 @@ mod mutant_tests {
         assert_eq!(cost.job_rows(0, 2), 1);
     }
 
+    /// The kind of plan, dropping its timer without recording (the tests record by hand).
+    fn kind(plan: Plan<'_>) -> (bool, Option<usize>, bool) {
+        let (split, rows, timed) = match &plan {
+            Plan::Inline(t) => (false, None, t.is_some()),
+            Plan::Split(rows, t) => (true, Some(*rows), t.is_some()),
+        };
+        match plan {
+            Plan::Inline(Some(t)) | Plan::Split(_, Some(t)) => std::mem::forget(t),
+            _ => {}
+        }
+        (split, rows, timed)
+    }
+
+    const INLINE_TIMED: (bool, Option<usize>, bool) = (false, None, true);
+    const INLINE_UNTIMED: (bool, Option<usize>, bool) = (false, None, false);
+
     #[test]
     fn plan_follows_size_force_and_cost() {
+        let us = std::time::Duration::from_micros;
         two_threads(|| {
-            let cost = PassCost::new();
+            let mut cost = PassCost::new();
             // Under 2 × min_chunk: inline, untimed.
-            assert!(matches!(plan(100, None, 64, &cost), Plan::Inline(None)));
-            assert!(matches!(plan(127, None, 64, &cost), Plan::Inline(None)));
-            assert_eq!(cost.ps_per_row(), 0, "an untimed plan records nothing");
+            assert_eq!(kind(plan(100, None, 64, &mut cost)), INLINE_UNTIMED);
+            assert_eq!(kind(plan(127, None, 64, &mut cost)), INLINE_UNTIMED);
             // Exactly 2 × min_chunk, unknown cost: inline and timed.
-            match plan(128, None, 64, &cost) {
-                Plan::Inline(Some(timer)) => {
-                    assert_eq!(cost.ps_per_row(), 0, "the timer records when dropped");
-                    drop(timer);
-                }
+            assert_eq!(kind(plan(128, None, 64, &mut cost)), INLINE_TIMED);
+            // The timer records when dropped.
+            match plan(1000, None, 1, &mut cost) {
+                Plan::Inline(Some(timer)) => drop(timer),
                 _ => panic!("unknown cost: inline and timed"),
             }
-            assert!(cost.ps_per_row() >= 1, "the timer recorded the pass");
-            let cost = PassCost::new();
-            assert!(matches!(plan(1000, None, 1, &cost), Plan::Inline(Some(_))));
-            assert!(cost.ps_per_row() >= 1, "the timer recorded the pass");
-            // Forced by the world: split whatever the cost.
-            let unknown = PassCost::new();
-            assert!(matches!(
-                plan(1000, Some(1), 64, &unknown),
-                Plan::Split(125)
-            ));
-            assert!(matches!(
-                plan(100, Some(64), 1, &unknown),
-                Plan::Inline(None)
-            ));
-            // Measured heavy: split; measured light: inline.
-            let heavy = PassCost::new();
-            heavy.record(std::time::Duration::from_secs(1), 1);
-            assert!(matches!(plan(1000, None, 1, &heavy), Plan::Split(125)));
-            let light = PassCost::new();
-            light.record(std::time::Duration::from_nanos(1), 1000);
-            assert!(matches!(plan(1000, None, 1, &light), Plan::Inline(Some(_))));
+            assert_eq!(cost.measured, 1, "the timer recorded the pass");
+            // Forced by the world: split whatever the cost, untimed.
+            let mut unknown = PassCost::new();
+            assert_eq!(
+                kind(plan(1000, Some(1), 64, &mut unknown)),
+                (true, Some(125), false)
+            );
+            assert_eq!(kind(plan(100, Some(64), 1, &mut unknown)), INLINE_UNTIMED);
+            // Measured heavy: split (timed); measured light: inline (timed).
+            let mut heavy = measured(std::time::Duration::from_secs(1), 1);
+            assert_eq!(
+                kind(plan(1000, None, 1, &mut heavy)),
+                (true, Some(125), true)
+            );
+            let mut light = measured(std::time::Duration::from_nanos(1), 1000);
+            assert_eq!(kind(plan(1000, None, 1, &mut light)), INLINE_TIMED);
             // Split on cost, jobs are sized by work, not by `min_chunk`: 60,000 rows of
             // 96 µs in all are 8 jobs of 7,500 rows (not 2 of 30,000 as `min_chunk` 16,384
             // would give), and 20 µs are 4 jobs of at least 5 µs each.
-            let many = PassCost::new();
-            many.record(std::time::Duration::from_micros(96), 60_000);
-            assert!(matches!(
-                plan(60_000, None, 16_384, &many),
-                Plan::Split(7_500)
-            ));
-            let just = PassCost::new();
-            just.record(std::time::Duration::from_micros(20), 40_000);
-            assert!(matches!(
-                plan(40_000, None, 16_384, &just),
-                Plan::Split(10_000)
-            ));
+            let mut many = measured(us(96), 60_000);
+            assert_eq!(
+                kind(plan(60_000, None, 16_384, &mut many)),
+                (true, Some(7_500), true)
+            );
+            let mut just = measured(us(20), 40_000);
+            assert_eq!(
+                kind(plan(40_000, None, 16_384, &mut just)),
+                (true, Some(10_000), true)
+            );
         });
         let one = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .unwrap();
-        let cost = PassCost::new();
-        one.install(|| {
-            assert!(matches!(
-                plan(1000, Some(1), 1, &cost),
-                Plan::Inline(Some(_))
-            ))
+        let mut cost = PassCost::new();
+        one.install(|| assert_eq!(kind(plan(1000, Some(1), 1, &mut cost)), INLINE_TIMED));
+    }
+
+    /// The decisions of one pass over 40,000 rows, frame after frame, from measurements fed by
+    /// hand (the clock injected): what each frame's plan is.
+    #[test]
+    fn the_split_decision_keeps_measuring() {
+        let us = std::time::Duration::from_micros;
+        let rows = 40_000;
+        two_threads(|| {
+            let mut cost = PassCost::new();
+            let frame = |cost: &mut PassCost, elapsed: std::time::Duration| {
+                let (split, _, timed) = kind(plan(rows, None, 16_384, cost));
+                assert!(timed);
+                if split {
+                    cost.record_split(elapsed, 2);
+                } else {
+                    cost.record_inline(elapsed, rows);
+                }
+                split
+            };
+            // A cold first run (200 µs, 10× over the threshold) does not make the pass split:
+            // the second, steady one (8 µs) decides, and it stays inline.
+            assert!(!frame(&mut cost, us(200)));
+            for _ in 0..100 {
+                assert!(!frame(&mut cost, us(8)));
+            }
+            // The work grows (a slower system, more per row): after one run at 60 µs the
+            // cheapest recent run is still 8 µs; once the window holds only slow runs, it
+            // splits.
+            let mut frames_until_split = 0;
+            while !frame(&mut cost, us(60)) {
+                frames_until_split += 1;
+            }
+            assert_eq!(
+                frames_until_split, WINDOW,
+                "the window of recent runs fills first"
+            );
+            // Split runs of 30 µs (60 µs of work on 2 threads) stay split, with an inline
+            // probe once in `PROBE_EVERY` runs.
+            let mut inline = 0;
+            for _ in 0..=(2 * PROBE_EVERY) {
+                let (split, _, _) = kind(plan(rows, None, 16_384, &mut cost));
+                if split {
+                    cost.record_split(us(30), 2);
+                } else {
+                    // The probe measures the same heavy work.
+                    inline += 1;
+                    cost.record_inline(us(60), rows);
+                }
+            }
+            assert_eq!(inline, 2, "one probe per {PROBE_EVERY} split runs");
+            // The work falls (5 µs split, 10 µs of work): the short split run makes the next
+            // run inline, and light inline runs keep it inline.
+            assert!(frame(&mut cost, us(5)));
+            let (split, _, _) = kind(plan(rows, None, 16_384, &mut cost));
+            assert!(!split, "a short split run is followed by an inline probe");
+            for _ in 0..WINDOW {
+                cost.record_inline(us(10), rows);
+            }
+            for _ in 0..10 {
+                assert!(!frame(&mut cost, us(10)));
+            }
         });
     }
 
-    /// Runs `run_parts` over `rows` rows of ones; returns whether the cost was recorded and
-    /// how many bodies ran.
-    fn run(rows: usize, world: Option<usize>, min_chunk: usize, cost: &PassCost) -> usize {
+    /// Runs `run_parts` over `rows` rows of ones; returns how many bodies ran.
+    fn run(rows: usize, world: Option<usize>, min_chunk: usize, cost: &mut PassCost) -> usize {
         let manager = EntityManager::new();
         let mut a = vec![1u32; rows];
         let calls = std::sync::atomic::AtomicUsize::new(0);
@@ -727,20 +872,23 @@ mod mutant_tests {
     #[test]
     fn run_parts_times_only_passes_that_could_split() {
         two_threads(|| {
-            let cost = PassCost::new();
-            assert_eq!(run(100, None, 64, &cost), 1);
-            assert_eq!(cost.ps_per_row(), 0, "small: not timed");
-            assert_eq!(run(127, None, 64, &cost), 1);
-            assert_eq!(cost.ps_per_row(), 0, "small: not timed");
-            assert_eq!(run(128, None, 64, &cost), 1);
-            assert!(cost.ps_per_row() >= 1, "could split: timed");
-            let cost = PassCost::new();
-            assert_eq!(run(1000, None, 1, &cost), 1);
-            assert!(cost.ps_per_row() >= 1, "could split: timed");
+            let mut cost = PassCost::new();
+            assert_eq!(run(100, None, 64, &mut cost), 1);
+            assert_eq!(cost.measured, 0, "small: not timed");
+            assert_eq!(run(127, None, 64, &mut cost), 1);
+            assert_eq!(cost.measured, 0, "small: not timed");
+            assert_eq!(run(128, None, 64, &mut cost), 1);
+            assert_eq!(cost.measured, 1, "could split: timed");
+            assert_eq!(run(1000, None, 1, &mut cost), 1);
+            assert_eq!(cost.measured, 2, "could split: timed");
             // Forced: split into jobs of 125 rows, not timed.
-            let unknown = PassCost::new();
-            assert_eq!(run(1000, Some(1), 64, &unknown), 8);
-            assert_eq!(unknown.ps_per_row(), 0, "a split pass is not timed");
+            let mut unknown = PassCost::new();
+            assert_eq!(run(1000, Some(1), 64, &mut unknown), 8);
+            assert_eq!(unknown.measured, 0, "a forced split is not timed");
+            // Split on cost: timed as a split run.
+            let mut heavy = measured(std::time::Duration::from_secs(1), 1);
+            assert_eq!(run(1000, None, 1, &mut heavy), 8);
+            assert_eq!((heavy.measured, heavy.since_probe), (2, 1));
         });
     }
 

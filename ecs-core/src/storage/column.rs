@@ -243,33 +243,37 @@ fn array_layout(ty: &ColumnType, n: usize) -> Layout {
 
 /// Copies `n` bytes between non-overlapping locations. Small sizes (the common component
 /// sizes) are copied with fixed-size moves instead of a call to `memcpy`: moves between stores
-/// copy a handful of bytes per component, and the call would cost more than the copy.
+/// copy a handful of bytes per component, and the call would cost more than the copy. The
+/// moves are of `MaybeUninit` byte arrays, never integers: a component's padding bytes (a
+/// `#[repr(align(16))]` wrapper of a `u64`, say) are uninitialised, and reading them as an
+/// integer would be undefined behaviour.
 ///
 /// # Safety
 /// `src` is readable and `dst` writable for `n` bytes, and they do not overlap.
 #[inline]
 pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
-    // SAFETY (every arm): the caller guarantees `n` readable/writable, non-overlapping bytes;
-    // unaligned reads and writes need no alignment.
+    /// Moves `N` bytes, initialised or not.
+    ///
+    /// # Safety
+    /// As `copy_bytes`, for `N` bytes.
+    #[inline(always)]
+    unsafe fn fixed<const N: usize>(src: *const u8, dst: *mut u8) {
+        type Bytes<const N: usize> = std::mem::MaybeUninit<[u8; N]>;
+        // SAFETY: the caller guarantees `N` readable and writable, non-overlapping bytes;
+        // unaligned accesses need no alignment, and `MaybeUninit` holds any bytes.
+        unsafe {
+            dst.cast::<Bytes<N>>()
+                .write_unaligned(src.cast::<Bytes<N>>().read_unaligned())
+        }
+    }
+    // SAFETY (every arm): the caller guarantees `n` readable/writable, non-overlapping bytes.
     unsafe {
         match n {
             0 => {}
-            4 => dst
-                .cast::<u32>()
-                .write_unaligned(src.cast::<u32>().read_unaligned()),
-            8 => dst
-                .cast::<u64>()
-                .write_unaligned(src.cast::<u64>().read_unaligned()),
-            12 => {
-                dst.cast::<u64>()
-                    .write_unaligned(src.cast::<u64>().read_unaligned());
-                let (s, d) = (src.add(8), dst.add(8));
-                d.cast::<u32>()
-                    .write_unaligned(s.cast::<u32>().read_unaligned());
-            }
-            16 => dst
-                .cast::<u128>()
-                .write_unaligned(src.cast::<u128>().read_unaligned()),
+            4 => fixed::<4>(src, dst),
+            8 => fixed::<8>(src, dst),
+            12 => fixed::<12>(src, dst),
+            16 => fixed::<16>(src, dst),
             _ => std::ptr::copy_nonoverlapping(src, dst, n),
         }
     }
@@ -372,6 +376,23 @@ mod tests {
         }));
         assert!(r.is_err());
         assert_eq!(DROPS.with(Cell::get), 3);
+    }
+
+    #[test]
+    fn copy_bytes_copies_values_with_padding() {
+        /// Eight bytes of value and eight of padding, which are never initialised.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        #[repr(align(16))]
+        struct Padded(u64);
+        let src = Padded(7);
+        let mut dst = std::mem::MaybeUninit::<Padded>::uninit();
+        // SAFETY: 16 bytes each, distinct; the copy makes `dst` a `Padded` (its padding needs
+        // no value).
+        let copied = unsafe {
+            copy_bytes((&raw const src).cast(), dst.as_mut_ptr().cast(), 16);
+            dst.assume_init()
+        };
+        assert_eq!(copied, Padded(7));
     }
 
     #[test]

@@ -57,6 +57,8 @@ pub struct World<M: WorldModel> {
     dynamic: dynamic::Dynamic,
     resources: M::Resources,
     min_chunk: Option<usize>,
+    /// What each generated pass measured of its cost in this world, for its split decision.
+    costs: Box<[crate::__private::PassCost]>,
     _model: PhantomData<fn() -> M>,
 }
 
@@ -118,6 +120,7 @@ impl<M: WorldModel> World<M> {
             dynamic: Default::default(),
             resources,
             min_chunk: None,
+            costs: vec![Default::default(); M::PASSES].into_boxed_slice(),
             _model: PhantomData,
         }
     }
@@ -313,6 +316,7 @@ impl<M: WorldModel> World<M> {
             self.table.entities(),
             self.min_chunk,
             self.dynamic.matches(),
+            &mut self.costs,
         )
     }
 

@@ -3,7 +3,9 @@
 //!
 //! - `schedule`: 10,000 entities each of (A,B), (A,B,C), (A,B,C,D), (A,B,C,E); systems swap
 //!   (A,B), (C,D), (C,E). Light work: the generated schedule must stay within 10% of the faster
-//!   hand-written baseline (parallelism must never make it slower than a sequential loop).
+//!   hand-written baseline (parallelism must never make it slower than a sequential loop),
+//!   in steady state and over the first 100 frames of a fresh world
+//!   (`generated_2_threads_first_100_frames` against `hand_sequential_first_100_frames`).
 //! - `heavy_compute`: 10,000 entities whose Mat4 is inverted 100 times. Target: within 2% of
 //!   the hand-written rayon loop, and close to 2× the single-thread time on 2 cores.
 //! - `min_chunk`: a light system (position += velocity) over growing stores, run inline (one
@@ -122,6 +124,34 @@ fn schedule(c: &mut Criterion) {
     });
     group.bench_function("generated_2_threads", |b| {
         two.install(|| b.iter(|| black_box(&mut w).run_schedule()))
+    });
+    // The first 100 frames of a fresh world (made outside the timing): the cold first
+    // frames must not make the passes split for good.
+    group.bench_function("generated_2_threads_first_100_frames", |b| {
+        two.install(|| {
+            b.iter_batched(
+                schedule_world,
+                |mut w| {
+                    for _ in 0..100 {
+                        black_box(&mut w).run_schedule();
+                    }
+                    w
+                },
+                criterion::BatchSize::LargeInput,
+            )
+        })
+    });
+    group.bench_function("hand_sequential_first_100_frames", |b| {
+        b.iter_batched(
+            HandSchedule::new,
+            |mut hand| {
+                for _ in 0..100 {
+                    black_box(&mut hand).run(HandSchedule::swap);
+                }
+                hand
+            },
+            criterion::BatchSize::LargeInput,
+        )
     });
     let mut hand = HandSchedule::new();
     group.bench_function("hand_sequential", |b| {

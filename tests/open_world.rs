@@ -21,9 +21,9 @@ const CASES: u32 = 256;
 #[cfg(not(miri))]
 const MAX_OPS: usize = 200;
 #[cfg(miri)]
-const CASES: u32 = 2;
+const CASES: u32 = 1;
 #[cfg(miri)]
-const MAX_OPS: usize = 20;
+const MAX_OPS: usize = 16;
 
 // ---------------------------------------------------------------------------------------------
 // Components, by id (the world numbers them in name order)
@@ -995,7 +995,7 @@ fn the_world_reports_each_undeclared_set_with_its_declaration() {
 /// them.
 #[test]
 fn thousands_of_dynamic_stores_work() {
-    let n = if cfg!(miri) { 40 } else { 2_000 };
+    let n = if cfg!(miri) { 24 } else { 2_000 };
     let value = |k: K, i: usize| match k {
         K::A => V::A(i as u32),
         K::Al => V::Al(i as u64),

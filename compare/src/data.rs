@@ -30,7 +30,7 @@ pub const HEAVY_INVERSIONS: usize = 101;
 /// position).
 #[inline]
 pub fn heavy_work(transform: &mut Mat4, position: &mut Vec3) {
-    for _ in 0..HEAVY_INVERSIONS - 1 {
+    for _ in 0..HEAVY_INVERSIONS {
         *transform = transform.inverse();
     }
     *position = transform.transform_vector3(*position);

@@ -575,6 +575,37 @@ impl<M: WorldModel> World<M> {
 #[cfg(test)]
 mod tests {
     use super::Access;
+    use crate::entity::Entity;
+    use crate::test_model::{world, A, B};
+
+    /// A fold after some `next()` calls goes on from the next row, in every store: it neither
+    /// restarts the current store nor skips one (either would hand out a second `&mut` to a
+    /// row already yielded).
+    #[test]
+    fn fold_after_next_continues_where_next_stopped() {
+        let (mut w, es) = world();
+        // Store order: JustA (es[0], es[2]), then AB (es[1], es[3]).
+        let order = [es[0], es[2], es[1], es[3]];
+        for taken in 0..=order.len() {
+            let mut q = w.query_mut::<(Entity, &mut A)>().unwrap();
+            let mut seen: Vec<Entity> = q.by_ref().take(taken).map(|(e, _)| e).collect();
+            let folded = q.fold(Vec::new(), |mut v, (e, a)| {
+                a.0 += 10;
+                v.push(e);
+                v
+            });
+            assert_eq!(folded.len(), order.len() - taken, "after {taken}");
+            seen.extend(folded);
+            assert_eq!(seen, order, "after {taken}");
+        }
+        // Row k was visited by the folds that started before it: k + 1 of them.
+        let a: Vec<u32> = order.iter().map(|&e| w.get::<A>(e).unwrap().0).collect();
+        assert_eq!(a, [1 + 10, 4 + 20, 2 + 30, 5 + 40]);
+        // And through `for_each` and `sum` (folds too), a read-only query.
+        let mut q = w.query::<&B>();
+        assert_eq!(q.next().map(|b| b.0), Some(3));
+        assert_eq!(q.map(|b| b.0).sum::<u32>(), 6);
+    }
 
     #[test]
     fn access_detects_aliasing_regardless_of_order() {

@@ -231,6 +231,28 @@ mod tests {
         const COLD: bool = false;
     }
 
+    /// A spawn that finds no free id returns a stale id (never entity 0 or another live one)
+    /// and records the failure.
+    #[test]
+    #[cfg_attr(miri, ignore = "fills 2^22 entity slots")]
+    fn a_spawn_without_free_ids_returns_a_stale_id_and_fails() {
+        let mut manager = EntityManager::new();
+        let all = manager.create_many(crate::entity::MAX_ENTITIES).unwrap();
+        let mut c = Commands::new(&manager);
+        let e = c.spawn(());
+        assert!(!manager.alive(e), "{e} is not alive");
+        assert!(!all.contains(&e));
+        assert_eq!(e, manager.stale_id());
+        let ops = c.into_ops();
+        assert!(matches!(
+            ops[..],
+            [Command::Failed {
+                error: WorldError::Entity(_),
+                ..
+            }]
+        ));
+    }
+
     #[test]
     fn commands_keep_request_order_and_reserve_distinct_ids() {
         let mut manager = EntityManager::new();

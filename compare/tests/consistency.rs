@@ -5,7 +5,9 @@
 //! sum and fails here, so it cannot produce a fast-looking number in the benchmarks.
 
 use sigecs_compare::data::{heavy_transform, HEAVY_INVERSIONS, START};
-use sigecs_compare::{for_each_impl, runs, AddRemoveSteps, Observation, Workload, IMPLS, WORKLOADS};
+use sigecs_compare::{
+    for_each_impl, runs, AddRemoveSteps, Observation, Workload, IMPLS, WORKLOADS,
+};
 
 /// Odd, so that swapped values differ from the start values.
 const RUNS: usize = 3;
@@ -85,11 +87,7 @@ macro_rules! collect {
         for_each_impl!(one, $ty);
         // Every implementation the report expects for this workload, and no other.
         let names: Vec<&str> = observed.iter().map(|o| o.name).collect();
-        let expected: Vec<&str> = IMPLS
-            .iter()
-            .copied()
-            .filter(|i| runs(i, $group))
-            .collect();
+        let expected: Vec<&str> = IMPLS.iter().copied().filter(|i| runs(i, $group)).collect();
         assert_eq!(names, expected, "implementations of {}", $group);
         observed
     }};
@@ -169,14 +167,21 @@ fn values(o: &Observation) -> Vec<f64> {
 }
 
 fn close(got: &[f64], want: &[f64], tolerance: f64) -> bool {
-    got.len() == want.len() && got.iter().zip(want).all(|(g, w)| (g - w).abs() <= tolerance)
+    got.len() == want.len()
+        && got
+            .iter()
+            .zip(want)
+            .all(|(g, w)| (g - w).abs() <= tolerance)
 }
 
 #[test]
 fn heavy_compute() {
     let n = size("heavy_compute");
     assert_eq!(HEAVY_INVERSIONS % 2, 1, "an even count cancels out");
-    assert_eq!(heavy_transform(), glam::Mat4::from_axis_angle(glam::Vec3::X, 1.2));
+    assert_eq!(
+        heavy_transform(),
+        glam::Mat4::from_axis_angle(glam::Vec3::X, 1.2)
+    );
     assert_eq!(START, glam::Vec3::ONE);
     let observed = collect!("heavy_compute", run_all, HeavyCompute, n);
     // The floor's values, checked against the values worked out by hand (to f32 rounding: 303
@@ -186,7 +191,11 @@ fn heavy_compute() {
     let (before, after) = (&floor.steps[0].1, &floor.steps[1].1);
     let tolerance = 1e-3 * n as f64;
     assert!(
-        close(&values(before), &heavy_by_hand(n, HEAVY_INVERSIONS, 0), tolerance),
+        close(
+            &values(before),
+            &heavy_by_hand(n, HEAVY_INVERSIONS, 0),
+            tolerance
+        ),
         "the floor's heavy_compute starts at {before:?}"
     );
     let done = heavy_by_hand(n, HEAVY_INVERSIONS, RUNS);

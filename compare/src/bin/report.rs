@@ -68,8 +68,8 @@ fn run() -> Result<(), String> {
     write(&dir.join("results.md"), &md)?;
 
     let doc = dir.join("../docs/comparison.md");
-    let text = std::fs::read_to_string(&doc)
-        .map_err(|e| format!("cannot read {}: {e}", doc.display()))?;
+    let text =
+        std::fs::read_to_string(&doc).map_err(|e| format!("cannot read {}: {e}", doc.display()))?;
     match (text.find(BEGIN), text.find(END)) {
         (Some(b), Some(e)) if b < e => {
             let updated = format!("{}{BEGIN}\n\n{tables}\n{info}\n{}", &text[..b], &text[e..]);
@@ -190,7 +190,9 @@ fn tables(medians: &Medians) -> String {
             .map(|w| {
                 let bold = fastest(medians, w.group) == Some(imp);
                 cell(medians, w.group, imp, |t| {
-                    let r = format_ratio(t / medians.get(&(w.group, FLOOR)).copied().unwrap_or(f64::NAN));
+                    let r = format_ratio(
+                        t / medians.get(&(w.group, FLOOR)).copied().unwrap_or(f64::NAN),
+                    );
                     if bold {
                         format!("**{r}**")
                     } else {
@@ -300,7 +302,10 @@ fn machine_and_versions(dir: &Path) -> String {
         ],
         dir,
     )
-    .is_some_and(|s| s.lines().any(|l| !l.ends_with("results.md") && !l.ends_with("results.png")));
+    .is_some_and(|s| {
+        s.lines()
+            .any(|l| !l.ends_with("results.md") && !l.ends_with("results.png"))
+    });
     let _ = writeln!(s, "\nVersions (from `compare/Cargo.lock`):\n");
     for &name in VERSIONED {
         let v = versions

@@ -99,8 +99,8 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
         "the quick start compiles without warnings:\n{stderr}"
     );
 
-    // Issue 11, item 8: the runtime tree of a user crate holds no code generator, no formatter
-    // and no math library it does not use (glam comes only with the `transform` feature).
+    // The runtime tree of a user crate holds no code generator, no formatter and no math
+    // library it does not use (glam comes only with the `transform` feature).
     let out = cargo(
         dir.path(),
         &target,
@@ -141,8 +141,8 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
     assert!(stderr.contains("did you mean `Velocity`?"), "{stderr}");
     std::fs::write(&components, &good).unwrap();
 
-    // Issue 11's reproduction: code next to the `include!` cannot reach the world's internals
-    // (it could push rows into a store and make a query read out of bounds).
+    // Code next to the `include!` cannot reach the world's internals (it could push rows into
+    // a store and make a query read out of bounds).
     let main = dir.path().join("src/main.rs");
     let good_main = std::fs::read_to_string(&main).unwrap();
     let poke = good_main.replacen(
@@ -161,8 +161,8 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
     );
     std::fs::write(&main, &good_main).unwrap();
 
-    // A new user's audit (stop 21): a resource that is not `Default` was an error at its
-    // declaration and a second one inside the generated file. Now it is one, at the derive.
+    // A resource that is not `Default` was an error at its declaration and a second one
+    // inside the generated file. Now it is one, at the derive.
     let bad = good.replacen(
         "#[derive(Resource, Default)]\npub struct Time {",
         "#[derive(Resource)]\npub struct Time {",
@@ -182,4 +182,21 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
     assert_eq!(stderr.matches("error[").count(), 1, "{stderr}");
     assert!(!stderr.contains("world.rs"), "{stderr}");
     std::fs::write(&components, &good).unwrap();
+
+    // A type of the user's own named like one the generated file exports (`Model`): with the
+    // world included in a module of its own (the README's advice), no warning points into the
+    // generated file, and the user's type is the one its module sees.
+    let include = r#"include!(concat!(env!("OUT_DIR"), "/world.rs"));"#;
+    assert!(good_main.contains(include));
+    let own = good_main.replacen(
+        include,
+        &format!("mod world {{ {include} }}\nuse world::*;"),
+        1,
+    ) + "#[allow(dead_code)]\nstruct Model;\n";
+    std::fs::write(&main, &own).unwrap();
+    let out = cargo(dir.path(), &target, &["build"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    std::fs::write(&main, &good_main).unwrap();
 }

@@ -53,6 +53,40 @@ impl Diagnostic {
             .map(|e| Diagnostic::at(file, e.span(), e.to_string()))
             .collect()
     }
+
+    /// The syntax errors of `source`, the text of `file`, where syn failed to parse it. Two
+    /// kinds of syn error are mended here. One that ran out of input at the top level of the
+    /// file (an item cut short, which syn reports at line 1, column 1) is put at the end of
+    /// the last token. One from the lexer (an unbalanced delimiter or an unterminated
+    /// literal, "cannot parse string into token stream") keeps the lexer's place and says what
+    /// it means.
+    pub fn from_syntax(file: &Path, source: &str, error: syn::Error) -> Vec<Self> {
+        error
+            .into_iter()
+            .map(|e| {
+                let mut d = Diagnostic::at(file, e.span(), e.to_string());
+                let start = e.span().start();
+                if d.message.starts_with("unexpected end of input") && start.line <= 1 && start.column == 0 {
+                    if let Some((line, column)) = end_of_last_token(source) {
+                        (d.line, d.column) = (line, column);
+                        d.message = format!("{} (the file ends in the middle of an item)", d.message);
+                    }
+                } else if d.message == "cannot parse string into token stream" {
+                    d.message = "unbalanced delimiter or unterminated literal: this `(`, `[`, `{`, \
+                                 quote or comment is not closed (or this closing one was not opened)"
+                        .into();
+                }
+                d
+            })
+            .collect()
+    }
+}
+
+/// The 1-based line and column just after the last token of `source`, if it lexes.
+fn end_of_last_token(source: &str) -> Option<(usize, usize)> {
+    let tokens: proc_macro2::TokenStream = source.parse().ok()?;
+    let end = tokens.into_iter().last()?.span().end();
+    Some((end.line, end.column + 1))
 }
 
 impl fmt::Display for Diagnostic {

@@ -143,11 +143,13 @@ impl Scan {
                 let here = file.parent().unwrap_or(Path::new("."));
                 self.scan_items(&parsed.items, file, [dir, here], ctx, diags)
             }
-            Err(e) => {
-                diags.extend(Diagnostic::from_syn(file, e).into_iter().map(|d| {
-                    d.with_help("the file must be valid Rust; fix the syntax error first")
-                }))
-            }
+            Err(e) => diags.extend(
+                Diagnostic::from_syntax(file, &source, e)
+                    .into_iter()
+                    .map(|d| {
+                        d.with_help("the file must be valid Rust; fix the syntax error first")
+                    }),
+            ),
         }
     }
 

@@ -479,6 +479,36 @@ fn syntax_errors_and_missing_roots() {
     assert_eq!(ds[0].file, dir.path().join("bad.rs"));
     assert!(ds[0].help.as_deref().unwrap().contains("valid Rust"));
 
+    // An item cut short at the end of a file is reported where the file ends, not at 1:1
+    // (where syn puts "unexpected end of input").
+    let (dir, ds) = errors(&[
+        ("mod.rs", "pub mod a;\n"),
+        ("a.rs", "use x;\n\n#[derive(Component)]\npub struct\n"),
+    ]);
+    check(
+        &ds[0],
+        dir.path(),
+        "a.rs",
+        4,
+        11,
+        "unexpected end of input, expected identifier (the file ends in the middle of an item)",
+        "valid Rust",
+    );
+    // An unclosed delimiter is reported where it opens, with what it means.
+    let (dir, ds) = errors(&[
+        ("mod.rs", "pub mod a;\n"),
+        ("a.rs", "use x;\nfn f() {\n    let a = 1;\n"),
+    ]);
+    check(
+        &ds[0],
+        dir.path(),
+        "a.rs",
+        2,
+        8,
+        "unbalanced delimiter or unterminated literal",
+        "valid Rust",
+    );
+
     let err = Builder::new()
         .scan("/definitely/not/here", "crate::c")
         .generate_string()

@@ -60,7 +60,7 @@ pub use entity::Entity;
 pub use model::{ComponentOf, ResourceOf, SignatureOf, WorldModel};
 pub use schedule::Commands;
 pub use stats::{Layout, StoreStats, WorldStats};
-pub use world::{Change, CommandErrors, CommandFailure, World, WorldError};
+pub use world::{Change, CommandErrors, CommandFailure, UndeclaredSet, World, WorldError};
 
 #[doc(hidden)]
 pub use bitflags;
@@ -74,5 +74,7 @@ pub use rayon;
 pub mod prelude {
     pub use crate::query::{With, Without};
     pub use crate::schedule::Commands;
-    pub use crate::{system, Component, Entity, Resource, Signature, WorldError};
+    pub use crate::{
+        system, CommandErrors, Component, Entity, Resource, Signature, UndeclaredSet, WorldError,
+    };
 }

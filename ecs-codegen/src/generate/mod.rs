@@ -197,7 +197,7 @@ fn file(items: TokenStream) -> TokenStream {
     quote! {
         /// The generated world: the tables of its model, its row structs and its system
         /// passes. Everything public here is re-exported below.
-        #[allow(clippy::all, unused_variables, unused_mut, unused_parens, non_upper_case_globals)]
+        #[allow(clippy::all, dead_code, unused_variables, unused_mut, unused_parens, non_upper_case_globals)]
         mod #module {
             #items
         }

@@ -4,6 +4,7 @@
 /// passes. Everything public here is re-exported below.
 #[allow(
     clippy::all,
+    dead_code,
     unused_variables,
     unused_mut,
     unused_parens,

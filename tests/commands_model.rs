@@ -757,6 +757,9 @@ fn check(initial: &[SpawnKind], steps: &[Step]) -> Result<(), String> {
                     }
                     for (w, pool) in staged.iter_mut().zip(pools()) {
                         w.world.set_min_chunk(Some(*min_chunk));
+                        // Split the passes with commands too: their buffers must still apply
+                        // in row order (spawned ids then depend on the thread count).
+                        w.world.set_deterministic(false);
                         let got = pool.install(|| failures(w.world.run_schedule()));
                         if got != expected {
                             return Err(format!(

@@ -304,6 +304,8 @@ impl Copy {
         let mut world = World::new();
         if threads > 1 {
             world.set_min_chunk(Some(1));
+            // Split the pass with commands (`toggle`) too: it spawns nothing.
+            world.set_deterministic(false);
         }
         Copy {
             world,

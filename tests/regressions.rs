@@ -60,6 +60,7 @@ fn schedule_with_despawns_equals_declaration_order() {
     };
     let (mut sequential, mut staged) = (build(), build());
     staged.set_min_chunk(Some(8));
+    staged.set_deterministic(false);
     for _ in 0..frames {
         sequential.run_all().unwrap();
         staged.run_schedule().unwrap();

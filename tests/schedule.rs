@@ -162,6 +162,7 @@ proptest! {
             let mut w = build(&spawns);
             // Tiny chunks, so passes really split across threads.
             w.set_min_chunk(Some(min_chunk));
+            w.set_deterministic(false);
             let mut failed = 0;
             pool.install(|| {
                 for _ in 0..frames {

@@ -2,7 +2,7 @@
 //! system masks, and matches systems to signatures. The output, [`Model`], is everything the
 //! generator needs; every cross-declaration error is reported here with a location and a fix.
 
-use crate::decl::{ComponentDecl, LayoutDecl, ParamKind, ResourceDecl, SignatureDecl};
+use crate::decl::{ComponentDecl, LayoutDecl, ParamKind, ResourceDecl, SignatureDecl, SystemDecl};
 use crate::diagnostic::{closest, location, Diagnostic};
 use crate::rules::{matches, Borrows};
 use crate::scan::{Found, Scan};
@@ -58,6 +58,15 @@ pub struct Resource {
     pub path: syn::Path,
 }
 
+/// A `#[derive(Event)]` type.
+#[derive(Clone, Debug)]
+pub struct EventType {
+    /// Its name.
+    pub ident: Ident,
+    /// Its path as the generated code names it.
+    pub path: syn::Path,
+}
+
 /// A resolved system parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Param {
@@ -81,6 +90,13 @@ pub enum Param {
     Entity,
     /// Deferred structural changes.
     Commands,
+    /// `&EventReader<E>`: event type `event`, read through the world's cursor `reader`.
+    Events {
+        /// Event type index.
+        event: usize,
+        /// The reader's index among every reader of the world (its cursor).
+        reader: usize,
+    },
 }
 
 /// A set of small integers (resource indices), of any size: a world may declare any number of
@@ -133,6 +149,9 @@ pub struct Access {
     pub res_writes: Bits,
     /// Takes `&mut Commands`: its structural changes apply at the end of its stage.
     pub commands: bool,
+    /// A frame-level system (no component or entity parameter): it runs once per call, in a
+    /// stage of its own.
+    pub frame: bool,
 }
 
 impl Access {
@@ -158,6 +177,12 @@ impl Access {
         !self.res_writes.is_empty()
     }
 
+    /// True when no other system can share its stage: it writes a resource, or it runs once
+    /// per call (a frame-level system is not a pass over rows that others could join).
+    pub fn alone(&self) -> bool {
+        self.exclusive() || self.frame
+    }
+
     /// The access of a list of parameters.
     pub fn of(params: &[Param]) -> Access {
         let mut a = Access::default();
@@ -178,9 +203,12 @@ impl Access {
                     }
                 }
                 Param::Commands => a.commands = true,
-                Param::Entity => {}
+                Param::Entity | Param::Events { .. } => {}
             }
         }
+        a.frame = !params
+            .iter()
+            .any(|p| matches!(p, Param::Entity | Param::Component { .. }));
         a
     }
 }
@@ -195,7 +223,8 @@ impl Access {
 /// - a system with `Commands` no earlier than the last stage of any earlier system (its
 ///   changes apply at the end of its stage, which must come after every earlier system ran);
 /// - a system that writes a resource runs alone in a stage of its own (it runs on one
-///   thread), and no other system joins that stage.
+///   thread), and so does a frame-level system (it runs once, not over rows); no other
+///   system joins such a stage.
 ///
 /// Returns the stage index of each system.
 pub fn place_in_stages(access: &[Access]) -> Vec<usize> {
@@ -211,7 +240,7 @@ pub fn place_in_stages(access: &[Access]) -> Vec<usize> {
         if a.commands {
             lower = lower.max(stage_of.iter().copied().max().unwrap_or(0));
         }
-        let stage = if a.exclusive() {
+        let stage = if a.alone() {
             lower.max(exclusive.len())
         } else {
             (lower..)
@@ -221,7 +250,7 @@ pub fn place_in_stages(access: &[Access]) -> Vec<usize> {
         if exclusive.len() <= stage {
             exclusive.resize(stage + 1, false);
         }
-        exclusive[stage] |= a.exclusive();
+        exclusive[stage] |= a.alone();
         stage_of.push(stage);
     }
     stage_of
@@ -248,12 +277,27 @@ pub struct System {
     pub min_chunk: Option<usize>,
     /// Its stage in the schedule.
     pub stage: usize,
+    /// Where it is declared: `file:line`.
+    pub location: String,
 }
 
 impl System {
     /// True when the system writes a resource and so runs sequentially.
     pub fn sequential(&self) -> bool {
         self.access.exclusive()
+    }
+
+    /// True for a frame-level system: no component or entity parameter, run once per call.
+    pub fn frame(&self) -> bool {
+        self.access.frame
+    }
+
+    /// The indices of its event readers' cursors.
+    pub fn readers(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.params.iter().filter_map(|p| match *p {
+            Param::Events { event, reader } => Some((event, reader)),
+            _ => None,
+        })
     }
 }
 
@@ -266,7 +310,12 @@ pub struct Model {
     pub signatures: Vec<Signature>,
     /// Resources sorted by name.
     pub resources: Vec<Resource>,
-    /// Systems in declaration order.
+    /// Event types sorted by name; index = id.
+    pub events: Vec<EventType>,
+    /// Number of event readers (`&EventReader<E>` parameters) of all systems.
+    pub readers: usize,
+    /// Systems in the order `run_all` runs them: declaration order (depth-first at each `mod`
+    /// line, as rustc reads the modules), rearranged only as `after(..)`/`before(..)` require.
     pub systems: Vec<System>,
     /// System indices per stage, in execution order.
     pub stages: Vec<Vec<usize>>,
@@ -427,6 +476,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         &mut diags,
     );
 
+    let evts = unique_by_name(&scan.events, |e| &e.ident, "event", &mut taken, &mut diags);
     refuse_exported_names(&comps, &sigs, &ress, &mut diags);
 
     if comps.len() > MAX_COMPONENTS {
@@ -556,7 +606,22 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         })
         .collect();
 
+    let events: Vec<EventType> = evts
+        .iter()
+        .map(|f| EventType {
+            ident: f.decl.ident.clone(),
+            path: full_path(&f.module, &f.decl.ident),
+        })
+        .collect();
+    let event_id: HashMap<String, usize> = events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.ident.unraw().to_string(), i))
+        .collect();
+
     let mut systems = Vec::new();
+    // Per system kept: its declaration, for the order constraints.
+    let mut found_systems = Vec::new();
     let mut system_names: HashMap<String, String> = HashMap::new();
     for f in &scan.systems {
         let d = &f.decl;
@@ -593,6 +658,17 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             match &p.kind {
                 ParamKind::Entity => params.push(Param::Entity),
                 ParamKind::Commands => params.push(Param::Commands),
+                ParamKind::Events { ty } => match event_id.get(&ty.unraw().to_string()) {
+                    // The reader's index is given once the order is known.
+                    Some(&event) => params.push(Param::Events { event, reader: 0 }),
+                    None => {
+                        ok = false;
+                        diags.push(
+                            diag(f, ty.span(), format!("unknown event `{ty}` in system `{}`", d.ident))
+                                .with_help(format!("declare `{ty}` with `#[derive(Event)]` in a scanned file, or fix the name")),
+                        );
+                    }
+                },
                 ParamKind::Ref {
                     ty,
                     mutable,
@@ -666,22 +742,25 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         if !ok {
             continue;
         }
-        if !params
-            .iter()
-            .any(|p| matches!(p, Param::Entity | Param::Component { .. }))
-        {
-            diags.push(diag(f, d.ident.span(), format!("system `{}` has no per-row parameter", d.ident)).with_help(
-                "a system runs once per row: take at least one component (`&C`, `&mut C`, `Option<&C>`) or the `Entity`",
-            ));
+        let access = Access::of(&params);
+        if access.frame && (!d.with.is_empty() || !d.without.is_empty()) {
+            diags.push(
+                diag(f, d.ident.span(), format!("system `{}` has filters but no component or entity parameter", d.ident))
+                    .with_help("a system without one runs once per call, not over rows, so `with(..)`/`without(..)` select nothing; take a component, or drop the filters"),
+            );
             continue;
         }
-        let matches: Vec<usize> = signatures
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| matches(s.mask, required, excluded))
-            .map(|(i, _)| i)
-            .collect();
-        if matches.is_empty() {
+        let matches: Vec<usize> = if access.frame {
+            Vec::new()
+        } else {
+            signatures
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| matches(s.mask, required, excluded))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        if matches.is_empty() && !access.frame {
             let names = |m: u128| {
                 components
                     .iter()
@@ -712,14 +791,33 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         systems.push(System {
             ident: d.ident.clone(),
             path: full_path(&f.module, &d.ident),
-            access: Access::of(&params),
+            access,
             params,
             required,
             excluded,
             matches,
             min_chunk: d.min_chunk,
             stage: 0,
+            location: location(&f.file, d.ident.span()),
         });
+        found_systems.push(f);
+    }
+
+    let mut systems = match order_systems(systems, &found_systems) {
+        Ok(systems) => systems,
+        Err(mut errors) => {
+            diags.append(&mut errors);
+            Vec::new()
+        }
+    };
+    let mut readers = 0;
+    for system in &mut systems {
+        for p in &mut system.params {
+            if let Param::Events { reader, .. } = p {
+                *reader = readers;
+                readers += 1;
+            }
+        }
     }
 
     let stage_of = place_in_stages(&systems.iter().map(|s| s.access.clone()).collect::<Vec<_>>());
@@ -733,6 +831,8 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             components,
             signatures,
             resources,
+            events,
+            readers,
             systems,
             stages,
             kept_outside,
@@ -743,6 +843,118 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         diags.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
         Err(diags)
     }
+}
+
+/// The order `run_all` runs `systems` in (given in declaration order, with their
+/// declarations): each `after(a)` makes the system wait for `a`, each `before(b)` makes `b` wait
+/// for it, and otherwise declaration order holds. A stable topological sort: a system runs as
+/// soon as every system it waits for has run, and among the systems ready at the same point the
+/// one declared first runs first. A constraint naming no system, and constraints that form a
+/// cycle, are errors at their lines.
+fn order_systems(
+    systems: Vec<System>,
+    found: &[&Found<SystemDecl>],
+) -> Result<Vec<System>, Vec<Diagnostic>> {
+    let n = systems.len();
+    let index: HashMap<String, usize> = systems
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.ident.unraw().to_string(), i))
+        .collect();
+    let mut diags = Vec::new();
+    // `before[i]`: systems that must run before system i.
+    let mut before: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, f) in found.iter().enumerate() {
+        let d = &f.decl;
+        for (list, after) in [(&d.after, true), (&d.before, false)] {
+            for name in list {
+                match index.get(&name.unraw().to_string()) {
+                    Some(&j) if after => before[i].push(j),
+                    Some(&j) => before[j].push(i),
+                    None => {
+                        let names: Vec<String> =
+                            systems.iter().map(|s| s.ident.to_string()).collect();
+                        let hint =
+                            match closest(&name.to_string(), names.iter().map(String::as_str)) {
+                                Some(c) => format!("did you mean `{c}`? "),
+                                None => String::new(),
+                            };
+                        diags.push(
+                            diag(
+                                f,
+                                name.span(),
+                                format!(
+                                    "system `{}` is ordered {} `{name}`, which is not a system",
+                                    d.ident,
+                                    if after { "after" } else { "before" }
+                                ),
+                            )
+                            .with_help(format!(
+                                "{hint}name a `#[system]` function of a scanned file"
+                            )),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let mut placed = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    while order.len() < n {
+        let next = (0..n).find(|&i| !placed[i] && before[i].iter().all(|&j| placed[j]));
+        match next {
+            Some(i) => {
+                placed[i] = true;
+                order.push(i);
+            }
+            None => {
+                // Every system left waits for another one left: a cycle. Name one.
+                let start = (0..n).find(|&i| !placed[i]).expect("a system is left");
+                let mut cycle = vec![start];
+                let mut at = start;
+                loop {
+                    at = *before[at]
+                        .iter()
+                        .find(|&&j| !placed[j])
+                        .expect("it waits for one");
+                    if let Some(k) = cycle.iter().position(|&c| c == at) {
+                        cycle.drain(..k);
+                        break;
+                    }
+                    cycle.push(at);
+                }
+                // In run order (each waits for the one before it), from its first declared.
+                cycle.reverse();
+                let k = (0..cycle.len()).min_by_key(|&k| cycle[k]).unwrap_or(0);
+                cycle.rotate_left(k);
+                let names: Vec<String> = cycle
+                    .iter()
+                    .map(|&i| format!("`{}`", systems[i].ident))
+                    .collect();
+                let first = cycle[0];
+                return Err(vec![diag(
+                    found[first],
+                    found[first].decl.ident.span(),
+                    format!(
+                        "the systems' order constraints form a cycle: {} then {} again",
+                        names.join(" then "),
+                        names[0]
+                    ),
+                )
+                .with_help(
+                    "remove one of the `after(..)`/`before(..)` that close the cycle",
+                )]);
+            }
+        }
+    }
+    let mut slots: Vec<Option<System>> = systems.into_iter().map(Some).collect();
+    Ok(order
+        .into_iter()
+        .map(|i| slots[i].take().expect("placed once"))
+        .collect())
 }
 
 #[cfg(test)]

@@ -380,6 +380,8 @@ fn safety_comment(line: &str) -> Option<&'static str> {
          (`offset_of!` into the row structs); `tables()` builds `Tables` of this model."
     } else if rest.starts_with("ComponentOf") {
         "// SAFETY: ID is the index of this type's entry in COMPONENTS."
+    } else if rest.starts_with("EventOf") {
+        "// SAFETY: ID is the index of this type's entry in EVENTS."
     } else if rest.starts_with("SignatureOf") {
         "// SAFETY: STORE is the index of the store whose slots are this signature's fields, \
          in the order its derived `write_parts` puts them."

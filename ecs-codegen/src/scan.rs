@@ -3,7 +3,9 @@
 //! name it by (through a private module's glob re-export where there is one).
 
 use crate::cfg::{self, Cfg};
-use crate::decl::{self, ComponentDecl, ResourceDecl, SignatureDecl, SoaDecl, SystemDecl};
+use crate::decl::{
+    self, ComponentDecl, EventDecl, ResourceDecl, SignatureDecl, SoaDecl, SystemDecl,
+};
 use crate::diagnostic::{location, Diagnostic};
 use std::path::{Path, PathBuf};
 use syn::{Attribute, DeriveInput, Item};
@@ -28,6 +30,8 @@ pub struct Scan {
     pub signatures: Vec<Found<SignatureDecl>>,
     /// `#[derive(Resource)]` types.
     pub resources: Vec<Found<ResourceDecl>>,
+    /// `#[derive(Event)]` types.
+    pub events: Vec<Found<EventDecl>>,
     /// `#[derive(SoaManager)]` structs declared as entity-resource components
     /// (`#[soa(resource = "…")]`); the others are not the build script's concern.
     pub soa_resources: Vec<Found<SoaDecl>>,
@@ -294,6 +298,7 @@ impl Scan {
                 "Component" => "component",
                 "Signature" => "signature",
                 "Resource" => "resource",
+                "Event" => "event",
                 "SoaManager" => {
                     // Only one declared as an entity-resource component is named by the
                     // generated code (its registration); the derive checks the rest.
@@ -323,6 +328,9 @@ impl Scan {
                     .map(|s| self.signatures.push(found(s, module, file))),
                 "Resource" => decl::parse_resource(&input)
                     .map(|r| self.resources.push(found(r, module, file))),
+                "Event" => {
+                    decl::parse_event(&input).map(|e| self.events.push(found(e, module, file)))
+                }
                 _ => Ok(()),
             };
             if let Err(e) = result {
@@ -480,7 +488,7 @@ fn is_on(attrs: &[Attribute]) -> bool {
 }
 
 /// The derives whose types the scanner reads.
-const DERIVES: [&str; 4] = ["Component", "Signature", "Resource", "SoaManager"];
+const DERIVES: [&str; 5] = ["Component", "Signature", "Resource", "Event", "SoaManager"];
 
 /// Is a declaration kind this scanner collects (a derive it reads, or `#[system]`)?
 fn declares(attrs: &[Attribute]) -> bool {

@@ -1039,3 +1039,70 @@ fn more_than_128_resources_stay_independent() {
     assert!(last.conflicts(reader), "R129 written and read");
     assert!(!first.conflicts(reader));
 }
+
+#[test]
+fn frame_level_systems_and_event_readers() {
+    // A system without a component or entity parameter runs once per call: filters on it
+    // select nothing, and are refused at its name.
+    let (dir, ds) = errors(&[
+        ("a.rs", COMPONENTS),
+        (
+            "b.rs",
+            "#[derive(Resource, Default)]
+pub struct Clock(pub u32);
+#[system(with(Position))]
+pub fn tick(clock: &mut Clock) {}
+",
+        ),
+    ]);
+    check(
+        &ds[0],
+        dir.path(),
+        "b.rs",
+        4,
+        8,
+        "system `tick` has filters but no component or entity parameter",
+        "runs once per call",
+    );
+    // An event reader of a type no `#[derive(Event)]` declares.
+    let (dir, ds) = errors(&[
+        ("a.rs", COMPONENTS),
+        (
+            "b.rs",
+            "#[derive(Event)]
+pub struct Died;
+#[system]
+pub fn count(died: &EventReader<Dyed>) {}
+",
+        ),
+    ]);
+    check(
+        &ds[0],
+        dir.path(),
+        "b.rs",
+        4,
+        33,
+        "unknown event `Dyed` in system `count`",
+        "#[derive(Event)]",
+    );
+    // Valid: a frame-level system reading events and writing a resource builds.
+    let (_d, r) = build(&[
+        ("a.rs", COMPONENTS),
+        (
+            "b.rs",
+            "#[derive(Event)]
+pub struct Died;
+#[derive(Resource, Default)]
+pub struct Score(pub u32);
+#[system]
+pub fn count(died: &EventReader<Died>, score: &mut Score, commands: &mut Commands) {}
+",
+        ),
+    ]);
+    let src = r.unwrap();
+    assert!(src.contains("run_once("), "a frame pass:\n{src}");
+    assert!(
+        src.contains("events.read::<crate::components::b::Died>(0u32, &mut cursors[0usize])"),
+        "{src}"
+    );
+}

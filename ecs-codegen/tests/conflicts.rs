@@ -67,6 +67,11 @@ proptest! {
         let stage = place_in_stages(&access);
         let commands = |i: usize| systems[i].contains(&Param::Commands);
         let writes_resource = |i: usize| systems[i].iter().any(|p| matches!(p, Param::Resource { mutable: true, .. }));
+        // A resource writer, or a frame-level system (no component or entity parameter).
+        let alone = |i: usize| {
+            writes_resource(i)
+                || !systems[i].iter().any(|p| matches!(p, Param::Entity | Param::Component { .. }))
+        };
         for i in 0..systems.len() {
             for j in 0..i {
                 if oracle(&systems[j], &systems[i]) {
@@ -78,12 +83,13 @@ proptest! {
                 if commands(i) {
                     prop_assert!(stage[j] <= stage[i], "the commands of {} apply after {} ran", i, j);
                 }
-                if writes_resource(i) || writes_resource(j) {
-                    prop_assert!(stage[j] != stage[i], "a resource writer runs alone");
+                if alone(i) || alone(j) {
+                    prop_assert!(stage[j] != stage[i], "a resource writer or frame-level system runs alone");
                 }
             }
             // Each system is as early as the rules allow: at its lower bound, or at the first
-            // stage after it that holds no resource writer (for a writer: no system at all).
+            // stage after it that holds no system that runs alone (for one that runs alone:
+            // no system at all).
             let mut lower = (0..i)
                 .filter(|&j| oracle(&systems[j], &systems[i]) || commands(j))
                 .map(|j| stage[j] + 1)
@@ -92,9 +98,9 @@ proptest! {
             if commands(i) {
                 lower = lower.max((0..i).map(|j| stage[j]).max().unwrap_or(0));
             }
-            let taken = |s: usize, writers_only: bool| (0..i).any(|j| stage[j] == s && (!writers_only || writes_resource(j)));
+            let taken = |s: usize, alone_only: bool| (0..i).any(|j| stage[j] == s && (!alone_only || alone(j)));
             let expected = (lower..)
-                .find(|&s| !taken(s, !writes_resource(i)))
+                .find(|&s| !taken(s, !alone(i)))
                 .unwrap();
             prop_assert_eq!(stage[i], expected, "system {} placed as early as allowed", i);
         }

@@ -10,6 +10,7 @@
 //! - [`world`]: [`World`], generic over a model: spawn, despawn, get, insert/remove moves,
 //!   commands, statistics, invariants; and [`WorldError`].
 //! - [`component`]: the traits the derives implement.
+//! - [`events`]: events systems send through `Commands` and read with `&EventReader<E>`.
 //! - [`query`]: run-time queries over the stores chosen by bitmask.
 //! - [`schedule`]: parallel passes, [`Commands`], and the stage plan.
 //! - [`stats`]: memory statistics and the memory-efficiency measure.
@@ -34,6 +35,7 @@
 
 pub mod component;
 pub mod entity;
+pub mod events;
 mod model;
 pub mod query;
 #[cfg(feature = "resource")]
@@ -55,9 +57,10 @@ mod test_model;
 pub mod __private;
 
 pub use component::{Component, PartSink, Resource, Signature};
-pub use ecs_derive::{system, Component, Resource, Signature, SoaManager};
+pub use ecs_derive::{system, Component, Event, Resource, Signature, SoaManager};
 pub use entity::Entity;
-pub use model::{ComponentOf, ResourceOf, SignatureOf, WorldModel};
+pub use events::{Event, EventReader};
+pub use model::{ComponentOf, EventOf, ResourceOf, SignatureOf, WorldModel};
 pub use schedule::Commands;
 pub use stats::{Layout, StoreStats, WorldStats};
 pub use world::{Change, CommandErrors, CommandFailure, UndeclaredSet, World, WorldError};
@@ -75,6 +78,7 @@ pub mod prelude {
     pub use crate::query::{With, Without};
     pub use crate::schedule::Commands;
     pub use crate::{
-        system, CommandErrors, Component, Entity, Resource, Signature, UndeclaredSet, WorldError,
+        system, CommandErrors, Component, Entity, Event, EventReader, Resource, Signature,
+        UndeclaredSet, WorldError,
     };
 }

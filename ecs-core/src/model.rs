@@ -95,6 +95,8 @@ pub struct SystemInfo {
     pub required: u128,
     /// Components a store must not hold (`without(..)` filters).
     pub excluded: u128,
+    /// False for a frame-level system (no component or entity parameter): it visits no store.
+    pub per_row: bool,
 }
 
 /// The static description of a generated world. Implemented by generated code only.
@@ -136,6 +138,13 @@ pub unsafe trait WorldModel: Sized + 'static {
     fn moves() -> &'static [TypedMove] {
         &[]
     }
+    /// Event types by id.
+    fn events() -> &'static [crate::events::EventInfo] {
+        &[]
+    }
+    /// Number of event readers (`&EventReader<E>` parameters of systems): a world keeps a
+    /// cursor for each.
+    const READERS: usize = 0;
 }
 
 /// An insert/remove move of `entity` from its location `loc` to the end of the transition's
@@ -204,6 +213,19 @@ pub unsafe trait ComponentOf<M: WorldModel>: Component {
 pub unsafe trait SignatureOf<M: WorldModel>: crate::Signature {
     /// The signature's store id.
     const STORE: u32;
+}
+
+/// An event type of world model `M`. Implemented by generated code only.
+///
+/// # Safety
+/// `ID` is the index of `Self`'s entry in `M::events()`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an event of this world",
+    note = "declare it with `#[derive(Event)]` in a file the build script scans"
+)]
+pub unsafe trait EventOf<M: WorldModel>: crate::Event {
+    /// The event type's id.
+    const ID: u32;
 }
 
 /// A resource of world model `M`. Implemented by generated code only.
@@ -359,6 +381,7 @@ pub struct Tables {
     by_mask: FxHashMap<u128, u32>,
     component_by_type: FxHashMap<TypeId, u32>,
     store_by_type: FxHashMap<TypeId, u32>,
+    event_by_type: FxHashMap<TypeId, u32>,
 }
 
 impl Tables {
@@ -436,6 +459,11 @@ impl Tables {
                 .iter()
                 .enumerate()
                 .map(|(i, s)| ((s.signature)(), i as u32))
+                .collect(),
+            event_by_type: M::events()
+                .iter()
+                .enumerate()
+                .map(|(i, e)| ((e.type_id)(), i as u32))
                 .collect(),
         }
     }
@@ -516,6 +544,11 @@ impl Tables {
     /// The store of the signature type `t`.
     pub fn store_of_type(&self, t: TypeId) -> Option<u32> {
         self.store_by_type.get(&t).copied()
+    }
+
+    /// The id of the event type `t`.
+    pub fn event_of_type(&self, t: TypeId) -> Option<u32> {
+        self.event_by_type.get(&t).copied()
     }
 }
 

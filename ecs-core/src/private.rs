@@ -6,10 +6,20 @@
 //! exception is [`StoresMut::trusted`], an `unsafe` promise by a generated pass that it takes
 //! each column as the type the model gives it, which drops the per-store type check.
 
+pub use crate::events::{EventInfo, EventQueues};
 pub use crate::schedule::parts::{
     plan, run_jobs, run_parts, run_parts_inline, Parts, PassCost, Pending, Plan, SplitRows, Timer,
 };
 pub use crate::schedule::Commands;
+
+/// Runs a frame-level system's `body` (a system with no component or entity parameter) once,
+/// with a command buffer reserving ids from `entities`; returns the commands it requested.
+#[inline]
+pub fn run_once<'e>(entities: &'e EntityManager, body: impl FnOnce(&mut Commands<'e>)) -> Pending {
+    let mut commands = Commands::new(entities);
+    body(&mut commands);
+    Pending::of(commands)
+}
 
 // The tables a generated world describes itself with, and the types its moves name.
 pub use crate::model::{
@@ -37,12 +47,14 @@ pub fn run_one<M: WorldModel>(
     world.apply_commands(pending)
 }
 
-/// Runs `passes` in order (every system, or every stage), applying each one's commands before
-/// the next runs, and collects the commands that could not be applied.
+/// Runs `passes` in order (every system, or every stage) as one frame: starts the frame for
+/// the events, then runs each pass and applies its commands before the next runs; collects
+/// the commands that could not be applied.
 pub fn run_passes<M: WorldModel>(
     world: &mut crate::World<M>,
     passes: &[PassFn<M>],
 ) -> Vec<crate::WorldError> {
+    world.update_events();
     let mut errors = Vec::new();
     for &pass in passes {
         errors.extend(run_one(world, pass));
@@ -86,33 +98,27 @@ pub struct Pass<'w, M: WorldModel> {
     pub entities: &'w EntityManager,
     /// The world's `min_chunk` override.
     pub min_chunk: Option<usize>,
+    /// The world wants ids independent of the thread count: a pass of systems with
+    /// `Commands` runs on one thread (it passes `Some(usize::MAX)` as the world's override).
+    pub deterministic: bool,
     /// The dynamic stores each system visits.
     pub dynamic: DynamicStores<'w>,
     /// The world's record of each pass's cost, by pass index, for its split decision.
     pub costs: &'w mut [PassCost],
+    /// The event queues, for readers.
+    pub events: crate::events::EventQueues<'w>,
+    /// Each event reader's cursor, by reader index.
+    pub cursors: &'w mut [u64],
 }
 
-impl<'w, M: WorldModel> Pass<'w, M> {
-    pub(crate) fn new(
-        stores: &'w mut [Store],
-        resources: &'w mut M::Resources,
-        entities: &'w EntityManager,
-        min_chunk: Option<usize>,
-        dynamic: &'w [Vec<u32>],
-        costs: &'w mut [PassCost],
-    ) -> Self {
-        Pass {
-            stores: StoresMut {
-                len: stores.len(),
-                ptr: stores.as_mut_ptr(),
-                next: 0,
-                _borrow: std::marker::PhantomData,
-            },
-            resources,
-            entities,
-            min_chunk,
-            dynamic: DynamicStores { matches: dynamic },
-            costs,
+impl<'w> StoresMut<'w> {
+    /// Views of `stores`, each handed out once.
+    pub(crate) fn new(stores: &'w mut [Store]) -> Self {
+        StoresMut {
+            len: stores.len(),
+            ptr: stores.as_mut_ptr(),
+            next: 0,
+            _borrow: std::marker::PhantomData,
         }
     }
 }
@@ -127,6 +133,11 @@ pub struct DynamicStores<'w> {
 }
 
 impl<'w> DynamicStores<'w> {
+    /// The lists of `matches` (per system, its dynamic stores).
+    pub(crate) fn new(matches: &'w [Vec<u32>]) -> Self {
+        DynamicStores { matches }
+    }
+
     /// The dynamic stores of system `s` (none for a system index out of range).
     fn of(&self, s: u32) -> &'w [u32] {
         self.matches.get(s as usize).map_or(&[], |m| &m[..])

@@ -1,5 +1,6 @@
 //! Declarations: what one `#[derive(Component)]`, `#[derive(Signature)]`,
-//! `#[derive(Resource)]` or `#[system]` item says, parsed and validated in isolation.
+//! `#[derive(Resource)]`, `#[derive(Event)]` or `#[system]` item says, parsed and validated in
+//! isolation.
 //!
 //! This is the one place that decides what a valid declaration is. `ecs-derive` calls these
 //! functions and turns an `Err` into a compile error at the offending token; the build script
@@ -107,6 +108,13 @@ pub struct ResourceDecl {
     pub ident: Ident,
 }
 
+/// A `#[derive(Event)]` type.
+#[derive(Clone, Debug)]
+pub struct EventDecl {
+    /// The type's name.
+    pub ident: Ident,
+}
+
 /// How a system parameter borrows its data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParamKind {
@@ -122,8 +130,13 @@ pub enum ParamKind {
     },
     /// The entity of the row.
     Entity,
-    /// `&mut Commands`: deferred structural changes.
+    /// `&mut Commands`: deferred structural changes (and events sent).
     Commands,
+    /// `&EventReader<E>`: the events of type `E` this system has not read yet.
+    Events {
+        /// The event type.
+        ty: Ident,
+    },
 }
 
 /// One parameter of a system.
@@ -148,6 +161,10 @@ pub struct SystemDecl {
     pub without: Vec<Ident>,
     /// `min_chunk = N`: minimum rows per parallel chunk.
     pub min_chunk: Option<usize>,
+    /// `after(a, b)`: systems this one runs after.
+    pub after: Vec<Ident>,
+    /// `before(c)`: systems this one runs before.
+    pub before: Vec<Ident>,
 }
 
 fn require_no_generics(generics: &syn::Generics, what: &str) -> syn::Result<()> {
@@ -536,12 +553,30 @@ pub fn parse_resource(input: &DeriveInput) -> syn::Result<ResourceDecl> {
     })
 }
 
+/// Parses and validates a `#[derive(Event)]` input.
+pub fn parse_event(input: &DeriveInput) -> syn::Result<EventDecl> {
+    let mut errors = Errors::default();
+    if let Data::Union(u) = &input.data {
+        errors.push(syn::Error::new(
+            u.union_token.span,
+            "an event cannot be a union; use a struct or an enum",
+        ));
+    }
+    errors.check(require_no_generics(&input.generics, "an event"));
+    errors.check(require_visible(&input.vis, &input.ident, "event"));
+    errors.finish(EventDecl {
+        ident: input.ident.clone(),
+    })
+}
+
 /// The arguments of `#[system(...)]`.
 #[derive(Default)]
 struct SystemArgs {
     with: Vec<Ident>,
     without: Vec<Ident>,
     min_chunk: Option<usize>,
+    after: Vec<Ident>,
+    before: Vec<Ident>,
 }
 
 impl Parse for SystemArgs {
@@ -573,15 +608,28 @@ impl Parse for SystemArgs {
                     continue;
                 }
             }
-            let list =
-                match &meta {
-                    syn::Meta::List(list) if list.path.is_ident("with") => &mut args.with,
-                    syn::Meta::List(list) if list.path.is_ident("without") => &mut args.without,
-                    _ => return Err(syn::Error::new_spanned(
+            let (list, what) = match &meta {
+                syn::Meta::List(list) if list.path.is_ident("with") => {
+                    (&mut args.with, "a component name, as in `with(Position)`")
+                }
+                syn::Meta::List(list) if list.path.is_ident("without") => (
+                    &mut args.without,
+                    "a component name, as in `without(Frozen)`",
+                ),
+                syn::Meta::List(list) if list.path.is_ident("after") => {
+                    (&mut args.after, "a system's name, as in `after(movement)`")
+                }
+                syn::Meta::List(list) if list.path.is_ident("before") => {
+                    (&mut args.before, "a system's name, as in `before(render)`")
+                }
+                _ => {
+                    return Err(syn::Error::new_spanned(
                         &meta,
-                        "unknown system option; use `with(A, B)`, `without(C)` or `min_chunk = N`",
-                    )),
-                };
+                        "unknown system option; use `with(A, B)`, `without(C)`, `after(s)`, \
+                         `before(s)` or `min_chunk = N`",
+                    ))
+                }
+            };
             let syn::Meta::List(l) = &meta else {
                 unreachable!()
             };
@@ -589,12 +637,7 @@ impl Parse for SystemArgs {
             for p in names {
                 match p.segments.last() {
                     Some(seg) if seg.arguments.is_none() => list.push(seg.ident.clone()),
-                    _ => {
-                        return Err(syn::Error::new(
-                            p.span(),
-                            "expected a component name, as in `with(Position)`",
-                        ))
-                    }
+                    _ => return Err(syn::Error::new(p.span(), format!("expected {what}"))),
                 }
             }
         }
@@ -679,11 +722,15 @@ pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl>
             },
         }
     }
-    if params.is_empty() && errors.0.is_none() {
+    if let Some(itself) = args
+        .after
+        .iter()
+        .chain(&args.before)
+        .find(|s| **s == sig.ident)
+    {
         errors.push(syn::Error::new(
-            sig.ident.span(),
-            "a system needs at least one per-row parameter: `&C`, `&mut C`, `Option<&C>`, \
-             `Option<&mut C>` or `Entity`",
+            itself.span(),
+            format!("system `{itself}` cannot run before or after itself"),
         ));
     }
     errors.finish(SystemDecl {
@@ -692,12 +739,14 @@ pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl>
         with: args.with,
         without: args.without,
         min_chunk: args.min_chunk,
+        after: args.after,
+        before: args.before,
     })
 }
 
 const PARAM_HELP: &str = "a system parameter must be `&C`, `&mut C`, `Option<&C>`, \
-    `Option<&mut C>` for a component C, `&R` or `&mut R` for a resource R, `Entity`, or \
-    `&mut Commands`";
+    `Option<&mut C>` for a component C, `&R` or `&mut R` for a resource R, `Entity`, \
+    `&mut Commands`, or `&EventReader<E>` for an event E";
 
 fn parse_param(ty: &Type) -> syn::Result<ParamKind> {
     let unsupported =
@@ -709,6 +758,17 @@ fn parse_param(ty: &Type) -> syn::Result<ParamKind> {
                     r.span(),
                     "system parameters take no explicit lifetimes; write `&C` or `&mut C`",
                 ));
+            }
+            if let Some(event) = event_reader(&r.elem) {
+                return if r.mutability.is_none() {
+                    Ok(ParamKind::Events { ty: event })
+                } else {
+                    Err(syn::Error::new_spanned(
+                        ty,
+                        "take an event reader as `&EventReader<E>` (reading advances its own \
+                         cursor)",
+                    ))
+                };
             }
             let name = plain_type_name(&r.elem).ok_or_else(unsupported)?;
             if name == "Commands" {
@@ -749,6 +809,22 @@ fn parse_param(ty: &Type) -> syn::Result<ParamKind> {
             Err(unsupported())
         }
         _ => Err(unsupported()),
+    }
+}
+
+/// The event type `E` of `EventReader<E>` (by any path), if `ty` is one.
+fn event_reader(ty: &Type) -> Option<Ident> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "EventReader" {
+        return None;
+    }
+    let PathArguments::AngleBracketed(a) = &last.arguments else {
+        return None;
+    };
+    match a.args.iter().collect::<Vec<_>>()[..] {
+        [GenericArgument::Type(t)] => plain_type_name(t),
+        _ => None,
     }
 }
 
@@ -900,6 +976,7 @@ mod tests {
             .map(|p| match &p.kind {
                 ParamKind::Entity => "entity".to_string(),
                 ParamKind::Commands => "commands".to_string(),
+                ParamKind::Events { ty } => format!("events of {ty}"),
                 ParamKind::Ref {
                     ty,
                     mutable,
@@ -942,11 +1019,23 @@ mod tests {
         assert!(e.to_string().contains("must be `pub`"), "{e}");
         let e = system(quote! {}, quote! { pub fn f(p: &A) -> u32 { 0 } }).unwrap_err();
         assert!(e.to_string().contains("returns nothing"), "{e}");
-        let e = system(quote! {}, quote! { pub fn f() {} }).unwrap_err();
+        // A system with no parameter at all is frame-level logic: valid.
+        assert!(system(quote! {}, quote! { pub fn f() {} }).is_ok());
+        let e = system(quote! { after(f) }, quote! { pub fn f(p: &A) {} }).unwrap_err();
         assert!(
-            e.to_string().contains("at least one per-row parameter"),
+            e.to_string().contains("cannot run before or after itself"),
             "{e}"
         );
+        let e = system(quote! {}, quote! { pub fn f(r: &mut EventReader<Died>) {} }).unwrap_err();
+        assert!(e.to_string().contains("as `&EventReader<E>`"), "{e}");
+        let s = system(
+            quote! { after(a, m::b), before(c) },
+            quote! { pub fn f(r: &EventReader<Died>, t: &mut Time, c: &mut Commands) {} },
+        )
+        .unwrap();
+        assert_eq!(s.after, ["a", "b"]);
+        assert_eq!(s.before, ["c"]);
+        assert!(matches!(&s.params[0].kind, ParamKind::Events { ty } if ty == "Died"));
         let e = system(quote! {}, quote! { pub fn f<T>(p: &T) {} }).unwrap_err();
         assert!(e.to_string().contains("cannot be generic"), "{e}");
         // Several problems are reported together.

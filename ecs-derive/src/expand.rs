@@ -74,6 +74,24 @@ pub fn signature(input: TokenStream) -> TokenStream {
     }
 }
 
+pub fn event(input: TokenStream) -> TokenStream {
+    let input: DeriveInput = match parse(input) {
+        Ok(i) => i,
+        Err(e) => return e,
+    };
+    match decl::parse_event(&input) {
+        Ok(e) => {
+            let ident = &e.ident;
+            quote! {
+                const _: () = {
+                    impl ::ecs_core::Event for #ident {}
+                };
+            }
+        }
+        Err(e) => e.to_compile_error(),
+    }
+}
+
 pub fn resource(input: TokenStream) -> TokenStream {
     let input: DeriveInput = match parse(input) {
         Ok(i) => i,

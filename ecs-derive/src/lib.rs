@@ -60,9 +60,20 @@ pub fn derive_resource(input: TokenStream) -> TokenStream {
     expand::resource(input.into()).into()
 }
 
-/// Declares a system: a function run once per row of every signature that has its components.
-/// Parameters: `&C`, `&mut C`, `Option<&C>`, `Option<&mut C>`, `&R`, `&mut R`, `Entity`.
-/// Filters: `#[system(with(A), without(B))]`.
+/// Declares an event: a value systems send through `Commands::send` and read with an
+/// `&EventReader<E>` parameter (each reader sees each event once, during the frame it was sent
+/// and the next).
+#[proc_macro_derive(Event)]
+pub fn derive_event(input: TokenStream) -> TokenStream {
+    expand::event(input.into()).into()
+}
+
+/// Declares a system. With a component or `Entity` parameter it runs once per row of every
+/// store that has its components; with none (only resources, `&mut Commands`, event readers)
+/// it runs once per call, as frame-level logic. Parameters: `&C`, `&mut C`, `Option<&C>`,
+/// `Option<&mut C>`, `&R`, `&mut R`, `Entity`, `&mut Commands`, `&EventReader<E>`. Options:
+/// `#[system(with(A), without(B))]` filters, `after(s)` / `before(s)` order constraints,
+/// `min_chunk = N`.
 #[proc_macro_attribute]
 pub fn system(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::system(args.into(), item.into()).into()

@@ -79,6 +79,11 @@ fn pass(
     d: TokenStream,
     index: usize,
 ) -> TokenStream {
+    if let [only] = systems {
+        if model.systems[*only].frame() {
+            return frame_pass(model, *only, name, d);
+        }
+    }
     let stores: Vec<usize> = (0..model.signatures.len())
         .filter(|s| {
             systems
@@ -196,6 +201,7 @@ fn pass(
     };
 
     let resources = resource_bindings(model, systems);
+    let readers = reader_bindings(model, systems);
     let run = if sequential {
         // A system that writes a resource runs on the calling thread; its body holds the
         // resource's `&mut`.
@@ -205,9 +211,20 @@ fn pass(
         }
     } else {
         let min_chunk = min_chunk(model, systems);
+        // Spawns reserve ids in row order only on one thread: in a deterministic world a pass
+        // with `Commands` never splits (`Some(usize::MAX)` overrides the world's own setting).
+        let world_min_chunk = if super::world::has_commands(model, systems) {
+            quote!(if deterministic {
+                ::core::option::Option::Some(usize::MAX)
+            } else {
+                min_chunk
+            })
+        } else {
+            quote!(min_chunk)
+        };
         quote! {
             let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part { #(#arms)* };
-            ::ecs_core::__private::run_parts(stores, min_chunk, #min_chunk, &mut costs[#index], entities, &body)
+            ::ecs_core::__private::run_parts(stores, #world_min_chunk, #min_chunk, &mut costs[#index], entities, &body)
         }
     };
     quote! {
@@ -225,13 +242,70 @@ fn pass(
                     #dyn_each
                 }
             }
-            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk, dynamic, costs } = ::ecs_core::__private::pass(world);
+            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk, deterministic, dynamic, costs, events, cursors } = ::ecs_core::__private::pass(world);
             let stores = unsafe { stores.trusted() };
             let stores = #stores_value;
             #resources
+            #readers
             #run
         }
     }
+}
+
+/// The pass of frame-level system `index` (no component or entity parameter): the system
+/// called once, with its resources, event readers and a command buffer.
+fn frame_pass(model: &Model, index: usize, name: Ident, d: TokenStream) -> TokenStream {
+    let system = &model.systems[index];
+    let resources = resource_bindings(model, &[index]);
+    let readers = reader_bindings(model, &[index]);
+    let args = system.params.iter().map(|p| match *p {
+        Param::Commands => quote!(&mut *commands),
+        Param::Resource { id, mutable } => {
+            let r = resource(id);
+            if mutable {
+                quote!(&mut *#r)
+            } else {
+                quote!(#r)
+            }
+        }
+        Param::Events { reader, .. } => {
+            let e = reader_binding(reader);
+            quote!(&#e)
+        }
+        Param::Entity | Param::Component { .. } => unreachable!("a frame-level system"),
+    });
+    let path = &system.path;
+    quote! {
+        #d
+        fn #name(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
+            let ::ecs_core::__private::Pass { resources, entities, events, cursors, .. } = ::ecs_core::__private::pass(world);
+            #resources
+            #readers
+            ::ecs_core::__private::run_once(entities, |commands| #path(#(#args),*))
+        }
+    }
+}
+
+/// Binding of event reader `reader` in a pass.
+fn reader_binding(reader: usize) -> Ident {
+    format_ident!("e{}", reader)
+}
+
+/// The event readers of `systems`, each over the events it has not read yet; its cursor moves
+/// past them.
+fn reader_bindings(model: &Model, systems: &[usize]) -> TokenStream {
+    let bindings = systems
+        .iter()
+        .flat_map(|&s| model.systems[s].readers())
+        .map(|(event, reader)| {
+            let (e, path, id) = (
+                reader_binding(reader),
+                &model.events[event].path,
+                event as u32,
+            );
+            quote!(let #e = events.read::<#path>(#id, &mut cursors[#reader]);)
+        });
+    quote!(#(#bindings)*)
 }
 
 /// The columns a store's part holds for `systems`: for `columns` stores one per component any
@@ -322,6 +396,10 @@ fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
         .map(|p| match *p {
             Param::Entity => quote!(entities[i]),
             Param::Commands => quote!(&mut *commands),
+            Param::Events { reader, .. } => {
+                let e = reader_binding(reader);
+                quote!(&#e)
+            }
             Param::Resource { id, mutable } => {
                 let r = resource(id);
                 if mutable {
@@ -413,6 +491,10 @@ fn call(model: &Model, index: usize, store: usize, sources: &[Source]) -> TokenS
     let args = system.params.iter().map(|p| match *p {
         Param::Entity => quote!(*entity),
         Param::Commands => quote!(&mut *commands),
+        Param::Events { reader, .. } => {
+            let e = reader_binding(reader);
+            quote!(&#e)
+        }
         Param::Resource { id, mutable } => {
             let r = resource(id);
             if mutable {

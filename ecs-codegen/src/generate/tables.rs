@@ -38,11 +38,13 @@ pub(super) fn generate(model: &Model) -> TokenStream {
             Literal::u128_unsuffixed(s.required),
             Literal::u128_unsuffixed(s.excluded),
         );
+        let per_row = !s.frame();
         quote!(::ecs_core::__private::SystemInfo {
             name: #name,
             stores: &[#(#ids),*],
             required: #required,
             excluded: #excluded,
+            per_row: #per_row,
         })
     });
     let system_names: Vec<String> = model.systems.iter().map(|s| name(&s.ident)).collect();
@@ -60,6 +62,16 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         )
     });
     let passes = Literal::usize_unsuffixed(super::passes::pass_count(model));
+    let readers = Literal::usize_unsuffixed(model.readers);
+    let n_events = Literal::usize_unsuffixed(model.events.len());
+    let events = model.events.iter().map(|e| {
+        let (name, path) = (name(&e.ident), &e.path);
+        quote!(::ecs_core::__private::EventInfo::of::<#path>(#name))
+    });
+    let event_impls = model.events.iter().enumerate().map(|(i, e)| {
+        let (path, id) = (&e.path, i as u32);
+        quote!(unsafe impl ::ecs_core::EventOf<Model> for #path { const ID: u32 = #id; })
+    });
 
     let component_impls = model.components.iter().enumerate().map(|(i, c)| {
         let (path, id) = (&c.path, i as u32);
@@ -120,10 +132,14 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         static MOVES: [::ecs_core::__private::TypedMove; #n_moves] = [#(#move_entries),*];
         #(#move_fns)*
 
+        static EVENTS: [::ecs_core::__private::EventInfo; #n_events] = [#(#events),*];
+
         unsafe impl ::ecs_core::WorldModel for Model {
             type Resources = Resources;
             #strict
             const PASSES: usize = #passes;
+            const READERS: usize = #readers;
+            fn events() -> &'static [::ecs_core::__private::EventInfo] { &EVENTS }
             fn components() -> &'static [::ecs_core::__private::ComponentInfo] { &COMPONENTS }
             fn stores() -> &'static [::ecs_core::__private::StoreInfo] { &STORES }
             fn systems() -> &'static [::ecs_core::__private::SystemInfo] { &SYSTEMS }
@@ -137,6 +153,7 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         #(#component_impls)*
         #(#signature_impls)*
         #(#resource_impls)*
+        #(#event_impls)*
     }
 }
 
@@ -264,9 +281,14 @@ fn schedule(model: &Model) -> TokenStream {
             (!here.is_empty()).then(|| quote!((#name, &[#(#here),*])))
         });
         let parallel = !stage.iter().any(|&i| model.systems[i].sequential());
-        quote!(::ecs_core::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], parallel: #parallel })
+        let frame = stage.iter().any(|&i| model.systems[i].frame());
+        quote!(::ecs_core::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], parallel: #parallel, frame: #frame })
     });
-    quote!(::ecs_core::schedule::Schedule { stages: &[#(#stages),*] })
+    let order = model.systems.iter().map(|s| {
+        let (name, at) = (name(&s.ident), &s.location);
+        quote!((#name, #at))
+    });
+    quote!(::ecs_core::schedule::Schedule { systems: &[#(#order),*], stages: &[#(#stages),*] })
 }
 
 /// Where component `id` lives in a store of `sig`: its column and its byte offset in the

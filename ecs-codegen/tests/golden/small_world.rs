@@ -91,45 +91,58 @@ mod sigecs_world {
             stores: &[0u32, 1u32],
             required: 1,
             excluded: 0,
+            per_row: true,
         },
         ::ecs_core::__private::SystemInfo {
             name: "total",
             stores: &[0u32, 1u32],
             required: 1,
             excluded: 0,
+            per_row: true,
         },
         ::ecs_core::__private::SystemInfo {
             name: "rename",
             stores: &[1u32],
             required: 2,
             excluded: 0,
+            per_row: true,
         },
         ::ecs_core::__private::SystemInfo {
             name: "mark",
             stores: &[0u32],
             required: 1,
             excluded: 2,
+            per_row: true,
         },
     ];
     /// The systems, in declaration order.
     pub static SYSTEM_NAMES: [&str; 4usize] = ["scale", "total", "rename", "mark"];
     /// The generated schedule (see `World::schedule`).
     pub static SCHEDULE: ::ecs_core::schedule::Schedule = ::ecs_core::schedule::Schedule {
+        systems: &[
+            ("scale", "/work/main/ecs-codegen/../fixtures/src/bare.rs:32:8"),
+            ("total", "/work/main/ecs-codegen/../fixtures/src/bare.rs:38:8"),
+            ("rename", "/work/main/ecs-codegen/../fixtures/src/bare.rs:56:8"),
+            ("mark", "/work/main/ecs-codegen/../fixtures/src/bare.rs:65:8"),
+        ],
         stages: &[
             ::ecs_core::schedule::Stage {
                 systems: &["scale"],
                 stores: &[("Plain", &["scale"]), ("Tagged", &["scale"])],
                 parallel: true,
+                frame: false,
             },
             ::ecs_core::schedule::Stage {
                 systems: &["total"],
                 stores: &[("Plain", &["total"]), ("Tagged", &["total"])],
                 parallel: false,
+                frame: false,
             },
             ::ecs_core::schedule::Stage {
                 systems: &["rename", "mark"],
                 stores: &[("Plain", &["mark"]), ("Tagged", &["rename"])],
                 parallel: true,
+                frame: false,
             },
         ],
     };
@@ -212,10 +225,15 @@ mod sigecs_world {
             )
         }
     }
+    static EVENTS: [::ecs_core::__private::EventInfo; 0] = [];
     // SAFETY: the tables list every component with its column type; each store's slots are its signature's fields in declaration order, at their columns and offsets (`offset_of!` into the row structs); `tables()` builds `Tables` of this model.
     unsafe impl ::ecs_core::WorldModel for Model {
         type Resources = Resources;
         const PASSES: usize = 5;
+        const READERS: usize = 0;
+        fn events() -> &'static [::ecs_core::__private::EventInfo] {
+            &EVENTS
+        }
         fn components() -> &'static [::ecs_core::__private::ComponentInfo] {
             &COMPONENTS
         }
@@ -449,8 +467,11 @@ mod sigecs_world {
             resources,
             entities,
             min_chunk,
+            deterministic,
             dynamic,
             costs,
+            events,
+            cursors,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
@@ -544,8 +565,11 @@ mod sigecs_world {
             resources,
             entities,
             min_chunk,
+            deterministic,
             dynamic,
             costs,
+            events,
+            cursors,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
@@ -615,8 +639,11 @@ mod sigecs_world {
             resources,
             entities,
             min_chunk,
+            deterministic,
             dynamic,
             costs,
+            events,
+            cursors,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
@@ -688,8 +715,11 @@ mod sigecs_world {
             resources,
             entities,
             min_chunk,
+            deterministic,
             dynamic,
             costs,
+            events,
+            cursors,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
@@ -712,7 +742,11 @@ mod sigecs_world {
         };
         ::ecs_core::__private::run_parts(
             stores,
-            min_chunk,
+            if deterministic {
+                ::core::option::Option::Some(usize::MAX)
+            } else {
+                min_chunk
+            },
             100000usize,
             &mut costs[3usize],
             entities,
@@ -776,8 +810,11 @@ mod sigecs_world {
             resources,
             entities,
             min_chunk,
+            deterministic,
             dynamic,
             costs,
+            events,
+            cursors,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
@@ -812,7 +849,11 @@ mod sigecs_world {
         };
         ::ecs_core::__private::run_parts(
             stores,
-            min_chunk,
+            if deterministic {
+                ::core::option::Option::Some(usize::MAX)
+            } else {
+                min_chunk
+            },
             ::core::cmp::min(::ecs_core::schedule::DEFAULT_MIN_CHUNK, 100000usize),
             &mut costs[4usize],
             entities,

@@ -83,6 +83,15 @@ impl<'w> Commands<'w> {
         });
     }
 
+    /// Sends an event: readers of `E` see it from when the commands are applied (the end of
+    /// this system's stage), in request order (see [`crate::events`]).
+    pub fn send<E: crate::Event>(&mut self, event: E) {
+        self.ops.push(Command::Send {
+            value: Box::new(event),
+            type_name: std::any::type_name::<E>(),
+        });
+    }
+
     /// Removes a component (dropping it).
     pub fn remove<C: Component>(&mut self, entity: Entity) {
         self.ops.push(Command::Remove {
@@ -120,6 +129,11 @@ pub(crate) enum Command {
         type_id: TypeId,
         type_name: &'static str,
     },
+    /// Send an event.
+    Send {
+        value: Box<dyn Any + Send>,
+        type_name: &'static str,
+    },
     /// A spawn of a `type_name` that failed when it was requested (reported when applied).
     Failed {
         type_name: &'static str,
@@ -140,6 +154,7 @@ impl Command {
             Command::Remove {
                 entity, type_name, ..
             } => ("remove", *type_name, "from", Some(*entity)),
+            Command::Send { type_name, .. } => ("send", *type_name, "", None),
             Command::Failed { type_name, .. } => ("spawn", *type_name, "", None),
         };
         Request {
@@ -283,6 +298,7 @@ mod tests {
                     "spawn"
                 }
                 Command::Failed { .. } => "failed",
+                Command::Send { .. } => "send",
             })
             .collect();
         assert_eq!(kinds, ["despawn", "remove", "insert", "spawn", "spawn"]);

@@ -13,20 +13,35 @@ pub struct Stage {
     /// False for the stage of a system that writes a resource: such a system runs alone in its
     /// stage, on one thread.
     pub parallel: bool,
+    /// True for the stage of a frame-level system (no component or entity parameter): it runs
+    /// once, alone in its stage.
+    pub frame: bool,
 }
 
-/// The generated schedule: stages in execution order.
+/// The generated schedule: the systems in the order `run_all` runs them, and the stages
+/// `run_schedule` runs, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Schedule {
+    /// Every system in run order, with where it is declared (`file:line`): declaration order
+    /// (depth-first at each `mod` line, as rustc reads the modules), rearranged only as
+    /// `#[system(after(..), before(..))]` require.
+    pub systems: &'static [(&'static str, &'static str)],
     /// The stages.
     pub stages: &'static [Stage],
 }
 
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "systems, in run order:")?;
+        let width = self.systems.iter().map(|s| s.0.len()).max().unwrap_or(0);
+        for (i, (name, at)) in self.systems.iter().enumerate() {
+            writeln!(f, "  {:>2}. {name:<width$}  {at}", i + 1)?;
+        }
         for (i, stage) in self.stages.iter().enumerate() {
             write!(f, "stage {i}: {}", stage.systems.join(", "))?;
-            if !stage.parallel {
+            if stage.frame {
+                write!(f, " (once per run)")?;
+            } else if !stage.parallel {
                 write!(f, " (one thread: writes a resource)")?;
             }
             writeln!(f)?;
@@ -45,20 +60,39 @@ mod tests {
     #[test]
     fn schedule_prints_stages_and_stores() {
         static S: Schedule = Schedule {
+            systems: &[
+                ("a", "src/a.rs:3"),
+                ("b", "src/a.rs:9"),
+                ("clock", "src/b.rs:1"),
+            ],
             stages: &[
                 Stage {
                     systems: &["a", "b"],
                     stores: &[("Body", &["a", "b"]), ("Particle", &["b"])],
                     parallel: true,
+                    frame: false,
                 },
                 Stage {
                     systems: &["c"],
                     stores: &[("Body", &["c"])],
                     parallel: false,
+                    frame: false,
+                },
+                Stage {
+                    systems: &["clock"],
+                    stores: &[],
+                    parallel: false,
+                    frame: true,
                 },
             ],
         };
         let text = S.to_string();
+        assert!(
+            text.starts_with("systems, in run order:\n   1. a      src/a.rs:3\n"),
+            "{text}"
+        );
+        assert!(text.contains("   3. clock  src/b.rs:1\n"), "{text}");
+        assert!(text.contains("stage 2: clock (once per run)\n"), "{text}");
         assert!(text.contains("stage 0: a, b\n"), "{text}");
         assert!(text.contains("Body                   a + b"), "{text}");
         assert!(

@@ -110,6 +110,20 @@ impl<M: WorldModel> World<M> {
             }
             Command::Spawn { entity, value } => self.spawn_erased(entity, value),
             Command::Failed { error, .. } => Err(error),
+            Command::Send { value, type_name } => match tables.event_of_type((*value).type_id()) {
+                Some(id) => {
+                    let sent = self.events[id as usize].send_any(value);
+                    debug_assert!(sent.is_ok(), "the queue of the event's type");
+                    Ok(())
+                }
+                None => {
+                    super::spawn::drop_quietly(value);
+                    Err(WorldError::NotInWorld {
+                        kind: "event",
+                        type_name,
+                    })
+                }
+            },
             Command::Insert {
                 entity,
                 value,

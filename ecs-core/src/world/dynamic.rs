@@ -196,7 +196,7 @@ impl<M: WorldModel> World<M> {
         let systems = M::systems();
         self.dynamic.matches.resize_with(systems.len(), Vec::new);
         for (s, system) in systems.iter().enumerate() {
-            if matches(mask, system.required, system.excluded) {
+            if system.per_row && matches(mask, system.required, system.excluded) {
                 self.dynamic.matches[s].push(id);
             }
         }

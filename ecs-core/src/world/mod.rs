@@ -41,7 +41,7 @@ pub use error::{set_names, Change, CommandFailure, WorldError};
 pub(crate) use table::{EntityTable, Location};
 
 use crate::entity::{Entity, EntityManager};
-use crate::model::{ComponentOf, ResourceOf, SignatureOf, Tables, WorldModel};
+use crate::model::{ComponentOf, EventOf, ResourceOf, SignatureOf, Tables, WorldModel};
 use crate::stats::{StoreStats, WorldStats};
 use crate::storage::Store;
 use std::fmt;
@@ -57,8 +57,16 @@ pub struct World<M: WorldModel> {
     dynamic: dynamic::Dynamic,
     resources: M::Resources,
     min_chunk: Option<usize>,
+    /// Passes of systems with `Commands` run on one thread, so that the ids their spawns get
+    /// do not depend on the thread count (see [`World::set_deterministic`]).
+    deterministic: bool,
     /// What each generated pass measured of its cost in this world, for its split decision.
     costs: Box<[crate::__private::PassCost]>,
+    /// One queue per declared event type, by id.
+    events: Box<[Box<dyn crate::events::AnyEvents>]>,
+    /// Per event reader (a system's `&EventReader<E>`), the sequence number of the next event
+    /// it has not read.
+    cursors: Box<[u64]>,
     _model: PhantomData<fn() -> M>,
 }
 
@@ -120,7 +128,10 @@ impl<M: WorldModel> World<M> {
             dynamic: Default::default(),
             resources,
             min_chunk: None,
+            deterministic: true,
             costs: vec![Default::default(); M::PASSES].into_boxed_slice(),
+            events: M::events().iter().map(|e| (e.queue)()).collect(),
+            cursors: vec![0; M::READERS].into_boxed_slice(),
             _model: PhantomData,
         }
     }
@@ -222,6 +233,27 @@ impl<M: WorldModel> World<M> {
         R::get_mut(&mut self.resources)
     }
 
+    /// Sends an event from outside the systems: readers of `E` see it from now on (see
+    /// [`crate::events`] for how long it is kept).
+    pub fn send_event<E: EventOf<M>>(&mut self, event: E) {
+        crate::events::typed_mut::<E>(&mut self.events, E::ID).send(event);
+    }
+
+    /// The events of type `E` the world keeps (the current frame's and the previous one's),
+    /// oldest first: what a reader that has read nothing would see.
+    pub fn events<E: EventOf<M>>(&self) -> &crate::events::Events<E> {
+        crate::events::typed::<E>(&self.events, E::ID)
+    }
+
+    /// Starts a frame for the events: the previous frame's are dropped (see
+    /// [`crate::events`]). `run_all` and `run_schedule` call it first; call it between frames
+    /// when running systems one by one.
+    pub fn update_events(&mut self) {
+        for queue in self.events.iter_mut() {
+            queue.update();
+        }
+    }
+
     /// All resources.
     pub fn resources(&self) -> &M::Resources {
         &self.resources
@@ -302,6 +334,23 @@ impl<M: WorldModel> World<M> {
         self.min_chunk
     }
 
+    /// Whether the world ends bit-identical, entity ids included, whatever the thread count
+    /// (default: yes). Every command is applied in row order either way; what the thread count
+    /// could change is which id a `Commands::spawn` returns, since jobs running side by side
+    /// reserve ids in the order they reach them. A deterministic world runs the passes of
+    /// systems that take `Commands` on one thread (a pass without `Commands` still splits), so
+    /// spawns reserve ids in row order, whatever [`World::set_min_chunk`] says; `false` lets
+    /// those passes split too, for throughput, when no component keeps a spawned `Entity`
+    /// whose value matters (lockstep and replays need determinism).
+    pub fn set_deterministic(&mut self, deterministic: bool) {
+        self.deterministic = deterministic;
+    }
+
+    /// The setting of [`World::set_deterministic`].
+    pub fn is_deterministic(&self) -> bool {
+        self.deterministic
+    }
+
     /// The name of component `id` (for messages).
     fn component_name(id: u32) -> &'static str {
         M::components()[id as usize].name
@@ -310,14 +359,17 @@ impl<M: WorldModel> World<M> {
     /// The stores, the resources and the entity manager at once, for generated system passes
     /// ([`crate::__private::pass`]).
     pub(crate) fn pass(&mut self) -> crate::__private::Pass<'_, M> {
-        crate::__private::Pass::new(
-            &mut self.stores,
-            &mut self.resources,
-            self.table.entities(),
-            self.min_chunk,
-            self.dynamic.matches(),
-            &mut self.costs,
-        )
+        crate::__private::Pass {
+            stores: crate::__private::StoresMut::new(&mut self.stores),
+            resources: &mut self.resources,
+            entities: self.table.entities(),
+            min_chunk: self.min_chunk,
+            deterministic: self.deterministic,
+            dynamic: crate::__private::DynamicStores::new(self.dynamic.matches()),
+            costs: &mut self.costs,
+            events: crate::events::EventQueues(&self.events),
+            cursors: &mut self.cursors,
+        }
     }
 
     /// Where a live entity is.

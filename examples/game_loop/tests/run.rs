@@ -113,7 +113,11 @@ fn frames_match_the_plain_rust_game() {
     let expected = reference();
     // The schedule comes first, up to an empty line.
     let (schedule, frames) = out.split_once("\n\n").unwrap();
-    assert!(schedule.starts_with("stage 0: movement"), "{schedule}");
+    assert!(
+        schedule.starts_with("systems, in run order:\n   1. movement  src/components/mod.rs:"),
+        "{schedule}"
+    );
+    assert!(schedule.contains("\nstage 0: movement\n"), "{schedule}");
     let (lines, undeclared) = frames.split_at(frames.find("undeclared ").unwrap());
     assert_eq!(lines.lines().collect::<Vec<_>>(), expected);
 

@@ -1,0 +1,284 @@
+//! Events: values a system sends to later systems (or to the next frame), in a defined order.
+//!
+//! An event type is declared with `#[derive(Event)]`. A system sends one through
+//! [`Commands::send`](crate::Commands::send): like every command it is applied at the end of
+//! the system's stage, in row order, so the order of events is the same on any thread count and
+//! under `run_all` and `run_schedule`. Code outside systems sends with
+//! [`World::send_event`](crate::World::send_event).
+//!
+//! A system reads events with an `&EventReader<E>` parameter: it sees every event of type `E`
+//! that it has not seen yet, oldest first, each once. A system with no component parameter
+//! reads them once per call; the world keeps a cursor per reading system.
+//!
+//! **Lifetime.** A frame is one `run_all` or `run_schedule`. An event sent during frame N (or
+//! between frames N − 1 and N) is kept until frame N + 2 starts: systems that run after its
+//! sender in frame N read it then, the ones that run before it read it in frame N + 1. A
+//! reading system that does not run for two frames misses what was sent in between (the
+//! queue does not grow without bound). Running systems one by one (`run_<system>`) does not
+//! start a frame: call [`World::update_events`](crate::World::update_events) between frames.
+
+use std::any::{Any, TypeId};
+use std::fmt;
+
+/// A value a system sends to the systems that read it (implemented by `#[derive(Event)]`).
+pub trait Event: Send + Sync + 'static {}
+
+/// The queue of one event type: every event of the current and the previous frame, each with
+/// a sequence number (its position among all events of the type ever sent).
+pub struct Events<E> {
+    events: Vec<E>,
+    /// The sequence number of `events[0]`.
+    first: u64,
+    /// The sequence number of the current frame's first event.
+    frame: u64,
+}
+
+impl<E> Default for Events<E> {
+    fn default() -> Self {
+        Events {
+            events: Vec::new(),
+            first: 0,
+            frame: 0,
+        }
+    }
+}
+
+impl<E> fmt::Debug for Events<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Events")
+            .field("len", &self.events.len())
+            .field("first", &self.first)
+            .field("frame", &self.frame)
+            .finish()
+    }
+}
+
+impl<E> Events<E> {
+    /// Appends an event.
+    pub fn send(&mut self, event: E) {
+        self.events.push(event);
+    }
+
+    /// The sequence number the next event will get: a reader's cursor after reading all.
+    pub fn end(&self) -> u64 {
+        self.first + self.events.len() as u64
+    }
+
+    /// Every event kept (the previous frame's and the current one's), oldest first.
+    pub fn iter(&self) -> std::slice::Iter<'_, E> {
+        self.events.iter()
+    }
+
+    /// The events kept.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// True when no event is kept.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// Starts a frame: the previous frame's events are dropped, the current one's become the
+    /// previous frame's.
+    pub fn update(&mut self) {
+        let old = (self.frame - self.first) as usize;
+        self.events.drain(..old);
+        self.first = self.frame;
+        self.frame = self.end();
+    }
+
+    /// A reader of the events from sequence number `cursor` on.
+    pub fn reader(&self, cursor: u64) -> EventReader<'_, E> {
+        let skip = cursor
+            .saturating_sub(self.first)
+            .min(self.events.len() as u64) as usize;
+        EventReader {
+            events: &self.events[skip..],
+        }
+    }
+}
+
+/// The events a system has not read yet, oldest first (an `&EventReader<E>` parameter).
+pub struct EventReader<'a, E> {
+    events: &'a [E],
+}
+
+impl<E> fmt::Debug for EventReader<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventReader")
+            .field("len", &self.events.len())
+            .finish()
+    }
+}
+
+impl<'a, E> EventReader<'a, E> {
+    /// The unread events, oldest first.
+    pub fn iter(&self) -> std::slice::Iter<'a, E> {
+        self.events.iter()
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+}
+
+impl<'a, E> IntoIterator for &EventReader<'a, E> {
+    type Item = &'a E;
+    type IntoIter = std::slice::Iter<'a, E>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.events.iter()
+    }
+}
+
+/// An event queue whose type is erased: what the world keeps per declared event type.
+pub(crate) trait AnyEvents: Send + Sync {
+    /// Appends a boxed event of this queue's type; gives it back if it is of another type.
+    fn send_any(&mut self, event: Box<dyn Any + Send>) -> Result<(), Box<dyn Any + Send>>;
+    /// [`Events::update`].
+    fn update(&mut self);
+    /// The queue, for a typed view.
+    fn as_any(&self) -> &dyn Any;
+    /// The queue, for a typed view.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<E: Event> AnyEvents for Events<E> {
+    fn send_any(&mut self, event: Box<dyn Any + Send>) -> Result<(), Box<dyn Any + Send>> {
+        let event = event.downcast::<E>()?;
+        self.send(*event);
+        Ok(())
+    }
+    fn update(&mut self) {
+        Events::update(self)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// A declared event type, in the model's tables: its name, its type, and how to make its
+/// queue.
+#[derive(Debug)]
+pub struct EventInfo {
+    /// Its type name as declared.
+    pub name: &'static str,
+    /// Its `TypeId`.
+    pub type_id: fn() -> TypeId,
+    /// An empty queue of its type.
+    pub(crate) queue: fn() -> Box<dyn AnyEvents>,
+}
+
+impl EventInfo {
+    /// The entry of event type `E` named `name`.
+    pub const fn of<E: Event>(name: &'static str) -> Self {
+        EventInfo {
+            name,
+            type_id: TypeId::of::<E>,
+            queue: || Box::new(Events::<E>::default()),
+        }
+    }
+}
+
+/// The world's event queues, as a generated pass reads them.
+#[derive(Clone, Copy)]
+pub struct EventQueues<'w>(pub(crate) &'w [Box<dyn AnyEvents>]);
+
+impl fmt::Debug for EventQueues<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("EventQueues").field(&self.0.len()).finish()
+    }
+}
+
+impl<'w> EventQueues<'w> {
+    /// The events of type `E` (queue `id`) from `*cursor` on, and the cursor moved past
+    /// them: a reading system's view, each event once.
+    ///
+    /// # Panics
+    /// When queue `id` does not exist or is not of type `E`.
+    pub fn read<E: Event>(&self, id: u32, cursor: &mut u64) -> EventReader<'w, E> {
+        let queue = typed::<E>(self.0, id);
+        let reader = queue.reader(*cursor);
+        *cursor = queue.end();
+        reader
+    }
+}
+
+/// The typed queue of event type `E` among `queues`.
+///
+/// # Panics
+/// When queue `id` is not of type `E` (a model whose tables disagree with its types).
+pub(crate) fn typed<E: Event>(queues: &[Box<dyn AnyEvents>], id: u32) -> &Events<E> {
+    queues[id as usize]
+        .as_any()
+        .downcast_ref()
+        .expect("the event queue of the event's id")
+}
+
+/// [`typed`], mutable.
+pub(crate) fn typed_mut<E: Event>(queues: &mut [Box<dyn AnyEvents>], id: u32) -> &mut Events<E> {
+    queues[id as usize]
+        .as_any_mut()
+        .downcast_mut()
+        .expect("the event queue of the event's id")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_live_for_the_frame_they_are_sent_in_and_the_next() {
+        let mut q = Events::<u32>::default();
+        q.send(1);
+        q.send(2);
+        let mut cursor = 0;
+        // A reader reads each event once.
+        assert_eq!(q.reader(cursor).iter().copied().collect::<Vec<_>>(), [1, 2]);
+        cursor = q.end();
+        assert!(q.reader(cursor).is_empty());
+        q.update(); // frame 1: 1 and 2 are the previous frame's
+        q.send(3);
+        assert_eq!(q.iter().copied().collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(q.reader(cursor).iter().copied().collect::<Vec<_>>(), [3]);
+        // A reader that had read nothing still finds all three.
+        assert_eq!(q.reader(0).len(), 3);
+        q.update(); // frame 2: 1 and 2 are gone
+        assert_eq!(q.iter().copied().collect::<Vec<_>>(), [3]);
+        assert_eq!(q.reader(0).iter().copied().collect::<Vec<_>>(), [3]);
+        assert_eq!(q.end(), 3);
+        q.update();
+        q.update();
+        assert!(q.is_empty() && q.reader(0).is_empty());
+        q.send(4);
+        assert_eq!((q.end(), q.reader(3).len()), (4, 1));
+    }
+
+    #[derive(Debug, PartialEq)]
+    struct Hit(u8);
+    impl Event for Hit {}
+
+    #[test]
+    fn erased_queues_take_only_their_type() {
+        let info = EventInfo::of::<Hit>("Hit");
+        let mut queues = vec![(info.queue)()];
+        assert!(queues[0].send_any(Box::new(Hit(1))).is_ok());
+        assert!(queues[0].send_any(Box::new(7u8)).is_err());
+        queues[0].update();
+        typed_mut::<Hit>(&mut queues, 0).send(Hit(2));
+        assert_eq!(
+            typed::<Hit>(&queues, 0).iter().collect::<Vec<_>>(),
+            [&Hit(1), &Hit(2)]
+        );
+        assert_eq!((info.type_id)(), TypeId::of::<Hit>());
+    }
+}

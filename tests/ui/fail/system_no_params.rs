@@ -1,6 +1,0 @@
-use ecs_core::prelude::*;
-
-#[system]
-pub fn tick() {}
-
-fn main() {}

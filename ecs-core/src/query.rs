@@ -578,6 +578,98 @@ mod tests {
     use crate::entity::Entity;
     use crate::test_model::{world, A, B};
 
+    /// Each element kind of a query, over the test model's two stores (`JustA`: es[0], es[2];
+    /// `AB`: es[1], es[3]): the stores it needs, the values it reads and writes, and the names
+    /// in its errors.
+    #[test]
+    fn every_element_kind_selects_reads_and_names() {
+        use super::{With, Without};
+        use crate::world::WorldError;
+        let (mut w, es) = world();
+        let a = |w: &crate::World<_>| w.query::<&A>().map(|a| a.0).collect::<Vec<u32>>();
+        assert_eq!(a(&w), [1, 4, 2, 5]);
+        // `&mut B` requires B: only the AB store.
+        for b in w.query_mut::<&mut B>().unwrap() {
+            b.0 += 100;
+        }
+        let b: Vec<u32> = w.query::<&B>().map(|b| b.0).collect();
+        assert_eq!(b, [103, 106]);
+        // Options visit every store with A, and read B where it is.
+        let ab: Vec<(u32, Option<u32>)> = w
+            .query::<(&A, Option<&B>)>()
+            .map(|(a, b)| (a.0, b.map(|b| b.0)))
+            .collect();
+        assert_eq!(ab, [(1, None), (4, None), (2, Some(103)), (5, Some(106))]);
+        for (_, b) in w.query_mut::<(&A, Option<&mut B>)>().unwrap() {
+            if let Some(b) = b {
+                b.0 += 1;
+            }
+        }
+        assert_eq!(w.get::<B>(es[3]), Some(&B(107)));
+        // Entity alone visits every store.
+        assert_eq!(w.query::<Entity>().count(), 4);
+        // Filters: With<B> and Without<B> split the stores.
+        let with: Vec<Entity> = w.query_filtered::<Entity, With<B>>().collect();
+        let without: Vec<Entity> = w.query_filtered::<Entity, Without<B>>().collect();
+        assert_eq!((with, without), (vec![es[1], es[3]], vec![es[0], es[2]]));
+        let none: Vec<Entity> = w
+            .query_filtered::<Entity, (With<A>, Without<A>)>()
+            .collect();
+        assert!(none.is_empty());
+        assert_eq!(w.query_filtered::<&A, ()>().count(), 4);
+        // The component a one-entity query lacks is named.
+        let missing = |e| w.query_one::<(Entity, &A, &B)>(e).err();
+        assert_eq!(
+            missing(es[0]),
+            Some(WorldError::MissingComponent {
+                entity: es[0],
+                signature: "JustA",
+                component: "B"
+            })
+        );
+        assert_eq!(missing(es[1]), None);
+        assert_eq!(
+            w.query_one::<(Option<&B>, &B)>(es[0]).err(),
+            Some(WorldError::MissingComponent {
+                entity: es[0],
+                signature: "JustA",
+                component: "B"
+            }),
+            "an Option names nothing; the required element does"
+        );
+        assert_eq!(
+            w.query_one_mut::<&mut B>(es[2]).err(),
+            Some(WorldError::MissingComponent {
+                entity: es[2],
+                signature: "JustA",
+                component: "B"
+            })
+        );
+        // Aliasing requests are refused, whichever element kinds alias.
+        let aliased = |e: Result<(), WorldError>| {
+            assert_eq!(e, Err(WorldError::AliasedQuery { component: "B" }))
+        };
+        aliased(w.query_mut::<(&B, &mut B)>().map(drop));
+        aliased(w.query_mut::<(&mut B, Option<&B>)>().map(drop));
+        aliased(w.query_mut::<(Option<&mut B>, &B)>().map(drop));
+        aliased(w.query_mut::<(Option<&mut B>, Option<&mut B>)>().map(drop));
+        assert!(w.query_mut::<(&A, Option<&A>, &mut B)>().is_ok());
+    }
+
+    /// The size hint is exact at every step, across stores.
+    #[test]
+    fn the_size_hint_is_exact_at_every_step() {
+        let (w, _) = world();
+        let mut q = w.query::<&A>();
+        for left in (0..=4).rev() {
+            assert_eq!(q.size_hint(), (left, Some(left)));
+            assert_eq!(q.len(), left);
+            let next = q.next();
+            assert_eq!(next.is_some(), left > 0);
+        }
+        assert_eq!(q.size_hint(), (0, Some(0)));
+    }
+
     /// A fold after some `next()` calls goes on from the next row, in every store: it neither
     /// restarts the current store nor skips one (either would hand out a second `&mut` to a
     /// row already yielded).

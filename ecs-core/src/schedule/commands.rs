@@ -246,6 +246,39 @@ mod tests {
         const COLD: bool = false;
     }
 
+    /// How a failed command is named in its error: verb, type, link word and entity.
+    #[test]
+    fn requests_name_the_command() {
+        #[derive(Debug)]
+        struct Boom;
+        impl crate::Event for Boom {}
+        let manager = EntityManager::new();
+        let e = Entity::new(5, 0);
+        let mut c = Commands::new(&manager);
+        c.insert(e, Marker);
+        c.remove::<Marker>(e);
+        c.despawn(e);
+        c.send(Boom);
+        let spawned = c.spawn(());
+        let texts: Vec<String> = c
+            .into_ops()
+            .iter()
+            .map(|op| op.request().to_string())
+            .collect();
+        let marker = std::any::type_name::<Marker>();
+        let boom = std::any::type_name::<Boom>();
+        assert_eq!(
+            texts,
+            [
+                format!("insert `{marker}` into entity 5v0"),
+                format!("remove `{marker}` from entity 5v0"),
+                "despawn entity 5v0".to_string(),
+                format!("send `{boom}`"),
+                format!("spawn `()` as entity {spawned}"),
+            ]
+        );
+    }
+
     /// A spawn that finds no free id returns a stale id (never entity 0 or another live one)
     /// and records the failure.
     #[test]

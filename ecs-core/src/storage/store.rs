@@ -345,6 +345,22 @@ mod tests {
         unsafe { s.commit_row(entity(value as u32)) };
     }
 
+    /// Reserving what the capacity already holds moves nothing: no needless reallocation.
+    #[test]
+    fn reserving_within_the_capacity_keeps_the_allocation() {
+        let mut s = Store::new(&INFO, &COMPONENTS);
+        push(&mut s, 1);
+        let cap = s.capacity();
+        let base = s.columns()[0].base();
+        s.reserve(cap - s.len());
+        s.reserve_beyond(0, cap - s.len());
+        assert_eq!((s.capacity(), s.columns()[0].base()), (cap, base));
+        s.reserve(cap - s.len() + 1);
+        assert!(s.capacity() > cap);
+        drop(s);
+        assert_eq!(dropped(), [1]);
+    }
+
     #[test]
     fn a_store_grows_keeps_rows_and_drops_each_value_once() {
         let mut s = Store::new(&INFO, &COMPONENTS);

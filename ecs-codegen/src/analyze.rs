@@ -152,6 +152,9 @@ pub struct Access {
     /// A frame-level system (no component or entity parameter): it runs once per call, in a
     /// stage of its own.
     pub frame: bool,
+    /// A change-filtered system (`changed(..)`): it visits only some chunks of its stores, so
+    /// no other system can share its pass.
+    pub filtered: bool,
 }
 
 impl Access {
@@ -180,7 +183,7 @@ impl Access {
     /// True when no other system can share its stage: it writes a resource, or it runs once
     /// per call (a frame-level system is not a pass over rows that others could join).
     pub fn alone(&self) -> bool {
-        self.exclusive() || self.frame
+        self.exclusive() || self.frame || self.filtered
     }
 
     /// The access of a list of parameters.
@@ -279,6 +282,8 @@ pub struct System {
     pub stage: usize,
     /// Where it is declared: `file:line`.
     pub location: String,
+    /// `changed(..)`: component ids whose changes it keeps to.
+    pub changed: Vec<usize>,
 }
 
 impl System {
@@ -715,9 +720,11 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
                 }
             }
         }
+        let mut changed = 0u128;
         for (list, mask, what) in [
             (&d.with, &mut required, "with"),
             (&d.without, &mut excluded, "without"),
+            (&d.changed, &mut changed, "changed"),
         ] {
             for ty in list {
                 match comp_id.get(&ty.unraw().to_string()) {
@@ -742,8 +749,12 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         if !ok {
             continue;
         }
-        let access = Access::of(&params);
-        if access.frame && (!d.with.is_empty() || !d.without.is_empty()) {
+        required |= changed;
+        let mut access = Access::of(&params);
+        // A change filter reads the versions of its components: after their writers.
+        access.reads |= changed;
+        access.filtered = changed != 0;
+        if access.frame && (!d.with.is_empty() || !d.without.is_empty() || changed != 0) {
             diags.push(
                 diag(f, d.ident.span(), format!("system `{}` has filters but no component or entity parameter", d.ident))
                     .with_help("a system without one runs once per call, not over rows, so `with(..)`/`without(..)` select nothing; take a component, or drop the filters"),
@@ -799,6 +810,9 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             min_chunk: d.min_chunk,
             stage: 0,
             location: location(&f.file, d.ident.span()),
+            changed: (0..components.len())
+                .filter(|&c| changed & (1u128 << c) != 0)
+                .collect(),
         });
         found_systems.push(f);
     }

@@ -7,6 +7,23 @@
 //! each column as the type the model gives it, which drops the per-store type check.
 
 pub use crate::events::{EventInfo, EventQueues};
+pub use crate::storage::CHUNK;
+
+/// Hands `f` the rows of `part` that lie in `runs` (ascending, disjoint row ranges of the
+/// part's store), one piece per run: how a change-filtered system visits only the chunks that
+/// changed.
+#[inline]
+pub fn each_run<P: SplitRows>(part: P, runs: &[std::ops::Range<usize>], f: &mut impl FnMut(P)) {
+    let mut rest = part;
+    let mut at = 0;
+    for run in runs {
+        let (_, tail) = rest.split_at(run.start - at);
+        let (piece, tail) = tail.split_at(run.end - run.start);
+        f(piece);
+        rest = tail;
+        at = run.end;
+    }
+}
 pub use crate::schedule::parts::{
     plan, run_jobs, run_parts, run_parts_inline, Parts, PassCost, Pending, Plan, SplitRows, Timer,
 };
@@ -109,14 +126,20 @@ pub struct Pass<'w, M: WorldModel> {
     pub events: crate::events::EventQueues<'w>,
     /// Each event reader's cursor, by reader index.
     pub cursors: &'w mut [u64],
+    /// The change stamp of this pass (the world's clock, moved on for it): what its writes
+    /// are stamped with, and what a change-filtered system records as its last run.
+    pub tick: u64,
+    /// Per system, the stamp of its last run, for its change filter.
+    pub last_run: &'w mut [u64],
 }
 
 impl<'w> StoresMut<'w> {
-    /// Views of `stores`, each handed out once.
-    pub(crate) fn new(stores: &'w mut [Store]) -> Self {
+    /// Views of `stores`, each handed out once, for a pass stamped `tick`.
+    pub(crate) fn new(stores: &'w mut [Store], tick: u64) -> Self {
         StoresMut {
             len: stores.len(),
             ptr: stores.as_mut_ptr(),
+            tick,
             next: 0,
             _borrow: std::marker::PhantomData,
         }
@@ -185,6 +208,26 @@ impl<'w> DynamicStores<'w> {
         }
     }
 
+    /// [`DynamicStores::each`] for a change-filtered system (alone in its pass): each dynamic
+    /// store it visits with the runs of rows where one of `changed` (component ids) changed
+    /// after `since`; a store with none is not taken.
+    #[inline]
+    pub fn each_changed<const TRUSTED: bool>(
+        &self,
+        stores: &mut StoresMut<'w, TRUSTED>,
+        system: u32,
+        changed: &[u32],
+        since: u64,
+        mut f: impl FnMut(&mut StoreColumns<'w, false>, &[std::ops::Range<usize>]),
+    ) {
+        for &id in self.of(system) {
+            let runs = stores.changed_components(id, changed, since);
+            if !runs.is_empty() {
+                f(&mut stores.take_checked(id), &runs);
+            }
+        }
+    }
+
     /// Takes every dynamic store any of `systems` visits, in ascending id order, after every
     /// declared store the pass takes, and calls `f(view, k)` once for each system `systems[k]`
     /// that visits it, with the store's (checked) view.
@@ -220,6 +263,8 @@ impl<'w> DynamicStores<'w> {
 pub struct StoresMut<'w, const TRUSTED: bool = false> {
     ptr: *mut Store,
     len: usize,
+    /// The pass's change stamp, for the columns it takes mutably.
+    tick: u64,
     /// Every id below this was handed out (or skipped) already.
     next: usize,
     _borrow: std::marker::PhantomData<&'w mut [Store]>,
@@ -244,6 +289,7 @@ impl<'w> StoresMut<'w> {
         StoresMut {
             ptr: self.ptr,
             len: self.len,
+            tick: self.tick,
             next: self.next,
             _borrow: std::marker::PhantomData,
         }
@@ -308,7 +354,7 @@ impl<'w, const TRUSTED: bool> StoresMut<'w, TRUSTED> {
     /// When `id` is not above every id taken before, or out of range.
     #[inline]
     pub fn take(&mut self, id: u32) -> StoreColumns<'w, TRUSTED> {
-        StoreColumns::of(self.store(id))
+        StoreColumns::of(self.store(id), self.tick)
     }
 
     /// The columns of store `id` as a view that checks every column's type (a dynamic store,
@@ -318,7 +364,43 @@ impl<'w, const TRUSTED: bool> StoresMut<'w, TRUSTED> {
     /// As [`StoresMut::take`].
     #[inline]
     pub fn take_checked(&mut self, id: u32) -> StoreColumns<'w, false> {
-        StoreColumns::of(self.store(id))
+        StoreColumns::of(self.store(id), self.tick)
+    }
+
+    /// [`StoresMut::changed`] for components by id (a dynamic store's columns are found
+    /// from its slots).
+    fn changed_components(
+        &self,
+        id: u32,
+        components: &[u32],
+        since: u64,
+    ) -> Vec<std::ops::Range<usize>> {
+        assert!((id as usize) < self.len, "store id in range");
+        // SAFETY: in range; only the store's description is read.
+        let slots = unsafe { (*self.ptr.add(id as usize)).info().slots };
+        let mut columns: Vec<usize> = components
+            .iter()
+            .filter_map(|&c| slots.iter().find(|s| s.component == c))
+            .map(|s| s.column as usize)
+            .collect();
+        columns.sort_unstable();
+        columns.dedup();
+        self.changed(id, &columns, since)
+    }
+
+    /// The runs of rows of store `id` (not yet taken) in chunks where any of `columns`
+    /// changed after `since`: what a change-filtered system visits.
+    ///
+    /// # Panics
+    /// When `id` is out of range, or a store was taken already.
+    pub fn changed(&self, id: u32, columns: &[usize], since: u64) -> Vec<std::ops::Range<usize>> {
+        assert!(
+            (id as usize) >= self.next && (id as usize) < self.len,
+            "a store's changes are read before it is taken"
+        );
+        // SAFETY: in range and not handed out yet, so this shared read aliases nothing.
+        let store = unsafe { &*self.ptr.add(id as usize) };
+        store.changed(columns, since)
     }
 }
 
@@ -332,10 +414,12 @@ pub struct StoreColumns<'w, const TRUSTED: bool = false> {
     slots: &'w [Slot],
     taken_mut: u128,
     taken_ref: u128,
+    /// The pass's change stamp: a column taken mutably is stamped with it.
+    tick: u64,
 }
 
 impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
-    fn of(store: &'w Store) -> Self {
+    fn of(store: &'w Store, tick: u64) -> Self {
         StoreColumns {
             len: store.len(),
             entities: store.entities(),
@@ -343,6 +427,7 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
             slots: store.info().slots,
             taken_mut: 0,
             taken_ref: 0,
+            tick,
         }
     }
 
@@ -438,6 +523,8 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
         );
         self.taken_mut |= bit;
         let c = self.column::<T>(k);
+        // Every row of the column is the pass's to write: one stamp for all its chunks.
+        c.mark_written(self.tick);
         // SAFETY: as in `col`; this is the only slice of the column (checked), and the data is
         // a separate allocation from the `Column` struct the shared borrow points at.
         unsafe { std::slice::from_raw_parts_mut(c.base().cast::<T>(), self.len) }
@@ -631,11 +718,12 @@ pub unsafe fn move_row(
     };
     let to_row = dst.len();
     body(&RowMove::new(src, dst, row, value));
+    let stamp = table.stamp();
     // SAFETY: `body` wrote every slot of the new row, within the capacity the caller reserved,
     // and filled the source row with the source's last row.
     let moved = unsafe {
-        dst.commit_row_reserved(entity);
-        src.swap_remove_entity(row)
+        dst.commit_row_reserved(entity, stamp);
+        src.swap_remove_entity(row, stamp)
     };
     if let Some(moved) = moved {
         table.relocate(moved, Location::new(from, row));

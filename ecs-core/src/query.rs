@@ -138,6 +138,8 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for &'w mut 
         Some(M::components()[C::ID as usize].name)
     }
     fn prepare(world: &World<M>, store: usize) -> RawColumn {
+        // Every row of the column may be written: stamped for change filters.
+        world.mark_written(store, C::ID);
         column_of(world, store, C::ID)
     }
     #[inline]
@@ -185,6 +187,7 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&
         None
     }
     fn prepare(world: &World<M>, store: usize) -> Option<RawColumn> {
+        world.mark_written(store, C::ID);
         world.raw_column(store, C::ID)
     }
     #[inline]
@@ -215,18 +218,29 @@ unsafe impl<'w, M: WorldModel> Fetch<'w, M> for Entity {
     }
 }
 
-/// A filter on the stores a query visits: `()`, [`With<C>`], [`Without<C>`], or a tuple.
+/// A filter on the stores a query visits: `()`, [`With<C>`], [`Without<C>`], [`Changed<C>`],
+/// or a tuple.
 pub trait Filter<M> {
     /// Components a store must have.
     fn required() -> u128;
     /// Components a store must not have.
     fn excluded() -> u128;
+    /// Components whose changes the query keeps to: it visits only the chunks of rows where
+    /// one of them changed (see [`World::query_changed`]).
+    fn changed() -> u128 {
+        0
+    }
 }
 
 /// Visit only entities that have `C` (without borrowing it).
 pub struct With<C>(PhantomData<fn() -> C>);
 /// Visit only entities that do not have `C`.
 pub struct Without<C>(PhantomData<fn() -> C>);
+/// Visit only entities that have `C`, in chunks of rows where `C` changed since the tick given
+/// to [`World::query_changed`] (a chunk of [`CHUNK`](crate::__private::CHUNK) rows is the unit:
+/// the other rows of a changed chunk come too). Several `Changed` in a tuple visit the chunks
+/// where any of them changed.
+pub struct Changed<C>(PhantomData<fn() -> C>);
 
 impl<M> Filter<M> for () {
     fn required() -> u128 {
@@ -243,6 +257,18 @@ impl<M: WorldModel, C: ComponentOf<M>> Filter<M> for With<C> {
     }
     fn excluded() -> u128 {
         0
+    }
+}
+
+impl<M: WorldModel, C: ComponentOf<M>> Filter<M> for Changed<C> {
+    fn required() -> u128 {
+        1u128 << C::ID
+    }
+    fn excluded() -> u128 {
+        0
+    }
+    fn changed() -> u128 {
+        1u128 << C::ID
     }
 }
 
@@ -355,6 +381,9 @@ macro_rules! tuple_impls {
             fn excluded() -> u128 {
                 0 $(| $name::excluded())+
             }
+            fn changed() -> u128 {
+                0 $(| $name::changed())+
+            }
         }
     };
 }
@@ -411,34 +440,47 @@ fn check_access<'w, M: WorldModel, Q: Query<'w, M>>() -> Result<(), WorldError> 
 
 /// Iterator over a query's items: store by store in store id order, rows in order.
 pub struct QueryIter<'w, M: WorldModel, Q: Query<'w, M>> {
-    /// (state, length) of each matching non-empty store, in store order.
-    stores: Vec<(Q::State, usize)>,
-    store: usize,
+    /// (state, rows) of each run of rows to visit, in store and row order: a matching
+    /// non-empty store's rows, or (with a change filter) its changed chunks.
+    runs: Vec<(Q::State, std::ops::Range<usize>)>,
+    run: usize,
     row: usize,
     _world: PhantomData<&'w M>,
 }
 
 impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
-    /// Selects the stores and prepares their columns.
+    /// Selects the stores and prepares their columns; with a change filter in `F`, keeps the
+    /// chunks that changed after `since`.
     ///
     /// # Safety
     /// The world stays borrowed as the items require for `'w`: shared when `Q` is
     /// [`ReadOnly`], exclusively otherwise.
-    unsafe fn new<F: Filter<M>>(world: &World<M>) -> Result<Self, WorldError> {
+    unsafe fn new<F: Filter<M>>(world: &World<M>, since: u64) -> Result<Self, WorldError> {
         check_access::<M, Q>()?;
         let required = Q::required() | F::required();
         let excluded = F::excluded();
-        let mut stores = Vec::new();
+        let changed = F::changed();
+        let mut runs = Vec::new();
         for s in 0..world.store_count() {
             let (mask, len) = (world.store_mask(s), world.store_entities(s).len());
-            if matches(mask, required, excluded) && len > 0 {
-                stores.push((Q::prepare(world, s), len));
+            if !matches(mask, required, excluded) || len == 0 {
+                continue;
+            }
+            if changed == 0 {
+                runs.push((Q::prepare(world, s), 0..len));
+                continue;
+            }
+            let rows = world.changed_rows(s, changed, since);
+            if !rows.is_empty() {
+                let state = Q::prepare(world, s);
+                runs.extend(rows.into_iter().map(|r| (state, r)));
             }
         }
+        let row = runs.first().map_or(0, |r| r.1.start);
         Ok(QueryIter {
-            stores,
-            store: 0,
-            row: 0,
+            runs,
+            run: 0,
+            row,
             _world: PhantomData,
         })
     }
@@ -450,46 +492,43 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> Iterator for QueryIter<'w, M, Q> {
     #[inline]
     fn next(&mut self) -> Option<Q::Item> {
         loop {
-            let &(state, len) = self.stores.get(self.store)?;
-            if self.row < len {
+            let (state, rows) = self.runs.get(self.run)?;
+            if self.row < rows.end {
                 let row = self.row;
                 self.row += 1;
                 // SAFETY: row < len of a store selected for the query, state prepared under the
                 // borrow 'w that this iterator holds, access checked in `new`, and each row is
-                // yielded once.
-                return Some(unsafe { Q::fetch(state, row) });
+                // yielded once (runs are disjoint).
+                return Some(unsafe { Q::fetch(*state, row) });
             }
-            self.store += 1;
-            self.row = 0;
+            self.run += 1;
+            self.row = self.runs.get(self.run).map_or(0, |r| r.1.start);
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         let rest: usize = self
-            .stores
+            .runs
             .iter()
-            .skip(self.store)
-            .map(|s| s.1)
+            .skip(self.run)
+            .map(|r| r.1.len())
             .sum::<usize>();
-        let n = rest.saturating_sub(if self.store < self.stores.len() {
-            self.row
-        } else {
-            0
-        });
+        let done_here = self.runs.get(self.run).map_or(0, |r| self.row - r.1.start);
+        let n = rest - done_here;
         (n, Some(n))
     }
 
     fn fold<B, G: FnMut(B, Q::Item) -> B>(mut self, init: B, mut g: G) -> B {
-        // Store by store, as a plain counted loop: the fast path of `for_each` and `sum`.
+        // Run by run, as a plain counted loop: the fast path of `for_each` and `sum`.
         let mut acc = init;
-        for (i, &(state, len)) in self.stores.iter().enumerate().skip(self.store) {
-            let start = if i == self.store { self.row } else { 0 };
-            for row in start..len {
+        for (i, (state, rows)) in self.runs.iter().enumerate().skip(self.run) {
+            let start = if i == self.run { self.row } else { rows.start };
+            for row in start..rows.end {
                 // SAFETY: as in `next`.
-                acc = g(acc, unsafe { Q::fetch(state, row) });
+                acc = g(acc, unsafe { Q::fetch(*state, row) });
             }
         }
-        self.store = self.stores.len();
+        self.run = self.runs.len();
         acc
     }
 }
@@ -526,7 +565,7 @@ impl<M: WorldModel> World<M> {
     /// bitmask once per call; items come store by store in store id order, rows in order.
     pub fn query<'w, Q: Query<'w, M> + ReadOnly>(&'w self) -> QueryIter<'w, M, Q> {
         // SAFETY: read-only items under a shared borrow; a read-only query cannot alias.
-        unsafe { QueryIter::new::<()>(self) }.expect("read-only queries never alias")
+        unsafe { QueryIter::new::<()>(self, 0) }.expect("read-only queries never alias")
     }
 
     /// [`World::query`] with a filter: `With<C>`, `Without<C>` or a tuple of them.
@@ -534,14 +573,14 @@ impl<M: WorldModel> World<M> {
         &'w self,
     ) -> QueryIter<'w, M, Q> {
         // SAFETY: as in `query`.
-        unsafe { QueryIter::new::<F>(self) }.expect("read-only queries never alias")
+        unsafe { QueryIter::new::<F>(self, 0) }.expect("read-only queries never alias")
     }
 
     /// A query that may write: `world.query_mut::<(Entity, &mut Position, &Velocity)>()`.
     /// Asking for one component twice with a `&mut` is an error.
     pub fn query_mut<'w, Q: Query<'w, M>>(&'w mut self) -> Result<QueryIter<'w, M, Q>, WorldError> {
         // SAFETY: the exclusive borrow lasts as long as the items.
-        unsafe { QueryIter::new::<()>(self) }
+        unsafe { QueryIter::new::<()>(self, 0) }
     }
 
     /// [`World::query_mut`] with a filter.
@@ -549,7 +588,28 @@ impl<M: WorldModel> World<M> {
         &'w mut self,
     ) -> Result<QueryIter<'w, M, Q>, WorldError> {
         // SAFETY: as in `query_mut`.
-        unsafe { QueryIter::new::<F>(self) }
+        unsafe { QueryIter::new::<F>(self, 0) }
+    }
+
+    /// [`World::query_filtered`] that keeps to what changed after `since` (a value of
+    /// [`World::change_tick`] taken earlier): the filter's [`Changed<C>`] elements visit only
+    /// the chunks of rows where `C` was written after it, and without one this is
+    /// `query_filtered`.
+    pub fn query_changed<'w, Q: Query<'w, M> + ReadOnly, F: Filter<M>>(
+        &'w self,
+        since: u64,
+    ) -> QueryIter<'w, M, Q> {
+        // SAFETY: as in `query`.
+        unsafe { QueryIter::new::<F>(self, since) }.expect("read-only queries never alias")
+    }
+
+    /// [`World::query_changed`] for a query that may write.
+    pub fn query_changed_mut<'w, Q: Query<'w, M>, F: Filter<M>>(
+        &'w mut self,
+        since: u64,
+    ) -> Result<QueryIter<'w, M, Q>, WorldError> {
+        // SAFETY: as in `query_mut`.
+        unsafe { QueryIter::new::<F>(self, since) }
     }
 
     /// The read-only query's items for one entity; an error if it is not alive or lacks a

@@ -165,6 +165,9 @@ pub struct SystemDecl {
     pub after: Vec<Ident>,
     /// `before(c)`: systems this one runs before.
     pub before: Vec<Ident>,
+    /// `changed(A, B)`: the system visits only the chunks of rows where one of these
+    /// components changed since its last run.
+    pub changed: Vec<Ident>,
 }
 
 fn require_no_generics(generics: &syn::Generics, what: &str) -> syn::Result<()> {
@@ -577,6 +580,7 @@ struct SystemArgs {
     min_chunk: Option<usize>,
     after: Vec<Ident>,
     before: Vec<Ident>,
+    changed: Vec<Ident>,
 }
 
 impl Parse for SystemArgs {
@@ -616,6 +620,10 @@ impl Parse for SystemArgs {
                     &mut args.without,
                     "a component name, as in `without(Frozen)`",
                 ),
+                syn::Meta::List(list) if list.path.is_ident("changed") => (
+                    &mut args.changed,
+                    "a component name, as in `changed(Position)`",
+                ),
                 syn::Meta::List(list) if list.path.is_ident("after") => {
                     (&mut args.after, "a system's name, as in `after(movement)`")
                 }
@@ -625,8 +633,8 @@ impl Parse for SystemArgs {
                 _ => {
                     return Err(syn::Error::new_spanned(
                         &meta,
-                        "unknown system option; use `with(A, B)`, `without(C)`, `after(s)`, \
-                         `before(s)` or `min_chunk = N`",
+                        "unknown system option; use `with(A, B)`, `without(C)`, `changed(D)`, \
+                         `after(s)`, `before(s)` or `min_chunk = N`",
                     ))
                 }
             };
@@ -741,6 +749,7 @@ pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl>
         min_chunk: args.min_chunk,
         after: args.after,
         before: args.before,
+        changed: args.changed,
     })
 }
 

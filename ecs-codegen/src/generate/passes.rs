@@ -92,6 +92,11 @@ fn pass(
         })
         .collect();
     let sequential = systems.iter().any(|&i| model.systems[i].sequential());
+    // A change-filtered system runs alone in its pass and visits only the changed chunks.
+    let filtered: Option<usize> = match systems {
+        [only] if !model.systems[*only].changed.is_empty() => Some(*only),
+        _ => None,
+    };
 
     // One loop per store *shape* (the same column types and the same calls: most stores of a
     // pass), as an arm of the body; a store adds only the line that takes its columns.
@@ -157,7 +162,23 @@ fn pass(
             }
         });
         let columns = nest(columns.collect());
-        takes.push(quote!(f({ let mut s = self.0.take(#id); Part::#variant(#columns) });));
+        takes.push(match filtered {
+            None => quote!(f({ let mut s = self.stores.take(#id); Part::#variant(#columns) });),
+            Some(i) => {
+                let watched: Vec<usize> = model.systems[i]
+                    .changed
+                    .iter()
+                    .map(|&c| column_of(model, s, c))
+                    .collect();
+                quote! {
+                    let runs = self.stores.changed(#id, &[#(#watched),*], self.since);
+                    if !runs.is_empty() {
+                        let mut s = self.stores.take(#id);
+                        ::ecs_core::__private::each_run(Part::#variant(#columns), &runs, f);
+                    }
+                }
+            }
+        });
         ids.push(Literal::u32_unsuffixed(id));
     }
 
@@ -173,32 +194,45 @@ fn pass(
             arms.push(d.arm);
             picks.push(d.take);
         }
-        dyn_rows = quote!(+ self.1.rows(&self.0, &[#(#ids),*]));
-        dyn_each = quote! {
-            self.1.each(&mut self.0, &[#(#ids),*], |s, k| match k {
-                #(#picks)*
-                _ => {}
-            });
+        dyn_rows = quote!(+ self.dynamic.rows(&self.stores, &[#(#ids),*]));
+        dyn_each = match filtered {
+            None => quote! {
+                self.dynamic.each(&mut self.stores, &[#(#ids),*], |s, k| match k {
+                    #(#picks)*
+                    _ => {}
+                });
+            },
+            Some(i) => {
+                let d = dynamic_part(model, i, 0);
+                let take = d.part;
+                let (sys, watched) = (i as u32, model.systems[i].changed.iter().map(|&c| c as u32));
+                quote! {
+                    self.dynamic.each_changed(&mut self.stores, #sys, &[#(#watched),*], self.since, |s, runs| {
+                        ::ecs_core::__private::each_run(#take, runs, f)
+                    });
+                }
+            }
         };
     }
-    let (stores_type, stores_value) = if model.strict {
-        (
-            quote!(
-                struct Stores<'a>(::ecs_core::__private::StoresMut<'a, true>);
-            ),
-            quote!(Stores(stores)),
-        )
-    } else {
-        (
-            quote!(
-                struct Stores<'a>(
-                    ::ecs_core::__private::StoresMut<'a, true>,
-                    ::ecs_core::__private::DynamicStores<'a>,
-                );
-            ),
-            quote!(Stores(stores, dynamic)),
-        )
-    };
+    // What the pass's `Parts` holds: its stores, and the dynamic stores of an open world, and
+    // the last run of a change-filtered system.
+    let mut fields = vec![quote!(stores: ::ecs_core::__private::StoresMut<'a, true>)];
+    let mut values = vec![quote!(stores)];
+    if !model.strict {
+        fields.push(quote!(dynamic: ::ecs_core::__private::DynamicStores<'a>));
+        values.push(quote!(dynamic));
+    }
+    let mut since = quote!();
+    if let Some(i) = filtered {
+        fields.push(quote!(since: u64));
+        values.push(quote!(since));
+        // What changed since the system's last run; this run is its new last one.
+        since = quote!(let since = ::core::mem::replace(&mut last_run[#i], tick););
+    }
+    let (stores_type, stores_value) = (
+        quote!(struct Stores<'a> { #(#fields,)* }),
+        quote!(Stores { #(#values,)* }),
+    );
 
     let resources = resource_bindings(model, systems);
     let readers = reader_bindings(model, systems);
@@ -235,14 +269,15 @@ fn pass(
             impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
                 type Part = Part<'a>;
                 fn rows(&self) -> usize {
-                    self.0.rows(&[#(#ids),*]) #dyn_rows
+                    self.stores.rows(&[#(#ids),*]) #dyn_rows
                 }
                 fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                     #(#takes)*
                     #dyn_each
                 }
             }
-            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk, deterministic, dynamic, costs, events, cursors } = ::ecs_core::__private::pass(world);
+            let ::ecs_core::__private::Pass { stores, resources, entities, min_chunk, deterministic, dynamic, costs, events, cursors, tick, last_run } = ::ecs_core::__private::pass(world);
+            #since
             let stores = unsafe { stores.trusted() };
             let stores = #stores_value;
             #resources
@@ -380,6 +415,8 @@ struct DynamicPart {
     variant: TokenStream,
     arm: TokenStream,
     take: TokenStream,
+    /// The part itself, taken from the view `s`.
+    part: TokenStream,
 }
 
 fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
@@ -468,6 +505,21 @@ fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
             }
         },
         take: quote!(#k => f(Part::#variant(#take)),),
+        part: quote!(Part::#variant(#take)),
+    }
+}
+
+/// The column of store `store` that holds component `c`: its field's in a `columns` store,
+/// the hot or the cold one in a `rows` store.
+fn column_of(model: &Model, store: usize, c: usize) -> usize {
+    let sig = &model.signatures[store];
+    match sig.layout {
+        LayoutDecl::Columns => sig
+            .fields
+            .iter()
+            .position(|(_, id)| *id == c)
+            .expect("the store holds the component"),
+        LayoutDecl::Rows => usize::from(is_cold(model, sig, c)),
     }
 }
 

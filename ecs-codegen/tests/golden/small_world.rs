@@ -425,27 +425,27 @@ mod sigecs_world {
             mut [crate ::bare::Mass], ::core::option::Option < & 'a[crate ::bare::Tag]
             >,)), }
         );
-        struct Stores<'a>(
-            ::ecs_core::__private::StoresMut<'a, true>,
-            ::ecs_core::__private::DynamicStores<'a>,
-        );
+        struct Stores<'a> {
+            stores: ::ecs_core::__private::StoresMut<'a, true>,
+            dynamic: ::ecs_core::__private::DynamicStores<'a>,
+        }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
             fn rows(&self) -> usize {
-                self.0.rows(&[0, 1]) + self.1.rows(&self.0, &[0u32])
+                self.stores.rows(&[0, 1]) + self.dynamic.rows(&self.stores, &[0u32])
             }
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
-                    let mut s = self.0.take(0u32);
+                    let mut s = self.stores.take(0u32);
                     Part::Shape0((s.col_mut(0usize),))
                 });
                 f({
-                    let mut s = self.0.take(1u32);
+                    let mut s = self.stores.take(1u32);
                     Part::Shape1((s.col_mut(0usize), s.col(1usize)))
                 });
-                self.1
+                self.dynamic
                     .each(
-                        &mut self.0,
+                        &mut self.stores,
                         &[0u32],
                         |s, k| match k {
                             0 => {
@@ -472,10 +472,12 @@ mod sigecs_world {
             costs,
             events,
             cursors,
+            tick,
+            last_run,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
-        let stores = Stores(stores, dynamic);
+        let stores = Stores { stores, dynamic };
         let r1 = &resources.scale;
         let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
             Part::Shape0((c0,)) => {
@@ -524,27 +526,27 @@ mod sigecs_world {
             Shape1((& 'a[TaggedRow], & 'a[::ecs_core::Entity],)), Dynamic0((&
             'a[::ecs_core::Entity], & 'a[crate ::bare::Mass],)), }
         );
-        struct Stores<'a>(
-            ::ecs_core::__private::StoresMut<'a, true>,
-            ::ecs_core::__private::DynamicStores<'a>,
-        );
+        struct Stores<'a> {
+            stores: ::ecs_core::__private::StoresMut<'a, true>,
+            dynamic: ::ecs_core::__private::DynamicStores<'a>,
+        }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
             fn rows(&self) -> usize {
-                self.0.rows(&[0, 1]) + self.1.rows(&self.0, &[1u32])
+                self.stores.rows(&[0, 1]) + self.dynamic.rows(&self.stores, &[1u32])
             }
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
-                    let mut s = self.0.take(0u32);
+                    let mut s = self.stores.take(0u32);
                     Part::Shape0((s.col(0usize), s.entities()))
                 });
                 f({
-                    let mut s = self.0.take(1u32);
+                    let mut s = self.stores.take(1u32);
                     Part::Shape1((s.col(0usize), s.entities()))
                 });
-                self.1
+                self.dynamic
                     .each(
-                        &mut self.0,
+                        &mut self.stores,
                         &[1u32],
                         |s, k| match k {
                             0 => {
@@ -570,10 +572,12 @@ mod sigecs_world {
             costs,
             events,
             cursors,
+            tick,
+            last_run,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
-        let stores = Stores(stores, dynamic);
+        let stores = Stores { stores, dynamic };
         let r2 = &mut resources.sum;
         let mut body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
             Part::Shape0((c0, c1)) => {
@@ -602,23 +606,23 @@ mod sigecs_world {
             Part < 'a > { Shape0((& 'a mut [TaggedCold],)), Dynamic0((&
             'a[::ecs_core::Entity], & 'a mut [crate ::bare::Tag],)), }
         );
-        struct Stores<'a>(
-            ::ecs_core::__private::StoresMut<'a, true>,
-            ::ecs_core::__private::DynamicStores<'a>,
-        );
+        struct Stores<'a> {
+            stores: ::ecs_core::__private::StoresMut<'a, true>,
+            dynamic: ::ecs_core::__private::DynamicStores<'a>,
+        }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
             fn rows(&self) -> usize {
-                self.0.rows(&[1]) + self.1.rows(&self.0, &[2u32])
+                self.stores.rows(&[1]) + self.dynamic.rows(&self.stores, &[2u32])
             }
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
-                    let mut s = self.0.take(1u32);
+                    let mut s = self.stores.take(1u32);
                     Part::Shape0((s.col_mut(1usize),))
                 });
-                self.1
+                self.dynamic
                     .each(
-                        &mut self.0,
+                        &mut self.stores,
                         &[2u32],
                         |s, k| match k {
                             0 => {
@@ -644,10 +648,12 @@ mod sigecs_world {
             costs,
             events,
             cursors,
+            tick,
+            last_run,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
-        let stores = Stores(stores, dynamic);
+        let stores = Stores { stores, dynamic };
         let r1 = &resources.scale;
         let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
             Part::Shape0((c0,)) => {
@@ -678,23 +684,23 @@ mod sigecs_world {
             Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::ecs_core::Entity],)),
             Dynamic0((& 'a[::ecs_core::Entity], & 'a[crate ::bare::Mass],)), }
         );
-        struct Stores<'a>(
-            ::ecs_core::__private::StoresMut<'a, true>,
-            ::ecs_core::__private::DynamicStores<'a>,
-        );
+        struct Stores<'a> {
+            stores: ::ecs_core::__private::StoresMut<'a, true>,
+            dynamic: ::ecs_core::__private::DynamicStores<'a>,
+        }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
             fn rows(&self) -> usize {
-                self.0.rows(&[0]) + self.1.rows(&self.0, &[3u32])
+                self.stores.rows(&[0]) + self.dynamic.rows(&self.stores, &[3u32])
             }
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
-                    let mut s = self.0.take(0u32);
+                    let mut s = self.stores.take(0u32);
                     Part::Shape0((s.col(0usize), s.entities()))
                 });
-                self.1
+                self.dynamic
                     .each(
-                        &mut self.0,
+                        &mut self.stores,
                         &[3u32],
                         |s, k| match k {
                             0 => {
@@ -720,10 +726,12 @@ mod sigecs_world {
             costs,
             events,
             cursors,
+            tick,
+            last_run,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
-        let stores = Stores(stores, dynamic);
+        let stores = Stores { stores, dynamic };
         let r1 = &resources.scale;
         let r0 = &resources.limit;
         let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {
@@ -761,27 +769,28 @@ mod sigecs_world {
             mut [crate ::bare::Tag],)), Dynamic1((& 'a[::ecs_core::Entity], & 'a[crate
             ::bare::Mass],)), }
         );
-        struct Stores<'a>(
-            ::ecs_core::__private::StoresMut<'a, true>,
-            ::ecs_core::__private::DynamicStores<'a>,
-        );
+        struct Stores<'a> {
+            stores: ::ecs_core::__private::StoresMut<'a, true>,
+            dynamic: ::ecs_core::__private::DynamicStores<'a>,
+        }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
             fn rows(&self) -> usize {
-                self.0.rows(&[0, 1]) + self.1.rows(&self.0, &[2u32, 3u32])
+                self.stores.rows(&[0, 1])
+                    + self.dynamic.rows(&self.stores, &[2u32, 3u32])
             }
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
-                    let mut s = self.0.take(0u32);
+                    let mut s = self.stores.take(0u32);
                     Part::Shape0((s.col(0usize), s.entities()))
                 });
                 f({
-                    let mut s = self.0.take(1u32);
+                    let mut s = self.stores.take(1u32);
                     Part::Shape1((s.col_mut(1usize),))
                 });
-                self.1
+                self.dynamic
                     .each(
-                        &mut self.0,
+                        &mut self.stores,
                         &[2u32, 3u32],
                         |s, k| match k {
                             0 => {
@@ -815,10 +824,12 @@ mod sigecs_world {
             costs,
             events,
             cursors,
+            tick,
+            last_run,
         } = ::ecs_core::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { stores.trusted() };
-        let stores = Stores(stores, dynamic);
+        let stores = Stores { stores, dynamic };
         let r1 = &resources.scale;
         let r0 = &resources.limit;
         let body = |part: Part<'_>, commands: &mut ::ecs_core::Commands<'_>| match part {

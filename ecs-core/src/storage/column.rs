@@ -9,6 +9,7 @@
 use std::alloc::{self, Layout};
 use std::any::TypeId;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What a column needs to know about its element type. Built by [`ColumnType::of`].
 #[derive(Clone, Copy, Debug)]
@@ -67,6 +68,9 @@ pub(crate) struct Column {
     ty: &'static ColumnType,
     /// `(ty.type_id)()`, kept so typed access compares ids without an indirect call.
     type_id: TypeId,
+    /// The change stamp of the last pass that took the column mutably (every row of it; see
+    /// `versions.rs`). Atomic only so that a pass can stamp it through a shared borrow.
+    written: AtomicU64,
 }
 
 // SAFETY: a column owns values of a type that is `Send + Sync` (components and generated row
@@ -85,7 +89,20 @@ impl Column {
             size: ty.size,
             ty,
             type_id: (ty.type_id)(),
+            written: AtomicU64::new(0),
         }
+    }
+
+    /// A pass wrote every row of the column at `stamp`.
+    #[inline]
+    pub(crate) fn mark_written(&self, stamp: u64) {
+        self.written.store(stamp, Ordering::Relaxed);
+    }
+
+    /// The stamp of the last pass that wrote every row of the column.
+    #[inline]
+    pub(crate) fn written(&self) -> u64 {
+        self.written.load(Ordering::Relaxed)
     }
 
     /// The element type.

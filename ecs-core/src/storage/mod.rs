@@ -7,7 +7,9 @@
 
 mod column;
 mod store;
+mod versions;
 
 pub use column::ColumnType;
 pub(crate) use column::{copy_bytes, Column};
 pub use store::Store;
+pub use versions::CHUNK;

@@ -7,6 +7,7 @@
 //! column's element. The store is packed: rows `0..len` are live, removal is swap-remove.
 
 use super::column::Column;
+use super::versions::Versions;
 use crate::entity::Entity;
 use crate::model::{ComponentInfo, Slot, StoreInfo};
 use std::any::TypeId;
@@ -21,6 +22,8 @@ pub struct Store {
     /// Rows every column (and the entity column) has room for: `reserve` returns at once
     /// below it, which is the common case of every push and move.
     cap: usize,
+    /// When each chunk of rows was last written, for change filters.
+    versions: Versions,
 }
 
 impl Store {
@@ -36,7 +39,23 @@ impl Store {
                 .map(|s| (components[s.component as usize].ty.type_id)())
                 .collect(),
             cap: 0,
+            versions: Versions::new(info.columns.len()),
         }
+    }
+
+    /// The value of `column` in `row` was written in place at `stamp`.
+    #[inline]
+    pub(crate) fn mark_cell(&mut self, column: usize, row: usize, stamp: u64) {
+        self.versions.mark_cell(column, row, stamp);
+    }
+
+    /// The runs of rows in chunks where any of `columns` changed after `since`.
+    pub(crate) fn changed(&self, columns: &[usize], since: u64) -> Vec<std::ops::Range<usize>> {
+        let with_pass: Vec<(usize, u64)> = columns
+            .iter()
+            .map(|&k| (k, self.columns[k].written()))
+            .collect();
+        self.versions.changed(&with_pass, self.len(), since)
     }
 
     /// The `TypeId` of the component in each slot.
@@ -135,7 +154,8 @@ impl Store {
     /// # Safety
     /// Every component slot of row `len()` is initialised, within reserved capacity.
     #[inline]
-    pub(crate) unsafe fn commit_row(&mut self, entity: Entity) {
+    pub(crate) unsafe fn commit_row(&mut self, entity: Entity, stamp: u64) {
+        self.versions.mark_row(self.entities.len(), stamp);
         self.entities.push(entity);
     }
 
@@ -145,7 +165,9 @@ impl Store {
     /// # Safety
     /// Every component slot of those rows is initialised, within reserved capacity.
     #[inline]
-    pub(crate) unsafe fn commit_rows(&mut self, entities: &[Entity]) {
+    pub(crate) unsafe fn commit_rows(&mut self, entities: &[Entity], stamp: u64) {
+        let len = self.entities.len();
+        self.versions.mark_rows(len, len + entities.len(), stamp);
         self.entities.extend_from_slice(entities);
     }
 
@@ -167,13 +189,22 @@ impl Store {
     ///
     /// # Panics
     /// When `row` is not a live row (before anything changes).
-    pub(crate) fn swap_remove_drop(&mut self, row: usize, relocate: impl FnOnce(Option<Entity>)) {
+    pub(crate) fn swap_remove_drop(
+        &mut self,
+        row: usize,
+        stamp: u64,
+        relocate: impl FnOnce(Option<Entity>),
+    ) {
         assert!(
             row < self.len(),
             "row {row} of a store of {} rows",
             self.len()
         );
         let last = self.len() - 1;
+        if row != last {
+            // The last row moves in: a structural write of the row.
+            self.versions.mark_row(row, stamp);
+        }
         for c in self.columns.iter_mut() {
             if row != last {
                 // SAFETY: row and last are distinct initialised elements of the column.
@@ -197,9 +228,12 @@ impl Store {
     /// `row` is a live row, and the columns already hold the last row's values at `row` (or
     /// `row` is the last row).
     #[inline(always)]
-    pub(crate) unsafe fn swap_remove_entity(&mut self, row: usize) -> Option<Entity> {
+    pub(crate) unsafe fn swap_remove_entity(&mut self, row: usize, stamp: u64) -> Option<Entity> {
         let last = self.entities.len() - 1;
         debug_assert!(row <= last);
+        if row != last {
+            self.versions.mark_row(row, stamp);
+        }
         let ids = self.entities.as_mut_ptr();
         // SAFETY: `row` is a live row (the caller) and `last` the last one, both in bounds;
         // shrinking the length by one drops nothing (`Entity` is `Copy`).
@@ -217,9 +251,10 @@ impl Store {
     /// # Safety
     /// As [`Store::commit_row`], and `len() < capacity()` ([`Store::reserve`] was called).
     #[inline(always)]
-    pub(crate) unsafe fn commit_row_reserved(&mut self, entity: Entity) {
+    pub(crate) unsafe fn commit_row_reserved(&mut self, entity: Entity, stamp: u64) {
         let len = self.entities.len();
         debug_assert!(len < self.cap);
+        self.versions.mark_row(len, stamp);
         // SAFETY: `cap` never exceeds the entity vector's capacity (`grow`), so slot `len`
         // is allocated; writing it and growing the length by one initialises it.
         unsafe {
@@ -342,7 +377,7 @@ mod tests {
         s.reserve(1);
         write(s, s.len(), value);
         // SAFETY: the row's only slot was written just above.
-        unsafe { s.commit_row(entity(value as u32)) };
+        unsafe { s.commit_row(entity(value as u32), 1) };
     }
 
     /// Reserving what the capacity already holds moves nothing: no needless reallocation.
@@ -381,7 +416,7 @@ mod tests {
         s.reserve_beyond(2, target - 5);
         assert!(s.capacity() >= target, "{} < {target}", s.capacity());
         // SAFETY: rows 3 and 4 were written above.
-        unsafe { s.commit_rows(&[entity(3), entity(4)]) };
+        unsafe { s.commit_rows(&[entity(3), entity(4)], 1) };
         assert_eq!(
             (0..5).map(|r| read(&s, r)).collect::<Vec<_>>(),
             [0, 1, 2, 3, 4]
@@ -396,7 +431,7 @@ mod tests {
 
         // Removing row 1 drops its value and moves the last row (entity 4) into it.
         let mut moved = None;
-        s.swap_remove_drop(1, |m| moved = Some(m));
+        s.swap_remove_drop(1, 1, |m| moved = Some(m));
         assert_eq!(moved, Some(Some(entity(4))));
         assert_eq!(dropped(), [1]);
         assert_eq!(s.entities(), [entity(0), entity(4), entity(2), entity(3)]);
@@ -405,7 +440,7 @@ mod tests {
             [0, 4, 2, 3]
         );
         // Removing the last row moves nothing.
-        s.swap_remove_drop(3, |m| moved = Some(m));
+        s.swap_remove_drop(3, 1, |m| moved = Some(m));
         assert_eq!(moved, Some(None));
         assert_eq!(dropped(), [3]);
         s.truncate(1);
@@ -466,7 +501,7 @@ mod panicking_drops {
             unsafe {
                 s.slot_ptr(INFO.slots[0], row).cast::<Bomb>().write(Bomb(a));
                 s.slot_ptr(INFO.slots[1], row).cast::<Mate>().write(Mate);
-                s.commit_row(Entity::new(i as u32, 0));
+                s.commit_row(Entity::new(i as u32, 0), 1);
             }
         }
         DROPS.with(|d| d.set((0, 0)));
@@ -481,7 +516,7 @@ mod panicking_drops {
     fn a_removed_rows_mates_are_dropped_when_its_first_value_panics() {
         let mut s = store(&[false, true, false]);
         let mut moved = None;
-        let r = catch_unwind(AssertUnwindSafe(|| s.swap_remove_drop(1, |m| moved = m)));
+        let r = catch_unwind(AssertUnwindSafe(|| s.swap_remove_drop(1, 1, |m| moved = m)));
         assert!(r.is_err());
         assert_eq!(drops(), (1, 1), "the mate of the panicking bomb is dropped");
         assert_eq!(moved, Some(Entity::new(2, 0)));
@@ -508,7 +543,7 @@ mod panicking_drops {
     #[test]
     fn removing_from_an_empty_store_panics_before_touching_it() {
         let mut s = store(&[]);
-        let r = catch_unwind(AssertUnwindSafe(|| s.swap_remove_drop(0, |_| {})));
+        let r = catch_unwind(AssertUnwindSafe(|| s.swap_remove_drop(0, 1, |_| {})));
         assert!(r.is_err());
         assert!(s.is_empty());
         assert_eq!(drops(), (0, 0));

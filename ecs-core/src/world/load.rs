@@ -373,7 +373,7 @@ impl<M: WorldModel> World<M> {
             // SAFETY: every slot of the store's new rows was written above: each entity's set
             // is exactly the store's signature (step 1) and every component of the set has an
             // instance for it in the resource.
-            unsafe { stores[s as usize].commit_rows(&ids[b..b + count]) };
+            unsafe { stores[s as usize].commit_rows(&ids[b..b + count], guard.table.stamp()) };
         }
         guard.armed = false;
         drop(guard);

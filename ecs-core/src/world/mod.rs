@@ -67,6 +67,8 @@ pub struct World<M: WorldModel> {
     /// Per event reader (a system's `&EventReader<E>`), the sequence number of the next event
     /// it has not read.
     cursors: Box<[u64]>,
+    /// Per system, the change stamp of its last run (for its change filter).
+    last_run: Box<[u64]>,
     _model: PhantomData<fn() -> M>,
 }
 
@@ -132,6 +134,7 @@ impl<M: WorldModel> World<M> {
             costs: vec![Default::default(); M::PASSES].into_boxed_slice(),
             events: M::events().iter().map(|e| (e.queue)()).collect(),
             cursors: vec![0; M::READERS].into_boxed_slice(),
+            last_run: vec![0; M::systems().len()].into_boxed_slice(),
             _model: PhantomData,
         }
     }
@@ -174,8 +177,12 @@ impl<M: WorldModel> World<M> {
     pub fn get_mut<C: ComponentOf<M>>(&mut self, entity: Entity) -> Option<&mut C> {
         let loc = self.table.locate(entity)?;
         let k = self.slot_index(loc.store, C::ID)?;
+        let stamp = self.table.stamp();
         let store = &mut self.stores[loc.store as usize];
-        let ptr = store.slot_ptr(store.info().slots[k], loc.row());
+        let slot = store.info().slots[k];
+        // Taken mutably: written, for change filters.
+        store.mark_cell(slot.column as usize, loc.row(), stamp);
+        let ptr = store.slot_ptr(slot, loc.row());
         // SAFETY: as in `get`; `&mut self` makes this the only reference.
         Some(unsafe { &mut *ptr.cast::<C>() })
     }
@@ -262,6 +269,13 @@ impl<M: WorldModel> World<M> {
     /// All resources, mutable.
     pub fn resources_mut(&mut self) -> &mut M::Resources {
         &mut self.resources
+    }
+
+    /// The world's change clock: a change filter reports what was written after the value it
+    /// was given ([`World::query_changed`], and a `#[system(changed(C))]` reports what changed
+    /// since its last run). Remember it to ask later what changed since now.
+    pub fn change_tick(&self) -> u64 {
+        self.table.tick()
     }
 
     /// The entity manager, e.g. to check ids or count slots.
@@ -359,8 +373,9 @@ impl<M: WorldModel> World<M> {
     /// The stores, the resources and the entity manager at once, for generated system passes
     /// ([`crate::__private::pass`]).
     pub(crate) fn pass(&mut self) -> crate::__private::Pass<'_, M> {
+        let tick = self.table.advance();
         crate::__private::Pass {
-            stores: crate::__private::StoresMut::new(&mut self.stores),
+            stores: crate::__private::StoresMut::new(&mut self.stores, tick),
             resources: &mut self.resources,
             entities: self.table.entities(),
             min_chunk: self.min_chunk,
@@ -369,6 +384,8 @@ impl<M: WorldModel> World<M> {
             costs: &mut self.costs,
             events: crate::events::EventQueues(&self.events),
             cursors: &mut self.cursors,
+            tick,
+            last_run: &mut self.last_run,
         }
     }
 
@@ -382,6 +399,35 @@ impl<M: WorldModel> World<M> {
     #[inline]
     pub(crate) fn store_count(&self) -> usize {
         self.stores.len()
+    }
+
+    /// A mutable query over store `store` may write every row of component `c`'s column:
+    /// stamped for change filters.
+    pub(crate) fn mark_written(&self, store: usize, c: u32) {
+        if let Some(k) = self.slot_index(store as u32, c) {
+            let s = &self.stores[store];
+            let column = s.info().slots[k].column as usize;
+            s.columns()[column].mark_written(self.table.stamp());
+        }
+    }
+
+    /// The runs of rows of store `store` in chunks where a component of `changed` changed
+    /// after `since`.
+    pub(crate) fn changed_rows(
+        &self,
+        store: usize,
+        changed: u128,
+        since: u64,
+    ) -> Vec<std::ops::Range<usize>> {
+        let s = &self.stores[store];
+        let mut columns: Vec<usize> = (0..128u32)
+            .filter(|&c| changed & (1u128 << c) != 0)
+            .filter_map(|c| self.slot_index(store as u32, c))
+            .map(|k| s.info().slots[k].column as usize)
+            .collect();
+        columns.sort_unstable();
+        columns.dedup();
+        s.changed(&columns, since)
     }
 
     /// The component set of store `store`.

@@ -125,9 +125,10 @@ fn write_row<S: Signature, const CHECK: bool, const COLUMNS: bool>(
     }
 }
 
-/// Writes `value` as row `len()` of `store` (capacity reserved) and commits it for `entity`.
+/// Writes `value` as row `len()` of `store` (capacity reserved) and commits it for `entity`,
+/// stamped `stamp`.
 #[inline(always)]
-fn push_value<S: Signature>(store: &mut Store, entity: Entity, value: S) {
+fn push_value<S: Signature>(store: &mut Store, entity: Entity, value: S, stamp: u64) {
     let row = store.len();
     let mut w = RowWriter {
         store,
@@ -141,7 +142,7 @@ fn push_value<S: Signature>(store: &mut Store, entity: Entity, value: S) {
         "signature wrote too few parts"
     );
     // SAFETY: every slot of the row was written (checked above).
-    unsafe { w.store.commit_row(entity) };
+    unsafe { w.store.commit_row(entity, stamp) };
 }
 
 /// Drops `value`, catching a panic of its `Drop`: used on error paths, which report the error
@@ -235,7 +236,7 @@ impl<M: WorldModel> World<M> {
             }
         };
         store.reserve(1);
-        push_value(store, entity, value);
+        push_value(store, entity, value, self.table.stamp());
         Ok(entity)
     }
 
@@ -298,7 +299,7 @@ impl<M: WorldModel> World<M> {
             .create_run(store_id, first, count, &mut entities)?;
         batch.written = 0;
         // SAFETY: rows first..first + count were written, within capacity.
-        unsafe { batch.store.commit_rows(&entities) };
+        unsafe { batch.store.commit_rows(&entities, self.table.stamp()) };
         Ok(entities)
     }
 
@@ -337,7 +338,7 @@ impl<M: WorldModel> World<M> {
             "signature wrote too few parts"
         );
         // SAFETY: every slot was written (checked above).
-        unsafe { store_commit(sink.store, entity) };
+        unsafe { store_commit(sink.store, entity, self.table.stamp()) };
         self.table
             .place_reserved(entity, Location::new(store_id, row));
         Ok(())
@@ -346,9 +347,9 @@ impl<M: WorldModel> World<M> {
 
 /// # Safety
 /// As [`Store::commit_row`].
-unsafe fn store_commit(store: &mut Store, entity: Entity) {
+unsafe fn store_commit(store: &mut Store, entity: Entity, stamp: u64) {
     // SAFETY: forwarded.
-    unsafe { store.commit_row(entity) }
+    unsafe { store.commit_row(entity, stamp) }
 }
 
 /// [`RowWriter`] for values whose type is known only by `TypeId`.

@@ -20,7 +20,8 @@ impl<M: WorldModel> World<M> {
         };
         self.table.destroy(entity);
         let table = &mut self.table;
-        self.stores[loc.store as usize].swap_remove_drop(loc.row(), |moved| {
+        let stamp = table.stamp();
+        self.stores[loc.store as usize].swap_remove_drop(loc.row(), stamp, |moved| {
             if let Some(moved) = moved {
                 table.relocate(moved, loc);
             }
@@ -83,8 +84,11 @@ impl<M: WorldModel> World<M> {
     /// Replaces the `C` in slot `k` of the live row at `loc`, returning the old value.
     #[inline]
     fn replace<C: ComponentOf<M>>(&mut self, loc: Location, k: usize, component: C) -> C {
+        let stamp = self.table.stamp();
         let store = &mut self.stores[loc.store as usize];
-        let ptr = store.slot_ptr(store.info().slots[k], loc.row());
+        let slot = store.info().slots[k];
+        store.mark_cell(slot.column as usize, loc.row(), stamp);
+        let ptr = store.slot_ptr(slot, loc.row());
         // SAFETY: the live row's slot k holds a C (ComponentOf contract and the caller's slot
         // lookup); `&mut self` makes this the only reference.
         let old = unsafe { &mut *ptr.cast::<C>() };
@@ -182,8 +186,11 @@ impl<M: WorldModel> World<M> {
         let raw: *mut (dyn std::any::Any + Send) = Box::into_raw(value);
         if let Some(k) = self.slot_index(loc.store, c) {
             // Replace in place: swap the old value into the box, then drop the box.
+            let stamp = self.table.stamp();
             let store = &mut self.stores[loc.store as usize];
-            let slot = store.slot_ptr(store.info().slots[k], loc.row());
+            let at = store.info().slots[k];
+            store.mark_cell(at.column as usize, loc.row(), stamp);
+            let slot = store.slot_ptr(at, loc.row());
             // SAFETY: the box holds a value of component c (the caller found c by the value's
             // TypeId), as does the slot; swapping bytes exchanges the two values, and the box
             // (from `into_raw`) then drops the old one.

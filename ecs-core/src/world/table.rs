@@ -43,17 +43,40 @@ impl Location {
     }
 }
 
-/// Entity ids plus, per slot, the entity's location.
+/// Entity ids plus, per slot, the entity's location; and the world's change clock, which every
+/// row write reads its stamp from (see `storage/versions.rs`).
 #[derive(Debug, Default)]
 pub struct EntityTable {
     entities: EntityManager,
     locations: Vec<Location>,
+    /// The change clock: the stamp of the last pass. Writes outside passes are stamped one
+    /// later, as the next pass's are, so that a system that ran before them sees them.
+    tick: u64,
 }
 
 impl EntityTable {
     /// An empty table.
     pub(crate) fn new() -> Self {
         Self::default()
+    }
+
+    /// The stamp of a write made now (see the `tick` field).
+    #[inline]
+    pub(crate) fn stamp(&self) -> u64 {
+        self.tick + 1
+    }
+
+    /// The clock's value: writes stamped after it are newer.
+    #[inline]
+    pub(crate) fn tick(&self) -> u64 {
+        self.tick
+    }
+
+    /// Starts a pass: the clock moves on, and the pass's writes are stamped with its new value.
+    #[inline]
+    pub(crate) fn advance(&mut self) -> u64 {
+        self.tick += 1;
+        self.tick
     }
 
     /// The entity manager, e.g. to register destruction hooks.

@@ -716,6 +716,25 @@ mod tests {
         assert!(w.query_mut::<(&A, Option<&A>, &mut B)>().is_ok());
     }
 
+    /// Elements that require nothing (an `Option`, the entity, a `Without`) visit a store
+    /// without component 0 too: an entity left with only `B` lives in a dynamic store.
+    #[test]
+    fn optional_elements_visit_stores_without_the_first_component() {
+        use super::Without;
+        let (mut w, es) = world();
+        assert_eq!(w.remove::<A>(es[3]), Ok(A(5)));
+        assert_eq!(w.query::<Entity>().count(), 4);
+        let b: Vec<Option<u32>> = w.query::<Option<&B>>().map(|b| b.map(|b| b.0)).collect();
+        assert_eq!(b, [None, None, Some(3), Some(6)]);
+        for b in w.query_mut::<Option<&mut B>>().unwrap().flatten() {
+            b.0 += 1;
+        }
+        assert_eq!(w.get::<B>(es[3]), Some(&B(7)));
+        let only_b: Vec<Entity> = w.query_filtered::<Entity, Without<A>>().collect();
+        assert_eq!(only_b, [es[3]]);
+        assert_eq!(w.query_filtered::<&B, ()>().count(), 2);
+    }
+
     /// The size hint is exact at every step, across stores.
     #[test]
     fn the_size_hint_is_exact_at_every_step() {

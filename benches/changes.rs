@@ -11,7 +11,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use ecs_core::__private::CHUNK;
 use ecs_core::Entity;
-use sigecs_fixtures::changes::{Pos, Seen, Still, World};
+use sigecs_fixtures::changes::{Pos, Seen, SeenAll, Still, World};
 use std::hint::black_box;
 
 const N: usize = 1_000_000;
@@ -23,6 +23,7 @@ fn world() -> (World, Vec<Entity>) {
     w.run_watch();
     w.run_watch_all();
     w.resource_mut::<Seen>().entities.clear();
+    w.resource_mut::<SeenAll>().entities.clear();
     (w, es)
 }
 
@@ -53,7 +54,7 @@ fn changed_filter(c: &mut Criterion) {
         b.iter(|| {
             touch(&mut w, &es);
             black_box(&mut w).run_watch_all();
-            w.resource_mut::<Seen>().entities.clear();
+            w.resource_mut::<SeenAll>().entities.clear();
         })
     });
     group.finish();

@@ -3,7 +3,7 @@
 //! generator needs; every cross-declaration error is reported here with a location and a fix.
 
 use crate::decl::{ComponentDecl, LayoutDecl, ParamKind, ResourceDecl, SignatureDecl, SystemDecl};
-use crate::diagnostic::{closest, location, Diagnostic};
+use crate::diagnostic::{closest, crate_location, location, Diagnostic};
 use crate::rules::{matches, Borrows};
 use crate::scan::{Found, Scan};
 use proc_macro2::{Ident, Span};
@@ -809,7 +809,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             matches,
             min_chunk: d.min_chunk,
             stage: 0,
-            location: location(&f.file, d.ident.span()),
+            location: crate_location(&f.file, d.ident.span()),
             changed: (0..components.len())
                 .filter(|&c| changed & (1u128 << c) != 0)
                 .collect(),

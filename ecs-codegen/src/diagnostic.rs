@@ -12,6 +12,19 @@ pub fn location(file: &Path, span: Span) -> String {
     format!("{}:{}:{}", file.display(), s.line, s.column + 1)
 }
 
+/// `location`, with `file` relative to the crate being built (`CARGO_MANIFEST_DIR`, where
+/// cargo runs the build script) when it lies under it: what generated code may embed, so the
+/// output does not depend on where the crate was checked out.
+pub fn crate_location(file: &Path, span: Span) -> String {
+    match std::env::var_os("CARGO_MANIFEST_DIR") {
+        Some(root) => match file.strip_prefix(&root) {
+            Ok(relative) => location(relative, span),
+            Err(_) => location(file, span),
+        },
+        None => location(file, span),
+    }
+}
+
 /// One build error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {

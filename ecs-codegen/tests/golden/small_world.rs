@@ -120,10 +120,10 @@ mod sigecs_world {
     /// The generated schedule (see `World::schedule`).
     pub static SCHEDULE: ::ecs_core::schedule::Schedule = ::ecs_core::schedule::Schedule {
         systems: &[
-            ("scale", "/work/main/ecs-codegen/../fixtures/src/bare.rs:32:8"),
-            ("total", "/work/main/ecs-codegen/../fixtures/src/bare.rs:38:8"),
-            ("rename", "/work/main/ecs-codegen/../fixtures/src/bare.rs:56:8"),
-            ("mark", "/work/main/ecs-codegen/../fixtures/src/bare.rs:65:8"),
+            ("scale", "../fixtures/src/bare.rs:32:8"),
+            ("total", "../fixtures/src/bare.rs:38:8"),
+            ("rename", "../fixtures/src/bare.rs:56:8"),
+            ("mark", "../fixtures/src/bare.rs:65:8"),
         ],
         stages: &[
             ::ecs_core::schedule::Stage {

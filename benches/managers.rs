@@ -5,7 +5,7 @@
 //!   (Position, Velocity, Acceleration, Mass) (`generated_columns`) and a hand-written loop over
 //!   one `Vec` per field (`hand_vecs`); all do v += a·dt, p += v·dt.
 //! - `two_managers_join` at 10,000 entities: p += v·dt where Position and Velocity live in two
-//!   separate `#[derive(SoaManager)]` managers. As in seed part 2, the loop walks the position
+//!   separate `#[derive(SoaManager)]` managers. As in a classic manager join, the loop walks the position
 //!   manager's instances and looks each entity's velocity up in the other manager. Variants:
 //!   hash or dense lookup, velocity manager filled in the same entity order or shuffled
 //!   (`managers_{hash,dense}_{same_order,shuffled}`), against the generated system over one
@@ -181,7 +181,7 @@ fn shuffled(mut v: Vec<Entity>) -> Vec<Entity> {
     v
 }
 
-/// The seed-part-2 join: walk the position manager, look each entity up in the velocity
+/// The manager join: walk the position manager, look each entity up in the velocity
 /// manager. One macro for both lookups, since the managers are distinct types.
 macro_rules! join_bench {
     ($group:expr, $name:expr, $pos:ty, $pos_row:ident, $vel:ty, $vel_row:ident, $order:expr) => {{

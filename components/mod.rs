@@ -1,4 +1,4 @@
-//! The bundled world's declarations: the point mass of seed part 2 and friends.
+//! The bundled world's declarations: point masses and friends.
 //!
 //! `build.rs` scans this directory with `ecs-codegen` and generates `sigecs::World` from what it
 //! finds here: components, signatures (one store each), resources and systems.

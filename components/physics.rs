@@ -1,4 +1,4 @@
-//! Point-mass physics (seed part 2): components and the systems that move them.
+//! Point-mass physics: components and the systems that move them.
 
 use super::resources::{Gravity, Time};
 use bytemuck::{Pod, Zeroable};
@@ -118,7 +118,7 @@ pub fn age(lifetime: &mut Lifetime, time: &Time) {
 }
 
 /// An entity's temperature, kept outside the signature stores by its own structure-of-arrays
-/// manager, `HeatManager` (seed part 2). Declared as an entity-resource struct, so levels hold
+/// manager, `HeatManager`. Declared as an entity-resource struct, so levels hold
 /// it as `heat` and `resource_registry()` registers it, kept outside the stores: a spawn hands
 /// it to a `HeatManager` passed as a spawner.
 #[derive(

@@ -14,7 +14,7 @@ pub struct Particle {
     pub lifetime: Lifetime,
 }
 
-/// The point mass of seed part 2.
+/// A point mass: position, velocity, acceleration and mass.
 #[derive(Signature, Clone, Debug, PartialEq)]
 pub struct Body {
     /// Where it is.

@@ -746,8 +746,8 @@ mod tests {
             .contains("more than a world can hold"));
     }
 
-    /// A new user's audit (stop 21): `--entities` values that passed the option check but,
-    /// with the level's entities, did not fit panicked in `spawn_batch`.
+    /// `--entities` values that pass the option check but, with the level's entities, do not
+    /// fit are an error, not a panic in `spawn_batch`.
     #[test]
     fn a_level_and_entities_that_do_not_fit_are_an_error_not_a_panic() {
         use sigecs::ecs_core::entity::{MAX_ENTITIES, MINIMUM_FREE_INDICES};

@@ -735,8 +735,8 @@ fn a_path_attribute_names_the_module_file() {
 
 /// rustc's rule: a `#[path]` on a file's own `mod` line is relative to that file's directory,
 /// also in a file that is not `mod.rs` (`physics.rs`, whose other submodules live in
-/// `physics/`); inside an inline module it is relative to the inline module's directory. The
-/// scanner looked in `physics/` for the first (a new user's audit, stop 21).
+/// `physics/`); inside an inline module it is relative to the inline module's directory. For
+/// the first the scanner must not look in `physics/`.
 #[test]
 fn a_path_attribute_is_relative_to_the_declaring_file_as_rustc_resolves_it() {
     let (_d, r) = build(&[
@@ -799,10 +799,10 @@ fn a_path_attribute_is_relative_to_the_declaring_file_as_rustc_resolves_it() {
     );
 }
 
-/// A new user's audit (stop 21): a component named `Model` (a 3D model handle) built, then
-/// every use of it beside the quick start's `use components::*;` failed with E0659, because
-/// the generated file's glob exports a `Model` too. Every exported type name is refused at
-/// the declaration; names that only resemble one are not.
+/// A component named `Model` (a 3D model handle) would build, then every use of it beside the
+/// quick start's `use components::*;` would fail with E0659, because the generated file's glob
+/// exports a `Model` too. So every exported type name is refused at the declaration; names
+/// that only resemble one are not.
 #[test]
 fn names_the_generated_world_exports_are_refused_at_the_declaration() {
     let (dir, ds) = errors(&[(

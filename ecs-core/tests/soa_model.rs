@@ -1,4 +1,4 @@
-//! Model-based tests of `#[derive(SoaManager)]` managers (`ecs_core::soa`, seed part 2).
+//! Model-based tests of `#[derive(SoaManager)]` managers (`ecs_core::soa`).
 //!
 //! Random operation sequences drive a derived manager and a naive reference (a `HashMap` from
 //! entity to field values) with the same operations; after every operation the two must agree

@@ -79,7 +79,7 @@ pub fn system(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::system(args.into(), item.into()).into()
 }
 
-/// Generates a structure-of-arrays component manager from a struct declaration (seed part 2).
+/// Generates a structure-of-arrays component manager from a struct declaration.
 /// Options: `#[soa(manager = "Name", lookup = "hash"|"dense")]`. With `resource = "name"` (and
 /// optionally `spawn_order = N`), entity resources may hold the struct (it must be `Pod`, and
 /// `Deserialize` for JSON levels): in a file the build script scans, `resource_registry()`

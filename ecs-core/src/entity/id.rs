@@ -33,7 +33,8 @@ pub const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 pub const GENERATION_MASK: u32 = u32::MAX >> (32 - GENERATION_BITS);
 /// The largest number of slots (live or free) a manager can hold: 2^22, under both layouts.
 pub const MAX_ENTITIES: usize = 1 << INDEX_BITS;
-/// Freed indices are reused only while more than this many wait in the queue (seed part 1).
+/// Freed indices are reused only while more than this many wait in the queue (first in, first
+/// out), so a stale id stays dead for many creates (see the module docs, "Collisions").
 pub const MINIMUM_FREE_INDICES: usize = 1024;
 
 /// The bits of an [`EntityBits`] that an id uses; the rest (2 bits, or 10 with `wide-entity`)
@@ -131,7 +132,7 @@ mod tests {
 
     #[test]
     #[cfg(not(feature = "wide-entity"))]
-    fn the_default_layout_is_the_seeds() {
+    fn the_default_layout_has_22_index_and_8_generation_bits() {
         assert_eq!(std::mem::size_of::<Entity>(), 4);
         assert_eq!((INDEX_BITS, GENERATION_BITS, GENERATION_MASK), (22, 8, 255));
         assert_eq!(Entity::new(7, 255).to_bits(), 7 | (255 << 22));

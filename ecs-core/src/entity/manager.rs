@@ -1,4 +1,4 @@
-//! [`EntityManager`]: issues and retires ids (seed part 1), runs destroy hooks, and reserves ids
+//! [`EntityManager`]: issues and retires generational ids, runs destroy hooks, and reserves ids
 //! through `&self` from many threads at once.
 
 use std::collections::VecDeque;
@@ -44,7 +44,7 @@ pub struct DestroyHookId(u32);
 
 type DestroyHook = Box<dyn FnMut(Entity) + Send + Sync>;
 
-/// Issues and retires [`Entity`] ids (seed part 1).
+/// Issues and retires generational [`Entity`] ids.
 ///
 /// ```
 /// use ecs_core::entity::EntityManager;
@@ -218,7 +218,7 @@ impl EntityManager {
     /// reservations).
     ///
     /// Reserved ids are the ids the next creates would issue, in reservation order: the reuse
-    /// rule of seed part 1 applies unchanged (a freed index is reused only while more than
+    /// rule applies unchanged (a freed index is reused only while more than
     /// [`MINIMUM_FREE_INDICES`] wait). Each costs one atomic read-modify-write of a counter.
     ///
     /// While reservations are pending, [`create`](EntityManager::create),
@@ -302,7 +302,7 @@ impl EntityManager {
     }
 
     /// Registers a hook called with every entity as it is destroyed, for component managers
-    /// that must release resources at once rather than by lazy garbage collection (seed part 2).
+    /// that must release resources at once rather than by lazy garbage collection.
     pub fn on_destroy(
         &mut self,
         hook: impl FnMut(Entity) + Send + Sync + 'static,
@@ -571,7 +571,7 @@ mod tests {
 
     #[test]
     fn a_generation_wraps_after_generation_max_plus_one_destroys() {
-        // 256 destroys of a slot with the seed's layout, 2^32 with `wide-entity`; the slot is
+        // 256 destroys of a slot with the default layout, 2^32 with `wide-entity`; the slot is
         // driven to its last generation directly instead of by billions of cycles.
         let wrap = u64::from(Generation::MAX) + 1;
         assert_eq!(
@@ -970,8 +970,6 @@ mod tests {
         }
     }
 
-    // Tests added for mutation testing (issue 8, item 14; see mutants.md).
-
     /// The private bookkeeping agrees with itself: one free bit per slot (no spare words), set
     /// exactly for the queued indices, and `len`/`is_empty` follow from the counts.
     fn check_bookkeeping(em: &EntityManager) {
@@ -998,7 +996,7 @@ mod tests {
     }
 
     #[test]
-    fn mutants_free_bits_track_the_queue_exactly() {
+    fn free_bits_track_the_queue_exactly() {
         let mut em = EntityManager::new();
         assert!(em.is_empty());
         check_bookkeeping(&em);
@@ -1037,7 +1035,7 @@ mod tests {
     }
 
     #[test]
-    fn mutants_hook_ids_are_distinct_and_removal_is_exact() {
+    fn hook_ids_are_distinct_and_removal_is_exact() {
         let mut em = EntityManager::new();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (s1, s2) = (seen.clone(), seen.clone());
@@ -1060,7 +1058,7 @@ mod tests {
     }
 
     #[test]
-    fn mutants_debug_output_reports_the_counts() {
+    fn debug_output_reports_the_counts() {
         let mut em = EntityManager::new();
         let es = em.create_many(3).unwrap();
         em.destroy(es[0]);

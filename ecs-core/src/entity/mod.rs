@@ -1,4 +1,4 @@
-//! Generational entity ids and the entity manager, following seed part 1.
+//! Generational entity ids and the entity manager.
 //!
 //! An [`Entity`] is a 32-bit id: 22 bits of slot index and 8 bits of generation. The
 //! [`EntityManager`] keeps one `u8` generation per slot, so [`EntityManager::alive`] is a single
@@ -38,7 +38,7 @@
 //!   from then on it names the new entity, and a `World` reads, writes and despawns that entity
 //!   through it. Counted in creates anywhere in the manager, that takes at least
 //!   254 × 1,025 + 1 = 260,351 creates for `alive` and 255 × 1,025 + 1 = 261,376 for the
-//!   reissue (the seed's "256 × 1024"), whatever the pattern of creates and destroys. A stale id
+//!   reissue (about 256 × 1024), whatever the pattern of creates and destroys. A stale id
 //!   held for fewer creates is reliably dead.
 //! - With the `wide-entity` feature the generation wraps after 2^32 destroys of the slot, which
 //!   takes at least (2^32 − 2) × 1,025 + 1 ≈ 4.4 × 10^12 creates.

@@ -259,6 +259,8 @@ pub struct TransformManager {
     marks: Vec<u32>,
     /// Epoch of the current `set_local_many` call; marks of other epochs read as unseen.
     epoch: u32,
+    /// State of the pseudo-random probe of [`TransformManager::gc`].
+    gc_state: u32,
     /// A resource spawn's entities that get an instance, parents first: found by the spawner's
     /// check phase, used (and emptied) by its write phase.
     #[cfg(feature = "resource")]
@@ -403,6 +405,96 @@ impl TransformManager {
         }
         self.pop_slot();
         Ok(e)
+    }
+
+    /// Removes every instance, keeping the memory for the next ones.
+    pub fn clear(&mut self) {
+        self.entity.clear();
+        self.local.clear();
+        self.world.clear();
+        self.parent.clear();
+        self.first_child.clear();
+        self.next_sibling.clear();
+        self.prev_sibling.clear();
+        self.map.clear();
+    }
+
+    /// Appends the entities of `i`'s subtree to `out`, `i` first, each parent before its
+    /// children (pre-order).
+    pub fn subtree(&self, i: Instance, out: &mut Vec<Entity>) -> Result<(), TransformError> {
+        let idx = self.check(i)?;
+        out.push(self.entity[idx]);
+        let mut stack = vec![self.first_child[idx]];
+        while let Some(c) = stack.pop() {
+            if !c.is_valid() {
+                continue;
+            }
+            out.push(self.entity[c.idx()]);
+            stack.push(self.next_sibling[c.idx()]);
+            stack.push(self.first_child[c.idx()]);
+        }
+        Ok(())
+    }
+
+    /// Removes `i` and its whole subtree (leaves first, so no world matrix is recomputed), and
+    /// appends their entities to `out` in pre-order (`i` first). Handles of other instances
+    /// may change, as with [`TransformManager::destroy`].
+    pub fn destroy_subtree(
+        &mut self,
+        i: Instance,
+        out: &mut Vec<Entity>,
+    ) -> Result<(), TransformError> {
+        let start = out.len();
+        self.subtree(i, out)?;
+        for k in (start..out.len()).rev() {
+            let instance = self.map[&out[k]];
+            let destroyed = self.destroy(instance);
+            debug_assert!(destroyed.is_ok(), "an instance of the subtree");
+        }
+        Ok(())
+    }
+
+    /// Lazy garbage collection (the entity manager's model: a manager outside the world does
+    /// not hear of despawns, so it checks its own entities from time to time): looks at
+    /// instances in a pseudo-random order and destroys those whose entity `alive` says is gone,
+    /// until it has seen four live ones in a row. Cheap enough to call every frame; returns the
+    /// number destroyed. [`TransformManager::gc_all`] sweeps every instance.
+    pub fn gc(&mut self, mut alive: impl FnMut(Entity) -> bool) -> usize {
+        let mut destroyed = 0;
+        let mut alive_in_row = 0;
+        while !self.is_empty() && alive_in_row < 4 {
+            // xorshift32 over the manager's own state: deterministic, no shared RNG.
+            let mut x = self.gc_state.max(1);
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            self.gc_state = x;
+            let idx = x as usize % self.len();
+            if alive(self.entity[idx]) {
+                alive_in_row += 1;
+            } else {
+                alive_in_row = 0;
+                let _ = self.destroy(Instance(idx as u32));
+                destroyed += 1;
+            }
+        }
+        destroyed
+    }
+
+    /// Destroys every instance whose entity `alive` says is gone (their children become roots,
+    /// as with [`TransformManager::destroy`]); returns the number destroyed.
+    pub fn gc_all(&mut self, mut alive: impl FnMut(Entity) -> bool) -> usize {
+        let mut destroyed = 0;
+        let mut idx = self.len();
+        while idx > 0 {
+            idx -= 1;
+            // A destroy moves the last instance into `idx`; it was already looked at.
+            if idx < self.len() && !alive(self.entity[idx]) {
+                let _ = self.destroy(Instance(idx as u32));
+                destroyed += 1;
+            }
+        }
+        destroyed
     }
 
     /// Links `child` below `parent` (as its first child), unlinking it from any previous parent.

@@ -101,6 +101,28 @@ impl<'w> Commands<'w> {
         });
     }
 
+    /// Sets `entity`'s local transform in the world's hierarchy (see
+    /// [`World::set_transform`](crate::World::set_transform)).
+    #[cfg(feature = "transform")]
+    pub fn set_transform(&mut self, entity: Entity, local: glam::Mat4) {
+        self.ops.push(Command::SetTransform { entity, local });
+    }
+
+    /// Makes `child` a child of `parent` in the world's hierarchy (see
+    /// [`World::set_parent`](crate::World::set_parent)); either may be an entity this buffer
+    /// spawned.
+    #[cfg(feature = "transform")]
+    pub fn set_parent(&mut self, child: Entity, parent: Entity) {
+        self.ops.push(Command::SetParent { child, parent });
+    }
+
+    /// Makes `child` a root of the world's hierarchy (see
+    /// [`World::remove_parent`](crate::World::remove_parent)).
+    #[cfg(feature = "transform")]
+    pub fn remove_parent(&mut self, child: Entity) {
+        self.ops.push(Command::RemoveParent(child));
+    }
+
     /// The requested changes, in request order.
     pub(crate) fn into_ops(self) -> Vec<Command> {
         self.ops
@@ -134,6 +156,15 @@ pub(crate) enum Command {
         value: Box<dyn Any + Send>,
         type_name: &'static str,
     },
+    /// Set a local transform.
+    #[cfg(feature = "transform")]
+    SetTransform { entity: Entity, local: glam::Mat4 },
+    /// Parent an entity.
+    #[cfg(feature = "transform")]
+    SetParent { child: Entity, parent: Entity },
+    /// Make an entity a root.
+    #[cfg(feature = "transform")]
+    RemoveParent(Entity),
     /// A spawn of a `type_name` that failed when it was requested (reported when applied).
     Failed {
         type_name: &'static str,
@@ -156,12 +187,27 @@ impl Command {
             } => ("remove", *type_name, "from", Some(*entity)),
             Command::Send { type_name, .. } => ("send", *type_name, "", None),
             Command::Failed { type_name, .. } => ("spawn", *type_name, "", None),
+            #[cfg(feature = "transform")]
+            Command::SetTransform { entity, .. } => ("set the transform of", "", "", Some(*entity)),
+            #[cfg(feature = "transform")]
+            Command::SetParent { child, parent } => {
+                return Request {
+                    verb: "set the parent of",
+                    type_name: "",
+                    link: "",
+                    entity: Some(*child),
+                    to: Some(*parent),
+                }
+            }
+            #[cfg(feature = "transform")]
+            Command::RemoveParent(e) => ("remove the parent of", "", "", Some(*e)),
         };
         Request {
             verb,
             type_name,
             link,
             entity,
+            to: None,
         }
     }
 }
@@ -173,6 +219,8 @@ struct Request {
     /// The word before the entity: `into`, `from`, `as` (none for a despawn).
     link: &'static str,
     entity: Option<Entity>,
+    /// The second entity of a parenting (`to entity 3v0`).
+    to: Option<Entity>,
 }
 
 impl std::fmt::Display for Request {
@@ -184,6 +232,10 @@ impl std::fmt::Display for Request {
         match self.entity {
             Some(e) if self.link.is_empty() => write!(f, " entity {e}"),
             Some(e) => write!(f, " {} entity {e}", self.link),
+            None => Ok(()),
+        }?;
+        match self.to {
+            Some(parent) => write!(f, " to entity {parent}"),
             None => Ok(()),
         }
     }

@@ -49,7 +49,11 @@ impl fmt::Display for Schedule {
                 writeln!(f, "  {store:<22} {}", systems.join(" + "))?;
             }
         }
-        Ok(())
+        writeln!(
+            f,
+            "after each stage: its commands apply in row order; world transforms are exact \
+             once they have (a despawn takes the entity's hierarchy subtree along)"
+        )
     }
 }
 
@@ -94,6 +98,7 @@ mod tests {
         assert!(text.contains("   3. clock  src/b.rs:1\n"), "{text}");
         assert!(text.contains("stage 2: clock (once per run)\n"), "{text}");
         assert!(text.contains("stage 0: a, b\n"), "{text}");
+        assert!(text.ends_with("(a despawn takes the entity's hierarchy subtree along)\n"));
         assert!(text.contains("Body                   a + b"), "{text}");
         assert!(
             text.contains("stage 1: c (one thread: writes a resource)"),

@@ -110,6 +110,12 @@ impl<M: WorldModel> World<M> {
             }
             Command::Spawn { entity, value } => self.spawn_erased(entity, value),
             Command::Failed { error, .. } => Err(error),
+            #[cfg(feature = "transform")]
+            Command::SetTransform { entity, local } => self.set_transform(entity, local),
+            #[cfg(feature = "transform")]
+            Command::SetParent { child, parent } => self.set_parent(child, parent),
+            #[cfg(feature = "transform")]
+            Command::RemoveParent(child) => self.remove_parent(child),
             Command::Send { value, type_name } => match tables.event_of_type((*value).type_id()) {
                 Some(id) => {
                     let sent = self.events[id as usize].send_any(value);

@@ -59,6 +59,9 @@ pub enum WorldError {
     /// ([`WorldError::reason`]). Boxed: one pointer, so the error (returned by every
     /// `insert`/`remove`) keeps its size and layout.
     Command(Box<CommandFailure>),
+    /// A change of the transform hierarchy was refused (a cycle, a node parented to itself).
+    #[cfg(feature = "transform")]
+    Hierarchy(crate::transform::TransformError),
 }
 
 /// A refused command: [`WorldError::Command`].
@@ -136,6 +139,8 @@ impl fmt::Display for WorldError {
                  alias; ask for it once (as `&mut {component}` if it is written)"
             ),
             WorldError::Command(failure) => write!(f, "{}: {}", failure.request, failure.error),
+            #[cfg(feature = "transform")]
+            WorldError::Hierarchy(e) => write!(f, "transform hierarchy: {e}"),
         }
     }
 }
@@ -145,6 +150,8 @@ impl std::error::Error for WorldError {
         match self {
             WorldError::Entity(e) => Some(e),
             WorldError::Command(failure) => Some(&failure.error),
+            #[cfg(feature = "transform")]
+            WorldError::Hierarchy(e) => Some(e),
             _ => None,
         }
     }

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 impl<M: WorldModel> World<M> {
     /// Checks the world's invariants: every row's entity is alive and located at that row; no
-    /// entity is in two rows; the entity count matches the rows; every declared store is the
+    /// entity is in two rows; the entity count matches the rows; every entity in the transform hierarchy is alive; every declared store is the
     /// one its model describes, and every dynamic store holds a set no signature declares, the
     /// one the world finds it by. Returns the first violation. O(entities); for tests and
     /// debugging.
@@ -50,6 +50,12 @@ impl<M: WorldModel> World<M> {
                 "{rows} rows but {} live entities",
                 self.table.len()
             ));
+        }
+        #[cfg(feature = "transform")]
+        for &e in self.hierarchy.entities() {
+            if self.table.locate(e).is_none() {
+                return Err(format!("entity {e} has a transform but is not alive"));
+            }
         }
         Ok(())
     }

@@ -41,6 +41,7 @@ use super::World;
 use crate::entity::{Entity, EntityError};
 use crate::model::WorldModel;
 use crate::resource::outside::spawn_order;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use crate::resource::{
     ComponentData, OutsideSpawn, OutsideStores, Registration, Registry, ResourceError, RunTarget,
     VerifiedResource, VerifyOptions,
@@ -143,34 +144,36 @@ impl<M: WorldModel> World<M> {
 
     /// Spawns every entity of a verified resource with its components that live in the
     /// signature stores, and returns the entities in resource order (entity `i` of the resource
-    /// is element `i`). Components kept outside the stores (`local_transform`, structure-of-arrays
-    /// managers' components) and the hierarchy (`parent_index`) are left out; see
-    /// [`World::spawn_resource_with`]. All or nothing.
+    /// is element `i`). The hierarchy (`local_transform`, `parent_index`) goes to the world's
+    /// own ([`World::hierarchy`]); the components of structure-of-arrays managers are left out
+    /// (see [`World::spawn_resource_with`]). All or nothing.
     pub fn spawn_resource<B: AsRef<[u8]>>(
         &mut self,
         resource: &VerifiedResource<'_, B>,
     ) -> Result<Vec<Entity>, ResourceError> {
-        self.spawn_resource_inner(resource, None)
+        self.spawn_resource_owned(resource, &mut [], false)
     }
 
     /// [`World::spawn_resource`], and gives the components kept outside the stores to
-    /// `spawner`: a [`TransformManager`](crate::transform::TransformManager) takes
-    /// `local_transform` and links the hierarchy (every entity that has a `local_transform`, a
-    /// parent or a child gets an instance, local matrix from `local_transform`, identity
-    /// without one, linked to its parent's, parents first); a structure-of-arrays manager takes
-    /// its component. A kept-outside component the resource holds and `spawner` does not take
-    /// is an error ([`ResourceError::NoSpawner`]); see [`World::spawn_resource_with_all`] for
-    /// several managers.
+    /// `spawner`: a structure-of-arrays manager takes its component; a
+    /// [`TransformManager`](crate::transform::TransformManager) passed here takes
+    /// `local_transform` and links the hierarchy instead of the world's own (every entity that
+    /// has a `local_transform`, a parent or a child gets an instance, local matrix from
+    /// `local_transform`, identity without one, linked to its parent's, parents first). A
+    /// kept-outside component the resource holds and no spawner takes is an error
+    /// ([`ResourceError::NoSpawner`]); see [`World::spawn_resource_with_all`] for several
+    /// managers.
     pub fn spawn_resource_with<B: AsRef<[u8]>>(
         &mut self,
         resource: &VerifiedResource<'_, B>,
         spawner: &mut dyn OutsideStores,
     ) -> Result<Vec<Entity>, ResourceError> {
-        self.spawn_resource_inner(resource, Some(&mut [spawner]))
+        self.spawn_resource_owned(resource, &mut [spawner], true)
     }
 
     /// [`World::spawn_resource`], and gives the components kept outside the stores to
-    /// `spawners`, in spawn order (see [`OutsideStores`]). Every kept-outside component the
+    /// `spawners`, in spawn order (see [`OutsideStores`]); the hierarchy goes to the world's
+    /// own unless one of them takes `local_transform`. Every kept-outside component the
     /// resource holds must be taken by exactly one of them. All or nothing: a spawner that
     /// refuses its instances leaves the world and every manager unchanged.
     pub fn spawn_resource_with_all<B: AsRef<[u8]>>(
@@ -178,13 +181,44 @@ impl<M: WorldModel> World<M> {
         resource: &VerifiedResource<'_, B>,
         spawners: &mut [&mut dyn OutsideStores],
     ) -> Result<Vec<Entity>, ResourceError> {
-        self.spawn_resource_inner(resource, Some(spawners))
+        self.spawn_resource_owned(resource, spawners, true)
+    }
+
+    /// A spawn whose hierarchy goes to the world's own manager unless a spawner takes it.
+    /// `all_outside`: every kept-outside component the resource holds must find a spawner.
+    fn spawn_resource_owned<B: AsRef<[u8]>>(
+        &mut self,
+        resource: &VerifiedResource<'_, B>,
+        spawners: &mut [&mut dyn OutsideStores],
+        all_outside: bool,
+    ) -> Result<Vec<Entity>, ResourceError> {
+        let local = Registration::local_transform();
+        if spawners.iter().any(|s| s.takes(&local)) {
+            return self.spawn_resource_inner(resource, spawners, all_outside);
+        }
+        // The world's manager joins the spawners for this call (taken out of the world so the
+        // spawn can borrow both), and is put back whatever happens.
+        let mut own = std::mem::take(&mut self.hierarchy);
+        let spawned = {
+            let mut all: Vec<&mut dyn OutsideStores> = Vec::with_capacity(spawners.len() + 1);
+            all.extend(spawners.iter_mut().map(|s| &mut **s as &mut dyn OutsideStores));
+            all.push(&mut own);
+            catch_unwind(AssertUnwindSafe(|| {
+                self.spawn_resource_inner(resource, &mut all, all_outside)
+            }))
+        };
+        self.hierarchy = own;
+        match spawned {
+            Ok(result) => result,
+            Err(payload) => resume_unwind(payload),
+        }
     }
 
     fn spawn_resource_inner<B: AsRef<[u8]>>(
         &mut self,
         res: &VerifiedResource<'_, B>,
-        mut outside: Option<&mut [&mut dyn OutsideStores]>,
+        spawners: &mut [&mut dyn OutsideStores],
+        all_outside: bool,
     ) -> Result<Vec<Entity>, ResourceError> {
         let n = res.num_entities() as usize;
         let tables = self.tables;
@@ -230,14 +264,10 @@ impl<M: WorldModel> World<M> {
                 }
             }
         }
-        let order = match &outside {
-            Some(spawners) => {
-                let holds =
-                    |r: &Registration| res.component(r.name()).is_some_and(|d| !d.is_empty());
-                spawn_order(res.registry(), holds, spawners)?
-            }
-            None => Vec::new(),
+        let holds = |r: &Registration| {
+            all_outside && res.component(r.name()).is_some_and(|d| !d.is_empty())
         };
+        let order = spawn_order(res.registry(), holds, spawners)?;
         let available = self.table.entities().available();
         if n > available {
             return Err(ResourceError::Entities(EntityError::Exhausted {
@@ -277,17 +307,15 @@ impl<M: WorldModel> World<M> {
         }
         let any: &VerifiedResource<'_, dyn AsRef<[u8]> + '_> = res;
         let spawn = OutsideSpawn::new(any, &spawned);
-        if let Some(spawners) = outside.as_deref_mut() {
-            for (done, &s) in order.iter().enumerate() {
-                if let Err(e) = spawners[s].prepare(&spawn) {
-                    for &c in order[..done].iter().rev() {
-                        spawners[c].cancel(&spawn);
-                    }
-                    for &id in &ids {
-                        self.table.destroy(id);
-                    }
-                    return Err(e);
+        for (done, &s) in order.iter().enumerate() {
+            if let Err(e) = spawners[s].prepare(&spawn) {
+                for &c in order[..done].iter().rev() {
+                    spawners[c].cancel(&spawn);
                 }
+                for &id in &ids {
+                    self.table.destroy(id);
+                }
+                return Err(e);
             }
         }
 
@@ -382,10 +410,8 @@ impl<M: WorldModel> World<M> {
         }
 
         // 7. The spawners' second phase, in spawn order.
-        if let Some(spawners) = outside {
-            for &s in &order {
-                spawners[s].write(&spawn);
-            }
+        for &s in &order {
+            spawners[s].write(&spawn);
         }
         Ok(spawned)
     }

@@ -26,6 +26,8 @@
 mod commands;
 mod dynamic;
 mod error;
+#[cfg(feature = "transform")]
+mod hierarchy;
 mod invariants;
 #[cfg(feature = "resource")]
 mod load;
@@ -69,6 +71,9 @@ pub struct World<M: WorldModel> {
     cursors: Box<[u64]>,
     /// Per system, the change stamp of its last run (for its change filter).
     last_run: Box<[u64]>,
+    /// The transform hierarchy of the world's entities (see `hierarchy.rs`).
+    #[cfg(feature = "transform")]
+    hierarchy: crate::transform::TransformManager,
     _model: PhantomData<fn() -> M>,
 }
 
@@ -135,6 +140,8 @@ impl<M: WorldModel> World<M> {
             events: M::events().iter().map(|e| (e.queue)()).collect(),
             cursors: vec![0; M::READERS].into_boxed_slice(),
             last_run: vec![0; M::systems().len()].into_boxed_slice(),
+            #[cfg(feature = "transform")]
+            hierarchy: Default::default(),
             _model: PhantomData,
         }
     }

@@ -23,9 +23,9 @@ use crate::transform::TransformManager;
 use rustc_hash::FxHashMap;
 
 impl<M: WorldModel> World<M> {
-    /// Saves `entities` (entity `i` of the blob is `entities[i]`). Parents come from
-    /// `transforms` (an entity whose parent is not saved is a root); without it every entity is
-    /// a root. Errors: a dead or repeated entity, or a value the codec refuses.
+    /// Saves `entities` (entity `i` of the blob is `entities[i]`). Parents and local
+    /// transforms come from `transforms`, or without it from the world's own hierarchy (an
+    /// entity whose parent is not saved is a root). Errors: a dead or repeated entity, or a value the codec refuses.
     pub fn save_entities(
         &self,
         entities: &[Entity],
@@ -40,7 +40,7 @@ impl<M: WorldModel> World<M> {
 
     /// Saves `entities` (entity `i` of the blob is `entities[i]`) with the components of the
     /// stores and those `outside` keeps outside them (parents from a transform manager among
-    /// them; without one every entity is a root). Errors: a dead or repeated entity, or a value
+    /// them; without one from the world's own hierarchy). Errors: a dead or repeated entity, or a value
     /// the codec refuses.
     pub fn save_entities_with(
         &self,
@@ -64,8 +64,15 @@ impl<M: WorldModel> World<M> {
         let mut w = ResourceWriter::new();
         w.add_entities(entities.len() as u32)?;
 
-        // Components kept outside the stores, and the hierarchy.
-        for m in outside {
+        // Components kept outside the stores, and the hierarchy: the world's own unless a
+        // manager passed here keeps `local_transform`.
+        let local = Registration::local_transform();
+        let own: Option<&dyn OutsideStores> = if outside.iter().any(|m| m.takes(&local)) {
+            None
+        } else {
+            Some(&self.hierarchy)
+        };
+        for m in outside.iter().copied().chain(own) {
             m.save(&mut OutsideSave::new(entities, &index, registry, &mut w))?;
         }
 

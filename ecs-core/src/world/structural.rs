@@ -14,7 +14,22 @@ impl<M: WorldModel> World<M> {
     /// Despawns `entity`, dropping its components. The last row of its store moves into the
     /// hole. Returns false for a dead or stale id. The components are dropped after the world
     /// is consistent again, so a panicking `Drop` cannot corrupt it.
+    ///
+    /// An entity in the world's transform hierarchy takes its whole subtree with it (see
+    /// [`World::hierarchy`]).
     pub fn despawn(&mut self, entity: Entity) -> bool {
+        #[cfg(feature = "transform")]
+        if !self.hierarchy.is_empty() && self.is_alive(entity) {
+            if let Some(i) = self.hierarchy.lookup(entity) {
+                self.despawn_tree(i);
+                return true;
+            }
+        }
+        self.despawn_row(entity)
+    }
+
+    /// Despawns `entity`'s row only (not its descendants in the hierarchy).
+    pub(super) fn despawn_row(&mut self, entity: Entity) -> bool {
         let Some(loc) = self.table.locate(entity) else {
             return false;
         };
@@ -37,6 +52,8 @@ impl<M: WorldModel> World<M> {
     /// The ids are retired before any component is dropped, and a panicking `Drop` still
     /// leaves every store empty (the values after it leak), so the world stays consistent.
     pub fn clear(&mut self) {
+        #[cfg(feature = "transform")]
+        self.hierarchy.clear();
         for store in self.stores.iter() {
             for &e in store.entities() {
                 self.table.destroy(e);

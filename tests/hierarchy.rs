@@ -1,0 +1,293 @@
+//! The world-owned transform hierarchy: transforms and parents set directly and through
+//! `Commands`, despawns that take the subtree along (directly, through commands, `clear`),
+//! refusals that change nothing, levels that spawn into and save from the world's own
+//! hierarchy, and the lazy garbage collection of a manager the world does not own.
+
+use glam::{Mat4, Vec3};
+use sigecs::components::physics::*;
+use sigecs::components::signatures::Beacon;
+use sigecs::ecs_core::resource::{EntityCompiler, VerifyOptions};
+use sigecs::ecs_core::transform::TransformManager;
+use sigecs::ecs_core::WorldError;
+use sigecs::resource_registry;
+use sigecs_fixtures::hierarchy::{Adoptions, Drone, DroneBody, Hull, Launch, Ship, World};
+
+fn at(x: f32, y: f32) -> Mat4 {
+    Mat4::from_translation(Vec3::new(x, y, 0.0))
+}
+
+fn origin(m: Mat4) -> Vec3 {
+    m.transform_point3(Vec3::ZERO)
+}
+
+fn ship(world: &mut World, hull: i32, launch: u32) -> sigecs::ecs_core::Entity {
+    world.spawn(Ship {
+        hull: Hull(hull),
+        launch: Launch(launch),
+    })
+}
+
+fn drone(world: &mut World, n: u32) -> sigecs::ecs_core::Entity {
+    world.spawn(DroneBody { drone: Drone(n) })
+}
+
+#[test]
+fn world_transforms_follow_parents_at_once() {
+    let mut w = World::new();
+    let s = ship(&mut w, 1, 0);
+    let d = drone(&mut w, 0);
+    assert_eq!(w.world_transform(s), None);
+    w.set_transform(s, at(10.0, 0.0)).unwrap();
+    w.set_transform(d, at(1.0, 2.0)).unwrap();
+    w.set_parent(d, s).unwrap();
+    assert_eq!(origin(w.world_transform(d).unwrap()), Vec3::new(11.0, 2.0, 0.0));
+    assert_eq!(w.parent(d), Some(s));
+    assert_eq!(w.children(s), vec![d]);
+    // Moving the parent moves the child before the call returns.
+    w.set_transform(s, at(20.0, 0.0)).unwrap();
+    assert_eq!(origin(w.world_transform(d).unwrap()), Vec3::new(21.0, 2.0, 0.0));
+    assert_eq!(w.local_transform(d), Some(at(1.0, 2.0)));
+    // A batch: both move, each subtree updated once.
+    let updated = w
+        .set_transforms(&[(d, at(0.0, 5.0)), (s, at(1.0, 0.0))])
+        .unwrap();
+    assert_eq!(updated, 2);
+    assert_eq!(origin(w.world_transform(d).unwrap()), Vec3::new(1.0, 5.0, 0.0));
+    w.remove_parent(d).unwrap();
+    assert_eq!(w.parent(d), None);
+    assert_eq!(origin(w.world_transform(d).unwrap()), Vec3::new(0.0, 5.0, 0.0));
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn a_despawn_takes_the_whole_subtree_and_nothing_else() {
+    let mut w = World::new();
+    let a = ship(&mut w, 1, 0);
+    let b = ship(&mut w, 1, 0);
+    let kids: Vec<_> = (0..3).map(|n| drone(&mut w, n)).collect();
+    let grandkid = drone(&mut w, 9);
+    let other = drone(&mut w, 7);
+    for &k in &kids {
+        w.set_parent(k, a).unwrap();
+    }
+    w.set_parent(grandkid, kids[1]).unwrap();
+    w.set_parent(other, b).unwrap();
+    assert_eq!(w.hierarchy().len(), 7);
+
+    assert!(w.despawn(a));
+    for e in kids.iter().copied().chain([a, grandkid]) {
+        assert!(!w.is_alive(e), "{e} went with its ancestor");
+        assert_eq!(w.world_transform(e), None);
+    }
+    assert_eq!(w.len(), 2);
+    assert!(w.is_alive(b) && w.is_alive(other));
+    assert_eq!(w.parent(other), Some(b));
+    assert_eq!(w.hierarchy().len(), 2);
+    w.check_invariants().unwrap();
+    // Despawning a child leaves its parent.
+    assert!(w.despawn(other));
+    assert!(w.is_alive(b));
+    assert_eq!(w.children(b), Vec::<sigecs::ecs_core::Entity>::new());
+    assert!(!w.despawn(other), "already gone");
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn an_unparented_child_survives_its_old_parent() {
+    let mut w = World::new();
+    let s = ship(&mut w, 1, 0);
+    let d = drone(&mut w, 0);
+    w.set_parent(d, s).unwrap();
+    w.set_transform(d, at(3.0, 0.0)).unwrap();
+    w.remove_parent(d).unwrap();
+    w.despawn(s);
+    assert!(w.is_alive(d));
+    assert_eq!(origin(w.world_transform(d).unwrap()), Vec3::new(3.0, 0.0, 0.0));
+    // Removing a transform keeps the entity; its children become roots.
+    let e = drone(&mut w, 1);
+    w.set_parent(e, d).unwrap();
+    assert!(w.remove_transform(d));
+    assert!(!w.remove_transform(d));
+    assert!(w.is_alive(d) && w.parent(e).is_none());
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn refused_changes_change_nothing() {
+    let mut w = World::new();
+    let a = ship(&mut w, 1, 0);
+    let b = drone(&mut w, 0);
+    let dead = drone(&mut w, 1);
+    w.despawn(dead);
+    w.set_parent(b, a).unwrap();
+    let before = w.hierarchy().len();
+
+    assert_eq!(w.set_parent(a, dead), Err(WorldError::NoSuchEntity(dead)));
+    assert_eq!(w.set_parent(dead, a), Err(WorldError::NoSuchEntity(dead)));
+    assert_eq!(
+        w.set_transform(dead, Mat4::IDENTITY),
+        Err(WorldError::NoSuchEntity(dead))
+    );
+    assert_eq!(
+        w.set_transforms(&[(a, at(1.0, 1.0)), (dead, Mat4::IDENTITY)]),
+        Err(WorldError::NoSuchEntity(dead))
+    );
+    assert_eq!(w.local_transform(a), Some(Mat4::IDENTITY), "all or nothing");
+    assert!(matches!(w.set_parent(a, a), Err(WorldError::Hierarchy(_))));
+    let cycle = w.set_parent(a, b).unwrap_err();
+    assert!(matches!(cycle, WorldError::Hierarchy(_)));
+    assert!(cycle.to_string().contains("transform hierarchy"), "{cycle}");
+    assert_eq!(w.remove_parent(dead), Err(WorldError::NoSuchEntity(dead)));
+    assert_eq!(w.hierarchy().len(), before);
+    assert_eq!(w.parent(b), Some(a));
+    assert_eq!(w.parent(a), None);
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn systems_parent_spawned_entities_and_despawn_subtrees_through_commands() {
+    for threads in [1, 2] {
+        let pool = sigecs::ecs_core::rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut w = World::new();
+            w.set_min_chunk(Some(1));
+            let ships: Vec<_> = (0..40).map(|i| ship(&mut w, i % 3, 2)).collect();
+            for (i, &s) in ships.iter().enumerate() {
+                w.set_transform(s, at(100.0 * i as f32, 0.0)).unwrap();
+            }
+            // Two frames of launches: two drones per ship, at x = 1 then x = 0 in its frame.
+            for _ in 0..2 {
+                w.run_launch().unwrap();
+            }
+            assert_eq!(w.len(), 40 * 3);
+            for (i, &s) in ships.iter().enumerate() {
+                let kids = w.children(s);
+                assert_eq!(kids.len(), 2);
+                for k in kids {
+                    let n = w.get::<Drone>(k).unwrap().0;
+                    assert_eq!(
+                        origin(w.world_transform(k).unwrap()),
+                        Vec3::new(100.0 * i as f32 + n as f32, 0.0, 0.0)
+                    );
+                }
+            }
+            // Ships with hull 0 (every third) sink with their drones.
+            w.run_sink().unwrap();
+            let sunk = ships.iter().filter(|&&s| !w.is_alive(s)).count();
+            assert_eq!(sunk, 14);
+            assert_eq!(w.len(), (40 - 14) * 3);
+            assert_eq!(w.hierarchy().len(), (40 - 14) * 3);
+            w.check_invariants().unwrap();
+        });
+    }
+}
+
+#[test]
+fn a_command_on_a_dead_entity_is_reported_with_both_entities() {
+    let mut w = World::new();
+    let s = ship(&mut w, 1, 0);
+    let dead = drone(&mut w, 0);
+    w.despawn(dead);
+    let d = drone(&mut w, 1);
+    w.resource_mut::<Adoptions>().pairs = vec![(dead, s), (d, s)];
+    let errors = w.run_adopt().unwrap_err();
+    assert_eq!(errors.0.len(), 1, "{errors}");
+    assert_eq!(w.parent(d), Some(s), "the other command applied");
+    let text = errors.to_string();
+    assert!(text.contains("set the parent of entity"), "{text}");
+    assert!(text.contains(&format!("to entity {s}")), "{text}");
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn clear_empties_the_hierarchy() {
+    let mut w = World::new();
+    let s = ship(&mut w, 1, 0);
+    let d = drone(&mut w, 0);
+    w.set_parent(d, s).unwrap();
+    w.clear();
+    assert!(w.hierarchy().is_empty());
+    let again = ship(&mut w, 1, 0);
+    assert_eq!(w.world_transform(again), None);
+    w.check_invariants().unwrap();
+}
+
+const LEVEL: &str = r#"{"entities": [
+    {"components": {"position": [1, 2, 3], "name": "flagship",
+                    "local_transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, 10,0,0,1]}},
+    {"parent": 0, "components": {"position": [4, 5, 6], "name": "turret",
+                                 "local_transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,2,0,1]}},
+    {"parent": 0, "components": {"position": [7, 8, 9], "name": "turret"}},
+    {"components": {"position": [0, 0, 0], "name": "buoy"}}
+]}"#;
+
+#[test]
+fn levels_spawn_into_and_save_from_the_world_hierarchy() {
+    let blob = EntityCompiler::new(resource_registry())
+        .compile_str(LEVEL)
+        .unwrap();
+    let mut world = sigecs::World::new();
+    world.spawn(Beacon {
+        position: Position(Vec3::ONE),
+        name: DebugName::new("old"),
+    });
+    let res = world
+        .verify_resource(&blob[..], resource_registry(), &VerifyOptions::default())
+        .unwrap();
+    let e = world.spawn_resource(&res).unwrap();
+    assert_eq!(world.parent(e[1]), Some(e[0]));
+    assert_eq!(world.parent(e[2]), Some(e[0]));
+    assert_eq!(world.parent(e[3]), None);
+    assert_eq!(
+        origin(world.world_transform(e[1]).unwrap()),
+        Vec3::new(10.0, 2.0, 0.0)
+    );
+    // No manager passed: the save reads the world's own hierarchy, byte for byte.
+    let saved = world.save_entities(&e, resource_registry(), None).unwrap();
+    assert_eq!(saved, blob);
+    // The ship's despawn takes its turrets.
+    world.despawn(e[0]);
+    assert!(!world.is_alive(e[1]) && !world.is_alive(e[2]) && world.is_alive(e[3]));
+    world.check_invariants().unwrap();
+    // A manager passed by hand still takes the hierarchy instead of the world's.
+    let mut tm = TransformManager::new();
+    let f = world.spawn_resource_with(&res, &mut tm).unwrap();
+    assert_eq!(tm.len(), 3);
+    assert_eq!(world.parent(f[1]), None);
+    assert_eq!(world.save_entities(&f, resource_registry(), Some(&tm)).unwrap(), blob);
+}
+
+#[test]
+fn an_outside_manager_collects_its_dead_entities() {
+    let mut w = World::new();
+    let es: Vec<_> = (0..200).map(|n| drone(&mut w, n)).collect();
+    let mut tm = TransformManager::new();
+    for &e in &es {
+        tm.create(e, Mat4::IDENTITY).unwrap();
+    }
+    for &e in es.iter().step_by(2) {
+        w.despawn(e);
+    }
+    // The lazy collection destroys dead instances until it meets four live ones in a row;
+    // repeated, it gets them all.
+    let mut destroyed = 0;
+    for _ in 0..10_000 {
+        destroyed += tm.gc(|e| w.is_alive(e));
+        if tm.len() == 100 {
+            break;
+        }
+    }
+    assert_eq!(destroyed, 100);
+    assert!(tm.entities().iter().all(|&e| w.is_alive(e)));
+    // The full sweep finds everything at once.
+    for &e in es.iter().skip(1).step_by(4) {
+        w.despawn(e);
+    }
+    assert_eq!(tm.gc_all(|e| w.is_alive(e)), 50);
+    assert_eq!(tm.len(), 50);
+    assert!(tm.entities().iter().all(|&e| w.is_alive(e)));
+    assert_eq!(tm.gc_all(|e| w.is_alive(e)), 0);
+}

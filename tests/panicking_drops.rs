@@ -303,3 +303,28 @@ fn clear_with_a_panicking_drop_leaves_an_empty_consistent_world() {
     assert_eq!(w.get::<Health>(e), Some(&Health(7)));
     assert_eq!(w.check_invariants(), Ok(()));
 }
+
+#[test]
+fn a_panicking_drop_in_a_subtree_despawn_still_despawns_the_whole_subtree() {
+    let mut w = World::new();
+    let (columns, rows) = traps(&mut w);
+    // columns[0] is the root; its children are the other five, the armed ones among them.
+    for &child in columns[1..].iter().chain(&rows) {
+        w.set_parent(child, columns[0]).unwrap();
+    }
+    let keep = w.spawn(Trap {
+        bomb: bomb(false, 99),
+        witness: Witness(99),
+    });
+    reset();
+    let despawned = catch_unwind(AssertUnwindSafe(|| w.despawn(columns[0])));
+    assert!(despawned.is_err(), "the first bomb's panic continues");
+    // Every value of the six rows dropped once, the two armed bombs' own panicked drops
+    // included (their drop counts as it starts).
+    assert_eq!(drops(), (6, 6));
+    assert_eq!(w.len(), 1);
+    assert!(w.is_alive(keep));
+    assert!(w.hierarchy().is_empty());
+    assert_eq!(w.check_invariants(), Ok(()));
+    assert_eq!(witness(&w, keep), Some(99));
+}

@@ -32,3 +32,10 @@ pub mod components;
 pub use ecs_core;
 
 include!(concat!(env!("OUT_DIR"), "/world.rs"));
+
+/// README.md's code blocks, compiled and run as this crate's doctests (`cargo test -p sigecs
+/// --doc`). The quick start's files are `rs` blocks, checked instead by
+/// `examples/quick_start/tests/run.rs` against the crate that holds them.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -15,7 +15,7 @@ fn quick_start_files(readme: &str) -> Vec<(String, String)> {
     let mut files = Vec::new();
     let mut lines = section.lines();
     while let Some(line) = lines.next() {
-        if !(line.starts_with("```rust") || line.starts_with("```toml")) {
+        if !(line.starts_with("```rs") || line.starts_with("```toml")) {
             continue;
         }
         let body: Vec<&str> = lines

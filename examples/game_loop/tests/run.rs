@@ -1,5 +1,6 @@
 //! Runs the game loop both ways (`run_schedule`, and `run_all` with `--sequential`) and
-//! compares its frames with the same game written as plain Rust below.
+//! compares its frames with the same game written as plain Rust below: ships, bullets and a
+//! rock, and a mothership from a level whose cannons follow it and sink with it.
 
 use std::process::Command;
 
@@ -38,7 +39,13 @@ fn reference() -> Vec<String> {
     let (mut rock_health, mut rock_burning, mut rock_alive) = (70, false, true);
     let (mut fired, mut expired, mut destroyed) = (0, 0, 0);
     let mut lines = Vec::new();
+    // The mothership: at x = 20 - 0.5 (frame + 1) after each frame's drift, cannons one unit
+    // either side and half a unit up; 40 hull per thing destroyed, sunk at 0.
+    let mut hull = 100;
+    let mut sunk = false;
+    let mut hull_log = vec![(0, 100)]; // the change filter's first run sees the spawn
     for frame in 0..14 {
+        let destroyed_before = destroyed;
         for ship in &mut ships {
             ship.x += ship.vx * dt;
         }
@@ -87,6 +94,21 @@ fn reference() -> Vec<String> {
             ships.iter().filter(|s| s.burning).count(),
             bullets.len(),
         ));
+        let hits = (destroyed - destroyed_before) as i32;
+        if hits > 0 && !sunk {
+            hull -= 40 * hits;
+            if hull <= 0 {
+                sunk = true;
+            } else {
+                hull_log.push((frame, hull));
+            }
+        }
+        let x = 20.0 - 0.5 * (frame + 1) as f32;
+        lines.push(if sunk {
+            format!("frame {frame:2}: cannons sunk")
+        } else {
+            format!("frame {frame:2}: cannons {},5.5 {},5.5", x - 1.0, x + 1.0)
+        });
     }
     // The example lists survivors in store order: `BurningShip` before `Ship` (name order).
     ships.sort_by_key(|s| !s.burning);
@@ -101,8 +123,10 @@ fn reference() -> Vec<String> {
     } else {
         "rock destroyed".to_string()
     });
-    // ships + turret + rock + bullets
-    let left = ships.len() + 1 + usize::from(rock_alive) + bullets.len();
+    let log: Vec<String> = hull_log.iter().map(|(f, h)| format!("{f}:{h}")).collect();
+    lines.push(format!("hull changes (frame:hull): {}", log.join(" ")));
+    // ships + turret + rock + bullets + the mothership and its two cannons
+    let left = ships.len() + 1 + usize::from(rock_alive) + bullets.len() + if sunk { 0 } else { 3 };
     lines.push(format!("refused commands: 0, entities left: {left}"));
     lines
 }
@@ -111,10 +135,12 @@ fn reference() -> Vec<String> {
 fn frames_match_the_plain_rust_game() {
     let out = run(&[]);
     let expected = reference();
-    // The schedule comes first, up to an empty line.
+    // The level's cannons, then the schedule, up to an empty line.
+    let (level, out) = out.split_once('\n').unwrap();
+    assert_eq!(level, "level: mothership with cannons at 19,5.5 21,5.5");
     let (schedule, frames) = out.split_once("\n\n").unwrap();
     assert!(
-        schedule.starts_with("systems, in run order:\n   1. movement  src/components/mod.rs:"),
+        schedule.starts_with("systems, in run order:\n   1. movement     src/components/mod.rs:"),
         "{schedule}"
     );
     assert!(schedule.contains("\nstage 0: movement\n"), "{schedule}");
@@ -141,8 +167,16 @@ fn frames_match_the_plain_rust_game() {
     // then 45) and burns out at frame 4. The turret fires at frames 0, 4, 8, 12; a bullet
     // lives three frames.
     assert!(expected.contains(&"ship y=0: x=14 health=45 burning=true".to_string()));
-    assert!(expected[4].ends_with("fired 2 expired 1 destroyed 1"));
-    assert!(expected[13].ends_with("fired 4 expired 3 destroyed 3"));
+    assert!(expected[8].ends_with("fired 2 expired 1 destroyed 1"));
+    assert!(expected[26].ends_with("fired 4 expired 3 destroyed 3"));
+    // The third thing destroyed (frame 11) sinks the mothership: 100 - 3 x 40 < 0.
+    assert_eq!(expected[21], "frame 10: cannons 13.5,5.5 15.5,5.5");
+    assert_eq!(expected[23], "frame 11: cannons sunk");
+    assert!(expected.contains(&"hull changes (frame:hull): 0:100 4:60 10:20".to_string()));
+    assert!(
+        schedule.contains("stage 8: clock (once per run)"),
+        "{schedule}"
+    );
     assert!(expected.contains(&"rock destroyed".to_string()));
 }
 

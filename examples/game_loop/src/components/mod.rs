@@ -1,7 +1,10 @@
 //! Everything the game declares: components, signatures, resources and systems. The build
 //! script reads this module (and the files its `mod` lines name) and generates the `World`.
 
+use bytemuck::{Pod, Zeroable};
+use ecs_core::glam::{Mat4, Vec3};
 use ecs_core::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// Where the arena's hazard zone starts: anything at `x >= HAZARD_X` is scorched each frame.
 pub const HAZARD_X: f32 = 10.0;
@@ -39,6 +42,22 @@ pub struct Gun {
 /// A marker (zero-sized): the ship is on fire.
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct Burning;
+
+/// A mothership's hull, from the level (`"hull": 100`); debris of every destroyed thing
+/// costs it [`DEBRIS`].
+#[derive(Component, Clone, Copy, Debug, PartialEq, Pod, Zeroable, Serialize, Deserialize)]
+#[component(resource = "hull")]
+#[repr(transparent)]
+pub struct Hull(pub i32);
+
+/// A cannon of the mothership, numbered in the level (`"cannon": 1`).
+#[derive(Component, Clone, Copy, Debug, PartialEq, Pod, Zeroable, Serialize, Deserialize)]
+#[component(resource = "cannon")]
+#[repr(transparent)]
+pub struct Cannon(pub u32);
+
+/// Hull lost per destroyed thing.
+pub const DEBRIS: i32 = 40;
 
 // ---- Signatures: the component sets entities can have, one packed array each. ----
 
@@ -81,6 +100,24 @@ pub struct Rock {
     pub health: Health,
 }
 
+/// The mothership, spawned from the level with its cannons as children in the world's
+/// transform hierarchy.
+#[derive(Signature)]
+pub struct Mothership {
+    pub hull: Hull,
+}
+
+#[derive(Signature)]
+pub struct CannonMount {
+    pub cannon: Cannon,
+}
+
+// ---- Events: sent through `Commands`, read by later systems (and the next frame). ----
+
+/// Something burned out.
+#[derive(Event, Clone, Copy, Debug, PartialEq)]
+pub struct Destroyed;
+
 // ---- Resources: one value each, owned by the world, `Default` at start. ----
 
 #[derive(Resource, Default, Debug)]
@@ -88,6 +125,16 @@ pub struct Time {
     /// Seconds per frame.
     pub dt: f32,
 }
+
+/// The frame number, moved on by the `clock` system at the end of every frame.
+#[derive(Resource, Default, Debug)]
+pub struct Clock {
+    pub frame: u32,
+}
+
+/// The mothership's hull, as `hull_report` saw it change: (frame, hull) pairs.
+#[derive(Resource, Default, Debug)]
+pub struct HullLog(pub Vec<(u32, i32)>);
 
 #[derive(Resource, Default, Debug, PartialEq)]
 pub struct Score {
@@ -160,6 +207,48 @@ pub fn burn(ship: Entity, health: &mut Health, score: &mut Score, commands: &mut
     health.0 -= 5;
     if health.0 <= 0 {
         commands.despawn(ship);
+        commands.send(Destroyed);
         score.destroyed += 1;
     }
+}
+
+/// The mothership drifts left half a unit a frame; its cannons, children in the hierarchy,
+/// follow (their world transforms are exact once the commands apply).
+#[system(with(Hull))]
+pub fn drift(mothership: Entity, clock: &Clock, commands: &mut Commands) {
+    let x = 20.0 - 0.5 * (clock.frame + 1) as f32;
+    commands.set_transform(mothership, Mat4::from_translation(Vec3::new(x, 5.0, 0.0)));
+}
+
+/// Debris of each thing destroyed this frame hits the mothership (read in the frame it was
+/// sent: this system is declared after `burn`). A hull at 0 or below sinks it, and its
+/// cannons go down with it (a despawn takes the hierarchy subtree along).
+#[system]
+pub fn debris(
+    mothership: Entity,
+    hull: &Hull,
+    destroyed: &EventReader<Destroyed>,
+    commands: &mut Commands,
+) {
+    let hits = destroyed.len() as i32;
+    if hits > 0 {
+        let left = hull.0 - DEBRIS * hits;
+        if left <= 0 {
+            commands.despawn(mothership);
+        } else {
+            commands.insert(mothership, Hull(left));
+        }
+    }
+}
+
+/// Runs only over hulls that changed since its last run (spawned, or replaced by `debris`).
+#[system(changed(Hull))]
+pub fn hull_report(hull: &Hull, clock: &Clock, log: &mut HullLog) {
+    log.0.push((clock.frame, hull.0));
+}
+
+/// Frame-level (no per-row parameter): runs once per frame, last.
+#[system]
+pub fn clock(clock: &mut Clock) {
+    clock.frame += 1;
 }

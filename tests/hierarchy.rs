@@ -40,22 +40,34 @@ fn world_transforms_follow_parents_at_once() {
     w.set_transform(s, at(10.0, 0.0)).unwrap();
     w.set_transform(d, at(1.0, 2.0)).unwrap();
     w.set_parent(d, s).unwrap();
-    assert_eq!(origin(w.world_transform(d).unwrap()), Vec3::new(11.0, 2.0, 0.0));
+    assert_eq!(
+        origin(w.world_transform(d).unwrap()),
+        Vec3::new(11.0, 2.0, 0.0)
+    );
     assert_eq!(w.parent(d), Some(s));
     assert_eq!(w.children(s), vec![d]);
     // Moving the parent moves the child before the call returns.
     w.set_transform(s, at(20.0, 0.0)).unwrap();
-    assert_eq!(origin(w.world_transform(d).unwrap()), Vec3::new(21.0, 2.0, 0.0));
+    assert_eq!(
+        origin(w.world_transform(d).unwrap()),
+        Vec3::new(21.0, 2.0, 0.0)
+    );
     assert_eq!(w.local_transform(d), Some(at(1.0, 2.0)));
     // A batch: both move, each subtree updated once.
     let updated = w
         .set_transforms(&[(d, at(0.0, 5.0)), (s, at(1.0, 0.0))])
         .unwrap();
     assert_eq!(updated, 2);
-    assert_eq!(origin(w.world_transform(d).unwrap()), Vec3::new(1.0, 5.0, 0.0));
+    assert_eq!(
+        origin(w.world_transform(d).unwrap()),
+        Vec3::new(1.0, 5.0, 0.0)
+    );
     w.remove_parent(d).unwrap();
     assert_eq!(w.parent(d), None);
-    assert_eq!(origin(w.world_transform(d).unwrap()), Vec3::new(0.0, 5.0, 0.0));
+    assert_eq!(
+        origin(w.world_transform(d).unwrap()),
+        Vec3::new(0.0, 5.0, 0.0)
+    );
     w.check_invariants().unwrap();
 }
 
@@ -102,7 +114,10 @@ fn an_unparented_child_survives_its_old_parent() {
     w.remove_parent(d).unwrap();
     w.despawn(s);
     assert!(w.is_alive(d));
-    assert_eq!(origin(w.world_transform(d).unwrap()), Vec3::new(3.0, 0.0, 0.0));
+    assert_eq!(
+        origin(w.world_transform(d).unwrap()),
+        Vec3::new(3.0, 0.0, 0.0)
+    );
     // Removing a transform keeps the entity; its children become roots.
     let e = drone(&mut w, 1);
     w.set_parent(e, d).unwrap();
@@ -257,7 +272,12 @@ fn levels_spawn_into_and_save_from_the_world_hierarchy() {
     let f = world.spawn_resource_with(&res, &mut tm).unwrap();
     assert_eq!(tm.len(), 3);
     assert_eq!(world.parent(f[1]), None);
-    assert_eq!(world.save_entities(&f, resource_registry(), Some(&tm)).unwrap(), blob);
+    assert_eq!(
+        world
+            .save_entities(&f, resource_registry(), Some(&tm))
+            .unwrap(),
+        blob
+    );
 }
 
 #[test]
@@ -290,4 +310,195 @@ fn an_outside_manager_collects_its_dead_entities() {
     assert_eq!(tm.len(), 50);
     assert!(tm.entities().iter().all(|&e| w.is_alive(e)));
     assert_eq!(tm.gc_all(|e| w.is_alive(e)), 0);
+}
+
+mod model {
+    //! Random hierarchy operations, directly and through commands, against a naive model: a
+    //! parent map and translations, where a world position is the sum of the translations up
+    //! the chain and a despawn removes every descendant.
+    use super::*;
+    use proptest::prelude::*;
+    use sigecs::ecs_core::Entity;
+    use sigecs_fixtures::hierarchy::Doomed;
+    use std::collections::BTreeMap;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Spawn,
+        SetTransform(usize, i8, i8),
+        SetParent(usize, usize),
+        RemoveParent(usize),
+        Despawn(usize),
+        ParentByCommand(usize, usize),
+        DespawnByCommand(usize),
+        RemoveTransform(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let i = 0usize..64;
+        prop_oneof![
+            3 => Just(Op::Spawn),
+            2 => (i.clone(), any::<i8>(), any::<i8>()).prop_map(|(e, x, y)| Op::SetTransform(e, x, y)),
+            4 => (i.clone(), i.clone()).prop_map(|(a, b)| Op::SetParent(a, b)),
+            1 => i.clone().prop_map(Op::RemoveParent),
+            1 => i.clone().prop_map(Op::Despawn),
+            2 => (i.clone(), i.clone()).prop_map(|(a, b)| Op::ParentByCommand(a, b)),
+            1 => i.clone().prop_map(Op::DespawnByCommand),
+            1 => i.prop_map(Op::RemoveTransform),
+        ]
+    }
+
+    /// Per live entity: Some(translation) once it has a transform, and its parent.
+    #[derive(Default)]
+    struct Model {
+        nodes: BTreeMap<Entity, (Option<(f32, f32)>, Option<Entity>)>,
+    }
+
+    impl Model {
+        fn is_below(&self, a: Entity, ancestor: Entity) -> bool {
+            let mut at = Some(a);
+            while let Some(e) = at {
+                if e == ancestor {
+                    return true;
+                }
+                at = self.nodes[&e].1;
+            }
+            false
+        }
+        fn set_parent(&mut self, c: Entity, p: Entity) -> bool {
+            if !self.nodes.contains_key(&c) || !self.nodes.contains_key(&p) || self.is_below(p, c) {
+                return false;
+            }
+            for e in [c, p] {
+                let node = self.nodes.get_mut(&e).unwrap();
+                node.0.get_or_insert((0.0, 0.0));
+            }
+            self.nodes.get_mut(&c).unwrap().1 = Some(p);
+            true
+        }
+        fn despawn(&mut self, e: Entity) {
+            if !self.nodes.contains_key(&e) {
+                return;
+            }
+            let gone: Vec<Entity> = self
+                .nodes
+                .keys()
+                .copied()
+                .filter(|&x| self.is_below(x, e))
+                .collect();
+            for x in gone {
+                self.nodes.remove(&x);
+            }
+        }
+        fn world(&self, e: Entity) -> Option<(f32, f32)> {
+            self.nodes[&e].0?;
+            let (mut x, mut y) = (0.0, 0.0);
+            let mut at = Some(e);
+            while let Some(n) = at {
+                let (t, p) = self.nodes[&n];
+                let t = t.unwrap();
+                x += t.0;
+                y += t.1;
+                at = p;
+            }
+            Some((x, y))
+        }
+    }
+
+    fn check(w: &World, m: &Model) -> Result<(), TestCaseError> {
+        prop_assert_eq!(w.len(), m.nodes.len());
+        w.check_invariants().map_err(TestCaseError::fail)?;
+        for (&e, &(t, p)) in &m.nodes {
+            prop_assert!(w.is_alive(e));
+            prop_assert_eq!(w.parent(e), p, "parent of {}", e);
+            prop_assert_eq!(w.local_transform(e).is_some(), t.is_some());
+            let world = w.world_transform(e).map(|m| {
+                let o = origin(m);
+                (o.x, o.y)
+            });
+            prop_assert_eq!(world, m.world(e), "world position of {}", e);
+            let mut kids = w.children(e);
+            kids.sort();
+            let expected: Vec<Entity> = m
+                .nodes
+                .iter()
+                .filter(|(_, n)| n.1 == Some(e))
+                .map(|(&c, _)| c)
+                .collect();
+            prop_assert_eq!(kids, expected);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn hierarchy_operations_match_the_model(ops in proptest::collection::vec(op(), 1..120)) {
+            let mut w = World::new();
+            let mut m = Model::default();
+            // Every id ever issued, so operations also name dead entities.
+            let mut ids: Vec<Entity> = Vec::new();
+            let pick = |ids: &[Entity], i: usize| ids.get(i % ids.len().max(1)).copied();
+            for op in ops {
+                match op {
+                    Op::Spawn => {
+                        let e = drone(&mut w, ids.len() as u32);
+                        ids.push(e);
+                        m.nodes.insert(e, (None, None));
+                    }
+                    Op::SetTransform(i, x, y) => {
+                        let Some(e) = pick(&ids, i) else { continue };
+                        let ok = w.set_transform(e, at(x as f32, y as f32)).is_ok();
+                        prop_assert_eq!(ok, m.nodes.contains_key(&e));
+                        if let Some(node) = m.nodes.get_mut(&e) {
+                            node.0 = Some((x as f32, y as f32));
+                        }
+                    }
+                    Op::SetParent(a, b) => {
+                        let (Some(c), Some(p)) = (pick(&ids, a), pick(&ids, b)) else { continue };
+                        let ok = w.set_parent(c, p).is_ok();
+                        prop_assert_eq!(ok, m.set_parent(c, p), "set_parent({}, {})", c, p);
+                    }
+                    Op::RemoveParent(i) => {
+                        let Some(e) = pick(&ids, i) else { continue };
+                        prop_assert_eq!(w.remove_parent(e).is_ok(), m.nodes.contains_key(&e));
+                        if let Some(node) = m.nodes.get_mut(&e) {
+                            node.1 = None;
+                        }
+                    }
+                    Op::Despawn(i) => {
+                        let Some(e) = pick(&ids, i) else { continue };
+                        prop_assert_eq!(w.despawn(e), m.nodes.contains_key(&e));
+                        m.despawn(e);
+                    }
+                    Op::ParentByCommand(a, b) => {
+                        let (Some(c), Some(p)) = (pick(&ids, a), pick(&ids, b)) else { continue };
+                        w.resource_mut::<Adoptions>().pairs = vec![(c, p)];
+                        let ok = w.run_adopt().is_ok();
+                        prop_assert_eq!(ok, m.set_parent(c, p), "command set_parent({}, {})", c, p);
+                    }
+                    Op::RemoveTransform(i) => {
+                        let Some(e) = pick(&ids, i) else { continue };
+                        let had = m.nodes.get(&e).is_some_and(|n| n.0.is_some());
+                        prop_assert_eq!(w.remove_transform(e), had);
+                        if had {
+                            m.nodes.insert(e, (None, None));
+                            for node in m.nodes.values_mut() {
+                                if node.1 == Some(e) {
+                                    node.1 = None;
+                                }
+                            }
+                        }
+                    }
+                    Op::DespawnByCommand(i) => {
+                        let Some(e) = pick(&ids, i) else { continue };
+                        w.resource_mut::<Doomed>().entities = vec![e];
+                        prop_assert!(w.run_doom().is_ok());
+                        m.despawn(e);
+                    }
+                }
+                check(&w, &m)?;
+            }
+        }
+    }
 }

@@ -376,8 +376,8 @@ fn time_systems(opts: &Options, level: &Level) -> Vec<(usize, f64)> {
         .collect()
 }
 
-/// Verifies and spawns the level a few times into fresh worlds (components only, then with the
-/// hierarchy linked in a transform manager); prints the median times.
+/// Verifies and spawns the level a few times into fresh worlds (the hierarchy into the world's
+/// own, then into a separate transform manager); prints the median times.
 fn report_level_spawn(level: &Level) {
     let n = level.num_entities() as f64;
     let (mut verify, mut spawn, mut linked) = (Vec::new(), Vec::new(), Vec::new());
@@ -407,7 +407,7 @@ fn report_level_spawn(level: &Level) {
     }
     let (v, s, l) = (median(&mut verify), median(&mut spawn), median(&mut linked));
     println!(
-        "level: {} entities ({} roots, {} hierarchy levels), {} bytes: verify {:.0} us, spawn {:.0} us ({:.1} ns/entity), spawn with the hierarchy linked {:.0} us (median of 5)",
+        "level: {} entities ({} roots, {} hierarchy levels), {} bytes: verify {:.0} us, spawn {:.0} us ({:.1} ns/entity; the hierarchy into the world's own), spawn with the hierarchy in a separate manager {:.0} us (median of 5)",
         level.num_entities(),
         level.roots(),
         level.levels(),

@@ -328,3 +328,231 @@ fn a_panicking_drop_in_a_subtree_despawn_still_despawns_the_whole_subtree() {
     assert_eq!(w.check_invariants(), Ok(()));
     assert_eq!(witness(&w, keep), Some(99));
 }
+
+mod model {
+    //! Random operations over entities whose `Bomb` may panic when dropped, directly and
+    //! through commands, against a model of what each entity holds: after every step the
+    //! world matches the model, its invariants hold, and every value dropped so far was
+    //! dropped exactly once (the panicking bomb counts: its drop ran). An operation panics
+    //! exactly when it drops an armed bomb.
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        SpawnTrap(bool),
+        SpawnTrapRow(bool),
+        Despawn(usize),
+        ReplaceBomb(usize, bool),
+        InsertTr(usize),
+        RemoveBombByCommand(usize),
+        DespawnByCommand(usize),
+        ReplaceByCommand(usize, bool),
+        Clear,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let i = 0usize..32;
+        prop_oneof![
+            4 => any::<bool>().prop_map(Op::SpawnTrap),
+            3 => any::<bool>().prop_map(Op::SpawnTrapRow),
+            2 => i.clone().prop_map(Op::Despawn),
+            2 => (i.clone(), any::<bool>()).prop_map(|(e, a)| Op::ReplaceBomb(e, a)),
+            2 => i.clone().prop_map(Op::InsertTr),
+            2 => i.clone().prop_map(Op::RemoveBombByCommand),
+            1 => i.clone().prop_map(Op::DespawnByCommand),
+            1 => (i, any::<bool>()).prop_map(|(e, a)| Op::ReplaceByCommand(e, a)),
+            1 => Just(Op::Clear),
+        ]
+    }
+
+    /// What an entity holds: its bomb (armed, value), its witness, its `Tr`.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Held {
+        bomb: Option<(bool, u32)>,
+        witness: u32,
+        tr: Option<u32>,
+    }
+
+    #[derive(Default)]
+    struct Model {
+        held: BTreeMap<Entity, Held>,
+        bombs_dropped: usize,
+        witnesses_dropped: usize,
+    }
+
+    impl Model {
+        /// Drops everything `e` holds; true when that panics (an armed bomb).
+        fn despawn(&mut self, e: Entity) -> bool {
+            match self.held.remove(&e) {
+                Some(h) => {
+                    self.witnesses_dropped += 1;
+                    self.drop_bomb(h.bomb)
+                }
+                None => false,
+            }
+        }
+        fn drop_bomb(&mut self, bomb: Option<(bool, u32)>) -> bool {
+            match bomb {
+                Some((armed, _)) => {
+                    self.bombs_dropped += 1;
+                    armed
+                }
+                None => false,
+            }
+        }
+    }
+
+    /// Runs `step` through the director's script (the one way commands reach a world).
+    fn by_command(
+        w: &mut World,
+        step: impl FnOnce(&mut ecs_core::Commands<'_>) + Send + 'static,
+    ) -> bool {
+        w.resource::<Script>().push(step);
+        catch_unwind(AssertUnwindSafe(|| w.run_run_script())).is_err()
+    }
+
+    fn check(w: &World, m: &Model) -> Result<(), TestCaseError> {
+        prop_assert_eq!(w.check_invariants(), Ok(()));
+        prop_assert_eq!(
+            w.len(),
+            m.held.len() + 1,
+            "the director and the model's entities"
+        );
+        prop_assert_eq!(drops(), (m.bombs_dropped, m.witnesses_dropped));
+        for (&e, h) in &m.held {
+            prop_assert_eq!(
+                w.get::<Bomb>(e).map(|b| (b.armed, b.value)),
+                h.bomb,
+                "bomb of {}",
+                e
+            );
+            prop_assert_eq!(w.get::<Witness>(e).map(|x| x.0), Some(h.witness));
+            prop_assert_eq!(w.get::<Tr>(e).map(|t| t.0), h.tr);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        // Under Miri (CI runs this file there) a few cases: each step is slow, not different.
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 48 }))]
+        #[test]
+        fn panicking_drops_match_the_model(ops in proptest::collection::vec(op(), 1..80)) {
+            let mut w = World::new();
+            w.spawn(Scripted { director: Director });
+            let mut m = Model::default();
+            let mut ids: Vec<Entity> = Vec::new();
+            let mut next = 0u32;
+            reset();
+            for op in ops {
+                next += 1;
+                let pick = |i: usize| ids.get(i % ids.len().max(1)).copied();
+                let (panicked, expected) = match op {
+                    Op::SpawnTrap(armed) => {
+                        let e = w.spawn(Trap { bomb: bomb(armed, next), witness: Witness(next) });
+                        m.held.insert(e, Held { bomb: Some((armed, next)), witness: next, tr: None });
+                        ids.push(e);
+                        (false, false)
+                    }
+                    Op::SpawnTrapRow(armed) => {
+                        let e = w.spawn(TrapRow { bomb: bomb(armed, next), witness: Witness(next), tr: Tr(next) });
+                        m.held.insert(e, Held { bomb: Some((armed, next)), witness: next, tr: Some(next) });
+                        ids.push(e);
+                        (false, false)
+                    }
+                    Op::Despawn(i) => {
+                        let Some(e) = pick(i) else { continue };
+                        let panicked = catch_unwind(AssertUnwindSafe(|| w.despawn(e))).is_err();
+                        (panicked, m.despawn(e))
+                    }
+                    Op::ReplaceBomb(i, armed) => {
+                        let Some(e) = pick(i) else { continue };
+                        let result = catch_unwind(AssertUnwindSafe(|| w.insert(e, bomb(armed, next))));
+                        let expected = match m.held.get(&e).copied() {
+                            Some(h) => {
+                                m.held.get_mut(&e).unwrap().bomb = Some((armed, next));
+                                match result {
+                                    // The old bomb comes back to the caller: its drop is ours.
+                                    Ok(Ok(Some(mut old))) => {
+                                        prop_assert_eq!(Some((old.armed, old.value)), h.bomb);
+                                        old.armed = false;
+                                        drop(old);
+                                        m.drop_bomb(h.bomb);
+                                    }
+                                    Ok(Ok(None)) => prop_assert!(h.bomb.is_none()),
+                                    other => prop_assert!(false, "insert into a live entity: {:?}", other.map(|r| r.is_ok())),
+                                }
+                                false
+                            }
+                            None => {
+                                // Refused: the new bomb is dropped (disarmed or not, the
+                                // error is what the caller sees).
+                                prop_assert!(matches!(result, Ok(Err(_))));
+                                m.drop_bomb(Some((false, next)));
+                                false
+                            }
+                        };
+                        (false, expected)
+                    }
+                    Op::InsertTr(i) => {
+                        let Some(e) = pick(i) else { continue };
+                        let ok = w.insert(e, Tr(next)).is_ok();
+                        prop_assert_eq!(ok, m.held.contains_key(&e));
+                        if let Some(h) = m.held.get_mut(&e) {
+                            h.tr = Some(next);
+                        }
+                        (false, false)
+                    }
+                    Op::RemoveBombByCommand(i) => {
+                        let Some(e) = pick(i) else { continue };
+                        let panicked = by_command(&mut w, move |c| c.remove::<Bomb>(e));
+                        let bomb = m.held.get_mut(&e).and_then(|h| h.bomb.take());
+                        (panicked, m.drop_bomb(bomb))
+                    }
+                    Op::DespawnByCommand(i) => {
+                        let Some(e) = pick(i) else { continue };
+                        let panicked = by_command(&mut w, move |c| c.despawn(e));
+                        (panicked, m.despawn(e))
+                    }
+                    Op::ReplaceByCommand(i, armed) => {
+                        let Some(e) = pick(i) else { continue };
+                        let value = next;
+                        let panicked = by_command(&mut w, move |c| c.insert(e, bomb(armed, value)));
+                        let expected = match m.held.get_mut(&e) {
+                            Some(h) => {
+                                let old = h.bomb.replace((armed, value));
+                                m.drop_bomb(old)
+                            }
+                            // Refused: the new bomb is dropped inside the world, quietly (a
+                            // panic of its drop is caught; the error is what the run reports).
+                            None => {
+                                m.bombs_dropped += 1;
+                                false
+                            }
+                        };
+                        (panicked, expected)
+                    }
+                    Op::Clear => {
+                        let panicked = catch_unwind(AssertUnwindSafe(|| w.clear())).is_err();
+                        let mut expected = false;
+                        for e in m.held.keys().copied().collect::<Vec<_>>() {
+                            expected |= m.despawn(e);
+                        }
+                        // The director went too: bring it back.
+                        w.spawn(Scripted { director: Director });
+                        (panicked, expected)
+                    }
+                };
+                prop_assert_eq!(panicked, expected);
+                check(&w, &m)?;
+            }
+            // Disarm what is left so the world's drop does not panic.
+            for e in w.entities().collect::<Vec<_>>() {
+                if let Some(b) = w.get_mut::<Bomb>(e) {
+                    b.armed = false;
+                }
+            }
+        }
+    }
+}

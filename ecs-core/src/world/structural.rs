@@ -197,6 +197,9 @@ impl<M: WorldModel> World<M> {
         value: Box<dyn std::any::Any + Send>,
     ) -> Result<(), WorldError> {
         let Some(loc) = self.table.locate(entity) else {
+            // Refused: dropped as every refused value is (a panic of its drop is caught; the
+            // error is what the run reports).
+            super::spawn::drop_quietly(value);
             return Err(WorldError::NoSuchEntity(entity));
         };
         let size = self.tables.sizes()[c as usize];

@@ -23,10 +23,9 @@ pub mod cfg;
 pub use ecs_decl as decl;
 pub mod diagnostic;
 pub mod generate;
-/// The store-matching and aliasing rules, shared with the runtime (the same file as
-/// `ecs_core`'s, so the build script and queries cannot disagree).
-#[path = "../../ecs-core/src/rules.rs"]
-mod rules;
+/// The store-matching and aliasing rules, shared with the runtime (the crate `ecs-rules`, which
+/// `ecs_core` uses too, so the build script and queries cannot disagree).
+use ecs_rules as rules;
 pub mod scan;
 
 pub use analyze::Model;

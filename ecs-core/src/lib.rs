@@ -40,7 +40,8 @@ mod model;
 pub mod query;
 #[cfg(feature = "resource")]
 pub mod resource;
-mod rules;
+/// The store-matching and aliasing rules, shared with the build script (crate `ecs-rules`).
+use ecs_rules as rules;
 pub mod schedule;
 pub mod soa;
 pub mod stats;

@@ -1,34 +1,46 @@
-//! Two rules the build script and the runtime must agree on, written once. This file is part of
-//! ecs-core and is also compiled into ecs-codegen through `#[path]` (the build-time crate must
-//! not depend on the runtime), so it depends on nothing.
+//! # ecs-rules: the rules sigecs's build script and runtime share
 //!
-//! - [`matches`]: which stores a system (at build time) or a query (at run time) visits.
+//! Two rules the build-time generator (`ecs-codegen`) and the runtime (`ecs-core`) must agree
+//! on, written once in a crate both depend on, so that a system matched to stores at build time
+//! and a query matched at run time cannot disagree. It depends on nothing (the build-time crate
+//! must not depend on the runtime). It is an implementation detail of sigecs: use sigecs through
+//! `ecs-core`.
+//!
+//! - [`matches()`]: which stores a system (at build time) or a query (at run time) visits.
 //! - [`Borrows::conflicts`]: when two sets of component borrows alias — two systems that must
 //!   not share a stage, or two elements of one query.
+//!
+//! ```
+//! use ecs_rules::{matches, Borrows};
+//! // A store holding components 0, 1 and 2 is visited by a query needing 0 and 1 without 3.
+//! assert!(matches(0b0111, 0b0011, 0b1000));
+//! // `&mut C0` and `&C0` alias; two `&C0` do not.
+//! assert!(Borrows::of(0, true).conflicts(&Borrows::of(0, false)));
+//! assert!(!Borrows::of(0, false).conflicts(&Borrows::of(0, false)));
+//! ```
 
-// Each crate uses the part it needs.
-#![allow(dead_code)]
+#![no_std]
 
 /// Does a store whose component set is `mask` match a system or query that needs every
 /// component of `required` and none of `excluded` (bit `i` is component `i`)?
 #[inline]
-pub(crate) const fn matches(mask: u128, required: u128, excluded: u128) -> bool {
+pub const fn matches(mask: u128, required: u128, excluded: u128) -> bool {
     mask & required == required && mask & excluded == 0
 }
 
 /// Shared and exclusive borrows of components: bit `i` is component `i`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Borrows {
+pub struct Borrows {
     /// Components borrowed shared (`&C`, `Option<&C>`).
-    pub(crate) reads: u128,
+    pub reads: u128,
     /// Components borrowed exclusively (`&mut C`, `Option<&mut C>`).
-    pub(crate) writes: u128,
+    pub writes: u128,
 }
 
 impl Borrows {
     /// One borrow of component `id`.
     #[inline]
-    pub(crate) const fn of(id: u32, mutable: bool) -> Borrows {
+    pub const fn of(id: u32, mutable: bool) -> Borrows {
         let bit = 1u128 << id;
         if mutable {
             Borrows {
@@ -45,14 +57,14 @@ impl Borrows {
 
     /// Do the two alias: does one write a component the other reads or writes?
     #[inline]
-    pub(crate) const fn conflicts(&self, other: &Borrows) -> bool {
+    pub const fn conflicts(&self, other: &Borrows) -> bool {
         self.writes & (other.reads | other.writes) != 0
             || other.writes & (self.reads | self.writes) != 0
     }
 
     /// Both sets of borrows.
     #[inline]
-    pub(crate) const fn union(&self, other: &Borrows) -> Borrows {
+    pub const fn union(&self, other: &Borrows) -> Borrows {
         Borrows {
             reads: self.reads | other.reads,
             writes: self.writes | other.writes,

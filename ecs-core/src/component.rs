@@ -1,6 +1,6 @@
 //! The traits that `#[derive(Component)]`, `#[derive(Signature)]` and `#[derive(Resource)]`
 //! implement. They carry no ids: ids, bits and stores are assigned by the build script for the
-//! whole crate at once (see `ecs-codegen`), in the generated [`crate::model`] impls.
+//! whole crate at once (see `ecs-codegen`), in the generated `crate::model` impls.
 
 /// A piece of per-entity data. Implemented by `#[derive(Component)]`.
 ///

@@ -384,6 +384,10 @@ mod tests {
                 }
                 Command::Failed { .. } => "failed",
                 Command::Send { .. } => "send",
+                #[cfg(feature = "transform")]
+                Command::SetTransform { .. }
+                | Command::SetParent { .. }
+                | Command::RemoveParent(_) => "hierarchy",
             })
             .collect();
         assert_eq!(kinds, ["despawn", "remove", "insert", "spawn", "spawn"]);

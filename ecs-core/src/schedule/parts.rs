@@ -42,7 +42,7 @@ pub const PROBE_EVERY: u32 = 64;
 
 /// What a pass learned about its own cost, in one world (a world keeps one per generated pass,
 /// so two worlds of one model decide apart). Every inline run that could have split is timed;
-/// the estimate (picoseconds per row) is the cheapest of the last [`WINDOW`] of them, and none
+/// the estimate (picoseconds per row) is the cheapest of the last `WINDOW` of them, and none
 /// is made before two: the first run of a fresh world is cold (allocation, page faults, cold
 /// caches: 20× the steady cost was measured) and must not decide alone. A pass splits when
 /// its estimated work is at least [`SPLIT_WORK_NS`]; a split pass is timed too, and runs inline

@@ -11,7 +11,7 @@
 //! - **Moves** in and out of a dynamic store are byte-wise, along an [`Edge`] computed once per
 //!   (store, component) and kept here; moves between two declared stores keep their typed
 //!   functions.
-//! - **Systems** visit the dynamic stores whose set matches them (the rule of `rules.rs`): each
+//! - **Systems** visit the dynamic stores whose set matches them (the rule of `ecs_rules::matches`): each
 //!   system's list of matching dynamic stores is kept here, grown when a store is made, and a
 //!   generated pass runs its typed per-system loop over their columns
 //!   ([`crate::__private::DynamicStores`]).

@@ -41,12 +41,12 @@ use super::World;
 use crate::entity::{Entity, EntityError};
 use crate::model::WorldModel;
 use crate::resource::outside::spawn_order;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use crate::resource::{
     ComponentData, OutsideSpawn, OutsideStores, Registration, Registry, ResourceError, RunTarget,
     VerifiedResource, VerifyOptions,
 };
 use crate::storage::copy_bytes;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// The text of a component set that no signature declares, as `insert` words it.
 pub(crate) fn undeclared_text(missing: &str) -> String {
@@ -201,7 +201,11 @@ impl<M: WorldModel> World<M> {
         let mut own = std::mem::take(&mut self.hierarchy);
         let spawned = {
             let mut all: Vec<&mut dyn OutsideStores> = Vec::with_capacity(spawners.len() + 1);
-            all.extend(spawners.iter_mut().map(|s| &mut **s as &mut dyn OutsideStores));
+            all.extend(
+                spawners
+                    .iter_mut()
+                    .map(|s| &mut **s as &mut dyn OutsideStores),
+            );
             all.push(&mut own);
             catch_unwind(AssertUnwindSafe(|| {
                 self.spawn_resource_inner(resource, &mut all, all_outside)

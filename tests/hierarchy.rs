@@ -348,10 +348,12 @@ mod model {
         ]
     }
 
-    /// Per live entity: Some(translation) once it has a transform, and its parent.
+    /// A live entity: `Some(translation)` once it has a transform, and its parent.
+    type Node = (Option<(f32, f32)>, Option<Entity>);
+
     #[derive(Default)]
     struct Model {
-        nodes: BTreeMap<Entity, (Option<(f32, f32)>, Option<Entity>)>,
+        nodes: BTreeMap<Entity, Node>,
     }
 
     impl Model {

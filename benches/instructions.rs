@@ -1,0 +1,82 @@
+//! Fixed work for instruction counts (callgrind), where the shared machine's timing noise hides
+//! a few percent: `instructions WORKLOAD ITERATIONS` builds the workload's world and runs it
+//! ITERATIONS times on one thread. The cost of one iteration is the difference between two
+//! counts, e.g.
+//!
+//! ```sh
+//! cargo bench --bench instructions --no-run
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/deps/instructions-* simple_iter 0
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/deps/instructions-* simple_iter 1000
+//! ```
+//!
+//! Workloads: `simple_iter` (10,000 rows, `run_advance`), `schedule` (4 × 10,000 rows,
+//! `run_schedule`).
+
+#![allow(missing_docs)]
+
+use glam::{Mat4, Vec3};
+use sigecs::ecs_core::rayon;
+use sigecs_fixtures::bench::{schedule as sc, simple_iter as si, simple_iter_columns as columns};
+use std::hint::black_box;
+
+const N: usize = 10_000;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (workload, iterations) = match (args.get(1), args.get(2)) {
+        (Some(w), Some(n)) => (w.as_str(), n.parse::<usize>().expect("ITERATIONS")),
+        _ => {
+            eprintln!("usage: instructions simple_iter|schedule ITERATIONS");
+            std::process::exit(2);
+        }
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("thread pool");
+    pool.install(|| match workload {
+        "simple_iter" => {
+            let mut w = columns::World::new();
+            w.spawn_batch((0..N).map(|_| columns::Data {
+                transform: si::Transform(Mat4::IDENTITY),
+                position: si::Position(Vec3::X),
+                rotation: si::Rotation(Vec3::X),
+                velocity: si::Velocity(Vec3::X),
+            }));
+            for _ in 0..iterations {
+                black_box(&mut w).run_advance();
+            }
+        }
+        "schedule" => {
+            let mut w = sc::World::new();
+            w.spawn_batch((0..N).map(|_| sc::Ab {
+                a: sc::A(0.0),
+                b: sc::B(1.0),
+            }));
+            w.spawn_batch((0..N).map(|_| sc::Abc {
+                a: sc::A(0.0),
+                b: sc::B(1.0),
+                c: sc::C(2.0),
+            }));
+            w.spawn_batch((0..N).map(|_| sc::Abcd {
+                a: sc::A(0.0),
+                b: sc::B(1.0),
+                c: sc::C(2.0),
+                d: sc::D(3.0),
+            }));
+            w.spawn_batch((0..N).map(|_| sc::Abce {
+                a: sc::A(0.0),
+                b: sc::B(1.0),
+                c: sc::C(2.0),
+                e: sc::E(4.0),
+            }));
+            for _ in 0..iterations {
+                let _ = black_box(&mut w).run_schedule();
+            }
+        }
+        other => {
+            eprintln!("unknown workload {other}");
+            std::process::exit(2);
+        }
+    });
+}

@@ -6,7 +6,7 @@
 //! holds only what needs static types — the model's tables, the row structs of `rows`
 //! signatures, and the system passes — and this crate holds everything else, once:
 //!
-//! - [`entity`]: generational 32-bit entity ids (22 index bits, 8 generation bits) — seed part 1.
+//! - [`entity`]: generational 32-bit entity ids (22 index bits, 8 generation bits).
 //! - [`world`]: [`World`], generic over a model: spawn, despawn, get, insert/remove moves,
 //!   commands, statistics, invariants; and [`WorldError`].
 //! - [`component`]: the traits the derives implement.
@@ -14,11 +14,11 @@
 //! - [`query`]: run-time queries over the stores chosen by bitmask.
 //! - [`schedule`]: parallel passes, [`Commands`], and the stage plan.
 //! - [`stats`]: memory statistics and the memory-efficiency measure.
-//! - [`soa`]: classic structure-of-arrays component managers — seed part 2.
-//! - `transform` (cargo feature `transform`): the transform hierarchy — seed part 3 — with
+//! - [`soa`]: classic structure-of-arrays component managers.
+//! - `transform` (cargo feature `transform`): the transform hierarchy, with
 //!   glam's matrices (glam is re-exported as `ecs_core::glam`).
 //! - `resource` (cargo feature `resource`): entity resources — levels and prefabs compiled from
-//!   JSON to verified binary blobs — seed part 4.
+//!   JSON to verified binary blobs.
 //!
 //! It also re-exports the derives and `#[system]` from `ecs-derive`, and `bitflags`, which
 //! the generated code names, so a user crate depends on `ecs-core` alone (plus `ecs-codegen` as

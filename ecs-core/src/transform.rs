@@ -1,4 +1,4 @@
-//! The transform hierarchy (seed part 3): a scene graph of entities with immediate world updates.
+//! The transform hierarchy: a scene graph of entities with immediate world updates.
 //!
 //! A [`TransformManager`] gives entities a position in one world. The transform is optional per
 //! entity, and every world owns its own manager, so the same [`Entity`] can have a transform in
@@ -233,7 +233,7 @@ const MARK_STATE: u32 = 3;
 const MARK_EPOCH_SHIFT: u32 = 2;
 const MARK_EPOCH_MAX: u32 = u32::MAX >> MARK_EPOCH_SHIFT;
 
-/// The transform manager of one world (seed part 3): local and world matrices of entities linked
+/// The transform manager of one world: local and world matrices of entities linked
 /// into trees, with immediate world updates. See the [module docs](self) for the design.
 #[derive(Clone, Default)]
 pub struct TransformManager {

@@ -281,7 +281,7 @@ fn a_path_error_displays_its_path_first() {
     assert_eq!(e.to_string(), "bad");
 }
 
-/// A new user's audit (stop 21): a key twice in one object compiled, the last value winning
+/// A key twice in one object once compiled, the last value winning
 /// silently (`"pos"` twice gave the blob of the second).
 #[test]
 fn a_key_twice_in_one_object_is_refused_with_its_line() {

@@ -1,5 +1,4 @@
-//! Entity resources — seed part 4 (Bitsquid, "Building a Data-Oriented Entity System", part 4):
-//! levels and prefabs compiled from JSON to binary blobs that are verified once and then read as
+//! Entity resources (levels): levels and prefabs compiled from JSON to binary blobs that are verified once and then read as
 //! they are.
 //!
 //! The pieces, one concept per file:

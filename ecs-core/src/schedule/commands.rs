@@ -400,9 +400,9 @@ mod tests {
     }
 }
 
-/// Tests written against the mutants of this file (`mutants.md`).
+/// How requests are recorded and named, value by value.
 #[cfg(test)]
-mod mutant_tests {
+mod requests {
     use super::*;
 
     #[derive(Debug, PartialEq)]

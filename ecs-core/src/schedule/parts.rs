@@ -611,10 +611,9 @@ mod tests {
     }
 }
 
-/// Tests written against the mutants of this file (`mutants.md`): each asserts the exact
-/// values a mutant would change.
+/// The split decisions and job sizes, each asserted by its exact values.
 #[cfg(test)]
-mod mutant_tests {
+mod exact_values {
     use super::tests::measured;
     use super::*;
     use crate::entity::Entity;

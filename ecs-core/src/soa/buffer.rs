@@ -198,7 +198,7 @@ impl SoaBuffer {
         }
     }
 
-    /// Part 2's `allocate`: moves the rows to a new block of exactly `capacity` rows (growing or
+    /// The classic SoA manager's `allocate`: moves the rows to a new block of exactly `capacity` rows (growing or
     /// shrinking) and frees the old one. Panics if `capacity < len` or the size overflows.
     pub fn allocate(&mut self, capacity: usize) {
         assert!(
@@ -268,7 +268,7 @@ impl SoaBuffer {
         self.len += 1;
     }
 
-    /// Part 2's swap-erase: moves the last row into `row` and drops the removed values.
+    /// The classic SoA manager's swap-erase: moves the last row into `row` and drops the removed values.
     /// Panics if `row >= len`.
     pub fn swap_remove(&mut self, row: usize) {
         assert!(

@@ -4,13 +4,13 @@ use std::fmt;
 
 use crate::entity::Entity;
 
-/// Handle to a component instance: its row in the columns (part 2's `Instance`). Valid until
+/// Handle to a component instance: its row in the columns (the classic SoA manager's `Instance`). Valid until
 /// the next operation that moves rows (`create`, `destroy`, `gc`, `flush_destroyed`, `clear`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Instance(u32);
 
 impl Instance {
-    /// The instance at row `index` (part 2's `make_instance`).
+    /// The instance at row `index` (the classic SoA manager's `make_instance`).
     #[inline]
     pub const fn new(index: u32) -> Self {
         Instance(index)

@@ -1,5 +1,5 @@
 //! Entity → instance lookups: how a [`SoaStore`](super::SoaStore) finds an entity's row.
-//! [`HashLookup`] is part 2's hash index, [`DenseLookup`] its per-entity-index array.
+//! [`HashLookup`] is the classic SoA manager's hash index, [`DenseLookup`] its per-entity-index array.
 
 use rustc_hash::FxHashMap;
 
@@ -47,7 +47,7 @@ pub trait Lookup: Default + sealed_lookup::Sealed {
     fn assert_invariants(&self, _entities: &[Entity]) {}
 }
 
-/// Part 2's hash index, the default: an [`FxHashMap`] from the full entity to its instance. Uses
+/// The classic SoA manager's hash index, the default: an [`FxHashMap`] from the full entity to its instance. Uses
 /// memory in proportion to the number of instances.
 #[derive(Clone, Debug, Default)]
 pub struct HashLookup {
@@ -85,11 +85,11 @@ impl Lookup for HashLookup {
     }
 }
 
-/// Part 2's direct map: one `u32` per entity index (nil when absent), for components almost
+/// The classic SoA manager's direct map: one `u32` per entity index (nil when absent), for components almost
 /// every entity has. A lookup is one array read plus a check of the entity column, so a stale
 /// id (same index, older generation) finds nothing.
 ///
-/// Part 2's array holds one instance per index, but with lazy GC a dead entity's component can
+/// The classic SoA manager's array holds one instance per index, but with lazy GC a dead entity's component can
 /// outlive the reuse of its index. The newest entity then takes the slot and the older one moves
 /// to a side map (`displaced`, almost always empty), so every instance stays reachable.
 #[derive(Clone, Debug, Default)]

@@ -1,4 +1,4 @@
-//! Structure-of-arrays component managers, following seed part 2.
+//! Structure-of-arrays component managers, in the classic data-oriented layout.
 //!
 //! A component manager owns every instance of one component type and stores each field in its
 //! own column, so a loop that touches two fields streams through two arrays and nothing else.
@@ -7,7 +7,7 @@
 //!
 //! - **One allocation.** [`SoaBuffer`] holds the entity column followed by one column per field
 //!   in a single heap block. Growing allocates a new block, copies each column's live prefix and
-//!   frees the old block — part 2's `allocate`. Columns keep declaration order; each starts at
+//!   frees the old block — the classic SoA manager's `allocate`. Columns keep declaration order; each starts at
 //!   the next multiple of its element alignment, and the block is aligned to the largest one, so
 //!   any alignment works (tested up to 16). Zero-sized fields take no bytes.
 //! - **Type-erased runtime, thin typed layer.** The buffer knows each column only by its
@@ -17,17 +17,17 @@
 //!   in the sealed [`Columns`] implementations for tuples. The managers — the bundled
 //!   [`PointMassManager`] and those `#[derive(SoaManager)]` generates — wrap a store and add
 //!   named, safe accessors; they contain no `unsafe`.
-//! - **Lookup chosen at declaration.** [`HashLookup`] (the default, part 2's hash index) keeps an
+//! - **Lookup chosen at declaration.** [`HashLookup`] (the default, the classic SoA manager's hash index) keeps an
 //!   [`FxHashMap<Entity, u32>`](rustc_hash::FxHashMap); [`DenseLookup`] keeps part 2's
 //!   per-entity-index array with a nil value, for components nearly every entity has. Both check
 //!   the full entity, generation included: a stale id never finds the instance of the entity that
 //!   now uses its slot.
-//! - **Instances.** [`SoaStore::lookup`] returns `Option<Instance>` instead of part 2's nil
+//! - **Instances.** [`SoaStore::lookup`] returns `Option<Instance>` instead of the classic SoA manager's nil
 //!   instance, so a missing component cannot be read by mistake. An [`Instance`] is a row index:
 //!   like a `Vec` index it stays valid until the next `create`, `destroy`, `gc` or
 //!   `flush_destroyed`, which may move rows. Accessors panic on an out-of-range instance (never
 //!   undefined behaviour).
-//! - **Destroy** is part 2's swap-erase: the last row moves into the hole and its entity's
+//! - **Destroy** is the classic SoA manager's swap-erase: the last row moves into the hole and its entity's
 //!   lookup entry is updated.
 //! - **Clean-up of dead entities**, two ways as in part 2. Lazily, [`SoaStore::gc`] picks random
 //!   rows (seeded xorshift, deterministic) and destroys those whose entity is dead until it meets

@@ -1,4 +1,4 @@
-//! Part 2's example component: [`PointMass`] and its manager [`PointMassManager`], an
+//! The classic SoA manager's example component: [`PointMass`] and its manager [`PointMassManager`], an
 //! invocation of the same macro `#[derive(SoaManager)]` expands to, plus `simulate`.
 
 use glam::Vec3;
@@ -34,7 +34,7 @@ pub struct PointMass {
 }
 
 crate::__soa_manager! {
-    /// Part 2's point-mass component manager: entity, mass, position, velocity and acceleration
+    /// The classic SoA manager's point-mass component manager: entity, mass, position, velocity and acceleration
     /// columns in one allocation, with a hash lookup. It is what
     /// `#[derive(SoaManager)] #[soa(manager = "PointMassManager")]` on [`PointMass`] generates,
     /// plus [`PointMassManager::simulate`].
@@ -54,7 +54,7 @@ crate::__soa_manager! {
 }
 
 impl PointMassManager {
-    /// Part 2's `simulate`: `v += a * dt; p += v * dt` for every instance, one pass over three
+    /// The classic SoA manager's `simulate`: `v += a * dt; p += v * dt` for every instance, one pass over three
     /// columns (zipped slice iterators: no bounds checks or lookups in the loop).
     pub fn simulate(&mut self, dt: f32) {
         let columns = self.columns_mut();

@@ -1,4 +1,4 @@
-//! The [`DestroyQueue`] that connects a manager to its destroy hook (part 2's immediate
+//! The [`DestroyQueue`] that connects a manager to its destroy hook (the classic SoA manager's immediate
 //! clean-up).
 
 use std::mem;

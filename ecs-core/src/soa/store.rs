@@ -240,7 +240,7 @@ impl<C: Columns, L: Lookup> SoaStore<C, L> {
         self.buf.clear();
     }
 
-    /// Part 2's lazy garbage collection: picks random instances and destroys those whose entity
+    /// The classic SoA manager's lazy garbage collection: picks random instances and destroys those whose entity
     /// is dead, until it meets four live ones in a row. Cheap when nothing died (four probes);
     /// fast when much did. Returns how many instances it destroyed.
     pub fn gc(&mut self, em: &EntityManager) -> usize {
@@ -281,7 +281,7 @@ impl<C: Columns, L: Lookup> SoaStore<C, L> {
         self.queue.clone()
     }
 
-    /// Immediate clean-up (part 2's destruction callback): registers a hook with `em` that
+    /// Immediate clean-up (the classic SoA manager's destruction callback): registers a hook with `em` that
     /// queues every destroyed entity; [`SoaStore::flush_destroyed`] then destroys their
     /// instances. Remove it with [`EntityManager::remove_hook`].
     ///

@@ -61,10 +61,10 @@ impl<M: WorldModel> World<M> {
     }
 }
 
-/// Tests written against the mutants of this file (`mutants.md`): a hand-written two-store
-/// model, and worlds made inconsistent on purpose through crate-internal access.
+/// Each check against a hand-written two-store model, and worlds made inconsistent on purpose
+/// through crate-internal access.
 #[cfg(test)]
-mod mutant_tests {
+mod violations {
     use super::super::{Location, World};
     use crate::test_model::{world, Model, A, AB, B};
 

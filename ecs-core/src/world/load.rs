@@ -1,4 +1,4 @@
-//! Spawning entity resources (seed part 4): a verified blob becomes entities, the batched way.
+//! Spawning entity resources (levels): a verified blob becomes entities, the batched way.
 //!
 //! [`World::spawn_resource`] does similar things together:
 //!

@@ -46,8 +46,8 @@ impl<M: WorldModel> World<M> {
 
     /// Despawns every entity, keeping the resources and the memory of the stores and of the
     /// entity table for the next spawn (a level's restart, say). Every id issued so far becomes
-    /// stale, as after [`World::despawn`]; later spawns may reuse the slots (seed part 1's
-    /// rule). That is not by itself faster than spawning into a new world (see the README's
+    /// stale, as after [`World::despawn`]; later spawns may reuse the slots (the entity
+    /// manager's rule). That is not by itself faster than spawning into a new world (see the README's
     /// restart rows).
     /// The ids are retired before any component is dropped, and a panicking `Drop` still
     /// leaves every store empty (the values after it leak), so the world stays consistent.

@@ -399,10 +399,8 @@ mod tests {
         assert_eq!(t.len(), 2);
     }
 
-    // Tests added for mutation testing (issue 8, item 14; see mutants.md).
-
     #[test]
-    fn mutants_location_row_and_accessors() {
+    fn location_row_and_accessors() {
         assert_eq!(Location::new(2, 7).row(), 7);
         assert_eq!(Location::new(0, 0).row(), 0);
         let mut t = EntityTable::new();

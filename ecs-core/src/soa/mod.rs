@@ -17,9 +17,9 @@
 //!   in the sealed [`Columns`] implementations for tuples. The managers — the bundled
 //!   [`PointMassManager`] and those `#[derive(SoaManager)]` generates — wrap a store and add
 //!   named, safe accessors; they contain no `unsafe`.
-//! - **Lookup chosen at declaration.** [`HashLookup`] (the default, the classic SoA manager's hash index) keeps an
-//!   [`FxHashMap<Entity, u32>`](rustc_hash::FxHashMap); [`DenseLookup`] keeps part 2's
-//!   per-entity-index array with a nil value, for components nearly every entity has. Both check
+//! - **Lookup chosen at declaration.** [`HashLookup`] (the default, the classic hash index)
+//!   keeps an [`FxHashMap<Entity, u32>`](rustc_hash::FxHashMap); [`DenseLookup`] keeps the
+//!   classic per-entity-index array with a nil value, for components nearly every entity has. Both check
 //!   the full entity, generation included: a stale id never finds the instance of the entity that
 //!   now uses its slot.
 //! - **Instances.** [`SoaStore::lookup`] returns `Option<Instance>` instead of the classic SoA manager's nil

@@ -10,16 +10,18 @@
 //! ```
 //!
 //! Workloads: `simple_iter` (10,000 rows, `run_advance`), `schedule` (4 × 10,000 rows,
-//! `run_schedule`).
+//! `run_schedule`), `frag_iter` (26 stores × 20 rows, `run_double`), `frag_floor` (the same
+//! 520 values in one `Vec`, doubled by a hand loop).
 
 #![allow(missing_docs)]
 
 use glam::{Mat4, Vec3};
 use sigecs::ecs_core::rayon;
+use sigecs_fixtures::bench::frag_iter::{self as fi, *};
 use sigecs_fixtures::bench::{schedule as sc, simple_iter as si, simple_iter_columns as columns};
 use std::hint::black_box;
 
-const N: usize = 10_000;
+const ROWS: usize = 10_000;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -37,7 +39,7 @@ fn main() {
     pool.install(|| match workload {
         "simple_iter" => {
             let mut w = columns::World::new();
-            w.spawn_batch((0..N).map(|_| columns::Data {
+            w.spawn_batch((0..ROWS).map(|_| columns::Data {
                 transform: si::Transform(Mat4::IDENTITY),
                 position: si::Position(Vec3::X),
                 rotation: si::Rotation(Vec3::X),
@@ -49,22 +51,22 @@ fn main() {
         }
         "schedule" => {
             let mut w = sc::World::new();
-            w.spawn_batch((0..N).map(|_| sc::Ab {
+            w.spawn_batch((0..ROWS).map(|_| sc::Ab {
                 a: sc::A(0.0),
                 b: sc::B(1.0),
             }));
-            w.spawn_batch((0..N).map(|_| sc::Abc {
+            w.spawn_batch((0..ROWS).map(|_| sc::Abc {
                 a: sc::A(0.0),
                 b: sc::B(1.0),
                 c: sc::C(2.0),
             }));
-            w.spawn_batch((0..N).map(|_| sc::Abcd {
+            w.spawn_batch((0..ROWS).map(|_| sc::Abcd {
                 a: sc::A(0.0),
                 b: sc::B(1.0),
                 c: sc::C(2.0),
                 d: sc::D(3.0),
             }));
-            w.spawn_batch((0..N).map(|_| sc::Abce {
+            w.spawn_batch((0..ROWS).map(|_| sc::Abce {
                 a: sc::A(0.0),
                 b: sc::B(1.0),
                 c: sc::C(2.0),
@@ -72,6 +74,31 @@ fn main() {
             }));
             for _ in 0..iterations {
                 let _ = black_box(&mut w).run_schedule();
+            }
+        }
+        "frag_iter" => {
+            let mut w = fi::World::new();
+            macro_rules! spawn_each {
+                ($($sig:ident $field:ident $letter:ident),* $(,)?) => {$(
+                    w.spawn_batch((0..20).map(|_| $sig { data: Data(1.0), $field: $letter(0.0) }));
+                )*};
+            }
+            spawn_each!(
+                SigA a A, SigB b B, SigC c C, SigD d D, SigE e E, SigF f F, SigG g G, SigH h H,
+                SigI i I, SigJ j J, SigK k K, SigL l L, SigM m M, SigN n N, SigO o O, SigP p P,
+                SigQ q Q, SigR r R, SigS s S, SigT t T, SigU u U, SigV v V, SigW w W, SigX x X,
+                SigY y Y, SigZ z Z,
+            );
+            for _ in 0..iterations {
+                black_box(&mut w).run_double();
+            }
+        }
+        "frag_floor" => {
+            let mut v = vec![1.0f32; 26 * 20];
+            for _ in 0..iterations {
+                for x in black_box(&mut v).iter_mut() {
+                    *x *= 2.0;
+                }
             }
         }
         other => {

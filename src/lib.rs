@@ -3,7 +3,7 @@
 //! An entity–component system whose storage is generated at build time: one packed array per
 //! declared signature, systems matched to arrays by bitmask before the crate compiles. This
 //! crate is the bundled world — the declarations in `components/`, the `World` that `build.rs`
-//! generates from them, and the main job in `src/main.rs`. The runtime is `ecs_core`, the
+//! generates from them, and the main job in `src/bin/sigecs/`. The runtime is `ecs_core`, the
 //! macros `ecs_derive`, the generator `ecs_codegen`.
 //!
 //! ```

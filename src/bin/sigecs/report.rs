@@ -1,0 +1,275 @@
+//! The main job's run and report: level spawn times, memory, time per system, the frames on 1 and N
+//! threads, parallel efficiency.
+
+use crate::{checksum::*, levels::*, options::*, population::*};
+use sigecs::ecs_core::rayon;
+use sigecs::ecs_core::resource::VerifyOptions;
+use sigecs::ecs_core::schedule::parts::job_rows;
+use sigecs::ecs_core::transform::TransformManager;
+use sigecs::{resource_registry, World, SYSTEM_NAMES};
+use std::time::{Duration, Instant};
+
+pub(crate) fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// What one run of the frames measured.
+pub(crate) struct Run {
+    pub(crate) world: World,
+    /// Seconds spent in each stage, summed over frames.
+    pub(crate) stage_secs: Vec<f64>,
+    pub(crate) total: Duration,
+    pub(crate) recycled: usize,
+}
+
+/// Runs the frames with `run_schedule`, stage by stage (timed), on a pool of `threads`.
+pub(crate) fn run_frames(opts: &Options, level: &Level, threads: usize) -> Run {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool");
+    let (mut world, mut rng) = fresh_world(opts, level);
+    let stages = World::schedule().stages.len();
+    let mut stage_secs = vec![0.0; stages];
+    let mut recycled = 0;
+    let start = Instant::now();
+    let mut last_report = Instant::now();
+    pool.install(|| {
+        for frame in 0..opts.frames {
+            for (k, secs) in stage_secs.iter_mut().enumerate() {
+                let t = Instant::now();
+                world
+                    .run_stage(k)
+                    .expect("the bundled systems issue no commands");
+                *secs += t.elapsed().as_secs_f64();
+            }
+            recycled += recycle_particles(&mut world, &mut rng);
+            if last_report.elapsed() > Duration::from_secs(2) {
+                println!(
+                    "  {threads} thread(s): frame {}/{} ({:.1?})",
+                    frame + 1,
+                    opts.frames,
+                    start.elapsed()
+                );
+                last_report = Instant::now();
+            }
+        }
+    });
+    Run {
+        world,
+        stage_secs,
+        total: start.elapsed(),
+        recycled,
+    }
+}
+
+/// Median ns per entity of each system, each run on its own for every frame.
+pub(crate) fn time_systems(opts: &Options, level: &Level) -> Vec<(usize, f64)> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("thread pool");
+    let (mut world, mut rng) = fresh_world(opts, level);
+    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(opts.frames); SYSTEM_NAMES.len()];
+    pool.install(|| {
+        for _ in 0..opts.frames {
+            for (i, s) in samples.iter_mut().enumerate() {
+                let rows = world.system_rows(i);
+                let t = Instant::now();
+                world
+                    .run_system(i)
+                    .expect("the bundled systems issue no commands");
+                if rows > 0 {
+                    s.push(t.elapsed().as_nanos() as f64 / rows as f64);
+                }
+            }
+            recycle_particles(&mut world, &mut rng);
+        }
+    });
+    samples
+        .iter_mut()
+        .enumerate()
+        .map(|(i, s)| (world.system_rows(i), median(s)))
+        .collect()
+}
+
+/// Verifies and spawns the level a few times into fresh worlds (the hierarchy into the world's
+/// own, then into a separate transform manager); prints the median times.
+pub(crate) fn report_level_spawn(level: &Level) {
+    let n = level.num_entities() as f64;
+    let (mut verify, mut spawn, mut linked) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..5 {
+        let t = Instant::now();
+        let again = World::new()
+            .verify_resource(
+                level.bytes(),
+                resource_registry(),
+                &VerifyOptions::default(),
+            )
+            .expect("verified before");
+        verify.push(t.elapsed().as_secs_f64());
+        let mut world = World::new();
+        let t = Instant::now();
+        world
+            .spawn_resource(&again)
+            .expect("a verified level spawns");
+        spawn.push(t.elapsed().as_secs_f64());
+        let mut world = World::new();
+        let mut tm = TransformManager::new();
+        let t = Instant::now();
+        world
+            .spawn_resource_with(&again, &mut tm)
+            .expect("a verified level spawns");
+        linked.push(t.elapsed().as_secs_f64());
+    }
+    let (v, s, l) = (median(&mut verify), median(&mut spawn), median(&mut linked));
+    println!(
+        "level: {} entities ({} roots, {} hierarchy levels), {} bytes: verify {:.0} us, spawn {:.0} us ({:.1} ns/entity; the hierarchy into the world's own), spawn with the hierarchy in a separate manager {:.0} us (median of 5)",
+        level.num_entities(),
+        level.roots(),
+        level.levels(),
+        level.bytes().len(),
+        v * 1e6,
+        s * 1e6,
+        s * 1e9 / n.max(1.0),
+        l * 1e6,
+    );
+}
+
+pub(crate) fn run(opts: &Options) -> Result<(), String> {
+    let level = load_level_for(opts)?;
+    println!(
+        "sigecs main job: level {} + {} generated entities, {} frames, {} thread(s), seed {}",
+        opts.level
+            .as_deref()
+            .map_or("assets/level.bin (bundled)".to_string(), |p| p
+                .display()
+                .to_string()),
+        opts.entities,
+        opts.frames,
+        opts.threads,
+        opts.seed
+    );
+    report_level_spawn(&level);
+    let t = Instant::now();
+    let (world, _) = fresh_world(opts, &level);
+    println!(
+        "spawned {} entities (level and generated) in {:.2?}\n",
+        world.len(),
+        t.elapsed()
+    );
+    println!("memory per signature:\n{}\n", world.stats());
+    drop(world);
+
+    println!("schedule (stages run in order; each is one fused pass per store):");
+    print!("{}", World::schedule());
+    println!();
+
+    println!("{:<24} {:>10} {:>14}", "system", "entities", "ns/entity");
+    for (i, (rows, ns)) in time_systems(opts, &level).into_iter().enumerate() {
+        println!("{:<24} {:>10} {:>14.3}", SYSTEM_NAMES[i], rows, ns);
+    }
+    println!("(median over frames, each system run alone on 1 thread)\n");
+
+    let single = run_frames(opts, &level, 1);
+    let parallel = if opts.threads == 1 {
+        None
+    } else {
+        Some(run_frames(opts, &level, opts.threads))
+    };
+    let final_run = parallel.as_ref().unwrap_or(&single);
+    println!(
+        "ran {} frames ({} particles expired and respawned)",
+        opts.frames, final_run.recycled
+    );
+    // Amdahl: the share of 1-thread stage time that can run in parallel: a stage's pass splits
+    // when the stage writes no resource and its stores hold enough rows in all (the runner's
+    // own rule, `job_rows`).
+    let plan = World::schedule();
+    let min_chunk = opts
+        .min_chunk
+        .unwrap_or(sigecs::ecs_core::schedule::DEFAULT_MIN_CHUNK);
+    let stats = final_run.world.stats();
+    let rows_of = |name: &str| {
+        stats
+            .stores
+            .iter()
+            .find(|s| s.name == name)
+            .map_or(0, |s| s.entities)
+    };
+    let total_secs: f64 = single.stage_secs.iter().sum();
+    let parallel_secs: f64 = single
+        .stage_secs
+        .iter()
+        .zip(plan.stages)
+        .filter(|(_, s)| {
+            let rows: usize = s.stores.iter().map(|(n, _)| rows_of(n)).sum();
+            s.parallel && job_rows(rows, min_chunk, opts.threads).is_some()
+        })
+        .map(|(t, _)| t)
+        .sum();
+    // `+ 0.0`: an empty f64 sum is -0.0, which would print as "-0.0%".
+    let share = if total_secs > 0.0 {
+        parallel_secs / total_secs + 0.0
+    } else {
+        0.0
+    };
+    println!(
+        "  1 thread:   {:>10.2?}  checksum {:016x}",
+        single.total,
+        checksum(&single.world)
+    );
+    if let Some(p) = &parallel {
+        let n = opts.threads as f64;
+        println!(
+            "  {} threads: {:>10.2?}  checksum {:016x}",
+            opts.threads,
+            p.total,
+            checksum(&p.world)
+        );
+        println!(
+            "parallel efficiency: {:.1}% of system time is in passes large enough to split (min_chunk {}; Amdahl bound {:.2}x on {} threads); measured speedup {:.2}x",
+            100.0 * share,
+            min_chunk,
+            1.0 / ((1.0 - share) + share / n),
+            opts.threads,
+            single.total.as_secs_f64() / p.total.as_secs_f64()
+        );
+        if checksum(&p.world) != checksum(&single.world) {
+            eprintln!("error: the parallel run's world differs from the sequential one");
+            std::process::exit(1);
+        }
+    } else {
+        println!(
+            "parallel efficiency: {:.1}% of system time is in passes large enough to split (min_chunk {})",
+            100.0 * share,
+            min_chunk
+        );
+    }
+    print_undeclared(&final_run.world);
+    println!("\nchecksum: {:016x}", checksum(&final_run.world));
+    Ok(())
+}
+
+/// The component sets entities took that no signature declares, with the declarations that
+/// would give them generated stores.
+pub(crate) fn print_undeclared(world: &World) {
+    let sets = world.undeclared();
+    if sets.is_empty() {
+        println!("\nevery entity's component set is a declared signature");
+        return;
+    }
+    println!("\ncomponent sets no signature declares (dynamic stores); to promote one, declare:");
+    for set in sets {
+        println!("  {set}");
+        if let Some(declaration) = set.declaration() {
+            for line in declaration.lines() {
+                println!("    {line}");
+            }
+        }
+    }
+}

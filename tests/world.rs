@@ -396,3 +396,48 @@ fn invariants_hold_after_every_kind_of_change() {
     w.run_all();
     assert_eq!(w.check_invariants(), Ok(()));
 }
+
+#[test]
+fn cache_stats_count_the_arrays_and_bytes_each_pass_streams() {
+    // The bundled world: `Body` is a columns store, `Ship` a rows store (position, velocity,
+    // acceleration, mass in one 40-byte row struct; its name in a cold column).
+    let w = sigecs::World::new();
+    let stats = w.cache_stats();
+    let find = |system: &str, store: &str| {
+        stats
+            .iter()
+            .find(|p| p.system == system && p.store == store)
+            .unwrap_or_else(|| panic!("{system} over {store}"))
+            .clone()
+    };
+    // integrate: position, velocity, acceleration (12 bytes each).
+    let body = find("integrate", "Body");
+    assert_eq!((body.arrays, body.loaded, body.used), (3, 36, 36));
+    assert_eq!(body.efficiency(), 1.0);
+    let ship = find("integrate", "Ship");
+    assert_eq!((ship.arrays, ship.loaded, ship.used), (1, 40, 36));
+    assert_eq!(ship.efficiency(), 0.9);
+    // apply_gravity: acceleration, and mass through its `with(Mass)` filter (12 + 4 bytes).
+    let gravity = find("apply_gravity", "Ship");
+    assert_eq!((gravity.arrays, gravity.loaded, gravity.used), (1, 40, 16));
+    assert_eq!(w.cache_stats().iter().map(|p| p.rows).sum::<usize>(), 0);
+    // The table weighs each pass by rows × bytes loaded: no rows, nothing loaded, 100%.
+    let table = ecs_core::CacheStats::table(&stats);
+    assert!(table.contains("integrate"), "{table}");
+    assert!(
+        table.ends_with(
+            "cache efficiency: 100.0% of the bytes the passes stream are bytes they use"
+        ),
+        "{table}"
+    );
+    let weighted = ecs_core::CacheStats::table(&[
+        ecs_core::CacheStats { rows: 10, ..body },
+        ecs_core::CacheStats { rows: 30, ..ship },
+    ]);
+    // (10 × 36 + 30 × 36) / (10 × 36 + 30 × 40) = 1440 / 1560
+    assert!(
+        weighted
+            .ends_with("cache efficiency: 92.3% of the bytes the passes stream are bytes they use"),
+        "{weighted}"
+    );
+}

@@ -63,7 +63,7 @@ pub use entity::Entity;
 pub use events::{Event, EventReader};
 pub use model::{ComponentOf, EventOf, ResourceOf, SignatureOf, WorldModel};
 pub use schedule::Commands;
-pub use stats::{Layout, StoreStats, WorldStats};
+pub use stats::{CacheStats, Layout, StoreStats, WorldStats};
 pub use world::{Change, CommandErrors, CommandFailure, UndeclaredSet, World, WorldError};
 
 #[doc(hidden)]

@@ -1,5 +1,8 @@
-//! Memory statistics of a world's stores, with the memory-efficiency measure of "next step":
-//! bytes of live components divided by bytes allocated for components.
+//! Statistics of a world's stores, with two of the three efficiency measures of "The next step
+//! in Entity Component Systems" (the third, parallel efficiency, is the schedule's): memory
+//! efficiency, bytes of live components divided by bytes allocated for components; and cache
+//! efficiency, which the source defines as how many arrays a system needs at the same time and
+//! how small one item of them is ([`CacheStats`]).
 
 use std::fmt;
 
@@ -172,5 +175,77 @@ mod tests {
             "{text}"
         );
         assert_eq!(WorldStats::default().efficiency(), 1.0);
+    }
+}
+
+/// Cache efficiency of one system over one store, as "The next step" defines it: the fewer
+/// arrays a pass streams at once and the smaller an item of them, the better. `loaded` counts
+/// the bytes per row of every array the pass streams (a whole row struct for a `rows` store),
+/// `used` the bytes of the components it names; `used / loaded` is the share of each loaded
+/// byte the pass needs (1 for `columns` stores).
+///
+/// The components counted are the system's required ones (its `&C`/`&mut C` parameters and
+/// `with(..)` filters); `Option<&C>` parameters are not counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacheStats {
+    /// The system.
+    pub system: &'static str,
+    /// The store's signature.
+    pub store: &'static str,
+    /// Rows of the store now.
+    pub rows: usize,
+    /// Arrays (columns with bytes) the pass streams at once.
+    pub arrays: usize,
+    /// Bytes per row of those arrays.
+    pub loaded: usize,
+    /// Bytes per row of the components the system names.
+    pub used: usize,
+}
+
+impl CacheStats {
+    /// `used / loaded` (1 when nothing is loaded).
+    pub fn efficiency(&self) -> f64 {
+        if self.loaded == 0 {
+            1.0
+        } else {
+            self.used as f64 / self.loaded as f64
+        }
+    }
+
+    /// A table of `passes`, then their efficiency weighted by rows × bytes loaded (the share
+    /// of all loaded bytes the passes use).
+    pub fn table(passes: &[CacheStats]) -> String {
+        use std::fmt::Write;
+        let mut out = format!(
+            "{:<20} {:<16} {:>8} {:>6} {:>12} {:>10} {:>10}\n",
+            "system", "store", "rows", "arrays", "loaded B/row", "used B/row", "efficiency"
+        );
+        let (mut loaded, mut used) = (0usize, 0usize);
+        for p in passes {
+            let _ = writeln!(
+                out,
+                "{:<20} {:<16} {:>8} {:>6} {:>12} {:>10} {:>9.1}%",
+                p.system,
+                p.store,
+                p.rows,
+                p.arrays,
+                p.loaded,
+                p.used,
+                100.0 * p.efficiency()
+            );
+            loaded += p.rows * p.loaded;
+            used += p.rows * p.used;
+        }
+        let total = if loaded == 0 {
+            1.0
+        } else {
+            used as f64 / loaded as f64
+        };
+        let _ = write!(
+            out,
+            "cache efficiency: {:.1}% of the bytes the passes stream are bytes they use",
+            100.0 * total
+        );
+        out
     }
 }

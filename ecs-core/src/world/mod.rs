@@ -44,7 +44,7 @@ pub(crate) use table::{EntityTable, Location};
 
 use crate::entity::{Entity, EntityManager};
 use crate::model::{ComponentOf, EventOf, ResourceOf, SignatureOf, Tables, WorldModel};
-use crate::stats::{StoreStats, WorldStats};
+use crate::stats::{CacheStats, StoreStats, WorldStats};
 use crate::storage::Store;
 use std::fmt;
 use std::marker::PhantomData;
@@ -295,6 +295,42 @@ impl<M: WorldModel> World<M> {
         self.stores
             .iter()
             .flat_map(|s| s.entities().iter().copied())
+    }
+
+    /// Cache efficiency of every system over every declared store it visits (see
+    /// [`CacheStats`]), in system order, then store order.
+    pub fn cache_stats(&self) -> Vec<CacheStats> {
+        let sizes = self.tables.sizes();
+        let mut out = Vec::new();
+        for system in M::systems().iter().filter(|s| s.per_row) {
+            for &id in system.stores {
+                let store = &self.stores[id as usize];
+                let info = store.info();
+                let mut columns: Vec<usize> = info
+                    .slots
+                    .iter()
+                    .filter(|sl| system.required & (1u128 << sl.component) != 0)
+                    .filter(|sl| sizes[sl.component as usize] > 0)
+                    .map(|sl| sl.column as usize)
+                    .collect();
+                columns.sort_unstable();
+                columns.dedup();
+                out.push(CacheStats {
+                    system: system.name,
+                    store: info.name,
+                    rows: store.len(),
+                    arrays: columns.len(),
+                    loaded: columns.iter().map(|&c| info.columns[c].size).sum(),
+                    used: info
+                        .slots
+                        .iter()
+                        .filter(|sl| system.required & (1u128 << sl.component) != 0)
+                        .map(|sl| sizes[sl.component as usize])
+                        .sum(),
+                });
+            }
+        }
+        out
     }
 
     /// Memory statistics of every declared store, in store id order, and of every dynamic

@@ -82,6 +82,7 @@ mod tests {
             threads: 2,
             min_chunk: Some(16),
             seed: 9,
+            repeats: 1,
             level: None,
         };
         let level = load_level(None).unwrap();

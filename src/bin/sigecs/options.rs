@@ -26,6 +26,7 @@ Options:
   --threads N     rayon threads for the parallel run (default: the machine's cores)
   --min-chunk N   minimum rows per parallel chunk, for every system (default: per system)
   --seed N        seed of the initial values (default 1)
+  --repeats N     runs on 1 and on N threads, alternated; the report uses the median (default 3)
   -h, --help      print this help";
 
 /// Command-line options.
@@ -36,6 +37,7 @@ pub(crate) struct Options {
     pub(crate) threads: usize,
     pub(crate) min_chunk: Option<usize>,
     pub(crate) seed: u64,
+    pub(crate) repeats: usize,
     pub(crate) level: Option<PathBuf>,
 }
 
@@ -48,6 +50,7 @@ pub(crate) fn parse_args(
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         min_chunk: None,
         seed: 1,
+        repeats: 3,
         level: None,
     };
     let mut args = args.into_iter();
@@ -74,6 +77,10 @@ pub(crate) fn parse_args(
             "--entities" => opts.entities = value("a number of entities")? as usize,
             "--frames" => opts.frames = value("a number of frames")? as usize,
             "--seed" => opts.seed = value("an integer seed")?,
+            "--repeats" => match value("a number of runs")? {
+                0 => return Err("--repeats must be at least 1".into()),
+                n => opts.repeats = n as usize,
+            },
             "--threads" => match value("a number of threads")? {
                 0 => return Err("--threads must be at least 1".into()),
                 n => opts.threads = n as usize,
@@ -106,7 +113,7 @@ mod tests {
     #[test]
     fn parses_options() {
         let o = parse_args(args(
-            "--entities 10 --frames=3 --seed 7 --threads 3 --min-chunk 64",
+            "--entities 10 --frames=3 --seed 7 --threads 3 --min-chunk 64 --repeats 5",
         ))
         .unwrap()
         .unwrap();
@@ -118,6 +125,7 @@ mod tests {
                 threads: 3,
                 min_chunk: Some(64),
                 seed: 7,
+                repeats: 5,
                 level: None,
             }
         );
@@ -137,5 +145,9 @@ mod tests {
         assert!(parse_args(args("--entities 5000000"))
             .unwrap_err()
             .contains("more than a world can hold"));
+        assert_eq!(
+            parse_args(args("--repeats 0")).unwrap_err(),
+            "--repeats must be at least 1"
+        );
     }
 }

@@ -61,11 +61,13 @@ pub(crate) fn populate(world: &mut World, n: usize, rng: &mut Rng) {
 
 /// Particles whose lifetime ran out are despawned and replaced, keeping the count constant.
 pub(crate) fn recycle_particles(world: &mut World, rng: &mut Rng) -> usize {
-    let expired: Vec<Entity> = world
-        .query::<(Entity, &Lifetime)>()
-        .filter(|(_, l)| l.0 <= 0.0)
-        .map(|(e, _)| e)
-        .collect();
+    // `for_each` runs the query's internal loop (one per store), not `next` per row.
+    let mut expired: Vec<Entity> = Vec::new();
+    world.query::<(Entity, &Lifetime)>().for_each(|(e, l)| {
+        if l.0 <= 0.0 {
+            expired.push(e);
+        }
+    });
     for e in &expired {
         world.despawn(*e);
     }

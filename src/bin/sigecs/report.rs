@@ -22,6 +22,8 @@ pub(crate) struct Run {
     pub(crate) world: World,
     /// Seconds spent in each stage, summed over frames.
     pub(crate) stage_secs: Vec<f64>,
+    /// Seconds spent recycling particles (sequential: queries, despawns, spawns).
+    pub(crate) recycle_secs: f64,
     pub(crate) total: Duration,
     pub(crate) recycled: usize,
 }
@@ -36,6 +38,7 @@ pub(crate) fn run_frames(opts: &Options, level: &Level, threads: usize) -> Run {
     let stages = World::schedule().stages.len();
     let mut stage_secs = vec![0.0; stages];
     let mut recycled = 0;
+    let mut recycle_secs = 0.0;
     let start = Instant::now();
     let mut last_report = Instant::now();
     pool.install(|| {
@@ -47,7 +50,9 @@ pub(crate) fn run_frames(opts: &Options, level: &Level, threads: usize) -> Run {
                     .expect("the bundled systems issue no commands");
                 *secs += t.elapsed().as_secs_f64();
             }
+            let t = Instant::now();
             recycled += recycle_particles(&mut world, &mut rng);
+            recycle_secs += t.elapsed().as_secs_f64();
             if last_report.elapsed() > Duration::from_secs(2) {
                 println!(
                     "  {threads} thread(s): frame {}/{} ({:.1?})",
@@ -62,9 +67,17 @@ pub(crate) fn run_frames(opts: &Options, level: &Level, threads: usize) -> Run {
     Run {
         world,
         stage_secs,
+        recycle_secs,
         total: start.elapsed(),
         recycled,
     }
+}
+
+/// The run with the median total of `runs` (not empty).
+fn median_run(mut runs: Vec<Run>) -> Run {
+    runs.sort_by_key(|r| r.total);
+    let k = runs.len() / 2;
+    runs.swap_remove(k)
 }
 
 /// Median ns per entity of each system, each run on its own for every frame.
@@ -175,20 +188,27 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
     }
     println!("(median over frames, each system run alone on 1 thread)\n");
 
-    let single = run_frames(opts, &level, 1);
-    let parallel = if opts.threads == 1 {
-        None
-    } else {
-        Some(run_frames(opts, &level, opts.threads))
-    };
+    // Runs on 1 and N threads, alternated, `repeats` times each: the report uses the run with
+    // the median total of each (a shared machine's noise hits single runs).
+    let mut singles = Vec::new();
+    let mut parallels = Vec::new();
+    for _ in 0..opts.repeats {
+        singles.push(run_frames(opts, &level, 1));
+        if opts.threads > 1 {
+            parallels.push(run_frames(opts, &level, opts.threads));
+        }
+    }
+    let single = median_run(singles);
+    let parallel = (!parallels.is_empty()).then(|| median_run(parallels));
     let final_run = parallel.as_ref().unwrap_or(&single);
     println!(
         "ran {} frames ({} particles expired and respawned)",
         opts.frames, final_run.recycled
     );
-    // Amdahl: the share of 1-thread stage time that can run in parallel: a stage's pass splits
-    // when the stage writes no resource and its stores hold enough rows in all (the runner's
-    // own rule, `job_rows`).
+    // Amdahl: the share of the whole 1-thread run that can run in parallel. A stage's pass
+    // splits when the stage writes no resource and its stores hold enough rows in all (the
+    // runner's own rule, `job_rows`); everything else is sequential: stages that do not split,
+    // particle recycling, and the frame loop's own bookkeeping (the rest of the total).
     let plan = World::schedule();
     let min_chunk = opts
         .min_chunk
@@ -201,7 +221,7 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
             .find(|s| s.name == name)
             .map_or(0, |s| s.entities)
     };
-    let total_secs: f64 = single.stage_secs.iter().sum();
+    let stage_secs: f64 = single.stage_secs.iter().sum();
     let parallel_secs: f64 = single
         .stage_secs
         .iter()
@@ -212,16 +232,23 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
         })
         .map(|(t, _)| t)
         .sum();
+    let total_secs = single.total.as_secs_f64();
+    let other_secs = (total_secs - stage_secs - single.recycle_secs).max(0.0);
     // `+ 0.0`: an empty f64 sum is -0.0, which would print as "-0.0%".
     let share = if total_secs > 0.0 {
         parallel_secs / total_secs + 0.0
     } else {
         0.0
     };
+    let ms = |secs: f64| secs * 1e3;
     println!(
-        "  1 thread:   {:>10.2?}  checksum {:016x}",
+        "  1 thread:   {:>10.2?}  checksum {:016x}  (stages {:.2} ms, of which splittable {:.2} ms; recycling {:.2} ms; other {:.2} ms)",
         single.total,
-        checksum(&single.world)
+        checksum(&single.world),
+        ms(stage_secs),
+        ms(parallel_secs),
+        ms(single.recycle_secs),
+        ms(other_secs),
     );
     if let Some(p) = &parallel {
         let n = opts.threads as f64;
@@ -232,12 +259,13 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
             checksum(&p.world)
         );
         println!(
-            "parallel efficiency: {:.1}% of system time is in passes large enough to split (min_chunk {}; Amdahl bound {:.2}x on {} threads); measured speedup {:.2}x",
+            "parallel efficiency: {:.1}% of the 1-thread run is in passes large enough to split (min_chunk {}; the rest is sequential); Amdahl bound {:.2}x on {} threads; measured speedup {:.2}x (median of {} runs each)",
             100.0 * share,
             min_chunk,
             1.0 / ((1.0 - share) + share / n),
             opts.threads,
-            single.total.as_secs_f64() / p.total.as_secs_f64()
+            single.total.as_secs_f64() / p.total.as_secs_f64(),
+            opts.repeats,
         );
         if checksum(&p.world) != checksum(&single.world) {
             eprintln!("error: the parallel run's world differs from the sequential one");
@@ -245,11 +273,15 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
         }
     } else {
         println!(
-            "parallel efficiency: {:.1}% of system time is in passes large enough to split (min_chunk {})",
+            "parallel efficiency: {:.1}% of the 1-thread run is in passes large enough to split (min_chunk {})",
             100.0 * share,
             min_chunk
         );
     }
+    println!(
+        "\ncache efficiency per system and store (arrays streamed at once, bytes per row):\n{}",
+        sigecs::ecs_core::CacheStats::table(&final_run.world.cache_stats())
+    );
     print_undeclared(&final_run.world);
     println!("\nchecksum: {:016x}", checksum(&final_run.world));
     Ok(())

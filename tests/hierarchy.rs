@@ -504,3 +504,34 @@ mod model {
         }
     }
 }
+
+#[test]
+fn a_soa_manager_outside_the_world_collects_against_the_world_entities() {
+    use sigecs::ecs_core::soa::{PointMass, PointMassManager};
+    let mut w = World::new();
+    let es: Vec<_> = (0..100).map(|n| drone(&mut w, n)).collect();
+    let mut masses = PointMassManager::new();
+    for &e in &es {
+        masses
+            .create(
+                e,
+                PointMass {
+                    mass: 1.0,
+                    position: Vec3::ZERO,
+                    velocity: Vec3::ZERO,
+                    acceleration: Vec3::ZERO,
+                },
+            )
+            .unwrap();
+    }
+    // Despawned through the world (directly and as a subtree): the manager does not hear of
+    // it; its garbage collection against the world's entity manager finds them.
+    w.set_parent(es[1], es[0]).unwrap();
+    w.despawn(es[0]);
+    for &e in &es[50..] {
+        w.despawn(e);
+    }
+    assert_eq!(masses.gc_all(w.entity_manager()), 52);
+    assert_eq!(masses.len(), 48);
+    assert!(masses.entities().iter().all(|&e| w.is_alive(e)));
+}

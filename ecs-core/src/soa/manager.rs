@@ -232,7 +232,7 @@ macro_rules! __soa_manager {
                 self.store.clear()
             }
 
-            /// Lazy GC (part 2): random probes until four live entities in a row. Returns how
+            /// Lazy GC: random probes until four live entities in a row. Returns how
             /// many instances it destroyed.
             pub fn gc(&mut self, em: &$crate::entity::EntityManager) -> usize {
                 self.store.gc(em)

@@ -15,10 +15,8 @@
 
 #![allow(missing_docs)]
 
-use glam::{Mat4, Vec3};
 use sigecs::ecs_core::rayon;
-use sigecs_fixtures::bench::frag_iter::{self as fi, *};
-use sigecs_fixtures::bench::{schedule as sc, simple_iter as si, simple_iter_columns as columns};
+use sigecs_fixtures::bench::{frag_iter as fi, schedule as sc, simple_iter_columns as columns};
 use std::hint::black_box;
 
 const ROWS: usize = 10_000;
@@ -38,57 +36,19 @@ fn main() {
         .expect("thread pool");
     pool.install(|| match workload {
         "simple_iter" => {
-            let mut w = columns::World::new();
-            w.spawn_batch((0..ROWS).map(|_| columns::Data {
-                transform: si::Transform(Mat4::IDENTITY),
-                position: si::Position(Vec3::X),
-                rotation: si::Rotation(Vec3::X),
-                velocity: si::Velocity(Vec3::X),
-            }));
+            let mut w = columns::world(ROWS);
             for _ in 0..iterations {
                 black_box(&mut w).run_advance();
             }
         }
         "schedule" => {
-            let mut w = sc::World::new();
-            w.spawn_batch((0..ROWS).map(|_| sc::Ab {
-                a: sc::A(0.0),
-                b: sc::B(1.0),
-            }));
-            w.spawn_batch((0..ROWS).map(|_| sc::Abc {
-                a: sc::A(0.0),
-                b: sc::B(1.0),
-                c: sc::C(2.0),
-            }));
-            w.spawn_batch((0..ROWS).map(|_| sc::Abcd {
-                a: sc::A(0.0),
-                b: sc::B(1.0),
-                c: sc::C(2.0),
-                d: sc::D(3.0),
-            }));
-            w.spawn_batch((0..ROWS).map(|_| sc::Abce {
-                a: sc::A(0.0),
-                b: sc::B(1.0),
-                c: sc::C(2.0),
-                e: sc::E(4.0),
-            }));
+            let mut w = sc::world(ROWS);
             for _ in 0..iterations {
-                let _ = black_box(&mut w).run_schedule();
+                black_box(&mut w).run_schedule();
             }
         }
         "frag_iter" => {
-            let mut w = fi::World::new();
-            macro_rules! spawn_each {
-                ($($sig:ident $field:ident $letter:ident),* $(,)?) => {$(
-                    w.spawn_batch((0..20).map(|_| $sig { data: Data(1.0), $field: $letter(0.0) }));
-                )*};
-            }
-            spawn_each!(
-                SigA a A, SigB b B, SigC c C, SigD d D, SigE e E, SigF f F, SigG g G, SigH h H,
-                SigI i I, SigJ j J, SigK k K, SigL l L, SigM m M, SigN n N, SigO o O, SigP p P,
-                SigQ q Q, SigR r R, SigS s S, SigT t T, SigU u U, SigV v V, SigW w W, SigX x X,
-                SigY y Y, SigZ z Z,
-            );
+            let mut w = fi::world(20);
             for _ in 0..iterations {
                 black_box(&mut w).run_double();
             }

@@ -31,14 +31,7 @@ fn transform() -> Mat4 {
 }
 
 fn data_columns(n: usize) -> columns::World {
-    let mut w = columns::World::new();
-    w.spawn_batch((0..n).map(|_| columns::Data {
-        transform: si::Transform(transform()),
-        position: si::Position(Vec3::X),
-        rotation: si::Rotation(Vec3::X),
-        velocity: si::Velocity(Vec3::X),
-    }));
-    w
+    columns::world(n)
 }
 
 fn data_rows(n: usize) -> rows::World {

@@ -39,29 +39,7 @@ fn pool(threads: usize) -> rayon::ThreadPool {
 const N: usize = 10_000;
 
 fn schedule_world() -> sc::World {
-    let mut w = sc::World::new();
-    w.spawn_batch((0..N).map(|_| sc::Ab {
-        a: sc::A(0.0),
-        b: sc::B(1.0),
-    }));
-    w.spawn_batch((0..N).map(|_| sc::Abc {
-        a: sc::A(0.0),
-        b: sc::B(1.0),
-        c: sc::C(2.0),
-    }));
-    w.spawn_batch((0..N).map(|_| sc::Abcd {
-        a: sc::A(0.0),
-        b: sc::B(1.0),
-        c: sc::C(2.0),
-        d: sc::D(3.0),
-    }));
-    w.spawn_batch((0..N).map(|_| sc::Abce {
-        a: sc::A(0.0),
-        b: sc::B(1.0),
-        c: sc::C(2.0),
-        e: sc::E(4.0),
-    }));
-    w
+    sc::world(N)
 }
 
 /// The same data by hand: one `Vec<f32>` per component per signature.

@@ -208,21 +208,7 @@ const FRAG_PER_SIGNATURE: usize = 20;
 const FRAG_SIGNATURES: usize = 26;
 
 fn frag_world() -> fi::World {
-    let mut w = fi::World::new();
-    macro_rules! spawn_each {
-        ($($sig:ident $field:ident $letter:ident),* $(,)?) => {$(
-            w.spawn_batch((0..FRAG_PER_SIGNATURE).map(|_| $sig {
-                data: Data(1.0),
-                $field: $letter(0.0),
-            }));
-        )*};
-    }
-    spawn_each!(
-        SigA a A, SigB b B, SigC c C, SigD d D, SigE e E, SigF f F, SigG g G, SigH h H,
-        SigI i I, SigJ j J, SigK k K, SigL l L, SigM m M, SigN n N, SigO o O, SigP p P,
-        SigQ q Q, SigR r R, SigS s S, SigT t T, SigU u U, SigV v V, SigW w W, SigX x X,
-        SigY y Y, SigZ z Z,
-    );
+    let w = fi::world(FRAG_PER_SIGNATURE);
     assert_eq!(w.len(), FRAG_SIGNATURES * FRAG_PER_SIGNATURE);
     w
 }

@@ -1090,3 +1090,6 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod conflict_oracle;

@@ -1,10 +1,10 @@
 //! # ecs-codegen: the sigecs scanner and generator
 //!
 //! A build script hands [`Builder`] one or more (directory, module path) pairs. The builder
-//! parses every `.rs` file under them with syn ([`scan`]), validates each declaration
+//! parses every `.rs` file under them with syn (`scan`), validates each declaration
 //! ([`decl`], shared with the `ecs-derive` macros), resolves names, assigns component ids and
-//! bits and matches systems to signatures by bitmask ([`analyze`]), and writes the `World`
-//! ([`generate`]) to `OUT_DIR/world.rs`: formatted, marked `@generated`, and rewritten only when
+//! bits and matches systems to signatures by bitmask (`analyze`), and writes the `World`
+//! (`generate`) to `OUT_DIR/world.rs`: formatted, marked `@generated`, and rewritten only when
 //! its content changes. Errors name file, line and column and say how to fix them.
 //!
 //! The body of `fn main` in the `build.rs` of a game crate whose declarations live in
@@ -18,15 +18,15 @@
 //!
 //! and in the crate: `include!(concat!(env!("OUT_DIR"), "/world.rs"));`
 
-pub mod analyze;
-pub mod cfg;
+mod analyze;
+mod cfg;
 pub use ecs_decl as decl;
 pub mod diagnostic;
-pub mod generate;
+mod generate;
 /// The store-matching and aliasing rules, shared with the runtime (the crate `ecs-rules`, which
 /// `ecs_core` uses too, so the build script and queries cannot disagree).
 use ecs_rules as rules;
-pub mod scan;
+mod scan;
 
 pub use analyze::Model;
 pub use diagnostic::{BuildError, Diagnostic};

@@ -2,7 +2,7 @@
 //! exactly when some component or resource is used by both and written by at least one, in
 //! whatever order the parameters are written.
 
-use ecs_codegen::analyze::{place_in_stages, Access, Param};
+use super::{place_in_stages, Access, Param};
 use proptest::prelude::*;
 
 fn param() -> impl Strategy<Value = Param> {

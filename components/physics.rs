@@ -2,8 +2,8 @@
 
 use super::resources::{Gravity, Time};
 use bytemuck::{Pod, Zeroable};
+use ecs_core::level::{InlineStr, MapEntities};
 use ecs_core::prelude::*;
-use ecs_core::resource::{InlineStr, MapEntities};
 use ecs_core::SoaManager;
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 #[derive(
     Component, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
 )]
-#[component(resource = "position")]
+#[component(level = "position")]
 #[repr(transparent)]
 pub struct Position(pub Vec3);
 
@@ -20,7 +20,7 @@ pub struct Position(pub Vec3);
 #[derive(
     Component, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
 )]
-#[component(resource = "velocity")]
+#[component(level = "velocity")]
 #[repr(transparent)]
 pub struct Velocity(pub Vec3);
 
@@ -28,7 +28,7 @@ pub struct Velocity(pub Vec3);
 #[derive(
     Component, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
 )]
-#[component(resource = "acceleration")]
+#[component(level = "acceleration")]
 #[repr(transparent)]
 pub struct Acceleration(pub Vec3);
 
@@ -36,7 +36,7 @@ pub struct Acceleration(pub Vec3);
 #[derive(
     Component, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
 )]
-#[component(resource = "mass")]
+#[component(level = "mass")]
 #[repr(transparent)]
 pub struct Mass(pub f32);
 
@@ -44,7 +44,7 @@ pub struct Mass(pub f32);
 #[derive(
     Component, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
 )]
-#[component(resource = "lifetime")]
+#[component(level = "lifetime")]
 #[repr(transparent)]
 pub struct Lifetime(pub f32);
 
@@ -57,7 +57,7 @@ pub struct Lifetime(pub f32);
 #[derive(
     Component, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
 )]
-#[component(cold, resource = "name")]
+#[component(cold, level = "name")]
 #[repr(transparent)]
 pub struct DebugName(pub InlineStr);
 
@@ -71,13 +71,13 @@ impl DebugName {
 /// Free text attached to an entity (a marker's note): not plain old data, so a level stores it
 /// with postcard and the spawn decodes and allocates each one.
 #[derive(Component, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[component(cold, resource = "note", encoding = "serde")]
+#[component(cold, level = "note", encoding = "serde")]
 pub struct Note(pub String);
 
 /// The entity this one follows (an escort's ship). In a level it is written as the leader's
 /// index among the level's entities.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Pod, Zeroable, Serialize, Deserialize)]
-#[component(resource = "leader", map_entities)]
+#[component(level = "leader", map_entities)]
 #[repr(transparent)]
 pub struct Leader(pub Entity);
 
@@ -118,13 +118,13 @@ pub fn age(lifetime: &mut Lifetime, time: &Time) {
 }
 
 /// An entity's temperature, kept outside the signature stores by its own structure-of-arrays
-/// manager, `HeatManager`. Declared as an entity-resource struct, so levels hold
-/// it as `heat` and `resource_registry()` registers it, kept outside the stores: a spawn hands
+/// manager, `HeatManager`. Declared as a level struct, so levels hold
+/// it as `heat` and `level_registry()` registers it, kept outside the stores: a spawn hands
 /// it to a `HeatManager` passed as a spawner.
 #[derive(
     SoaManager, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize, Deserialize,
 )]
-#[soa(lookup = "dense", resource = "heat")]
+#[soa(lookup = "dense", level = "heat")]
 #[repr(C)]
 pub struct Heat {
     /// Temperature in degrees Celsius.

@@ -6,10 +6,10 @@
 //! `cargo run --example soa_level`
 
 use sigecs::components::physics::DebugName;
-use sigecs::ecs_core::resource::{EntityCompiler, Registration, VerifyOptions};
+use sigecs::ecs_core::level::{EntityCompiler, Registration, VerifyOptions};
 use sigecs::ecs_core::soa::{PointMass, PointMassManager};
 use sigecs::ecs_core::transform::TransformManager;
-use sigecs::{resource_registry, World};
+use sigecs::{level_registry, World};
 use std::error::Error;
 
 const LEVEL: &str = r#"{"entities": [
@@ -23,14 +23,14 @@ const LEVEL: &str = r#"{"entities": [
 fn main() -> Result<(), Box<dyn Error>> {
     // The generated registry, plus the manager's struct, kept outside the stores.
     let registry =
-        resource_registry().with([Registration::pod::<PointMass>("point_mass").kept_outside()])?;
+        level_registry().with([Registration::pod::<PointMass>("point_mass").kept_outside()])?;
     let blob = EntityCompiler::new(&registry).compile_str(LEVEL)?;
     let mut world = World::new();
-    let level = world.verify_resource(&blob[..], &registry, &VerifyOptions::default())?;
+    let level = world.verify_level(&blob[..], &registry, &VerifyOptions::default())?;
 
     let mut transforms = TransformManager::new();
     let mut masses = PointMassManager::new();
-    let e = world.spawn_resource_with_all(&level, &mut [&mut transforms, &mut masses])?;
+    let e = world.spawn_level_with_all(&level, &mut [&mut transforms, &mut masses])?;
     for &x in &e {
         let name = &world.get::<DebugName>(x).ok_or("a name")?.0;
         let mass = masses.lookup(x).map(|i| *masses.mass(i));
@@ -42,7 +42,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     masses.simulate(0.5);
     let saved = world.save_entities_with(&e, &registry, &[&transforms, &masses])?;
-    let again = world.verify_resource(&saved[..], &registry, &VerifyOptions::default())?;
+    let again = world.verify_level(&saved[..], &registry, &VerifyOptions::default())?;
     let moved: Vec<PointMass> = again
         .component("point_mass")
         .ok_or("point masses saved")?

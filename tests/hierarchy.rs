@@ -6,10 +6,10 @@
 use glam::{Mat4, Vec3};
 use sigecs::components::physics::*;
 use sigecs::components::signatures::Beacon;
-use sigecs::ecs_core::resource::{EntityCompiler, VerifyOptions};
+use sigecs::ecs_core::level::{EntityCompiler, VerifyOptions};
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::ecs_core::WorldError;
-use sigecs::resource_registry;
+use sigecs::level_registry;
 use sigecs_fixtures::hierarchy::{Adoptions, Drone, DroneBody, Hull, Launch, Ship, World};
 
 fn at(x: f32, y: f32) -> Mat4 {
@@ -241,7 +241,7 @@ const LEVEL: &str = r#"{"entities": [
 
 #[test]
 fn levels_spawn_into_and_save_from_the_world_hierarchy() {
-    let blob = EntityCompiler::new(resource_registry())
+    let blob = EntityCompiler::new(level_registry())
         .compile_str(LEVEL)
         .unwrap();
     let mut world = sigecs::World::new();
@@ -250,9 +250,9 @@ fn levels_spawn_into_and_save_from_the_world_hierarchy() {
         name: DebugName::new("old"),
     });
     let res = world
-        .verify_resource(&blob[..], resource_registry(), &VerifyOptions::default())
+        .verify_level(&blob[..], level_registry(), &VerifyOptions::default())
         .unwrap();
-    let e = world.spawn_resource(&res).unwrap();
+    let e = world.spawn_level(&res).unwrap();
     assert_eq!(world.parent(e[1]), Some(e[0]));
     assert_eq!(world.parent(e[2]), Some(e[0]));
     assert_eq!(world.parent(e[3]), None);
@@ -261,7 +261,7 @@ fn levels_spawn_into_and_save_from_the_world_hierarchy() {
         Vec3::new(10.0, 2.0, 0.0)
     );
     // No manager passed: the save reads the world's own hierarchy, byte for byte.
-    let saved = world.save_entities(&e, resource_registry(), None).unwrap();
+    let saved = world.save_entities(&e, level_registry(), None).unwrap();
     assert_eq!(saved, blob);
     // The ship's despawn takes its turrets.
     world.despawn(e[0]);
@@ -269,12 +269,12 @@ fn levels_spawn_into_and_save_from_the_world_hierarchy() {
     world.check_invariants().unwrap();
     // A manager passed by hand still takes the hierarchy instead of the world's.
     let mut tm = TransformManager::new();
-    let f = world.spawn_resource_with(&res, &mut tm).unwrap();
+    let f = world.spawn_level_with(&res, &mut tm).unwrap();
     assert_eq!(tm.len(), 3);
     assert_eq!(world.parent(f[1]), None);
     assert_eq!(
         world
-            .save_entities(&f, resource_registry(), Some(&tm))
+            .save_entities(&f, level_registry(), Some(&tm))
             .unwrap(),
         blob
     );

@@ -23,8 +23,8 @@ pub struct Component {
     pub path: syn::Path,
     /// `#[component(cold)]`.
     pub cold: bool,
-    /// `#[component(resource = "…")]`: its entity-resource registration.
-    pub resource: Option<crate::decl::ResourceOpt>,
+    /// `#[component(level = "…")]`: its level registration.
+    pub level: Option<crate::decl::LevelOpt>,
 }
 
 /// A signature with its store id (its index in [`Model::signatures`]).
@@ -324,7 +324,7 @@ pub struct Model {
     pub systems: Vec<System>,
     /// System indices per stage, in execution order.
     pub stages: Vec<Vec<usize>>,
-    /// Structs of `#[derive(SoaManager)]` managers that entity resources may hold (kept outside
+    /// Structs of `#[derive(SoaManager)]` managers that levels may hold (kept outside
     /// the stores), sorted by name.
     pub kept_outside: Vec<KeptOutside>,
     /// A strict world: a component set no signature declares is an error, at run time, and a
@@ -335,13 +335,13 @@ pub struct Model {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// A `#[derive(SoaManager)]` struct declared with `#[soa(resource = "…")]`.
+/// A `#[derive(SoaManager)]` struct declared with `#[soa(level = "…")]`.
 #[derive(Clone, Debug)]
 pub struct KeptOutside {
     /// The struct's path as the generated code names it.
     pub path: syn::Path,
-    /// Its entity-resource options.
-    pub resource: crate::decl::ResourceOpt,
+    /// Its level options.
+    pub level: crate::decl::LevelOpt,
 }
 
 impl Model {
@@ -496,25 +496,25 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         return Err(diags);
     }
 
-    crate::generate::resources::check(&comps, &scan.soa_resources, &mut diags);
+    crate::generate::levels::check(&comps, &scan.soa_levels, &mut diags);
     let mut kept_outside: Vec<KeptOutside> = scan
-        .soa_resources
+        .soa_levels
         .iter()
         .filter_map(|f| {
             Some(KeptOutside {
                 path: full_path(&f.module, &f.decl.ident),
-                resource: f.decl.resource.clone()?,
+                level: f.decl.level.clone()?,
             })
         })
         .collect();
-    kept_outside.sort_by(|a, b| a.resource.name.cmp(&b.resource.name));
+    kept_outside.sort_by(|a, b| a.level.name.cmp(&b.level.name));
     let components: Vec<Component> = comps
         .iter()
         .map(|f| Component {
             ident: f.decl.ident.clone(),
             path: full_path(&f.module, &f.decl.ident),
             cold: f.decl.cold,
-            resource: f.decl.resource.clone(),
+            level: f.decl.level.clone(),
         })
         .collect();
     let comp_id: HashMap<String, usize> = components

@@ -395,7 +395,7 @@ mod tests {
 
     /// The two-thread rendering joins its parts into the text of the one-thread [`render`],
     /// byte for byte, for every fixture world of the workspace (every layout, commands,
-    /// resource writers, entity resources, keyword names) and a world with no system.
+    /// resource writers, levels, keyword names) and a world with no system.
     #[test]
     fn two_threads_render_the_same_text() {
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/src");

@@ -32,9 +32,9 @@ pub struct Scan {
     pub resources: Vec<Found<ResourceDecl>>,
     /// `#[derive(Event)]` types.
     pub events: Vec<Found<EventDecl>>,
-    /// `#[derive(SoaManager)]` structs declared as entity-resource components
-    /// (`#[soa(resource = "…")]`); the others are not the build script's concern.
-    pub soa_resources: Vec<Found<SoaDecl>>,
+    /// `#[derive(SoaManager)]` structs declared as level components
+    /// (`#[soa(level = "…")]`); the others are not the build script's concern.
+    pub soa_levels: Vec<Found<SoaDecl>>,
     /// `#[system]` functions, in declaration order (modules in `mod` order, depth first).
     pub systems: Vec<Found<SystemDecl>>,
     /// Declarations skipped for their `#[cfg]`, for the errors that name them.
@@ -300,14 +300,14 @@ impl Scan {
                 "Resource" => "resource",
                 "Event" => "event",
                 "SoaManager" => {
-                    // Only one declared as an entity-resource component is named by the
+                    // Only one declared as a level component is named by the
                     // generated code (its registration); the derive checks the rest.
                     match decl::parse_soa(&input) {
-                        Ok(soa) if soa.resource.is_some() => {
+                        Ok(soa) if soa.level.is_some() => {
                             if let Some(module) =
-                                reachable(ctx, &input.ident, file, "resource struct", diags)
+                                reachable(ctx, &input.ident, file, "level struct", diags)
                             {
-                                self.soa_resources.push(found(soa, &module, file));
+                                self.soa_levels.push(found(soa, &module, file));
                             }
                         }
                         Ok(_) => {}

@@ -17,7 +17,7 @@
 //! - [`soa`]: classic structure-of-arrays component managers.
 //! - `transform` (cargo feature `transform`): the transform hierarchy, with
 //!   glam's matrices (glam is re-exported as `ecs_core::glam`).
-//! - `resource` (cargo feature `resource`): entity resources — levels and prefabs compiled from
+//! - `level` (cargo feature `level`): levels and prefabs compiled from
 //!   JSON to verified binary blobs.
 //!
 //! It also re-exports the derives and `#[system]` from `ecs-derive`, and `bitflags`, which
@@ -36,10 +36,10 @@
 pub mod component;
 pub mod entity;
 pub mod events;
+#[cfg(feature = "level")]
+pub mod level;
 mod model;
 pub mod query;
-#[cfg(feature = "resource")]
-pub mod resource;
 /// The store-matching and aliasing rules, shared with the build script (crate `ecs-rules`).
 use ecs_rules as rules;
 pub mod schedule;

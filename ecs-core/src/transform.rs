@@ -261,9 +261,9 @@ pub struct TransformManager {
     epoch: u32,
     /// State of the pseudo-random probe of [`TransformManager::gc`].
     gc_state: u32,
-    /// A resource spawn's entities that get an instance, parents first: found by the spawner's
+    /// A level spawn's entities that get an instance, parents first: found by the spawner's
     /// check phase, used (and emptied) by its write phase.
-    #[cfg(feature = "resource")]
+    #[cfg(feature = "level")]
     pub(crate) spawn_members: Vec<u32>,
 }
 
@@ -359,7 +359,7 @@ impl TransformManager {
     }
 
     /// [`TransformManager::create`] without its checks: the caller has checked that `e` has no
-    /// instance here and that the manager is not full (`create` itself, and a resource spawn's
+    /// instance here and that the manager is not full (`create` itself, and a level spawn's
     /// second phase).
     pub(crate) fn create_checked(&mut self, e: Entity, local: Mat4) -> Instance {
         debug_assert!(!self.map.contains_key(&e) && self.len() < MAX_INSTANCES);

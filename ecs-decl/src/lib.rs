@@ -32,40 +32,40 @@ pub struct ComponentDecl {
     pub ident: Ident,
     /// `#[component(cold)]`.
     pub cold: bool,
-    /// `#[component(resource = "name", ...)]`: the component can be stored in entity resources.
-    pub resource: Option<ResourceOpt>,
+    /// `#[component(level = "name", ...)]`: the component can be stored in levels.
+    pub level: Option<LevelOpt>,
 }
 
-/// How an opted-in component's instances are stored in an entity resource.
+/// How an opted-in component's instances are stored in a level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ResourceEncoding {
+pub enum LevelEncoding {
     /// `encoding = "pod"` (the default): the value's bytes, read in place (`bytemuck::Pod`).
     Pod,
     /// `encoding = "serde"`: postcard, for components that are not plain old data.
     Serde,
 }
 
-/// The entity-resource options of a component:
-/// `#[component(resource = "name", encoding = "serde", spawn_order = 1, map_entities)]`.
+/// The level options of a component:
+/// `#[component(level = "name", encoding = "serde", spawn_order = 1, map_entities)]`.
 #[derive(Clone, Debug)]
-pub struct ResourceOpt {
-    /// The resource name: the key in a level's JSON `"components"` object.
+pub struct LevelOpt {
+    /// The level name: the key in a level's JSON `"components"` object.
     pub name: String,
     /// Where the name is written, for errors about it.
     pub span: Span,
     /// POD (default) or serde.
-    pub encoding: ResourceEncoding,
+    pub encoding: LevelEncoding,
     /// `spawn_order = N` (default 0): component types spawn in ascending order.
     pub spawn_order: i32,
     /// `map_entities`: the component holds `Entity` values (it implements
-    /// `ecs_core::resource::MapEntities`), remapped when spawned and saved.
+    /// `ecs_core::level::MapEntities`), remapped when spawned and saved.
     pub map_entities: bool,
 }
 
-/// Checks a resource name: 1 to 64 characters of ASCII letters, digits and `_`, not starting
+/// Checks a level name: 1 to 64 characters of ASCII letters, digits and `_`, not starting
 /// with a digit (it is a JSON key and part of messages and paths such as
 /// `entities[3].components.velocity`).
-fn check_resource_name(name: &str) -> Result<(), String> {
+fn check_level_name(name: &str) -> Result<(), String> {
     let ok_chars = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if name.is_empty()
         || name.len() > 64
@@ -73,8 +73,8 @@ fn check_resource_name(name: &str) -> Result<(), String> {
         || name.starts_with(|c: char| c.is_ascii_digit())
     {
         Err(format!(
-            "invalid resource name \"{name}\": use 1 to 64 ASCII letters, digits and `_`, not \
-             starting with a digit, as in `resource = \"position\"`"
+            "invalid level name \"{name}\": use 1 to 64 ASCII letters, digits and `_`, not \
+             starting with a digit, as in `level = \"position\"`"
         ))
     } else {
         Ok(())
@@ -235,7 +235,7 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
     errors.check(require_visible(&input.vis, &input.ident, "component"));
     let mut cold = false;
     let mut name: Option<LitStr> = None;
-    let mut encoding: Option<(ResourceEncoding, Span)> = None;
+    let mut encoding: Option<(LevelEncoding, Span)> = None;
     let mut spawn_order: Option<(i32, Span)> = None;
     let mut map_entities: Option<Span> = None;
     for attr in input
@@ -246,13 +246,13 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
         let r = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("cold") {
                 cold = true;
-            } else if meta.path.is_ident("resource") {
-                name = Some(resource_name(&meta)?);
+            } else if meta.path.is_ident("level") {
+                name = Some(level_name(&meta)?);
             } else if meta.path.is_ident("encoding") {
                 let lit: LitStr = meta.value()?.parse()?;
                 let e = match lit.value().as_str() {
-                    "pod" => ResourceEncoding::Pod,
-                    "serde" => ResourceEncoding::Serde,
+                    "pod" => LevelEncoding::Pod,
+                    "serde" => LevelEncoding::Serde,
                     other => {
                         return Err(syn::Error::new(
                             lit.span(),
@@ -270,7 +270,7 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
                 map_entities = Some(meta.path.span());
             } else {
                 return Err(meta.error(
-                    "unknown component option; the options are `cold`, `resource = \"name\"`, \
+                    "unknown component option; the options are `cold`, `level = \"name\"`, \
                      `encoding = \"pod\"|\"serde\"`, `spawn_order = N` and `map_entities`",
                 ));
             }
@@ -278,11 +278,11 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
         });
         errors.check(r);
     }
-    let resource = match &name {
-        Some(lit) => Some(ResourceOpt {
+    let level = match &name {
+        Some(lit) => Some(LevelOpt {
             name: lit.value(),
             span: lit.span(),
-            encoding: encoding.map_or(ResourceEncoding::Pod, |e| e.0),
+            encoding: encoding.map_or(LevelEncoding::Pod, |e| e.0),
             spawn_order: spawn_order.map_or(0, |o| o.0),
             map_entities: map_entities.is_some(),
         }),
@@ -296,8 +296,8 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
                 errors.push(syn::Error::new(
                     span,
                     format!(
-                        "`{option}` is an entity-resource option: name the component's resource \
-                         too, as in `#[component(resource = \"position\", {option} ...)]`"
+                        "`{option}` is a level option: give the component's level name \
+                         too, as in `#[component(level = \"position\", {option} ...)]`"
                     ),
                 ));
             }
@@ -307,7 +307,7 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
     errors.finish(ComponentDecl {
         ident: input.ident.clone(),
         cold,
-        resource,
+        level,
     })
 }
 
@@ -321,7 +321,7 @@ pub enum SoaLookup {
 }
 
 /// The struct-level options of a `#[derive(SoaManager)]` struct:
-/// `#[soa(manager = "Name", lookup = "hash"|"dense", resource = "name", spawn_order = N)]`.
+/// `#[soa(manager = "Name", lookup = "hash"|"dense", level = "name", spawn_order = N)]`.
 #[derive(Clone, Debug)]
 pub struct SoaDecl {
     /// The struct's name.
@@ -330,9 +330,9 @@ pub struct SoaDecl {
     pub manager: Option<Ident>,
     /// `lookup = …`.
     pub lookup: Option<SoaLookup>,
-    /// `resource = "name"` (with `spawn_order`): entity resources may hold the struct, kept
+    /// `level = "name"` (with `spawn_order`): levels may hold the struct, kept
     /// outside the signature stores and spawned by the manager. Always plain old data.
-    pub resource: Option<ResourceOpt>,
+    pub level: Option<LevelOpt>,
 }
 
 /// Parses the struct-level `#[soa(...)]` options of a `#[derive(SoaManager)]` input (the
@@ -343,7 +343,7 @@ pub fn parse_soa(input: &DeriveInput) -> syn::Result<SoaDecl> {
         ident: input.ident.clone(),
         manager: None,
         lookup: None,
-        resource: None,
+        level: None,
     };
     let mut name: Option<LitStr> = None;
     let mut spawn_order: Option<(i32, Span)> = None;
@@ -384,10 +384,10 @@ pub fn parse_soa(input: &DeriveInput) -> syn::Result<SoaDecl> {
                 if decl.lookup.replace(kind).is_some() {
                     return Err(meta.error("`lookup` is given twice"));
                 }
-            } else if meta.path.is_ident("resource") {
-                let lit = resource_name(&meta)?;
+            } else if meta.path.is_ident("level") {
+                let lit = level_name(&meta)?;
                 if name.replace(lit).is_some() {
-                    return Err(meta.error("`resource` is given twice"));
+                    return Err(meta.error("`level` is given twice"));
                 }
             } else if meta.path.is_ident("spawn_order") {
                 spawn_order = Some(spawn_order_value(&meta)?);
@@ -401,7 +401,7 @@ pub fn parse_soa(input: &DeriveInput) -> syn::Result<SoaDecl> {
                     .join("::");
                 return Err(meta.error(format!(
                     "unknown soa option `{option}`; expected `manager = \"Name\"`, \
-                     `lookup = \"hash\" | \"dense\"`, `resource = \"name\"` or `spawn_order = N`"
+                     `lookup = \"hash\" | \"dense\"`, `level = \"name\"` or `spawn_order = N`"
                 )));
             }
             Ok(())
@@ -410,10 +410,10 @@ pub fn parse_soa(input: &DeriveInput) -> syn::Result<SoaDecl> {
     }
     match &name {
         Some(lit) => {
-            decl.resource = Some(ResourceOpt {
+            decl.level = Some(LevelOpt {
                 name: lit.value(),
                 span: lit.span(),
-                encoding: ResourceEncoding::Pod,
+                encoding: LevelEncoding::Pod,
                 spawn_order: spawn_order.map_or(0, |o| o.0),
                 map_entities: false,
             })
@@ -422,8 +422,8 @@ pub fn parse_soa(input: &DeriveInput) -> syn::Result<SoaDecl> {
             if let Some((_, span)) = spawn_order {
                 errors.push(syn::Error::new(
                     span,
-                    "`spawn_order` is an entity-resource option: name the struct's resource \
-                     too, as in `#[soa(resource = \"point_mass\", spawn_order = 1)]`",
+                    "`spawn_order` is a level option: give the struct's level name \
+                     too, as in `#[soa(level = \"point_mass\", spawn_order = 1)]`",
                 ));
             }
         }
@@ -431,10 +431,10 @@ pub fn parse_soa(input: &DeriveInput) -> syn::Result<SoaDecl> {
     errors.finish(decl)
 }
 
-/// The value of `resource = "name"`, checked.
-fn resource_name(meta: &syn::meta::ParseNestedMeta) -> syn::Result<LitStr> {
+/// The value of `level = "name"`, checked.
+fn level_name(meta: &syn::meta::ParseNestedMeta) -> syn::Result<LitStr> {
     let lit: LitStr = meta.value()?.parse()?;
-    check_resource_name(&lit.value()).map_err(|msg| syn::Error::new(lit.span(), msg))?;
+    check_level_name(&lit.value()).map_err(|msg| syn::Error::new(lit.span(), msg))?;
     Ok(lit)
 }
 
@@ -878,7 +878,7 @@ mod tests {
         .unwrap();
         assert!(c.cold);
         assert_eq!(c.ident, "Name");
-        assert!(c.resource.is_none());
+        assert!(c.level.is_none());
         let e = parse_component(&derive(quote! { #[component(hot)] pub struct A; })).unwrap_err();
         assert!(e.to_string().contains("unknown component option"), "{e}");
         let e = parse_component(&derive(quote! { pub struct A<T>(T); })).unwrap_err();
@@ -891,46 +891,46 @@ mod tests {
     }
 
     #[test]
-    fn component_resource_options() {
+    fn component_level_options() {
         let c = parse_component(&derive(quote! {
-            #[component(cold, resource = "name", encoding = "serde", spawn_order = -2)]
+            #[component(cold, level = "name", encoding = "serde", spawn_order = -2)]
             #[component(map_entities)]
             pub struct Name(String);
         }))
         .unwrap();
-        let r = c.resource.unwrap();
+        let r = c.level.unwrap();
         assert_eq!(r.name, "name");
-        assert_eq!(r.encoding, ResourceEncoding::Serde);
+        assert_eq!(r.encoding, LevelEncoding::Serde);
         assert_eq!(r.spawn_order, -2);
         assert!(r.map_entities && c.cold);
         let c = parse_component(&derive(
-            quote! { #[component(resource = "position")] pub struct P(f32); },
+            quote! { #[component(level = "position")] pub struct P(f32); },
         ))
         .unwrap();
-        let r = c.resource.unwrap();
+        let r = c.level.unwrap();
         assert_eq!(
             (r.encoding, r.spawn_order, r.map_entities),
-            (ResourceEncoding::Pod, 0, false)
+            (LevelEncoding::Pod, 0, false)
         );
 
         let msg = |tokens| parse_component(&derive(tokens)).unwrap_err().to_string();
-        assert!(msg(quote! { #[component(resource = "")] pub struct A; })
-            .contains("invalid resource name \"\""));
-        assert!(msg(quote! { #[component(resource = "a b")] pub struct A; })
-            .contains("invalid resource name"));
-        assert!(msg(quote! { #[component(resource = "1a")] pub struct A; })
+        assert!(msg(quote! { #[component(level = "")] pub struct A; })
+            .contains("invalid level name \"\""));
+        assert!(msg(quote! { #[component(level = "a b")] pub struct A; })
+            .contains("invalid level name"));
+        assert!(msg(quote! { #[component(level = "1a")] pub struct A; })
             .contains("not starting with a digit"));
         assert!(
-            msg(quote! { #[component(resource = "a", encoding = "json")] pub struct A; })
+            msg(quote! { #[component(level = "a", encoding = "json")] pub struct A; })
                 .contains("unknown encoding \"json\"")
         );
         assert!(
-            msg(quote! { #[component(resource = "a", spawn_order = "x")] pub struct A; })
+            msg(quote! { #[component(level = "a", spawn_order = "x")] pub struct A; })
                 .contains("takes an integer")
         );
         assert!(msg(quote! { #[component(encoding = "pod")] pub struct A; })
-            .contains("name the component's resource too"));
-        assert!(msg(quote! { #[component(resource = 3)] pub struct A; })
+            .contains("give the component's level name too"));
+        assert!(msg(quote! { #[component(level = 3)] pub struct A; })
             .contains("expected string literal"));
     }
 

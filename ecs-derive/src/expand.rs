@@ -19,13 +19,13 @@ pub fn component(input: TokenStream) -> TokenStream {
         Ok(c) => {
             let ident = &c.ident;
             let cold = c.cold;
-            let resource_check = c.resource.as_ref().map(|r| resource_check(ident, r));
+            let level_check = c.level.as_ref().map(|r| level_check(ident, r));
             quote! {
                 const _: () = {
                     impl ::ecs_core::Component for #ident {
                         const COLD: bool = #cold;
                     }
-                    #resource_check
+                    #level_check
                 };
             }
         }
@@ -134,29 +134,29 @@ pub fn system(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// The check that an opted-in type is registrable for entity resources (`Pod`, or serde, and
-/// `MapEntities` when asked for), spanned at `resource = "…"` so that an unmet bound is an
+/// The check that an opted-in type is registrable for levels (`Pod`, or serde, and
+/// `MapEntities` when asked for), spanned at `level = "…"` so that an unmet bound is an
 /// error there, at the declaration, and not only in the generated registry.
-pub(crate) fn resource_check(ident: &proc_macro2::Ident, r: &decl::ResourceOpt) -> TokenStream {
-    // The type named with the resource name's span.
+pub(crate) fn level_check(ident: &proc_macro2::Ident, r: &decl::LevelOpt) -> TokenStream {
+    // The type named with the level name's span.
     let name = ident.to_string();
     let ident = match name.strip_prefix("r#") {
         Some(raw) => proc_macro2::Ident::new_raw(raw, r.span),
         None => proc_macro2::Ident::new(&name, r.span),
     };
     let constructor = match r.encoding {
-        decl::ResourceEncoding::Pod => quote!(pod),
-        decl::ResourceEncoding::Serde => quote!(serde),
+        decl::LevelEncoding::Pod => quote!(pod),
+        decl::LevelEncoding::Serde => quote!(serde),
     };
     let map = r.map_entities.then(|| {
         quote_spanned! {r.span=>
-            let _ = ::ecs_core::resource::Registration::map_entities::<#ident>;
+            let _ = ::ecs_core::level::Registration::map_entities::<#ident>;
         }
     });
     quote_spanned! {r.span=>
         #[allow(dead_code)]
-        fn __sigecs_resource_check() {
-            let _ = ::ecs_core::resource::Registration::#constructor::<#ident>;
+        fn __sigecs_level_check() {
+            let _ = ::ecs_core::level::Registration::#constructor::<#ident>;
             #map
         }
     }

@@ -36,11 +36,11 @@ mod soa;
 use proc_macro::TokenStream;
 
 /// Declares a component. `#[component(cold)]` keeps it out of the hot row in `rows` signatures.
-/// `#[component(resource = "name")]` lets entity resources hold it (needs `ecs_core`'s
-/// `resource` feature): stored as plain old data (`bytemuck::Pod`, the default) or, with
+/// `#[component(level = "name")]` lets levels hold it (needs `ecs_core`'s
+/// `level` feature): stored as plain old data (`bytemuck::Pod`, the default) or, with
 /// `encoding = "serde"`, with postcard; `spawn_order = N` orders its spawn among component
 /// types; `map_entities` remaps the `Entity` values it holds (it implements
-/// `ecs_core::resource::MapEntities`).
+/// `ecs_core::level::MapEntities`).
 #[proc_macro_derive(Component, attributes(component))]
 pub fn derive_component(input: TokenStream) -> TokenStream {
     expand::component(input.into()).into()
@@ -80,9 +80,9 @@ pub fn system(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Generates a structure-of-arrays component manager from a struct declaration.
-/// Options: `#[soa(manager = "Name", lookup = "hash"|"dense")]`. With `resource = "name"` (and
-/// optionally `spawn_order = N`), entity resources may hold the struct (it must be `Pod`, and
-/// `Deserialize` for JSON levels): in a file the build script scans, `resource_registry()`
+/// Options: `#[soa(manager = "Name", lookup = "hash"|"dense")]`. With `level = "name"` (and
+/// optionally `spawn_order = N`), levels may hold the struct (it must be `Pod`, and
+/// `Deserialize` for JSON levels): in a file the build script scans, `level_registry()`
 /// registers it kept outside the stores, and a spawn hands it to the manager passed as a
 /// spawner.
 #[proc_macro_derive(SoaManager, attributes(soa))]

@@ -6,10 +6,10 @@
 //! pub struct PointMass { pub mass: f32, pub position: Vec3, ... }
 //! ```
 //!
-//! `#[soa(resource = "point_mass", spawn_order = 1)]` declares the struct an entity-resource
+//! `#[soa(level = "point_mass", spawn_order = 1)]` declares the struct a level
 //! component kept outside the stores: the options are parsed by `ecs_decl::parse_soa`, as the
 //! build script parses them to generate the registration, and the expansion checks here, at the
-//! resource name, that the struct is `Pod`.
+//! level name, that the struct is `Pod`.
 //!
 //! This module validates the struct and computes the names; the manager itself is written once,
 //! in `ecs_core::soa::__soa_manager!`, which the output invokes. The bundled
@@ -146,7 +146,7 @@ fn expand_input(input: &DeriveInput) -> syn::Result<TokenStream> {
                 ident: input.ident.clone(),
                 manager: None,
                 lookup: None,
-                resource: None,
+                level: None,
             }
         }
     };
@@ -249,14 +249,14 @@ fn expand_input(input: &DeriveInput) -> syn::Result<TokenStream> {
         let [field_mut, set_field, column, column_mut] = &f.names;
         quote! { { #k, #fvis #ident: #ty, #field_mut, #set_field, #column, #column_mut } }
     });
-    // Declared as an entity-resource component (kept outside the stores): it must be `Pod`.
-    let resource_check = options
-        .resource
+    // Declared as a level component (kept outside the stores): it must be `Pod`.
+    let level_check = options
+        .level
         .as_ref()
-        .map(|r| crate::expand::resource_check(row, r));
-    let resource_check = resource_check.map(|check| quote!(const _: () = { #check };));
+        .map(|r| crate::expand::level_check(row, r));
+    let level_check = level_check.map(|check| quote!(const _: () = { #check };));
     Ok(quote! {
-        #resource_check
+        #level_check
         ::ecs_core::soa::__soa_manager! {
             #[doc = #doc]
             manager: #vis #manager,
@@ -372,27 +372,26 @@ mod tests {
             &["taken by the generated columns type"],
         );
         assert_error(
-            "#[soa(resource = \"a b\")] struct P { a: u8 }",
-            &["invalid resource name"],
+            "#[soa(level = \"a b\")] struct P { a: u8 }",
+            &["invalid level name"],
         );
         assert_error(
             "#[soa(spawn_order = 1)] struct P { a: u8 }",
-            &["entity-resource option"],
+            &["level option"],
         );
         assert_error(
-            "#[soa(resource = \"p\", resource = \"q\")] struct P { a: u8 }",
-            &["`resource` is given twice"],
+            "#[soa(level = \"p\", level = \"q\")] struct P { a: u8 }",
+            &["`level` is given twice"],
         );
     }
 
     #[test]
-    fn a_resource_struct_is_checked_registrable_beside_its_manager() {
-        let out = expand_str(
-            "#[soa(resource = \"heat\", spawn_order = 2)] pub struct Heat { pub c: f32 }",
-        );
+    fn a_level_struct_is_checked_registrable_beside_its_manager() {
+        let out =
+            expand_str("#[soa(level = \"heat\", spawn_order = 2)] pub struct Heat { pub c: f32 }");
         assert!(!out.contains("compile_error"), "{out}");
         assert!(
-            out.contains(":: ecs_core :: resource :: Registration :: pod :: < Heat >"),
+            out.contains(":: ecs_core :: level :: Registration :: pod :: < Heat >"),
             "{out}"
         );
         assert!(

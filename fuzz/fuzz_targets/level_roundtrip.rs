@@ -1,14 +1,14 @@
 //! JSON level → compile → verify against the bundled world → spawn → save: whatever compiles
 //! and verifies must spawn, and saving the spawned entities must give the blob back byte for
-//! byte. The checks live in `tests/resource_fuzz/mod.rs`, which `tests/resource_corpus.rs`
+//! byte. The checks live in `tests/level_fuzz/mod.rs`, which `tests/level_corpus.rs`
 //! replays on the corpus.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/resource_fuzz/mod.rs"]
-mod resource_fuzz;
+#[path = "../../tests/level_fuzz/mod.rs"]
+mod level_fuzz;
 
 fuzz_target!(|data: &[u8]| {
-    resource_fuzz::level_roundtrip(data);
+    level_fuzz::level_roundtrip(data);
 });

@@ -7,13 +7,13 @@
 //! which must compile and read back equal to what was generated.
 #![no_main]
 
-use ecs_core::resource::{verify, AnySet, EntityCompiler, Registry, VerifyOptions};
+use ecs_core::level::{verify, AnySet, EntityCompiler, Registry, VerifyOptions};
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../ecs-core/tests/resource_common/mod.rs"]
-mod resource_common;
-use resource_common::*;
+#[path = "../../ecs-core/tests/level_common/mod.rs"]
+mod level_common;
+use level_common::*;
 
 fn finite(u: &mut Unstructured<'_>) -> Result<f32> {
     let v: f32 = u.arbitrary()?;

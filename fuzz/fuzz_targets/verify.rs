@@ -1,14 +1,14 @@
-//! Arbitrary bytes → verify. The verifier must return `Err` or a resource that is consistent in
+//! Arbitrary bytes → verify. The verifier must return `Err` or a level that is consistent in
 //! every way a spawner relies on (checked by `assert_consistent`), never panic. Each input is
 //! tried as given and with its checksum fixed up, so mutations reach the structural checks.
 #![no_main]
 
-use ecs_core::resource::{reseal, verify, Registration, VerifyOptions};
+use ecs_core::level::{reseal, verify, Registration, VerifyOptions};
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../ecs-core/tests/resource_common/mod.rs"]
-mod resource_common;
-use resource_common::*;
+#[path = "../../ecs-core/tests/level_common/mod.rs"]
+mod level_common;
+use level_common::*;
 
 fuzz_target!(|data: &[u8]| {
     let registry = registry();

@@ -9,8 +9,8 @@
 //! Every item lives in a module of its own, `sigecs_world`, re-exported with a glob import:
 //! code next to the `include!` sees the public API only, never the world's internals.
 
+pub mod levels;
 mod passes;
-pub mod resources;
 mod tables;
 mod world;
 
@@ -168,8 +168,8 @@ pub fn generate(model: &Model) -> TokenStream {
     let tables = tables::generate(model);
     let world = world::generate(model);
     let passes = passes::generate(model);
-    let resources = resources::generate(model);
-    file(quote!(#tables #world #passes #resources))
+    let levels = levels::generate(model);
+    file(quote!(#tables #world #passes #levels))
 }
 
 /// The generated file with only the first part of its module's items: the tables and the
@@ -181,14 +181,14 @@ pub(crate) fn head(model: &Model) -> TokenStream {
     file(quote!(#tables #world))
 }
 
-/// The rest of the module's items (the system and stage passes and the entity-resource
+/// The rest of the module's items (the system and stage passes and the level
 /// registry), in a bare `mod sigecs_world { .. }` so that they are formatted at the depth
 /// they have in the file.
 pub(crate) fn tail(model: &Model) -> TokenStream {
     let module = ident(MODULE);
     let passes = passes::generate(model);
-    let resources = resources::generate(model);
-    quote!(mod #module { #passes #resources })
+    let levels = levels::generate(model);
+    quote!(mod #module { #passes #levels })
 }
 
 /// The file around the module's items.

@@ -11,8 +11,8 @@ use super::{Columns, Lookup, SoaStore};
 /// [`PointMassManager`](super::PointMassManager)): its instance struct, its store and the
 /// conversions between the two, for code written once for every manager.
 ///
-/// With the `resource` feature, every manager whose instance struct is plain old data
-/// (`bytemuck::Pod`) is an [`OutsideStores`](crate::resource::OutsideStores) spawner: register
+/// With the `level` feature, every manager whose instance struct is plain old data
+/// (`bytemuck::Pod`) is an [`OutsideStores`](crate::level::OutsideStores) spawner: register
 /// the struct with `Registration::pod::<T>(name).kept_outside()` and levels can hold it.
 pub trait SoaManager {
     /// The instance struct (the one the derive is on).

@@ -158,7 +158,7 @@ pub use manager::SoaManager;
 pub use point_mass::{PointMass, PointMassColumns, PointMassColumnsMut, PointMassManager};
 pub use queue::DestroyQueue;
 pub use store::SoaStore;
-#[cfg(feature = "resource")]
+#[cfg(feature = "level")]
 pub(crate) use store::MAX_INSTANCES;
 
 #[doc(hidden)]

@@ -7,13 +7,13 @@ use super::HashLookup;
 
 /// The point-mass component of part 2: the field values of one [`PointMassManager`] instance.
 ///
-/// With the `resource` feature it is plain old data (`#[repr(C)]`, no padding) and serde, so
+/// With the `level` feature it is plain old data (`#[repr(C)]`, no padding) and serde, so
 /// levels can hold it: register it with `Registration::pod::<PointMass>("point_mass")
 /// .kept_outside()` and spawn into a [`PointMassManager`] (an
-/// [`OutsideStores`](crate::resource::OutsideStores) spawner, as every manager of a POD struct).
+/// [`OutsideStores`](crate::level::OutsideStores) spawner, as every manager of a POD struct).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(
-    feature = "resource",
+    feature = "level",
     derive(
         bytemuck::Pod,
         bytemuck::Zeroable,

@@ -168,7 +168,7 @@ impl Dynamic {
     }
 
     /// Records that dynamic store `index` (by creation order) holds `rows` rows.
-    #[cfg(feature = "resource")]
+    #[cfg(feature = "level")]
     fn note_rows(&mut self, index: usize, rows: usize) {
         let u = &mut self.usage[index];
         u.peak = u.peak.max(rows);
@@ -329,7 +329,7 @@ impl<M: WorldModel> World<M> {
     }
 
     /// Records that a dynamic store's rows grew (a level spawn wrote into it).
-    #[cfg(feature = "resource")]
+    #[cfg(feature = "level")]
     pub(crate) fn note_dynamic_rows(&mut self, store: u32) {
         if let Some(index) = (store as usize).checked_sub(self.declared()) {
             let rows = self.stores[store as usize].len();

@@ -1,18 +1,18 @@
-//! Spawning entity resources (levels): a verified blob becomes entities, the batched way.
+//! Spawning levels (levels): a verified blob becomes entities, the batched way.
 //!
-//! [`World::spawn_resource`] does similar things together:
+//! [`World::spawn_level`] does similar things together:
 //!
-//! 1. checks, once per distinct component set, that the resource was verified against this
-//!    world's signatures ([`World::resource_signatures`]); given spawners of the components kept
+//! 1. checks, once per distinct component set, that the level was verified against this
+//!    world's signatures ([`World::level_signatures`]); given spawners of the components kept
 //!    outside the stores ([`OutsideStores`]: a transform manager, structure-of-arrays
-//!    managers), that every such component the resource holds has exactly one; and that the
+//!    managers), that every such component the level holds has exactly one; and that the
 //!    world can issue `num_entities` ids;
-//! 2. gives every entity its row: the rows of each store follow the resource's entity order,
-//!    after the store's existing rows. Which store and which of the resource's rows each entity
-//!    gets was worked out once by the verifier (the resource's spawn plan, runs of entities and
+//! 2. gives every entity its row: the rows of each store follow the level's entity order,
+//!    after the store's existing rows. Which store and which of the level's rows each entity
+//!    gets was worked out once by the verifier (the level's spawn plan, runs of entities and
 //!    of instances with consecutive rows), so a spawn does no per-entity bookkeeping for it;
 //! 3. creates every entity id with one `create_many` of the entity manager (placing each
-//!    store's run of ids at its rows), builds the resource-order entity list with one copy per
+//!    store's run of ids at its rows), builds the level-order entity list with one copy per
 //!    block of neighbouring entities that share a store, and asks each spawner, in spawn order,
 //!    to [`prepare`](OutsideStores::prepare) (check) its instances — the last thing that can
 //!    fail;
@@ -20,7 +20,7 @@
 //! 5. writes each component type of the stores for all its instances, in spawn order, one
 //!    planned run of consecutive rows at a time: plain old data with one `memcpy` per run (a
 //!    whole store's column when the level is grouped by signature), postcard components
-//!    decoded straight into their rows; entities held in components are mapped from resource
+//!    decoded straight into their rows; entities held in components are mapped from level
 //!    indices to the spawned entities, one monomorphised pass per run;
 //! 6. commits the rows;
 //! 7. has each spawner, in spawn order, [`write`](OutsideStores::write) its instances (the
@@ -33,18 +33,18 @@
 //! values written so far are leaked, never dropped twice or left reachable; no spawner has
 //! written anything yet. A `Deserialize` that fails on bytes it accepted at verification (one
 //! that is not deterministic) is reported the same way, as a panic. A spawner that panics in
-//! step 7 leaves the entities spawned. Spawning one verified resource many times (prefab
+//! step 7 leaves the entities spawned. Spawning one verified level many times (prefab
 //! instances) reads the same blob and the same plan each time.
 
 use super::error::set_names;
 use super::World;
 use crate::entity::{Entity, EntityError};
-use crate::model::WorldModel;
-use crate::resource::outside::spawn_order;
-use crate::resource::{
-    ComponentData, OutsideSpawn, OutsideStores, Registration, Registry, ResourceError, RunTarget,
-    VerifiedResource, VerifyOptions,
+use crate::level::outside::spawn_order;
+use crate::level::{
+    ComponentData, LevelError, OutsideSpawn, OutsideStores, Registration, Registry, RunTarget,
+    VerifiedLevel, VerifyOptions,
 };
+use crate::model::WorldModel;
 use crate::storage::copy_bytes;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -69,7 +69,7 @@ fn set_mask<M: WorldModel>(set: &[&Registration]) -> Result<u128, String> {
             Some(c) => mask |= 1u128 << c,
             None => {
                 return Err(format!(
-                    "`{}` (resource name \"{}\") is not a component of this world",
+                    "`{}` (level name \"{}\") is not a component of this world",
                     r.type_name(),
                     r.name()
                 ))
@@ -97,9 +97,9 @@ impl Drop for RetireOnUnwind<'_> {
 }
 
 impl<M: WorldModel> World<M> {
-    /// This world's [`Signatures`](crate::resource::Signatures) check (it depends on the model
+    /// This world's [`Signatures`](crate::level::Signatures) check (it depends on the model
     /// only, not on the world's contents) for
-    /// [`verify`](fn@crate::resource::verify): a set of registrations maps to the store whose
+    /// [`verify`](fn@crate::level::verify): a set of registrations maps to the store whose
     /// signature is exactly their components. A component kept outside the stores
     /// ([`Registration::kept_outside`]: `local_transform`, the components of structure-of-arrays
     /// managers) is not counted. A set no signature declares gets a store id past the declared
@@ -107,7 +107,7 @@ impl<M: WorldModel> World<M> {
     /// spawn maps to the world's dynamic store of the set (a strict world refuses the set, with
     /// `insert`'s words). A registration whose type is not a component of this world is
     /// refused.
-    pub fn resource_signatures(&self) -> impl FnMut(&[&Registration]) -> Result<u32, String> {
+    pub fn level_signatures(&self) -> impl FnMut(&[&Registration]) -> Result<u32, String> {
         let tables = M::tables();
         let declared = M::stores().len() as u32;
         let mut undeclared: Vec<u128> = Vec::new();
@@ -132,69 +132,69 @@ impl<M: WorldModel> World<M> {
     }
 
     /// Verifies `blob` against `registry` and this world's signatures: the one step between
-    /// bytes and [`World::spawn_resource`].
-    pub fn verify_resource<'r, B: AsRef<[u8]>>(
+    /// bytes and [`World::spawn_level`].
+    pub fn verify_level<'r, B: AsRef<[u8]>>(
         &self,
         blob: B,
         registry: &'r Registry,
         options: &VerifyOptions,
-    ) -> Result<VerifiedResource<'r, B>, ResourceError> {
-        crate::resource::verify(blob, registry, self.resource_signatures(), options)
+    ) -> Result<VerifiedLevel<'r, B>, LevelError> {
+        crate::level::verify(blob, registry, self.level_signatures(), options)
     }
 
-    /// Spawns every entity of a verified resource with its components that live in the
-    /// signature stores, and returns the entities in resource order (entity `i` of the resource
+    /// Spawns every entity of a verified level with its components that live in the
+    /// signature stores, and returns the entities in level order (entity `i` of the level
     /// is element `i`). The hierarchy (`local_transform`, `parent_index`) goes to the world's
     /// own ([`World::hierarchy`]); the components of structure-of-arrays managers are left out
-    /// (see [`World::spawn_resource_with`]). All or nothing.
-    pub fn spawn_resource<B: AsRef<[u8]>>(
+    /// (see [`World::spawn_level_with`]). All or nothing.
+    pub fn spawn_level<B: AsRef<[u8]>>(
         &mut self,
-        resource: &VerifiedResource<'_, B>,
-    ) -> Result<Vec<Entity>, ResourceError> {
-        self.spawn_resource_owned(resource, &mut [], false)
+        level: &VerifiedLevel<'_, B>,
+    ) -> Result<Vec<Entity>, LevelError> {
+        self.spawn_level_owned(level, &mut [], false)
     }
 
-    /// [`World::spawn_resource`], and gives the components kept outside the stores to
+    /// [`World::spawn_level`], and gives the components kept outside the stores to
     /// `spawner`: a structure-of-arrays manager takes its component; a
     /// [`TransformManager`](crate::transform::TransformManager) passed here takes
     /// `local_transform` and links the hierarchy instead of the world's own (every entity that
     /// has a `local_transform`, a parent or a child gets an instance, local matrix from
     /// `local_transform`, identity without one, linked to its parent's, parents first). A
-    /// kept-outside component the resource holds and no spawner takes is an error
-    /// ([`ResourceError::NoSpawner`]); see [`World::spawn_resource_with_all`] for several
+    /// kept-outside component the level holds and no spawner takes is an error
+    /// ([`LevelError::NoSpawner`]); see [`World::spawn_level_with_all`] for several
     /// managers.
-    pub fn spawn_resource_with<B: AsRef<[u8]>>(
+    pub fn spawn_level_with<B: AsRef<[u8]>>(
         &mut self,
-        resource: &VerifiedResource<'_, B>,
+        level: &VerifiedLevel<'_, B>,
         spawner: &mut dyn OutsideStores,
-    ) -> Result<Vec<Entity>, ResourceError> {
-        self.spawn_resource_owned(resource, &mut [spawner], true)
+    ) -> Result<Vec<Entity>, LevelError> {
+        self.spawn_level_owned(level, &mut [spawner], true)
     }
 
-    /// [`World::spawn_resource`], and gives the components kept outside the stores to
+    /// [`World::spawn_level`], and gives the components kept outside the stores to
     /// `spawners`, in spawn order (see [`OutsideStores`]); the hierarchy goes to the world's
     /// own unless one of them takes `local_transform`. Every kept-outside component the
-    /// resource holds must be taken by exactly one of them. All or nothing: a spawner that
+    /// level holds must be taken by exactly one of them. All or nothing: a spawner that
     /// refuses its instances leaves the world and every manager unchanged.
-    pub fn spawn_resource_with_all<B: AsRef<[u8]>>(
+    pub fn spawn_level_with_all<B: AsRef<[u8]>>(
         &mut self,
-        resource: &VerifiedResource<'_, B>,
+        level: &VerifiedLevel<'_, B>,
         spawners: &mut [&mut dyn OutsideStores],
-    ) -> Result<Vec<Entity>, ResourceError> {
-        self.spawn_resource_owned(resource, spawners, true)
+    ) -> Result<Vec<Entity>, LevelError> {
+        self.spawn_level_owned(level, spawners, true)
     }
 
     /// A spawn whose hierarchy goes to the world's own manager unless a spawner takes it.
-    /// `all_outside`: every kept-outside component the resource holds must find a spawner.
-    fn spawn_resource_owned<B: AsRef<[u8]>>(
+    /// `all_outside`: every kept-outside component the level holds must find a spawner.
+    fn spawn_level_owned<B: AsRef<[u8]>>(
         &mut self,
-        resource: &VerifiedResource<'_, B>,
+        level: &VerifiedLevel<'_, B>,
         spawners: &mut [&mut dyn OutsideStores],
         all_outside: bool,
-    ) -> Result<Vec<Entity>, ResourceError> {
+    ) -> Result<Vec<Entity>, LevelError> {
         let local = Registration::local_transform();
         if spawners.iter().any(|s| s.takes(&local)) {
-            return self.spawn_resource_inner(resource, spawners, all_outside);
+            return self.spawn_level_inner(level, spawners, all_outside);
         }
         // The world's manager joins the spawners for this call (taken out of the world so the
         // spawn can borrow both), and is put back whatever happens.
@@ -208,7 +208,7 @@ impl<M: WorldModel> World<M> {
             );
             all.push(&mut own);
             catch_unwind(AssertUnwindSafe(|| {
-                self.spawn_resource_inner(resource, &mut all, all_outside)
+                self.spawn_level_inner(level, &mut all, all_outside)
             }))
         };
         self.hierarchy = own;
@@ -218,28 +218,28 @@ impl<M: WorldModel> World<M> {
         }
     }
 
-    fn spawn_resource_inner<B: AsRef<[u8]>>(
+    fn spawn_level_inner<B: AsRef<[u8]>>(
         &mut self,
-        res: &VerifiedResource<'_, B>,
+        res: &VerifiedLevel<'_, B>,
         spawners: &mut [&mut dyn OutsideStores],
         all_outside: bool,
-    ) -> Result<Vec<Entity>, ResourceError> {
+    ) -> Result<Vec<Entity>, LevelError> {
         let n = res.num_entities() as usize;
         let tables = self.tables;
         let plan = res.plan();
 
-        // 1. The store ids in the resource are this world's, the spawners cover the components
+        // 1. The store ids in the level are this world's, the spawners cover the components
         // kept outside the stores, and the ids can be issued. The ids of undeclared sets
         // (past the declared stores) stand for the world's dynamic stores of those sets, made
         // here if the world has none yet.
         let declared = self.declared() as u32;
         let mut dynamic: Vec<u32> = Vec::new();
-        let mut signatures = self.resource_signatures();
+        let mut signatures = self.level_signatures();
         for set in res.sets() {
             match signatures(&set.components) {
                 Ok(store) if store == set.store && store >= declared => {
                     let mask = set_mask::<M>(&set.components).map_err(|message| {
-                        ResourceError::NotThisWorld {
+                        LevelError::NotThisWorld {
                             components: set.to_string(),
                             message,
                         }
@@ -252,16 +252,16 @@ impl<M: WorldModel> World<M> {
                 }
                 Ok(store) if store == set.store => {}
                 Ok(store) => {
-                    return Err(ResourceError::NotThisWorld {
+                    return Err(LevelError::NotThisWorld {
                         components: set.to_string(),
                         message: format!(
-                            "this world's store is {store}, the resource says {}",
+                            "this world's store is {store}, the level says {}",
                             set.store
                         ),
                     })
                 }
                 Err(message) => {
-                    return Err(ResourceError::NotThisWorld {
+                    return Err(LevelError::NotThisWorld {
                         components: set.to_string(),
                         message,
                     })
@@ -274,13 +274,13 @@ impl<M: WorldModel> World<M> {
         let order = spawn_order(res.registry(), holds, spawners)?;
         let available = self.table.entities().available();
         if n > available {
-            return Err(ResourceError::Entities(EntityError::Exhausted {
+            return Err(LevelError::Entities(EntityError::Exhausted {
                 requested: n,
                 available,
             }));
         }
 
-        // 2. Rows: each store's new rows follow the resource's entity order, from its length
+        // 2. Rows: each store's new rows follow the level's entity order, from its length
         // on. The plan's slot `k` is store `plan.stores[k].0`; its ids are
         // `ids[base[k]..base[k] + count]`.
         let k = plan.stores.len();
@@ -298,18 +298,18 @@ impl<M: WorldModel> World<M> {
         }
 
         // 3. Ids: one `create_many` for every store's run (in store order), then each entity's id
-        // in resource order, one copy per block of entities with one store. Then the spawners'
+        // in level order, one copy per block of entities with one store. Then the spawners'
         // first phase, in spawn order; a refusal undoes the ones before it and the ids.
         let mut ids: Vec<Entity> = Vec::with_capacity(n);
         self.table
             .create_runs(&create, &mut ids)
-            .map_err(ResourceError::Entities)?;
+            .map_err(LevelError::Entities)?;
         let mut spawned: Vec<Entity> = Vec::with_capacity(n);
         for b in &plan.blocks {
             let from = base[b.slot as usize] + b.row as usize;
             spawned.extend_from_slice(&ids[from..from + b.len as usize]);
         }
-        let any: &VerifiedResource<'_, dyn AsRef<[u8]> + '_> = res;
+        let any: &VerifiedLevel<'_, dyn AsRef<[u8]> + '_> = res;
         let spawn = OutsideSpawn::new(any, &spawned);
         for (done, &s) in order.iter().enumerate() {
             if let Err(e) = spawners[s].prepare(&spawn) {
@@ -404,7 +404,7 @@ impl<M: WorldModel> World<M> {
         for (&(s, _, count), &b) in create.iter().zip(&base) {
             // SAFETY: every slot of the store's new rows was written above: each entity's set
             // is exactly the store's signature (step 1) and every component of the set has an
-            // instance for it in the resource.
+            // instance for it in the level.
             unsafe { stores[s as usize].commit_rows(&ids[b..b + count], guard.table.stamp()) };
         }
         guard.armed = false;
@@ -453,12 +453,12 @@ mod tests {
     use super::super::World;
     use crate::component::{Component, PartSink, Signature};
     use crate::entity::Entity;
+    use crate::level::{
+        EntityCompiler, LevelError, MapEntities, Registration, Registry, VerifyOptions,
+    };
     use crate::model::{
         ComponentInfo, ComponentOf, Layout, SignatureOf, Slot, StoreInfo, SystemInfo, Tables,
         WorldModel,
-    };
-    use crate::resource::{
-        EntityCompiler, MapEntities, Registration, Registry, ResourceError, VerifyOptions,
     };
     use crate::storage::ColumnType;
     use serde::{Deserialize, Deserializer, Serialize};
@@ -698,7 +698,7 @@ mod tests {
             .unwrap();
         let res = verified(&blob);
         let (mut w, old) = prefilled();
-        let e = w.spawn_resource(&res).unwrap();
+        let e = w.spawn_level(&res).unwrap();
         w.check_invariants().unwrap();
         assert_eq!(w.signature_name_of(e[0]), Some("{P, N, L}"));
         assert_eq!(w.signature_name_of(e[2]), Some("{N}"));
@@ -730,9 +730,9 @@ mod tests {
             .compile_str(UNDECLARED)
             .unwrap();
         let err = World::<StrictModel>::new()
-            .verify_resource(&blob[..], registry(), &VerifyOptions::default())
+            .verify_level(&blob[..], registry(), &VerifyOptions::default())
             .unwrap_err();
-        let ResourceError::UndeclaredSignature { message, .. } = &err else {
+        let LevelError::UndeclaredSignature { message, .. } = &err else {
             panic!("{err}")
         };
         assert_eq!(
@@ -776,9 +776,9 @@ mod tests {
         {"components": {"p": 8, "n": "z"}}
     ]}"#;
 
-    fn verified(blob: &[u8]) -> crate::resource::VerifiedResource<'static, &[u8]> {
+    fn verified(blob: &[u8]) -> crate::level::VerifiedLevel<'static, &[u8]> {
         World::<Model>::new()
-            .verify_resource(blob, registry(), &VerifyOptions::default())
+            .verify_level(blob, registry(), &VerifyOptions::default())
             .unwrap()
     }
 
@@ -803,7 +803,7 @@ mod tests {
         assert_eq!((plan.blocks[4].start, plan.blocks[4].len), (4, 2));
         let (mut w, old) = prefilled();
         let live = LIVE_N.get();
-        let e = w.spawn_resource(&res).unwrap();
+        let e = w.spawn_level(&res).unwrap();
         assert_eq!(LIVE_N.get(), live + 4, "four names decoded, none dropped");
         assert_eq!(e.len(), 9);
         assert_eq!(w.len(), 11);
@@ -821,14 +821,14 @@ mod tests {
         for i in [2, 6] {
             assert!(w.get::<N>(e[i]).is_none() && w.get::<L>(e[i]).is_none());
         }
-        // Rows follow the resource's order after the rows that were there.
+        // Rows follow the level's order after the rows that were there.
         assert_eq!(w.stores[1].entities(), [old[0], e[0], e[4], e[5], e[8]]);
         assert_eq!(w.stores[0].entities(), [old[1], e[2], e[6]]);
         assert_eq!(w.stores[2].entities(), [e[1], e[3], e[7]]);
         assert_eq!(w.get::<P>(old[0]), Some(&P(100)));
 
         // A second instance maps to its own entities.
-        let f = w.spawn_resource(&res).unwrap();
+        let f = w.spawn_level(&res).unwrap();
         assert_eq!(w.get::<L>(f[1]), Some(&L(f[8])));
         assert_eq!(w.len(), 20);
         w.check_invariants().unwrap();
@@ -848,7 +848,7 @@ mod tests {
         let (mut w, old) = prefilled();
         let live = LIVE_N.get();
         flag.set(true);
-        let r = catch_unwind(AssertUnwindSafe(|| w.spawn_resource(&res)));
+        let r = catch_unwind(AssertUnwindSafe(|| w.spawn_level(&res)));
         flag.set(false);
         assert!(r.is_err(), "the spawn panicked");
         assert_eq!(
@@ -861,7 +861,7 @@ mod tests {
         assert_eq!(w.stores.iter().map(|s| s.len()).sum::<usize>(), 2);
         assert_eq!(w.get::<P>(old[0]), Some(&P(100)));
         assert_eq!(w.get::<P>(old[1]), Some(&P(102)));
-        let e = w.spawn_resource(&res).unwrap();
+        let e = w.spawn_level(&res).unwrap();
         assert_eq!(w.len(), 11);
         assert_eq!(w.get::<L>(e[1]), Some(&L(e[8])));
         w.check_invariants().unwrap();

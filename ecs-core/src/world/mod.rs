@@ -29,9 +29,9 @@ mod error;
 #[cfg(feature = "transform")]
 mod hierarchy;
 mod invariants;
-#[cfg(feature = "resource")]
+#[cfg(feature = "level")]
 mod load;
-#[cfg(feature = "resource")]
+#[cfg(feature = "level")]
 mod save;
 mod spawn;
 mod structural;

@@ -1,4 +1,4 @@
-//! Saving entities back to an entity resource: the inverse of [`World::spawn_resource`].
+//! Saving entities back to a level: the inverse of [`World::spawn_level`].
 //!
 //! [`World::save_entities`] writes the given entities, in the given order, with every component
 //! of the stores the registry knows (components without a registration are not saved), their
@@ -6,7 +6,7 @@
 //! mapped to indices among the saved entities. [`World::save_entities_with`] takes any
 //! [`OutsideStores`] managers instead (the transform manager, structure-of-arrays managers):
 //! each writes the components it keeps outside the stores; a kept-outside component whose
-//! manager is not given is not saved. The blob is canonical ([`ResourceWriter`]), so saving
+//! manager is not given is not saved. The blob is canonical ([`LevelWriter`]), so saving
 //! what a blob spawned, in spawn order, with the managers it spawned into, gives back the same
 //! bytes — provided the blob held no unknown (skipped) component and no `local_transform` equal
 //! to the identity on an entity in the hierarchy (one with a parent or a child: its link makes
@@ -15,10 +15,10 @@
 
 use super::World;
 use crate::entity::{Entity, EntityBits};
-use crate::model::WorldModel;
-use crate::resource::{
-    OutsideSave, OutsideStores, Registration, Registry, ResourceError, ResourceWriter, NO_ENTITY,
+use crate::level::{
+    LevelError, LevelWriter, OutsideSave, OutsideStores, Registration, Registry, NO_ENTITY,
 };
+use crate::model::WorldModel;
 use crate::transform::TransformManager;
 use rustc_hash::FxHashMap;
 
@@ -31,7 +31,7 @@ impl<M: WorldModel> World<M> {
         entities: &[Entity],
         registry: &Registry,
         transforms: Option<&TransformManager>,
-    ) -> Result<Vec<u8>, ResourceError> {
+    ) -> Result<Vec<u8>, LevelError> {
         match transforms {
             Some(tm) => self.save_entities_with(entities, registry, &[tm]),
             None => self.save_entities_with(entities, registry, &[]),
@@ -47,21 +47,21 @@ impl<M: WorldModel> World<M> {
         entities: &[Entity],
         registry: &Registry,
         outside: &[&dyn OutsideStores],
-    ) -> Result<Vec<u8>, ResourceError> {
+    ) -> Result<Vec<u8>, LevelError> {
         let mut index: FxHashMap<Entity, u32> = FxHashMap::default();
         index.reserve(entities.len());
         for (i, &e) in entities.iter().enumerate() {
-            let position = u32::try_from(i).map_err(|_| ResourceError::TooLarge {
+            let position = u32::try_from(i).map_err(|_| LevelError::TooLarge {
                 what: "the entity count",
             })?;
             if self.locate(e).is_none() {
-                return Err(ResourceError::NotAlive { position });
+                return Err(LevelError::NotAlive { position });
             }
             if index.insert(e, position).is_some() {
-                return Err(ResourceError::DuplicateEntity { position });
+                return Err(LevelError::DuplicateEntity { position });
             }
         }
-        let mut w = ResourceWriter::new();
+        let mut w = LevelWriter::new();
         w.add_entities(entities.len() as u32)?;
 
         // Components kept outside the stores, and the hierarchy: the world's own unless a
@@ -110,7 +110,7 @@ impl<M: WorldModel> World<M> {
                         None => (reg.encode_raw)(ptr, &mut buf),
                     }
                 };
-                r.map_err(|message| ResourceError::Encode {
+                r.map_err(|message| LevelError::Encode {
                     component: reg.component_ref(),
                     message,
                 })?;
@@ -122,22 +122,22 @@ impl<M: WorldModel> World<M> {
 
     /// Saves every live entity, store by store in store order, rows in order (see
     /// [`World::save_entities`]).
-    pub fn save_resource(
+    pub fn save_level(
         &self,
         registry: &Registry,
         transforms: Option<&TransformManager>,
-    ) -> Result<Vec<u8>, ResourceError> {
+    ) -> Result<Vec<u8>, LevelError> {
         let all: Vec<Entity> = self.entities().collect();
         self.save_entities(&all, registry, transforms)
     }
 
     /// Saves every live entity, store by store in store order, rows in order, with the
     /// components `outside` keeps outside the stores (see [`World::save_entities_with`]).
-    pub fn save_resource_with(
+    pub fn save_level_with(
         &self,
         registry: &Registry,
         outside: &[&dyn OutsideStores],
-    ) -> Result<Vec<u8>, ResourceError> {
+    ) -> Result<Vec<u8>, LevelError> {
         let all: Vec<Entity> = self.entities().collect();
         self.save_entities_with(&all, registry, outside)
     }
@@ -150,7 +150,7 @@ impl<M: WorldModel> World<M> {
         roots: &[Entity],
         registry: &Registry,
         transforms: &TransformManager,
-    ) -> Result<Vec<u8>, ResourceError> {
+    ) -> Result<Vec<u8>, LevelError> {
         self.save_subtrees_with(roots, registry, transforms, &[])
     }
 
@@ -162,7 +162,7 @@ impl<M: WorldModel> World<M> {
         registry: &Registry,
         transforms: &TransformManager,
         outside: &[&dyn OutsideStores],
-    ) -> Result<Vec<u8>, ResourceError> {
+    ) -> Result<Vec<u8>, LevelError> {
         let mut list: Vec<Entity> = Vec::new();
         let mut seen: FxHashMap<Entity, ()> = FxHashMap::default();
         for &root in roots {

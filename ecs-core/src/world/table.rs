@@ -150,7 +150,7 @@ impl EntityTable {
     /// Issues entities for several runs of consecutive rows with one `create_many` of their
     /// total, all or nothing: run `(store, first_row, n)` gets the next `n` ids, placed at rows
     /// `first_row..first_row + n` of `store`. The ids are appended to `out`, run after run.
-    /// (The resource spawner's way to create a level's ids; `create_run` is one run.)
+    /// (The level spawner's way to create a level's ids; `create_run` is one run.)
     pub(crate) fn create_runs(
         &mut self,
         runs: &[(u32, usize, usize)],
@@ -319,7 +319,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "resource")]
+    #[cfg(feature = "level")]
     fn create_runs_places_each_run_after_one_create_many() {
         let mut t = EntityTable::new();
         let old = t.create_at(Location::new(0, 0)).unwrap();
@@ -352,7 +352,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "resource")]
+    #[cfg(feature = "level")]
     fn create_runs_places_reused_and_fresh_ids() {
         use crate::entity::MINIMUM_FREE_INDICES;
         let mut t = EntityTable::new();

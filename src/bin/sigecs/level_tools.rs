@@ -1,9 +1,9 @@
 //! The level subcommands: `compile`, `inspect` and `save`.
 
 use crate::{levels::*, options::*, population::*};
-use sigecs::ecs_core::resource::{EntityCompiler, ResourceReport, VerifyOptions};
+use sigecs::ecs_core::level::{EntityCompiler, LevelReport, VerifyOptions};
 use sigecs::ecs_core::transform::TransformManager;
-use sigecs::{resource_registry, World};
+use sigecs::{level_registry, World};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -32,12 +32,12 @@ pub(crate) fn compile_cmd(args: Vec<String>) -> Result<(), String> {
     };
     let text = std::fs::read_to_string(input).map_err(|e| format!("{input}: {e}"))?;
     let t = Instant::now();
-    let blob = EntityCompiler::new(resource_registry())
+    let blob = EntityCompiler::new(level_registry())
         .compile_str(&text)
         .map_err(|e| format!("{input}: {e}"))?;
     let took = t.elapsed();
     let level = World::new()
-        .verify_resource(&blob[..], resource_registry(), &VerifyOptions::default())
+        .verify_level(&blob[..], level_registry(), &VerifyOptions::default())
         .map_err(|e| format!("{input}: {e}"))?;
     std::fs::write(&out, &blob).map_err(|e| format!("{}: {e}", out.display()))?;
     println!(
@@ -55,7 +55,7 @@ pub(crate) fn inspect_cmd(args: Vec<String>) -> Result<(), String> {
         return Err("inspect takes one file".into());
     };
     let level = load_level(Some(Path::new(input)))?;
-    println!("{}", ResourceReport::of(&level));
+    println!("{}", LevelReport::of(&level));
     let world = World::new();
     let stats = world.stats();
     println!("per signature:");
@@ -98,7 +98,7 @@ pub(crate) fn save_cmd(args: Vec<String>) -> Result<(), String> {
     let mut world = World::new();
     let mut tm = TransformManager::new();
     world
-        .spawn_resource_with(&level, &mut tm)
+        .spawn_level_with(&level, &mut tm)
         .map_err(|e| e.to_string())?;
     populate(&mut world, opts.entities, &mut rng);
     for _ in 0..frames {
@@ -107,7 +107,7 @@ pub(crate) fn save_cmd(args: Vec<String>) -> Result<(), String> {
     }
     let t = Instant::now();
     let blob = world
-        .save_resource(resource_registry(), Some(&tm))
+        .save_level(level_registry(), Some(&tm))
         .map_err(|e| e.to_string())?;
     let took = t.elapsed();
     std::fs::write(&out, &blob).map_err(|e| format!("{}: {e}", out.display()))?;

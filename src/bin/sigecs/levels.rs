@@ -2,10 +2,10 @@
 //! world.
 
 use crate::options::*;
-use sigecs::ecs_core::resource::{
-    format::MAGIC, AlignedBlob, EntityCompiler, VerifiedResource, VerifyOptions,
+use sigecs::ecs_core::level::{
+    format::MAGIC, AlignedBlob, EntityCompiler, VerifiedLevel, VerifyOptions,
 };
-use sigecs::{resource_registry, World};
+use sigecs::{level_registry, World};
 use std::path::Path;
 
 /// The bundled level (`assets/level.bin`, made by `scripts/make_level.py` from
@@ -13,7 +13,7 @@ use std::path::Path;
 pub(crate) const BUNDLED_LEVEL: &[u8] = include_bytes!("../../../assets/level.bin");
 
 /// A verified level, spawned into every fresh world (a prefab: verified once).
-pub(crate) type Level = VerifiedResource<'static, AlignedBlob>;
+pub(crate) type Level = VerifiedLevel<'static, AlignedBlob>;
 
 /// Reads a level: a compiled blob as it is, anything else compiled as JSON. `None`: the bundled
 /// level.
@@ -27,7 +27,7 @@ pub(crate) fn read_level(path: Option<&Path>) -> Result<AlignedBlob, String> {
     }
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("{}: neither a compiled level nor JSON", path.display()))?;
-    let blob = EntityCompiler::new(resource_registry())
+    let blob = EntityCompiler::new(level_registry())
         .compile_str(&text)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(AlignedBlob::from_bytes(&blob))
@@ -38,7 +38,7 @@ pub(crate) fn load_level(path: Option<&Path>) -> Result<Level, String> {
     let blob = read_level(path)?;
     let name = path.map_or("the bundled level".to_string(), |p| p.display().to_string());
     World::new()
-        .verify_resource(blob, resource_registry(), &VerifyOptions::default())
+        .verify_level(blob, level_registry(), &VerifyOptions::default())
         .map_err(|e| format!("{name}: {e}"))
 }
 
@@ -82,7 +82,7 @@ mod tests {
         let json =
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/level.json"))
                 .unwrap();
-        let blob = EntityCompiler::new(resource_registry())
+        let blob = EntityCompiler::new(level_registry())
             .compile_str(&json)
             .unwrap();
         assert!(
@@ -94,7 +94,7 @@ mod tests {
         assert_eq!(level.levels(), 3);
         let mut world = World::new();
         let mut tm = TransformManager::new();
-        let e = world.spawn_resource_with(&level, &mut tm).unwrap();
+        let e = world.spawn_level_with(&level, &mut tm).unwrap();
         world.check_invariants().unwrap();
         // Escorts (after the 500 ships) follow their ship, which is their parent.
         let escort = e[500];

@@ -1,7 +1,7 @@
-//! The main job: spawn a level (entity resource) and generated entities of the bundled
+//! The main job: spawn a level and generated entities of the bundled
 //! signatures, run its systems for some frames, and report the level's spawn time, memory per
 //! signature, memory efficiency, time per entity for each system, and a checksum of every
-//! component value (so two runs can be compared). Also the entity-resource tools: `compile`,
+//! component value (so two runs can be compared). Also the level tools: `compile`,
 //! `inspect` and `save`.
 
 mod checksum;

@@ -8,7 +8,7 @@ Usage: sigecs [OPTIONS]
        sigecs inspect LEVEL            (a blob or JSON)
        sigecs save [--level LEVEL] [--entities N] [--frames N] [--seed N] -o OUT.bin
 
-Spawns a level (entity resource; by default the bundled one, 11,300 entities with a
+Spawns a level (by default the bundled one, 11,300 entities with a
 hierarchy) and generated entities of the bundled signatures (40% Particle, 30% Body, 20% Ship,
 10% Beacon), runs the generated schedule once per frame, and prints a report: the level's
 verify and spawn time, memory per signature, time per entity of each system, the schedule, its

@@ -80,7 +80,7 @@ pub(crate) fn fresh_world(opts: &Options, level: &Level) -> (World, Rng) {
     let mut rng = Rng::new(opts.seed);
     let mut world = World::new();
     world
-        .spawn_resource_with(level, &mut TransformManager::new())
+        .spawn_level_with(level, &mut TransformManager::new())
         .expect("a verified level spawns into an empty world");
     populate(&mut world, opts.entities, &mut rng);
     world.set_min_chunk(opts.min_chunk);

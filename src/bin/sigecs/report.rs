@@ -2,11 +2,11 @@
 //! threads, parallel efficiency.
 
 use crate::{checksum::*, levels::*, options::*, population::*};
+use sigecs::ecs_core::level::VerifyOptions;
 use sigecs::ecs_core::rayon;
-use sigecs::ecs_core::resource::VerifyOptions;
 use sigecs::ecs_core::schedule::parts::job_rows;
 use sigecs::ecs_core::transform::TransformManager;
-use sigecs::{resource_registry, World, SYSTEM_NAMES};
+use sigecs::{level_registry, World, SYSTEM_NAMES};
 use std::time::{Duration, Instant};
 
 pub(crate) fn median(v: &mut [f64]) -> f64 {
@@ -118,24 +118,18 @@ pub(crate) fn report_level_spawn(level: &Level) {
     for _ in 0..5 {
         let t = Instant::now();
         let again = World::new()
-            .verify_resource(
-                level.bytes(),
-                resource_registry(),
-                &VerifyOptions::default(),
-            )
+            .verify_level(level.bytes(), level_registry(), &VerifyOptions::default())
             .expect("verified before");
         verify.push(t.elapsed().as_secs_f64());
         let mut world = World::new();
         let t = Instant::now();
-        world
-            .spawn_resource(&again)
-            .expect("a verified level spawns");
+        world.spawn_level(&again).expect("a verified level spawns");
         spawn.push(t.elapsed().as_secs_f64());
         let mut world = World::new();
         let mut tm = TransformManager::new();
         let t = Instant::now();
         world
-            .spawn_resource_with(&again, &mut tm)
+            .spawn_level_with(&again, &mut tm)
             .expect("a verified level spawns");
         linked.push(t.elapsed().as_secs_f64());
     }

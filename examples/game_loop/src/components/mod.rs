@@ -46,13 +46,13 @@ pub struct Burning;
 /// A mothership's hull, from the level (`"hull": 100`); debris of every destroyed thing
 /// costs it [`DEBRIS`].
 #[derive(Component, Clone, Copy, Debug, PartialEq, Pod, Zeroable, Serialize, Deserialize)]
-#[component(resource = "hull")]
+#[component(level = "hull")]
 #[repr(transparent)]
 pub struct Hull(pub i32);
 
 /// A cannon of the mothership, numbered in the level (`"cannon": 1`).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Pod, Zeroable, Serialize, Deserialize)]
-#[component(resource = "cannon")]
+#[component(level = "cannon")]
 #[repr(transparent)]
 pub struct Cannon(pub u32);
 

@@ -1,0 +1,9 @@
+// A component opted into levels as plain old data (the default encoding) must be
+// `bytemuck::Pod`: the error points at the level name, not into the generated world.
+use ecs_core::prelude::*;
+
+#[derive(Component)]
+#[component(level = "name")]
+pub struct Name(pub String);
+
+fn main() {}

@@ -438,7 +438,9 @@ mod model {
         // Under Miri (CI runs this file there) a few cases: each step is slow, not different.
         #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 48 }))]
         #[test]
-        fn panicking_drops_match_the_model(ops in proptest::collection::vec(op(), 1..80)) {
+        fn panicking_drops_match_the_model(
+            ops in proptest::collection::vec(op(), 1..if cfg!(miri) { 16 } else { 80 })
+        ) {
             let mut w = World::new();
             w.spawn(Scripted { director: Director });
             let mut m = Model::default();

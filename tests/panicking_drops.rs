@@ -436,10 +436,10 @@ mod model {
 
     proptest! {
         // Under Miri (CI runs this file there) a few cases: each step is slow, not different.
-        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 48 }))]
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 1 } else { 48 }))]
         #[test]
         fn panicking_drops_match_the_model(
-            ops in proptest::collection::vec(op(), 1..if cfg!(miri) { 16 } else { 80 })
+            ops in proptest::collection::vec(op(), 1..if cfg!(miri) { 12 } else { 80 })
         ) {
             let mut w = World::new();
             w.spawn(Scripted { director: Director });

@@ -489,7 +489,7 @@ impl TransformManager {
         while idx > 0 {
             idx -= 1;
             // A destroy moves the last instance into `idx`; it was already looked at.
-            if idx < self.len() && !alive(self.entity[idx]) {
+            if !alive(self.entity[idx]) {
                 let _ = self.destroy(Instance(idx as u32));
                 destroyed += 1;
             }

@@ -19,7 +19,9 @@ impl<M: WorldModel> World<M> {
     /// [`World::hierarchy`]).
     pub fn despawn(&mut self, entity: Entity) -> bool {
         #[cfg(feature = "transform")]
-        if !self.hierarchy.is_empty() && self.is_alive(entity) {
+        // Only live entities have instances (`check_invariants`), so a dead or stale id finds
+        // none here and falls through to `despawn_row`'s own `false`.
+        if !self.hierarchy.is_empty() {
             if let Some(i) = self.hierarchy.lookup(entity) {
                 self.despawn_tree(i);
                 return true;

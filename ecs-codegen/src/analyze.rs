@@ -11,9 +11,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use syn::ext::IdentExt;
 
-/// The most components a world can have: the width of the widest bitflags type.
-pub const MAX_COMPONENTS: usize = 128;
-
 /// A component with its id (its index in [`Model::components`]) and bit `1 << id`.
 #[derive(Clone, Debug)]
 pub struct Component {
@@ -38,14 +35,14 @@ pub struct Signature {
     pub layout: LayoutDecl,
     /// (field name, component id) in declaration order.
     pub fields: Vec<(Ident, usize)>,
-    /// Bit set of its components.
-    pub mask: u128,
+    /// Its components.
+    pub mask: Bits,
 }
 
 impl Signature {
     /// Does this signature hold component `id`?
     pub fn has(&self, id: usize) -> bool {
-        self.mask & (1u128 << id) != 0
+        self.mask.contains(id)
     }
 }
 
@@ -99,12 +96,51 @@ pub enum Param {
     },
 }
 
-/// A set of small integers (resource indices), of any size: a world may declare any number of
-/// resources.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// A set of small integers (component or resource ids), of any size: a world may declare any
+/// number of either. The words are those of `ecs_rules` (bit `i % 64` of word `i / 64`), with
+/// no zero word at the end, so equal sets are equal values (and hash alike).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Bits(Vec<u64>);
 
 impl Bits {
+    /// The set of `ids`.
+    pub fn of(ids: impl IntoIterator<Item = usize>) -> Bits {
+        let mut b = Bits::default();
+        for i in ids {
+            b.insert(i);
+        }
+        b
+    }
+
+    /// Removes `i`.
+    pub fn remove(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w &= !(1 << (i % 64));
+        }
+        while self.0.last() == Some(&0) {
+            self.0.pop();
+        }
+    }
+
+    /// Does the set hold `i`?
+    pub fn contains(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    /// The elements, ascending.
+    pub fn ids(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(k, &w)| {
+            (0..64)
+                .filter(move |b| w & (1 << b) != 0)
+                .map(move |b| k * 64 + b)
+        })
+    }
+
+    /// The words, for the rules shared with the runtime.
+    pub fn words(&self) -> &[u64] {
+        &self.0
+    }
+
     /// Adds `i`.
     pub fn insert(&mut self, i: usize) {
         let (word, bit) = (i / 64, i % 64);
@@ -140,9 +176,9 @@ impl Bits {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Access {
     /// Components read (`&C`, `Option<&C>`).
-    pub reads: u128,
+    pub reads: Bits,
     /// Components written (`&mut C`, `Option<&mut C>`).
-    pub writes: u128,
+    pub writes: Bits,
     /// Resources read (`&R`).
     pub res_reads: Bits,
     /// Resources written (`&mut R`).
@@ -168,10 +204,10 @@ impl Access {
     }
 
     /// The component borrows, for the rule shared with the runtime's queries.
-    fn borrows(&self) -> Borrows {
+    fn borrows(&self) -> Borrows<&[u64]> {
         Borrows {
-            reads: self.reads,
-            writes: self.writes,
+            reads: self.reads.words(),
+            writes: self.writes.words(),
         }
     }
 
@@ -193,9 +229,9 @@ impl Access {
             match *p {
                 Param::Component { id, mutable, .. } => {
                     if mutable {
-                        a.writes |= 1u128 << id
+                        a.writes.insert(id)
                     } else {
-                        a.reads |= 1u128 << id
+                        a.reads.insert(id)
                     }
                 }
                 Param::Resource { id, mutable } => {
@@ -269,9 +305,9 @@ pub struct System {
     /// Parameters in order.
     pub params: Vec<Param>,
     /// Components an entity must have.
-    pub required: u128,
+    pub required: Bits,
     /// Components an entity must not have.
-    pub excluded: u128,
+    pub excluded: Bits,
     /// Ids of the matching signatures, ascending.
     pub matches: Vec<usize>,
     /// What it reads and writes.
@@ -345,14 +381,37 @@ pub struct KeptOutside {
 }
 
 impl Model {
-    /// Bits of the generated component-set type: 32, 64 or 128.
-    pub fn mask_width(&self) -> u32 {
-        match self.components.len() {
-            0..=32 => 32,
-            33..=64 => 64,
-            _ => 128,
+    /// 64-bit words of the world's component-set type (`ecs_core::ComponentBits<W>`): as
+    /// many as its components need, at least one.
+    pub fn set_words(&self) -> usize {
+        self.components.len().div_ceil(64).max(1)
+    }
+}
+
+/// Every declared move: (from store, component, to store) for each pair of signatures whose
+/// sets differ by one component, both ways, sorted. Found from each signature's sets one
+/// component smaller (as many lookups as the signatures' fields), not by trying every
+/// component on every signature.
+pub fn transitions(model: &Model) -> Vec<(usize, usize, usize)> {
+    let by_mask: HashMap<&Bits, usize> = model
+        .signatures
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (&s.mask, i))
+        .collect();
+    let mut out = Vec::new();
+    for (big, sig) in model.signatures.iter().enumerate() {
+        for &(_, c) in &sig.fields {
+            let mut smaller = sig.mask.clone();
+            smaller.remove(c);
+            if let Some(&small) = by_mask.get(&smaller) {
+                out.push((small, c, big));
+                out.push((big, c, small));
+            }
         }
     }
+    out.sort_unstable();
+    out
 }
 
 /// The path of `ident` in `module` as the generated code names it. The generated items live in
@@ -484,18 +543,6 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
     let evts = unique_by_name(&scan.events, |e| &e.ident, "event", &mut taken, &mut diags);
     refuse_exported_names(&comps, &sigs, &ress, &mut diags);
 
-    if comps.len() > MAX_COMPONENTS {
-        let f = &comps[MAX_COMPONENTS];
-        diags.push(
-            diag(f, f.decl.ident.span(), format!(
-                "{} components are declared but a world holds at most {MAX_COMPONENTS}, the width of the widest component-set type (u128)",
-                comps.len()
-            ))
-            .with_help("split the declarations into two worlds (two builders scanning different directories), or merge components that are always used together"),
-        );
-        return Err(diags);
-    }
-
     crate::generate::levels::check(&comps, &scan.soa_levels, &mut diags);
     let mut kept_outside: Vec<KeptOutside> = scan
         .soa_levels
@@ -549,16 +596,16 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
     };
 
     let mut signatures = Vec::new();
-    let mut by_mask: HashMap<u128, (String, String)> = HashMap::new();
+    let mut by_mask: HashMap<Bits, (String, String)> = HashMap::new();
     for f in &sigs {
         let mut fields = Vec::new();
-        let mut mask = 0u128;
+        let mut mask = Bits::default();
         let mut ok = true;
         for (field, ty) in &f.decl.fields {
             match comp_id.get(&ty.unraw().to_string()) {
                 Some(&id) => {
                     fields.push((field.clone(), id));
-                    mask |= 1u128 << id;
+                    mask.insert(id);
                 }
                 None => {
                     ok = false;
@@ -588,7 +635,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             continue;
         }
         by_mask.insert(
-            mask,
+            mask.clone(),
             (
                 f.decl.ident.to_string(),
                 location(&f.file, f.decl.ident.span()),
@@ -656,8 +703,8 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             continue;
         }
         let mut params = Vec::new();
-        let mut required = 0u128;
-        let mut excluded = 0u128;
+        let mut required = Bits::default();
+        let mut excluded = Bits::default();
         let mut ok = true;
         for p in &d.params {
             match &p.kind {
@@ -682,7 +729,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
                     let name = ty.unraw().to_string();
                     if let Some(&id) = comp_id.get(&name) {
                         if !optional {
-                            required |= 1u128 << id;
+                            required.insert(id);
                         }
                         params.push(Param::Component {
                             id,
@@ -720,7 +767,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
                 }
             }
         }
-        let mut changed = 0u128;
+        let mut changed = Bits::default();
         for (list, mask, what) in [
             (&d.with, &mut required, "with"),
             (&d.without, &mut excluded, "without"),
@@ -728,7 +775,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         ] {
             for ty in list {
                 match comp_id.get(&ty.unraw().to_string()) {
-                    Some(&id) => *mask |= 1u128 << id,
+                    Some(&id) => mask.insert(id),
                     None => {
                         ok = false;
                         diags.push(
@@ -749,12 +796,12 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         if !ok {
             continue;
         }
-        required |= changed;
+        required = required.union(&changed);
         let mut access = Access::of(&params);
         // A change filter reads the versions of its components: after their writers.
-        access.reads |= changed;
-        access.filtered = changed != 0;
-        if access.frame && (!d.with.is_empty() || !d.without.is_empty() || changed != 0) {
+        access.reads = access.reads.union(&changed);
+        access.filtered = !changed.is_empty();
+        if access.frame && (!d.with.is_empty() || !d.without.is_empty() || !changed.is_empty()) {
             diags.push(
                 diag(f, d.ident.span(), format!("system `{}` has filters but no component or entity parameter", d.ident))
                     .with_help("a system without one runs once per call, not over rows, so `with(..)`/`without(..)` select nothing; take a component, or drop the filters"),
@@ -767,27 +814,24 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             signatures
                 .iter()
                 .enumerate()
-                .filter(|(_, s)| matches(s.mask, required, excluded))
+                .filter(|(_, s)| matches(s.mask.words(), required.words(), excluded.words()))
                 .map(|(i, _)| i)
                 .collect()
         };
         if matches.is_empty() && !access.frame {
-            let names = |m: u128| {
-                components
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| m & (1u128 << i) != 0)
-                    .map(|(_, c)| c.ident.to_string())
+            let names = |m: &Bits| {
+                m.ids()
+                    .map(|i| components[i].ident.to_string())
                     .collect::<Vec<_>>()
                     .join(", ")
             };
             let mut msg = format!(
                 "system `{}` matches no signature: no declared signature has all of {{{}}}",
                 d.ident,
-                names(required)
+                names(&required)
             );
-            if excluded != 0 {
-                msg.push_str(&format!(" and none of {{{}}}", names(excluded)));
+            if !excluded.is_empty() {
+                msg.push_str(&format!(" and none of {{{}}}", names(&excluded)));
             }
             if strict {
                 diags.push(diag(f, d.ident.span(), msg).with_help(
@@ -810,9 +854,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             min_chunk: d.min_chunk,
             stage: 0,
             location: crate_location(&f.file, d.ident.span()),
-            changed: (0..components.len())
-                .filter(|&c| changed & (1u128 << c) != 0)
-                .collect(),
+            changed: changed.ids().collect(),
         });
         found_systems.push(f);
     }
@@ -976,9 +1018,10 @@ mod tests {
     use super::*;
 
     fn acc(reads: u128, writes: u128) -> Access {
+        let of = |m: u128| Bits::of((0..128).filter(|&i| m & (1u128 << i) != 0));
         Access {
-            reads,
-            writes,
+            reads: of(reads),
+            writes: of(writes),
             ..Access::default()
         }
     }

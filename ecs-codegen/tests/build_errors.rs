@@ -404,43 +404,18 @@ pub fn f(p: &mut Position, t: Option<&Time>) {}
 }
 
 #[test]
-fn too_many_components() {
-    let mut src = String::new();
-    for i in 0..129 {
-        src.push_str(&format!("#[derive(Component)]\npub struct C{i:03};\n"));
-    }
-    let (dir, ds) = errors(&[("many.rs", &src)]);
-    assert_eq!(ds.len(), 1);
-    check(
-        &ds[0],
-        dir.path(),
-        "many.rs",
-        258,
-        12,
-        "129 components are declared but a world holds at most 128",
-        "split the declarations into two worlds",
-    );
-}
-
-#[test]
-fn mask_width_follows_component_count() {
-    // Each width up to its last component, and 128 components (the most a world holds) build.
-    for (n, width) in [
-        (3, "u32"),
-        (32, "u32"),
-        (33, "u64"),
-        (64, "u64"),
-        (65, "u128"),
-        (128, "u128"),
-    ] {
-        let mut src = String::from("#[derive(Signature)]\npub struct S { pub c: C000 }\n");
+fn set_words_follow_component_count() {
+    // One 64-bit word per 64 components, at least one: no component limit.
+    for (n, words) in [(3, 1), (64, 1), (65, 2), (128, 2), (129, 3), (1024, 16)] {
+        let mut src = String::from("#[derive(Signature)]\npub struct S { pub c: C0000 }\n");
         for i in 0..n {
-            src.push_str(&format!("#[derive(Component)]\npub struct C{i:03};\n"));
+            src.push_str(&format!("#[derive(Component)]\npub struct C{i:04};\n"));
         }
         let (_d, r) = build(&[("a.rs", &src)]);
         let out: String = r.unwrap().split_whitespace().collect();
         assert!(
-            out.contains(&format!("pubstructComponentSet:{width}")),
+            out.contains(&format!("typeSet=::ecs_core::ComponentBits<{words}>;"))
+                && out.contains(&format!("pubstructComponentSet:{words}{{")),
             "{n} components"
         );
     }

@@ -20,9 +20,8 @@
 //! - `level` (cargo feature `level`): levels and prefabs compiled from
 //!   JSON to verified binary blobs.
 //!
-//! It also re-exports the derives and `#[system]` from `ecs-derive`, and `bitflags`, which
-//! the generated code names, so a user crate depends on `ecs-core` alone (plus `ecs-codegen` as
-//! a build-dependency).
+//! It also re-exports the derives and `#[system]` from `ecs-derive`, so a user crate depends
+//! on `ecs-core` alone (plus `ecs-codegen` as a build-dependency).
 //!
 //! ```
 //! use ecs_core::entity::EntityManager;
@@ -43,6 +42,7 @@ pub mod query;
 /// The store-matching and aliasing rules, shared with the build script (crate `ecs-rules`).
 use ecs_rules as rules;
 pub mod schedule;
+pub mod set;
 pub mod soa;
 pub mod stats;
 mod storage;
@@ -63,11 +63,10 @@ pub use entity::Entity;
 pub use events::{Event, EventReader};
 pub use model::{ComponentOf, EventOf, ResourceOf, SignatureOf, WorldModel};
 pub use schedule::Commands;
+pub use set::{AnyComponentBits, ComponentBits};
 pub use stats::{CacheStats, Layout, StoreStats, WorldStats};
 pub use world::{Change, CommandErrors, CommandFailure, UndeclaredSet, World, WorldError};
 
-#[doc(hidden)]
-pub use bitflags;
 /// The math library of the transform hierarchy, so its matrices are the same type as yours.
 #[cfg(feature = "transform")]
 pub use glam;

@@ -14,6 +14,7 @@
 //! through raw pointers computed from these tables. Only the generator implements them.
 
 use crate::entity::Entity;
+use crate::set::AnyComponentBits;
 use crate::storage::ColumnType;
 use crate::storage::Store;
 use crate::world::{EntityTable, Location};
@@ -70,8 +71,6 @@ impl Slot {
 pub struct StoreInfo {
     /// The signature's name.
     pub name: &'static str,
-    /// Its component set: bit `i` is component `i`.
-    pub mask: u128,
     /// Its layout.
     pub layout: Layout,
     /// The element type of each column.
@@ -91,10 +90,10 @@ pub struct SystemInfo {
     /// Declared store ids it matches, ascending.
     pub stores: &'static [u32],
     /// Components a store must hold for the system to visit it (its `&C`/`&mut C` parameters
-    /// and `with(..)` filters).
-    pub required: u128,
-    /// Components a store must not hold (`without(..)` filters).
-    pub excluded: u128,
+    /// and `with(..)` filters), by id.
+    pub required: &'static [u32],
+    /// Components a store must not hold (`without(..)` filters), by id.
+    pub excluded: &'static [u32],
     /// False for a frame-level system (no component or entity parameter): it visits no store.
     pub per_row: bool,
 }
@@ -104,20 +103,24 @@ pub struct SystemInfo {
 /// # Safety
 ///
 /// - `components()[i].ty` is the column type of the type whose [`ComponentOf::ID`] is `i`.
-/// - For every store, `slots` has exactly one slot per bit of `mask`, in the field order of the
-///   signature whose [`SignatureOf::STORE`] is the store's index; a slot's component, of type
+/// - `Set` is wide enough for every component id.
+/// - For every store, `slots` has exactly one slot per component of its signature, in the
+///   field order of the signature whose [`SignatureOf::STORE`] is the store's index; a slot's component, of type
 ///   `T`, lives at `offset` bytes into each element of column `column`, aligned for `T`, with
 ///   every byte of `T` inside the element; slots of one store do not overlap; every byte of a
 ///   column's element that is not padding belongs to some slot (so writing every slot
 ///   initialises the element). In a store whose `layout` is [`Layout::Columns`], every slot
 ///   is at offset 0 of a column whose elements are exactly its component's type.
 /// - `tables()` returns `Tables::build::<Self>()` (computed once).
-/// - Each entry of `moves()` is for a declared transition (the stores with masks `m` and
-///   `m ^ (1 << component)` both exist, `from` having mask `m`), and its `run` does exactly
+/// - Each entry of `moves()` is for a declared transition (the stores of sets `m` and `m`
+///   with `component` added or removed both exist, `from` having set `m`), and its `run` does exactly
 ///   what [`TypedMove`] says, for the slots above.
 pub unsafe trait WorldModel: Sized + 'static {
     /// The generated struct holding one value of each resource.
     type Resources: Default + Send + Sync + 'static;
+    /// The world's component-set type: [`ComponentBits`](crate::ComponentBits) as wide as its
+    /// components need.
+    type Set: AnyComponentBits;
     /// Strict worlds (`Builder::undeclared(Undeclared::Error)`) refuse a component set that no
     /// signature declares with [`WorldError::UndeclaredSignature`](crate::WorldError); open
     /// ones (the default) keep such entities in dynamic stores.
@@ -132,7 +135,7 @@ pub unsafe trait WorldModel: Sized + 'static {
     /// Systems in declaration order.
     fn systems() -> &'static [SystemInfo];
     /// The derived lookup tables.
-    fn tables() -> &'static Tables;
+    fn tables() -> &'static Tables<Self::Set>;
     /// Moves written with static types for some declared transitions (all of them, in
     /// generated worlds); a transition without one moves through its [`CopyOp`]s.
     fn moves() -> &'static [TypedMove] {
@@ -292,7 +295,7 @@ impl Edge {
     ) -> Edge {
         let slot_in =
             |info: &StoreInfo, c: u32| info.slots.iter().copied().find(|s| s.component == c);
-        let inserts = from.mask & (1u128 << c) == 0;
+        let inserts = slot_in(from, c).is_none();
         let copies = to
             .slots
             .iter()
@@ -353,14 +356,14 @@ pub struct MoveRef<'a> {
     pub to: u32,
     /// The move.
     pub run: MoveFn,
-    tables: &'a Tables,
+    transitions: &'a [Transition],
     transition: u32,
 }
 
 impl<'a> MoveRef<'a> {
     /// The transition the move follows.
     pub fn transition(&self) -> &'a Transition {
-        &self.tables.transitions[self.transition as usize]
+        &self.transitions[self.transition as usize]
     }
 }
 
@@ -370,31 +373,50 @@ impl<'a> MoveRef<'a> {
 /// call; they are computed at run time rather than generated so that the generated file grows
 /// with what is declared, not with components × signatures.
 #[derive(Debug)]
-pub struct Tables {
+pub struct Tables<S> {
     components: usize,
+    /// Each declared store's component set.
+    masks: Vec<S>,
+    /// Each system's required and excluded sets.
+    systems: Vec<(S, S)>,
     /// `store * components + c` → c's slot and move from that store.
     entries: Vec<Entry>,
     /// The declared moves (as many as pairs of signatures one component apart, twice).
     transitions: Vec<Transition>,
     /// Component sizes by id.
     sizes: Vec<usize>,
-    by_mask: FxHashMap<u128, u32>,
+    by_mask: FxHashMap<S, u32>,
     component_by_type: FxHashMap<TypeId, u32>,
     store_by_type: FxHashMap<TypeId, u32>,
     event_by_type: FxHashMap<TypeId, u32>,
 }
 
-impl Tables {
+impl<S: AnyComponentBits> Tables<S> {
     /// Derives the tables of `M`.
-    pub fn build<M: WorldModel>() -> Tables {
+    pub fn build<M: WorldModel<Set = S>>() -> Tables<S> {
         let comps = M::components();
         let stores = M::stores();
         let n = comps.len();
-        let by_mask: FxHashMap<u128, u32> = stores
+        assert!(
+            n <= S::CAPACITY as usize,
+            "the model's component set holds {} components, not {n}",
+            S::CAPACITY
+        );
+        let set_of = |ids: &mut dyn Iterator<Item = u32>| ids.fold(S::EMPTY, S::with);
+        let masks: Vec<S> = stores
+            .iter()
+            .map(|s| set_of(&mut s.slots.iter().map(|sl| sl.component)))
+            .collect();
+        let by_mask: FxHashMap<S, u32> = masks
             .iter()
             .enumerate()
-            .map(|(i, s)| (s.mask, i as u32))
+            .map(|(i, &m)| (m, i as u32))
             .collect();
+        assert_eq!(
+            by_mask.len(),
+            stores.len(),
+            "two stores of one component set"
+        );
         let empty = Entry {
             slot: NONE,
             transition: NONE,
@@ -421,22 +443,31 @@ impl Tables {
             .iter()
             .map(|m| ((m.from, m.component), m.run))
             .collect();
-        let mut moves = Vec::new();
-        for (s, store) in stores.iter().enumerate() {
-            for c in 0..n {
-                let Some(&t) = by_mask.get(&(store.mask ^ (1u128 << c))) else {
-                    continue;
-                };
-                moves.push((s * n + c, transitions.len() as u32));
-                let run = typed
-                    .get(&(s as u32, c as u32))
-                    .copied()
-                    .unwrap_or(crate::__private::erased_move::<M> as MoveFn);
-                transitions.push(Transition {
-                    edge: Edge::between(store, t, &stores[t as usize], c as u32, comps),
-                    run,
-                });
+        // Every pair of stores one component apart, found from each store's sets one component
+        // smaller (as many lookups as slots, not stores × components), both ways, in (store,
+        // component) order.
+        let mut pairs: Vec<(usize, u32, u32)> = Vec::new();
+        for (big, store) in stores.iter().enumerate() {
+            for slot in store.slots {
+                let c = slot.component;
+                if let Some(&small) = by_mask.get(&masks[big].without(c)) {
+                    pairs.push((small as usize, c, big as u32));
+                    pairs.push((big, c, small));
+                }
             }
+        }
+        pairs.sort_unstable();
+        let mut moves = Vec::new();
+        for (s, c, t) in pairs {
+            moves.push((s * n + c as usize, transitions.len() as u32));
+            let run = typed
+                .get(&(s as u32, c))
+                .copied()
+                .unwrap_or(crate::__private::erased_move::<M> as MoveFn);
+            transitions.push(Transition {
+                edge: Edge::between(&stores[s], t, &stores[t as usize], c, comps),
+                run,
+            });
         }
         for (at, t) in moves {
             let e = &mut entries[at];
@@ -446,6 +477,16 @@ impl Tables {
         }
         Tables {
             components: n,
+            systems: M::systems()
+                .iter()
+                .map(|sys| {
+                    (
+                        set_of(&mut sys.required.iter().copied()),
+                        set_of(&mut sys.excluded.iter().copied()),
+                    )
+                })
+                .collect(),
+            masks,
             entries,
             transitions,
             sizes: comps.iter().map(|c| c.ty.size).collect(),
@@ -515,7 +556,7 @@ impl Tables {
         Some(MoveRef {
             to: e.to,
             run,
-            tables: self,
+            transitions: &self.transitions,
             transition: e.transition,
         })
     }
@@ -532,8 +573,20 @@ impl Tables {
     }
 
     /// The store whose component set is `mask`.
-    pub fn store_with_mask(&self, mask: u128) -> Option<u32> {
+    pub fn store_with_mask(&self, mask: S) -> Option<u32> {
         self.by_mask.get(&mask).copied()
+    }
+
+    /// The component set of declared store `store`.
+    #[inline]
+    pub fn store_mask(&self, store: usize) -> S {
+        self.masks[store]
+    }
+
+    /// The required and excluded sets of system `system` (in declaration order).
+    #[inline]
+    pub fn system_sets(&self, system: usize) -> (S, S) {
+        self.systems[system]
     }
 
     /// The id of the component type `t`.
@@ -582,7 +635,6 @@ mod tests {
     static STORES: [StoreInfo; 4] = [
         StoreInfo {
             name: "A",
-            mask: 0b001,
             layout: Layout::Columns,
             columns: &[ColumnType::of::<A>()],
             slots: &[Slot::new(0, 0, 0)],
@@ -590,7 +642,6 @@ mod tests {
         },
         StoreInfo {
             name: "AB",
-            mask: 0b011,
             layout: Layout::Rows,
             columns: &[ColumnType::of::<RowAB>()],
             slots: &[Slot::new(0, 0, 8), Slot::new(1, 0, 0)],
@@ -598,7 +649,6 @@ mod tests {
         },
         StoreInfo {
             name: "ABC",
-            mask: 0b111,
             layout: Layout::Columns,
             columns: &[
                 ColumnType::of::<A>(),
@@ -611,7 +661,6 @@ mod tests {
         },
         StoreInfo {
             name: "C",
-            mask: 0b100,
             layout: Layout::Columns,
             columns: &[ColumnType::of::<C>()],
             slots: &[Slot::new(2, 0, 0)],
@@ -623,6 +672,7 @@ mod tests {
     // SAFETY: only `Tables::build` reads this model; no world is made of it.
     unsafe impl WorldModel for Model {
         type Resources = ();
+        type Set = crate::ComponentBits<1>;
         fn components() -> &'static [ComponentInfo] {
             &COMPONENTS
         }
@@ -632,8 +682,8 @@ mod tests {
         fn systems() -> &'static [SystemInfo] {
             &[]
         }
-        fn tables() -> &'static Tables {
-            static TABLES: OnceLock<Tables> = OnceLock::new();
+        fn tables() -> &'static Tables<Self::Set> {
+            static TABLES: OnceLock<Tables<crate::ComponentBits<1>>> = OnceLock::new();
             TABLES.get_or_init(Tables::build::<Model>)
         }
     }
@@ -739,11 +789,26 @@ mod tests {
     #[test]
     fn lookups_by_mask_and_type() {
         let t = Model::tables();
-        assert_eq!(t.store_with_mask(0b001), Some(0));
-        assert_eq!(t.store_with_mask(0b011), Some(1));
-        assert_eq!(t.store_with_mask(0b111), Some(2));
-        assert_eq!(t.store_with_mask(0b100), Some(3));
-        assert_eq!(t.store_with_mask(0b110), None);
+        assert_eq!(
+            t.store_with_mask(crate::ComponentBits::from_words([0b001])),
+            Some(0)
+        );
+        assert_eq!(
+            t.store_with_mask(crate::ComponentBits::from_words([0b011])),
+            Some(1)
+        );
+        assert_eq!(
+            t.store_with_mask(crate::ComponentBits::from_words([0b111])),
+            Some(2)
+        );
+        assert_eq!(
+            t.store_with_mask(crate::ComponentBits::from_words([0b100])),
+            Some(3)
+        );
+        assert_eq!(
+            t.store_with_mask(crate::ComponentBits::from_words([0b110])),
+            None
+        );
         assert_eq!(t.component_of_type(TypeId::of::<A>()), Some(0));
         assert_eq!(t.component_of_type(TypeId::of::<B>()), Some(1));
         assert_eq!(t.component_of_type(TypeId::of::<C>()), Some(2));
@@ -769,7 +834,6 @@ mod tests {
     fn a_columns_store_with_a_mistyped_column_is_refused() {
         static BAD: [StoreInfo; 1] = [StoreInfo {
             name: "Bad",
-            mask: 0b001,
             layout: Layout::Columns,
             columns: &[ColumnType::of::<B>()],
             slots: &[Slot::new(0, 0, 0)],
@@ -779,6 +843,7 @@ mod tests {
         // SAFETY: only `Tables::build` reads this model, and it refuses it.
         unsafe impl WorldModel for BadModel {
             type Resources = ();
+            type Set = crate::ComponentBits<1>;
             fn components() -> &'static [ComponentInfo] {
                 &COMPONENTS
             }
@@ -788,7 +853,7 @@ mod tests {
             fn systems() -> &'static [SystemInfo] {
                 &[]
             }
-            fn tables() -> &'static Tables {
+            fn tables() -> &'static Tables<Self::Set> {
                 unreachable!("the test builds the tables itself")
             }
         }

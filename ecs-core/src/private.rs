@@ -412,8 +412,12 @@ pub struct StoreColumns<'w, const TRUSTED: bool = false> {
     entities: &'w [Entity],
     columns: &'w [Column],
     slots: &'w [Slot],
+    /// Columns `0..128` borrowed mutably and shared, one bit each.
     taken_mut: u128,
     taken_ref: u128,
+    /// Columns from 128 on (a store of more than 128 components) borrowed, with whether
+    /// mutably: rare enough for a list.
+    taken_wide: Vec<(usize, bool)>,
     /// The pass's change stamp: a column taken mutably is stamped with it.
     tick: u64,
 }
@@ -427,6 +431,7 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
             slots: store.info().slots,
             taken_mut: 0,
             taken_ref: 0,
+            taken_wide: Vec::new(),
             tick,
         }
     }
@@ -493,15 +498,47 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
         c
     }
 
+    /// Records a borrow of column `k`.
+    ///
+    /// # Panics
+    /// When it aliases an earlier one: a column borrowed mutably, or borrowed before when
+    /// `mutable`.
+    #[inline]
+    fn claim(&mut self, k: usize, mutable: bool) {
+        if k >= 128 {
+            return self.claim_wide(k, mutable);
+        }
+        let bit = 1u128 << k;
+        if mutable {
+            assert!(
+                (self.taken_mut | self.taken_ref) & bit == 0,
+                "column {k} is borrowed twice"
+            );
+            self.taken_mut |= bit;
+        } else {
+            assert!(self.taken_mut & bit == 0, "column {k} is borrowed mutably");
+            self.taken_ref |= bit;
+        }
+    }
+
+    #[cold]
+    fn claim_wide(&mut self, k: usize, mutable: bool) {
+        for &(taken, taken_mutably) in &self.taken_wide {
+            if taken == k {
+                assert!(!taken_mutably, "column {k} is borrowed mutably");
+                assert!(!mutable, "column {k} is borrowed twice");
+            }
+        }
+        self.taken_wide.push((k, mutable));
+    }
+
     /// Column `k` as a shared slice of `T`.
     ///
     /// # Panics
     /// When `T` is not the column's type or the column is borrowed mutably.
     #[inline]
     pub fn col<T: Sync + 'static>(&mut self, k: usize) -> &'w [T] {
-        let bit = 1u128 << k;
-        assert!(self.taken_mut & bit == 0, "column {k} is borrowed mutably");
-        self.taken_ref |= bit;
+        self.claim(k, false);
         let c = self.column::<T>(k);
         // SAFETY: the column holds `len` initialised T (store invariant; the type checked by
         // `column`, or promised to `StoresMut::trusted` by a trusted view's maker); no
@@ -516,12 +553,7 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
     /// When `T` is not the column's type or the column is already borrowed.
     #[inline]
     pub fn col_mut<T: Send + 'static>(&mut self, k: usize) -> &'w mut [T] {
-        let bit = 1u128 << k;
-        assert!(
-            (self.taken_mut | self.taken_ref) & bit == 0,
-            "column {k} is borrowed twice"
-        );
-        self.taken_mut |= bit;
+        self.claim(k, true);
         let c = self.column::<T>(k);
         // Every row of the column is the pass's to write: one stamp for all its chunks.
         c.mark_written(self.tick);

@@ -23,6 +23,7 @@
 use crate::entity::Entity;
 use crate::model::{ComponentOf, WorldModel};
 use crate::rules::{matches, Borrows};
+use crate::set::AnyComponentBits;
 use crate::world::{World, WorldError};
 use std::marker::PhantomData;
 
@@ -35,30 +36,47 @@ pub struct RawColumn {
     pub stride: usize,
 }
 
-/// Components a query reads and writes, for the aliasing check.
+/// Components a query reads and writes, for the aliasing check, as sets of the world's width.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Access {
-    borrows: Borrows,
+pub struct Access<S> {
+    borrows: Borrows<S>,
     conflict: Option<u32>,
 }
 
-impl Access {
+impl<S: AnyComponentBits> Access<S> {
     /// Records a shared borrow of component `id`.
+    ///
+    /// # Panics
+    /// When `id` is beyond the set's width (not a component of the world).
     pub fn read(&mut self, id: u32) {
         self.borrow(id, false);
     }
 
-    /// Records a mutable borrow of component `id`.
+    /// Records a mutable borrow of component `id` (panics as [`Access::read`]).
     pub fn write(&mut self, id: u32) {
         self.borrow(id, true);
     }
 
     fn borrow(&mut self, id: u32, mutable: bool) {
-        let b = Borrows::of(id, mutable);
+        let one = S::EMPTY.with(id);
+        let b = if mutable {
+            Borrows {
+                reads: S::EMPTY,
+                writes: one,
+            }
+        } else {
+            Borrows {
+                reads: one,
+                writes: S::EMPTY,
+            }
+        };
         if self.borrows.conflicts(&b) {
             self.conflict.get_or_insert(id);
         }
-        self.borrows = self.borrows.union(&b);
+        self.borrows = Borrows {
+            reads: self.borrows.reads.union(b.reads),
+            writes: self.borrows.writes.union(b.writes),
+        };
     }
 
     /// The first component borrowed in a way that would alias, if any.
@@ -79,9 +97,9 @@ pub unsafe trait Fetch<'w, M: WorldModel> {
     /// Per-store state (column pointers).
     type State: Copy;
     /// Records the element's borrows.
-    fn access(access: &mut Access);
+    fn access(access: &mut Access<M::Set>);
     /// Component bits a store must have.
-    fn required() -> u128;
+    fn required() -> M::Set;
     /// Component name used in errors for a missing required component.
     fn required_name() -> Option<&'static str>;
     /// Column state for `store`, which has every required component.
@@ -104,11 +122,11 @@ fn column_of<M: WorldModel>(world: &World<M>, store: usize, id: u32) -> RawColum
 unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for &'w C {
     type Item = &'w C;
     type State = RawColumn;
-    fn access(access: &mut Access) {
+    fn access(access: &mut Access<M::Set>) {
         access.read(C::ID);
     }
-    fn required() -> u128 {
-        1u128 << C::ID
+    fn required() -> M::Set {
+        M::Set::EMPTY.with(C::ID)
     }
     fn required_name() -> Option<&'static str> {
         Some(M::components()[C::ID as usize].name)
@@ -128,11 +146,11 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for &'w C {
 unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for &'w mut C {
     type Item = &'w mut C;
     type State = RawColumn;
-    fn access(access: &mut Access) {
+    fn access(access: &mut Access<M::Set>) {
         access.write(C::ID);
     }
-    fn required() -> u128 {
-        1u128 << C::ID
+    fn required() -> M::Set {
+        M::Set::EMPTY.with(C::ID)
     }
     fn required_name() -> Option<&'static str> {
         Some(M::components()[C::ID as usize].name)
@@ -154,11 +172,11 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for &'w mut 
 unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&'w C> {
     type Item = Option<&'w C>;
     type State = Option<RawColumn>;
-    fn access(access: &mut Access) {
+    fn access(access: &mut Access<M::Set>) {
         access.read(C::ID);
     }
-    fn required() -> u128 {
-        0
+    fn required() -> M::Set {
+        M::Set::EMPTY
     }
     fn required_name() -> Option<&'static str> {
         None
@@ -177,11 +195,11 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&
 unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&'w mut C> {
     type Item = Option<&'w mut C>;
     type State = Option<RawColumn>;
-    fn access(access: &mut Access) {
+    fn access(access: &mut Access<M::Set>) {
         access.write(C::ID);
     }
-    fn required() -> u128 {
-        0
+    fn required() -> M::Set {
+        M::Set::EMPTY
     }
     fn required_name() -> Option<&'static str> {
         None
@@ -201,9 +219,9 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&
 unsafe impl<'w, M: WorldModel> Fetch<'w, M> for Entity {
     type Item = Entity;
     type State = *const Entity;
-    fn access(_: &mut Access) {}
-    fn required() -> u128 {
-        0
+    fn access(_: &mut Access<M::Set>) {}
+    fn required() -> M::Set {
+        M::Set::EMPTY
     }
     fn required_name() -> Option<&'static str> {
         None
@@ -220,15 +238,15 @@ unsafe impl<'w, M: WorldModel> Fetch<'w, M> for Entity {
 
 /// A filter on the stores a query visits: `()`, [`With<C>`], [`Without<C>`], [`Changed<C>`],
 /// or a tuple.
-pub trait Filter<M> {
+pub trait Filter<M: WorldModel> {
     /// Components a store must have.
-    fn required() -> u128;
+    fn required() -> M::Set;
     /// Components a store must not have.
-    fn excluded() -> u128;
+    fn excluded() -> M::Set;
     /// Components whose changes the query keeps to: it visits only the chunks of rows where
     /// one of them changed (see [`World::query_changed`]).
-    fn changed() -> u128 {
-        0
+    fn changed() -> M::Set {
+        M::Set::EMPTY
     }
 }
 
@@ -242,42 +260,42 @@ pub struct Without<C>(PhantomData<fn() -> C>);
 /// where any of them changed.
 pub struct Changed<C>(PhantomData<fn() -> C>);
 
-impl<M> Filter<M> for () {
-    fn required() -> u128 {
-        0
+impl<M: WorldModel> Filter<M> for () {
+    fn required() -> M::Set {
+        M::Set::EMPTY
     }
-    fn excluded() -> u128 {
-        0
+    fn excluded() -> M::Set {
+        M::Set::EMPTY
     }
 }
 
 impl<M: WorldModel, C: ComponentOf<M>> Filter<M> for With<C> {
-    fn required() -> u128 {
-        1u128 << C::ID
+    fn required() -> M::Set {
+        M::Set::EMPTY.with(C::ID)
     }
-    fn excluded() -> u128 {
-        0
+    fn excluded() -> M::Set {
+        M::Set::EMPTY
     }
 }
 
 impl<M: WorldModel, C: ComponentOf<M>> Filter<M> for Changed<C> {
-    fn required() -> u128 {
-        1u128 << C::ID
+    fn required() -> M::Set {
+        M::Set::EMPTY.with(C::ID)
     }
-    fn excluded() -> u128 {
-        0
+    fn excluded() -> M::Set {
+        M::Set::EMPTY
     }
-    fn changed() -> u128 {
-        1u128 << C::ID
+    fn changed() -> M::Set {
+        M::Set::EMPTY.with(C::ID)
     }
 }
 
 impl<M: WorldModel, C: ComponentOf<M>> Filter<M> for Without<C> {
-    fn required() -> u128 {
-        0
+    fn required() -> M::Set {
+        M::Set::EMPTY
     }
-    fn excluded() -> u128 {
-        1u128 << C::ID
+    fn excluded() -> M::Set {
+        M::Set::EMPTY.with(C::ID)
     }
 }
 
@@ -291,11 +309,11 @@ pub unsafe trait Query<'w, M: WorldModel> {
     /// Per-store state.
     type State: Copy;
     /// Records all borrows.
-    fn access(access: &mut Access);
+    fn access(access: &mut Access<M::Set>);
     /// Component bits a store must have.
-    fn required() -> u128;
+    fn required() -> M::Set;
     /// Name of a required component missing from `mask`, for errors.
-    fn first_missing(mask: u128) -> Option<&'static str>;
+    fn first_missing(mask: M::Set) -> Option<&'static str>;
     /// Column state for `store`.
     fn prepare(world: &World<M>, store: usize) -> Self::State;
     /// The item at `row`.
@@ -313,15 +331,15 @@ macro_rules! single_impls {
         unsafe impl<'w, M: WorldModel, $($g: ComponentOf<M> + 'w),*> Query<'w, M> for $ty {
             type Item = <$ty as Fetch<'w, M>>::Item;
             type State = <$ty as Fetch<'w, M>>::State;
-            fn access(access: &mut Access) {
+            fn access(access: &mut Access<M::Set>) {
                 <$ty as Fetch<'w, M>>::access(access)
             }
-            fn required() -> u128 {
+            fn required() -> M::Set {
                 <$ty as Fetch<'w, M>>::required()
             }
-            fn first_missing(mask: u128) -> Option<&'static str> {
+            fn first_missing(mask: M::Set) -> Option<&'static str> {
                 let required = <$ty as Fetch<'w, M>>::required();
-                (required & !mask != 0).then(<$ty as Fetch<'w, M>>::required_name).flatten()
+                (!mask.is_superset(&required)).then(<$ty as Fetch<'w, M>>::required_name).flatten()
             }
             fn prepare(world: &World<M>, store: usize) -> Self::State {
                 <$ty as Fetch<'w, M>>::prepare(world, store)
@@ -350,15 +368,15 @@ macro_rules! tuple_impls {
         unsafe impl<'w, M: WorldModel, $($name: Fetch<'w, M>),+> Query<'w, M> for ($($name,)+) {
             type Item = ($($name::Item,)+);
             type State = ($($name::State,)+);
-            fn access(access: &mut Access) {
+            fn access(access: &mut Access<M::Set>) {
                 $($name::access(access);)+
             }
-            fn required() -> u128 {
-                0 $(| $name::required())+
+            fn required() -> M::Set {
+                M::Set::EMPTY $(.union($name::required()))+
             }
-            fn first_missing(mask: u128) -> Option<&'static str> {
+            fn first_missing(mask: M::Set) -> Option<&'static str> {
                 $(
-                    if $name::required() & !mask != 0 {
+                    if !mask.is_superset(&$name::required()) {
                         return $name::required_name();
                     }
                 )+
@@ -374,15 +392,15 @@ macro_rules! tuple_impls {
             }
         }
 
-        impl<M, $($name: Filter<M>),+> Filter<M> for ($($name,)+) {
-            fn required() -> u128 {
-                0 $(| $name::required())+
+        impl<M: WorldModel, $($name: Filter<M>),+> Filter<M> for ($($name,)+) {
+            fn required() -> M::Set {
+                M::Set::EMPTY $(.union($name::required()))+
             }
-            fn excluded() -> u128 {
-                0 $(| $name::excluded())+
+            fn excluded() -> M::Set {
+                M::Set::EMPTY $(.union($name::excluded()))+
             }
-            fn changed() -> u128 {
-                0 $(| $name::changed())+
+            fn changed() -> M::Set {
+                M::Set::EMPTY $(.union($name::changed()))+
             }
         }
     };
@@ -428,7 +446,7 @@ pub unsafe trait ReadOnly {}
 
 /// Checks the query's borrows; `Err` names the component that would alias.
 fn check_access<'w, M: WorldModel, Q: Query<'w, M>>() -> Result<(), WorldError> {
-    let mut access = Access::default();
+    let mut access = Access::<M::Set>::default();
     Q::access(&mut access);
     match access.conflict() {
         Some(id) => Err(WorldError::AliasedQuery {
@@ -457,16 +475,16 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
     /// [`ReadOnly`], exclusively otherwise.
     unsafe fn new<F: Filter<M>>(world: &World<M>, since: u64) -> Result<Self, WorldError> {
         check_access::<M, Q>()?;
-        let required = Q::required() | F::required();
+        let required = Q::required().union(F::required());
         let excluded = F::excluded();
         let changed = F::changed();
         let mut runs = Vec::new();
         for s in 0..world.store_count() {
             let (mask, len) = (world.store_mask(s), world.store_entities(s).len());
-            if !matches(mask, required, excluded) || len == 0 {
+            if !matches(mask.as_ref(), required.as_ref(), excluded.as_ref()) || len == 0 {
                 continue;
             }
-            if changed == 0 {
+            if changed.is_empty() {
                 runs.push((Q::prepare(world, s), 0..len));
                 continue;
             }
@@ -780,18 +798,18 @@ mod tests {
 
     #[test]
     fn access_detects_aliasing_regardless_of_order() {
-        let mut a = Access::default();
+        let mut a = Access::<crate::ComponentBits<2>>::default();
         a.read(1);
         a.read(1);
         a.write(2);
         assert_eq!(a.conflict(), None, "shared twice is fine");
         a.read(2);
         assert_eq!(a.conflict(), Some(2));
-        let mut b = Access::default();
+        let mut b = Access::<crate::ComponentBits<2>>::default();
         b.write(3);
         b.write(3);
         assert_eq!(b.conflict(), Some(3));
-        let mut c = Access::default();
+        let mut c = Access::<crate::ComponentBits<2>>::default();
         c.read(4);
         c.write(4);
         assert_eq!(c.conflict(), Some(4));

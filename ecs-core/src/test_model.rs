@@ -43,7 +43,6 @@ static COMPONENTS: [ComponentInfo; 2] = [ComponentInfo::of::<A>("A"), ComponentI
 static STORES: [StoreInfo; 2] = [
     StoreInfo {
         name: "JustA",
-        mask: 0b01,
         layout: Layout::Columns,
         columns: &[ColumnType::of::<A>()],
         slots: &[Slot::new(0, 0, 0)],
@@ -51,7 +50,6 @@ static STORES: [StoreInfo; 2] = [
     },
     StoreInfo {
         name: "AB",
-        mask: 0b11,
         layout: Layout::Columns,
         columns: &[ColumnType::of::<A>(), ColumnType::of::<B>()],
         slots: &[Slot::new(0, 0, 0), Slot::new(1, 1, 0)],
@@ -63,6 +61,7 @@ static STORES: [StoreInfo; 2] = [
 // component, slot order = field order); `tables` is `Tables::build`.
 unsafe impl WorldModel for Model {
     type Resources = ();
+    type Set = crate::ComponentBits<1>;
     fn components() -> &'static [ComponentInfo] {
         &COMPONENTS
     }
@@ -72,8 +71,8 @@ unsafe impl WorldModel for Model {
     fn systems() -> &'static [SystemInfo] {
         &[]
     }
-    fn tables() -> &'static Tables {
-        static TABLES: OnceLock<Tables> = OnceLock::new();
+    fn tables() -> &'static Tables<Self::Set> {
+        static TABLES: OnceLock<Tables<crate::ComponentBits<1>>> = OnceLock::new();
         TABLES.get_or_init(Tables::build::<Model>)
     }
 }

@@ -6,11 +6,12 @@ use super::*;
 use proc_macro2::Literal;
 
 pub(super) fn generate(model: &Model) -> TokenStream {
-    let width = format_ident!("u{}", model.mask_width());
+    let words = Literal::usize_unsuffixed(model.set_words());
     let flags = model.components.iter().enumerate().map(|(i, c)| {
         let name = &c.ident;
         let d = doc(format!("Component `{}` (id {i}).", c.ident));
-        quote!(#d const #name = 1 << #i;)
+        let i = Literal::u32_unsuffixed(i as u32);
+        quote!(#d #name = #i,)
     });
 
     let res_fields = resource_fields(model);
@@ -34,10 +35,11 @@ pub(super) fn generate(model: &Model) -> TokenStream {
     let systems = model.systems.iter().map(|s| {
         let name = name(&s.ident);
         let ids = s.matches.iter().map(|&m| m as u32);
-        let (required, excluded) = (
-            Literal::u128_unsuffixed(s.required),
-            Literal::u128_unsuffixed(s.excluded),
-        );
+        let list = |set: &crate::analyze::Bits| {
+            let ids = set.ids().map(|i| i as u32);
+            quote!(&[#(#ids),*])
+        };
+        let (required, excluded) = (list(&s.required), list(&s.excluded));
         let per_row = !s.frame();
         quote!(::ecs_core::__private::SystemInfo {
             name: #name,
@@ -93,10 +95,10 @@ pub(super) fn generate(model: &Model) -> TokenStream {
     });
 
     quote! {
-        ::ecs_core::bitflags::bitflags! {
-            /// A set of components, one bit per component (ids in name order).
-            #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-            pub struct ComponentSet: #width {
+        ::ecs_core::__component_set! {
+            /// A set of this world's components, one constant per component (ids in name
+            /// order): `ComponentSet::A | ComponentSet::B`.
+            pub struct ComponentSet: #words {
                 #(#flags)*
             }
         }
@@ -136,6 +138,7 @@ pub(super) fn generate(model: &Model) -> TokenStream {
 
         unsafe impl ::ecs_core::WorldModel for Model {
             type Resources = Resources;
+            type Set = ::ecs_core::ComponentBits<#words>;
             #strict
             const PASSES: usize = #passes;
             const READERS: usize = #readers;
@@ -144,8 +147,8 @@ pub(super) fn generate(model: &Model) -> TokenStream {
             fn stores() -> &'static [::ecs_core::__private::StoreInfo] { &STORES }
             fn systems() -> &'static [::ecs_core::__private::SystemInfo] { &SYSTEMS }
             fn moves() -> &'static [::ecs_core::__private::TypedMove] { &MOVES }
-            fn tables() -> &'static ::ecs_core::__private::Tables {
-                static TABLES: ::std::sync::OnceLock<::ecs_core::__private::Tables> = ::std::sync::OnceLock::new();
+            fn tables() -> &'static ::ecs_core::__private::Tables<Self::Set> {
+                static TABLES: ::std::sync::OnceLock<::ecs_core::__private::Tables<::ecs_core::ComponentBits<#words>>> = ::std::sync::OnceLock::new();
                 TABLES.get_or_init(::ecs_core::__private::Tables::build::<Model>)
             }
         }
@@ -192,7 +195,6 @@ fn row_structs(model: &Model, sig: &Signature) -> TokenStream {
 /// A store's `StoreInfo`: its columns and the slot of each component, in field order.
 fn store_info(model: &Model, sig: &Signature) -> TokenStream {
     let name = name(&sig.ident);
-    let mask = Literal::u128_unsuffixed(sig.mask);
     let path = &sig.path;
     let columns: Vec<TokenStream> = column_types(model, sig)
         .into_iter()
@@ -231,7 +233,6 @@ fn store_info(model: &Model, sig: &Signature) -> TokenStream {
     quote! {
         ::ecs_core::__private::StoreInfo {
             name: #name,
-            mask: #mask,
             layout: ::ecs_core::Layout::#layout,
             columns: &[#(#columns),*],
             slots: &[#(#slots),*],
@@ -322,70 +323,59 @@ fn slot(model: &Model, sig: &Signature, id: usize) -> (Literal, TokenStream, Tok
 /// the vacated source row from the source's last row column by column; and the table that
 /// keys them by (store, component).
 fn typed_moves(model: &Model) -> (Vec<TokenStream>, Vec<TokenStream>) {
-    let by_mask: std::collections::HashMap<u128, usize> = model
-        .signatures
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.mask, i))
-        .collect();
     let (mut entries, mut fns) = (Vec::new(), Vec::new());
-    for (s, from) in model.signatures.iter().enumerate() {
-        for c in 0..model.components.len() {
-            let Some(&t) = by_mask.get(&(from.mask ^ (1u128 << c))) else {
-                continue;
-            };
-            let to = &model.signatures[t];
-            let copies = to.fields.iter().filter(|(_, id)| *id != c).map(|(_, id)| {
-                let ty = &model.components[*id].path;
-                let ((sc, so, se), (dc, dof, de)) = (slot(model, from, *id), slot(model, to, *id));
-                quote!(m.copy::<#ty, #se, #de>(#sc, #so, #dc, #dof);)
+    for (s, c, t) in crate::analyze::transitions(model) {
+        let (from, to) = (&model.signatures[s], &model.signatures[t]);
+        let copies = to.fields.iter().filter(|(_, id)| *id != c).map(|(_, id)| {
+            let ty = &model.components[*id].path;
+            let ((sc, so, se), (dc, dof, de)) = (slot(model, from, *id), slot(model, to, *id));
+            quote!(m.copy::<#ty, #se, #de>(#sc, #so, #dc, #dof);)
+        });
+        let ty = &model.components[c].path;
+        let changed = if to.has(c) {
+            let (dc, dof, de) = slot(model, to, c);
+            quote!(m.insert::<#ty, #de>(#dc, #dof);)
+        } else {
+            let (sc, so, se) = slot(model, from, c);
+            quote!(m.take::<#ty, #se>(#sc, #so);)
+        };
+        let fills = column_types(model, from)
+            .into_iter()
+            .enumerate()
+            .map(|(k, ty)| {
+                let k = Literal::usize_unsuffixed(k);
+                quote!(m.fill::<#ty>(#k);)
             });
-            let ty = &model.components[c].path;
-            let changed = if to.has(c) {
-                let (dc, dof, de) = slot(model, to, c);
-                quote!(m.insert::<#ty, #de>(#dc, #dof);)
-            } else {
-                let (sc, so, se) = slot(model, from, c);
-                quote!(m.take::<#ty, #se>(#sc, #so);)
-            };
-            let fills = column_types(model, from)
-                .into_iter()
-                .enumerate()
-                .map(|(k, ty)| {
-                    let k = Literal::usize_unsuffixed(k);
-                    quote!(m.fill::<#ty>(#k);)
-                });
-            let name = format_ident!("move_{}_{}", s, c);
-            let d = doc(format!(
-                "{} `{}`: `{}` to `{}`.",
-                if to.has(c) { "Insert" } else { "Remove" },
-                model.components[c].ident,
-                from.ident,
-                to.ident
-            ));
-            let (sid, cid, tid) = (s as u32, c as u32, t as u32);
-            entries.push(
-                quote!(::ecs_core::__private::TypedMove { from: #sid, component: #cid, run: #name }),
-            );
-            fns.push(quote! {
-                #d
-                unsafe fn #name(
-                    stores: *mut ::ecs_core::__private::Store,
-                    table: &mut ::ecs_core::__private::EntityTable,
-                    entity: ::ecs_core::Entity,
-                    loc: ::ecs_core::__private::Location,
-                    value: *mut u8,
-                    _: u32,
-                ) {
-                    unsafe {
-                        ::ecs_core::__private::move_row(
-                            stores, table, entity, loc, value, [#sid, #tid],
-                            |m| { #(#copies)* #changed #(#fills)* },
-                        )
-                    }
+        let name = format_ident!("move_{}_{}", s, c);
+        let d = doc(format!(
+            "{} `{}`: `{}` to `{}`.",
+            if to.has(c) { "Insert" } else { "Remove" },
+            model.components[c].ident,
+            from.ident,
+            to.ident
+        ));
+        let (sid, cid, tid) = (s as u32, c as u32, t as u32);
+        entries.push(
+            quote!(::ecs_core::__private::TypedMove { from: #sid, component: #cid, run: #name }),
+        );
+        fns.push(quote! {
+            #d
+            unsafe fn #name(
+                stores: *mut ::ecs_core::__private::Store,
+                table: &mut ::ecs_core::__private::EntityTable,
+                entity: ::ecs_core::Entity,
+                loc: ::ecs_core::__private::Location,
+                value: *mut u8,
+                _: u32,
+            ) {
+                unsafe {
+                    ::ecs_core::__private::move_row(
+                        stores, table, entity, loc, value, [#sid, #tid],
+                        |m| { #(#copies)* #changed #(#fills)* },
+                    )
                 }
-            });
-        }
+            }
+        });
     }
     (entries, fns)
 }

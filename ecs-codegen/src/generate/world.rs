@@ -44,7 +44,6 @@ fn outcome(with_commands: bool) -> (TokenStream, TokenStream) {
 }
 
 pub(super) fn generate(model: &Model) -> TokenStream {
-    let width = format_ident!("u{}", model.mask_width());
     let all: Vec<usize> = (0..model.systems.len()).collect();
     let any_commands = has_commands(model, &all);
 
@@ -125,7 +124,7 @@ pub(super) fn generate(model: &Model) -> TokenStream {
 
             /// The component set of `entity`'s signature, or `None` if it is not alive.
             pub fn signature_of(&self, entity: ::ecs_core::Entity) -> ::core::option::Option<ComponentSet> {
-                self.0.signature_of(entity).map(|bits| ComponentSet::from_bits_retain(bits as #width))
+                self.0.signature_of(entity).map(ComponentSet::from_bits_truncate)
             }
 
             /// The schedule: stages in order, with the stores each visits and the systems it

@@ -345,7 +345,6 @@ mod tests {
     static COMPONENTS: [ComponentInfo; 1] = [ComponentInfo::of::<Logged>("Logged")];
     static INFO: StoreInfo = StoreInfo {
         name: "Logs",
-        mask: 1,
         layout: Layout::Columns,
         columns: &[ColumnType::of::<Logged>()],
         slots: &[Slot::new(0, 0, 0)],
@@ -485,7 +484,6 @@ mod panicking_drops {
     ];
     static INFO: StoreInfo = StoreInfo {
         name: "Trap",
-        mask: 0b11,
         layout: Layout::Columns,
         columns: &[ColumnType::of::<Bomb>(), ColumnType::of::<Mate>()],
         slots: &[Slot::new(0, 0, 0), Slot::new(1, 1, 0)],

@@ -29,6 +29,7 @@ use super::{Change, Location, World, WorldError};
 use crate::entity::Entity;
 use crate::model::{ComponentInfo, Edge, Slot, StoreInfo, WorldModel};
 use crate::rules::matches;
+use crate::set::AnyComponentBits;
 use crate::stats::Layout;
 use crate::storage::{ColumnType, Store};
 use rustc_hash::FxHashMap;
@@ -38,9 +39,11 @@ use std::sync::{Mutex, OnceLock};
 
 /// What a world keeps about its dynamic stores.
 #[derive(Debug)]
-pub(crate) struct Dynamic {
+pub(crate) struct Dynamic<S> {
     /// The dynamic store of each component set.
-    by_mask: FxHashMap<u128, u32>,
+    by_mask: FxHashMap<S, u32>,
+    /// Per dynamic store, by creation order: its component set.
+    masks: Vec<S>,
     /// Per dynamic store, by creation order: how it was used.
     usage: Vec<Usage>,
     /// Per system (declaration order): the dynamic stores it visits, ascending.
@@ -86,32 +89,29 @@ fn edge_key(store: u32, c: u32) -> u64 {
 /// The slot index of component `c` in a dynamic store of set `mask`: its components are in id
 /// order, one slot each.
 #[inline]
-pub(crate) fn dynamic_slot(mask: u128, c: u32) -> Option<usize> {
-    let bit = 1u128 << c;
-    (mask & bit != 0).then(|| (mask & (bit - 1)).count_ones() as usize)
+pub(crate) fn dynamic_slot<S: AnyComponentBits>(mask: S, c: u32) -> Option<usize> {
+    mask.contains(c).then(|| mask.rank(c))
 }
 
 /// Marks a dynamic store's `StoreInfo::signature`: no signature type spawns into it.
 struct DynamicSet;
 
 /// The description of the dynamic store of set `mask` in model `M`, interned.
-fn interned_info<M: WorldModel>(mask: u128) -> &'static StoreInfo {
-    type Interned = FxHashMap<(TypeId, u128), &'static StoreInfo>;
+fn interned_info<M: WorldModel>(mask: M::Set) -> &'static StoreInfo {
+    type Interned = FxHashMap<(TypeId, Box<[u64]>), &'static StoreInfo>;
     static INFOS: OnceLock<Mutex<Interned>> = OnceLock::new();
     let infos = INFOS.get_or_init(Default::default);
     let mut infos = infos
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     infos
-        .entry((TypeId::of::<M>(), mask))
+        .entry((TypeId::of::<M>(), mask.as_ref().into()))
         .or_insert_with(|| Box::leak(Box::new(describe(M::components(), mask))))
 }
 
 /// A dynamic store's description: one column per component of `mask`, in id order.
-fn describe(components: &'static [ComponentInfo], mask: u128) -> StoreInfo {
-    let ids: Vec<u32> = (0..components.len() as u32)
-        .filter(|&c| mask & (1u128 << c) != 0)
-        .collect();
+fn describe<S: AnyComponentBits>(components: &'static [ComponentInfo], mask: S) -> StoreInfo {
+    let ids: Vec<u32> = mask.ids().collect();
     let columns: Vec<ColumnType> = ids.iter().map(|&c| components[c as usize].ty).collect();
     let slots: Vec<Slot> = ids
         .iter()
@@ -120,8 +120,7 @@ fn describe(components: &'static [ComponentInfo], mask: u128) -> StoreInfo {
         .collect();
     let names: Vec<&str> = components.iter().map(|c| c.name).collect();
     StoreInfo {
-        name: Box::leak(super::set_names(mask, &names).into_boxed_str()),
-        mask,
+        name: Box::leak(super::set_names(mask.ids(), &names).into_boxed_str()),
         layout: Layout::Columns,
         columns: Box::leak(columns.into_boxed_slice()),
         slots: Box::leak(slots.into_boxed_slice()),
@@ -129,10 +128,11 @@ fn describe(components: &'static [ComponentInfo], mask: u128) -> StoreInfo {
     }
 }
 
-impl Default for Dynamic {
+impl<S> Default for Dynamic<S> {
     fn default() -> Self {
         Dynamic {
             by_mask: FxHashMap::default(),
+            masks: Vec::new(),
             usage: Vec::new(),
             matches: Vec::new(),
             edges: Vec::new(),
@@ -143,7 +143,7 @@ impl Default for Dynamic {
     }
 }
 
-impl Dynamic {
+impl<S: AnyComponentBits> Dynamic<S> {
     /// The index of the edge with key `key`, if it was made.
     #[inline]
     fn find(&mut self, key: u64) -> Option<u32> {
@@ -163,8 +163,14 @@ impl Dynamic {
     }
 
     /// The dynamic store of set `mask`, if the world made one.
-    pub(crate) fn store_with_mask(&self, mask: u128) -> Option<u32> {
+    pub(crate) fn store_with_mask(&self, mask: S) -> Option<u32> {
         self.by_mask.get(&mask).copied()
+    }
+
+    /// The component set of dynamic store `index` (by creation order).
+    #[inline]
+    pub(crate) fn mask(&self, index: usize) -> S {
+        self.masks[index]
     }
 
     /// Records that dynamic store `index` (by creation order) holds `rows` rows.
@@ -183,7 +189,7 @@ impl<M: WorldModel> World<M> {
     }
 
     /// The dynamic store of component set `mask`, made (empty) if the world has none yet.
-    pub(crate) fn dynamic_store(&mut self, mask: u128) -> u32 {
+    pub(crate) fn dynamic_store(&mut self, mask: M::Set) -> u32 {
         if let Some(&id) = self.dynamic.by_mask.get(&mask) {
             return id;
         }
@@ -192,11 +198,13 @@ impl<M: WorldModel> World<M> {
         self.stores
             .push(Store::new(interned_info::<M>(mask), M::components()));
         self.dynamic.by_mask.insert(mask, id);
+        self.dynamic.masks.push(mask);
         self.dynamic.usage.push(Usage::default());
         let systems = M::systems();
         self.dynamic.matches.resize_with(systems.len(), Vec::new);
         for (s, system) in systems.iter().enumerate() {
-            if system.per_row && matches(mask, system.required, system.excluded) {
+            let (required, excluded) = self.tables.system_sets(s);
+            if system.per_row && matches(mask.as_ref(), required.as_ref(), excluded.as_ref()) {
                 self.dynamic.matches[s].push(id);
             }
         }
@@ -205,7 +213,7 @@ impl<M: WorldModel> World<M> {
 
     /// The store of component set `mask`: the declared one, else the dynamic one (made if
     /// needed). `None` in a strict world when no signature declares it.
-    pub(crate) fn store_of_set(&mut self, mask: u128) -> Option<u32> {
+    pub(crate) fn store_of_set(&mut self, mask: M::Set) -> Option<u32> {
         match self.tables.store_with_mask(mask) {
             Some(id) => Some(id),
             None if M::STRICT => None,
@@ -229,7 +237,12 @@ impl<M: WorldModel> World<M> {
     #[inline(never)]
     fn make_edge(&mut self, from: u32, c: u32, key: u64) -> Option<u32> {
         let from_info = self.stores[from as usize].info();
-        let to = self.store_of_set(from_info.mask ^ (1u128 << c))?;
+        let mask = self.store_mask(from as usize);
+        let to = self.store_of_set(if mask.contains(c) {
+            mask.without(c)
+        } else {
+            mask.with(c)
+        })?;
         let to_info = self.stores[to as usize].info();
         let declared = self.declared();
         let dynamic = |store: u32| (store as usize).checked_sub(declared).map(|i| i as u32);
@@ -354,7 +367,6 @@ impl<M: WorldModel> World<M> {
                         .iter()
                         .map(|s| components[s.component as usize].name)
                         .collect(),
-                    mask: info.mask,
                     rows: store.len(),
                     peak_rows: usage.peak,
                     moves: usage.moves,
@@ -371,8 +383,6 @@ impl<M: WorldModel> World<M> {
 pub struct UndeclaredSet {
     /// Its components' names, in component id order.
     pub components: Vec<&'static str>,
-    /// Its component set: bit `i` is component `i`.
-    pub mask: u128,
     /// Entities in it now.
     pub rows: usize,
     /// The most entities it held.
@@ -462,18 +472,20 @@ mod tests {
 
     #[test]
     fn a_dynamic_slot_is_the_rank_of_its_component() {
-        assert_eq!(dynamic_slot(0b1011, 0), Some(0));
-        assert_eq!(dynamic_slot(0b1011, 1), Some(1));
-        assert_eq!(dynamic_slot(0b1011, 2), None);
-        assert_eq!(dynamic_slot(0b1011, 3), Some(2));
-        assert_eq!(dynamic_slot(1 << 127, 127), Some(0));
+        let set = crate::ComponentBits::<2>::from_words([0b1011, 0]);
+        assert_eq!(dynamic_slot(set, 0), Some(0));
+        assert_eq!(dynamic_slot(set, 1), Some(1));
+        assert_eq!(dynamic_slot(set, 2), None);
+        assert_eq!(dynamic_slot(set, 3), Some(2));
+        let wide = crate::ComponentBits::<3>::from_words([1, 0, 1 << 63]);
+        assert_eq!(dynamic_slot(wide, 191), Some(1));
+        assert_eq!(dynamic_slot(wide, 190), None);
     }
 
     #[test]
     fn a_declaration_names_every_component() {
         let set = UndeclaredSet {
             components: vec!["Health", "Lifetime", "Type"],
-            mask: 0b111,
             rows: 2,
             peak_rows: 5,
             moves: 9,
@@ -489,7 +501,6 @@ mod tests {
         );
         let empty = UndeclaredSet {
             components: vec![],
-            mask: 0,
             rows: 1,
             peak_rows: 1,
             moves: 1,

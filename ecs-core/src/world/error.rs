@@ -157,13 +157,11 @@ impl std::error::Error for WorldError {
     }
 }
 
-/// `{A, B}`: the names of the components in `mask`, in id order.
-pub fn set_names(mask: u128, names: &[&str]) -> String {
-    let parts: Vec<&str> = names
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| mask & (1u128 << i) != 0)
-        .map(|(_, n)| *n)
+/// `{A, B}`: the names of components `ids` (ascending), each looked up in `names` (`?` for an
+/// id past its end).
+pub fn set_names(ids: impl Iterator<Item = u32>, names: &[&str]) -> String {
+    let parts: Vec<&str> = ids
+        .map(|i| names.get(i as usize).copied().unwrap_or("?"))
         .collect();
     format!("{{{}}}", parts.join(", "))
 }
@@ -180,8 +178,8 @@ mod tests {
 
     #[test]
     fn set_names_in_id_order() {
-        assert_eq!(set_names(0b101, &["A", "B", "C"]), "{A, C}");
-        assert_eq!(set_names(0, &["A"]), "{}");
+        assert_eq!(set_names([0, 2].into_iter(), &["A", "B", "C"]), "{A, C}");
+        assert_eq!(set_names(std::iter::empty(), &["A"]), "{}");
     }
 
     #[test]

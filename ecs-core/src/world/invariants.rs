@@ -22,8 +22,8 @@ impl<M: WorldModel> World<M> {
                         "store {s} is not described by the model's store {s}"
                     ));
                 }
-            } else if self.tables.store_with_mask(info.mask).is_some()
-                || self.dynamic.store_with_mask(info.mask) != Some(s as u32)
+            } else if self.tables.store_with_mask(self.store_mask(s)).is_some()
+                || self.dynamic.store_with_mask(self.store_mask(s)) != Some(s as u32)
             {
                 return Err(format!(
                     "dynamic store {s} {} is declared, or not the world's store of its set",

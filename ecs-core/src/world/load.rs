@@ -45,6 +45,7 @@ use crate::level::{
     VerifiedLevel, VerifyOptions,
 };
 use crate::model::WorldModel;
+use crate::set::AnyComponentBits;
 use crate::storage::copy_bytes;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -58,15 +59,15 @@ pub(crate) fn undeclared_text(missing: &str) -> String {
 
 /// The component set of this world that `set` stands for; an error naming a registration
 /// whose type is not a component of it. Components kept outside the stores are not counted.
-fn set_mask<M: WorldModel>(set: &[&Registration]) -> Result<u128, String> {
+fn set_mask<M: WorldModel>(set: &[&Registration]) -> Result<M::Set, String> {
     let tables = M::tables();
-    let mut mask = 0u128;
+    let mut mask = M::Set::EMPTY;
     for r in set {
         if r.is_kept_outside() {
             continue; // A manager's, never a store's.
         }
         match tables.component_of_type(r.type_id()) {
-            Some(c) => mask |= 1u128 << c,
+            Some(c) => mask = mask.with(c),
             None => {
                 return Err(format!(
                     "`{}` (level name \"{}\") is not a component of this world",
@@ -110,7 +111,7 @@ impl<M: WorldModel> World<M> {
     pub fn level_signatures(&self) -> impl FnMut(&[&Registration]) -> Result<u32, String> {
         let tables = M::tables();
         let declared = M::stores().len() as u32;
-        let mut undeclared: Vec<u128> = Vec::new();
+        let mut undeclared: Vec<M::Set> = Vec::new();
         move |set: &[&Registration]| {
             let mask = set_mask::<M>(set)?;
             if let Some(store) = tables.store_with_mask(mask) {
@@ -118,7 +119,7 @@ impl<M: WorldModel> World<M> {
             }
             if M::STRICT {
                 let names: Vec<&str> = M::components().iter().map(|c| c.name).collect();
-                return Err(undeclared_text(&set_names(mask, &names)));
+                return Err(undeclared_text(&set_names(mask.ids(), &names)));
             }
             let k = match undeclared.iter().position(|&m| m == mask) {
                 Some(k) => k,
@@ -324,9 +325,9 @@ impl<M: WorldModel> World<M> {
         }
 
         // 4.–6. Reserve, write, commit. Nothing below returns an error.
-        let masks: Vec<u128> = create
+        let masks: Vec<M::Set> = create
             .iter()
-            .map(|&(s, _, _)| self.stores[s as usize].info().mask)
+            .map(|&(s, _, _)| self.store_mask(s as usize))
             .collect();
         // Component c's slot in plan slot k's store.
         let slot_index = |k: usize, c: u32| {
@@ -574,7 +575,6 @@ mod tests {
     static STORES: [StoreInfo; 3] = [
         StoreInfo {
             name: "JustP",
-            mask: 0b001,
             layout: Layout::Columns,
             columns: &[ColumnType::of::<P>()],
             slots: &[Slot::new(0, 0, 0)],
@@ -582,7 +582,6 @@ mod tests {
         },
         StoreInfo {
             name: "PN",
-            mask: 0b011,
             layout: Layout::Columns,
             columns: &[ColumnType::of::<P>(), ColumnType::of::<N>()],
             slots: &[Slot::new(0, 0, 0), Slot::new(1, 1, 0)],
@@ -590,7 +589,6 @@ mod tests {
         },
         StoreInfo {
             name: "PL",
-            mask: 0b101,
             layout: Layout::Rows,
             columns: &[ColumnType::of::<PLRow>()],
             slots: &[
@@ -605,6 +603,7 @@ mod tests {
     // = field order; the rows store's one column holds `PLRow`s); `tables` is `Tables::build`.
     unsafe impl WorldModel for Model {
         type Resources = ();
+        type Set = crate::ComponentBits<1>;
         fn components() -> &'static [ComponentInfo] {
             &COMPONENTS
         }
@@ -614,8 +613,8 @@ mod tests {
         fn systems() -> &'static [SystemInfo] {
             &[]
         }
-        fn tables() -> &'static Tables {
-            static TABLES: OnceLock<Tables> = OnceLock::new();
+        fn tables() -> &'static Tables<Self::Set> {
+            static TABLES: OnceLock<Tables<crate::ComponentBits<1>>> = OnceLock::new();
             TABLES.get_or_init(Tables::build::<Model>)
         }
     }
@@ -649,6 +648,7 @@ mod tests {
     // SAFETY: `Model`'s tables, which describe P, N, L and the three signatures exactly.
     unsafe impl WorldModel for StrictModel {
         type Resources = ();
+        type Set = crate::ComponentBits<1>;
         const STRICT: bool = true;
         fn components() -> &'static [ComponentInfo] {
             &COMPONENTS
@@ -659,8 +659,8 @@ mod tests {
         fn systems() -> &'static [SystemInfo] {
             &[]
         }
-        fn tables() -> &'static Tables {
-            static TABLES: OnceLock<Tables> = OnceLock::new();
+        fn tables() -> &'static Tables<Self::Set> {
+            static TABLES: OnceLock<Tables<crate::ComponentBits<1>>> = OnceLock::new();
             TABLES.get_or_init(Tables::build::<StrictModel>)
         }
     }

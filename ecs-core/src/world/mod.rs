@@ -44,6 +44,7 @@ pub(crate) use table::{EntityTable, Location};
 
 use crate::entity::{Entity, EntityManager};
 use crate::model::{ComponentOf, EventOf, ResourceOf, SignatureOf, Tables, WorldModel};
+use crate::set::AnyComponentBits;
 use crate::stats::{CacheStats, StoreStats, WorldStats};
 use crate::storage::Store;
 use std::fmt;
@@ -52,11 +53,11 @@ use std::marker::PhantomData;
 /// A world of model `M`: the runtime behind a generated `World`.
 pub struct World<M: WorldModel> {
     /// `M::tables()`, kept so the hot paths do not ask the `OnceLock` each time.
-    tables: &'static Tables,
+    tables: &'static Tables<M::Set>,
     table: EntityTable,
     /// The declared stores (ids `0..M::stores().len()`), then the dynamic ones.
     stores: Vec<Store>,
-    dynamic: dynamic::Dynamic,
+    dynamic: dynamic::Dynamic<M::Set>,
     resources: M::Resources,
     min_chunk: Option<usize>,
     /// Passes of systems with `Commands` run on one thread, so that the ids their spawns get
@@ -194,11 +195,11 @@ impl<M: WorldModel> World<M> {
         Some(unsafe { &mut *ptr.cast::<C>() })
     }
 
-    /// The component set of `entity` (bit `i` is component `i`), or `None` if it is not alive.
-    pub fn signature_of(&self, entity: Entity) -> Option<u128> {
+    /// The component set of `entity` (its components' ids), or `None` if it is not alive.
+    pub fn signature_of(&self, entity: Entity) -> Option<M::Set> {
         self.table
             .locate(entity)
-            .map(|loc| self.stores[loc.store as usize].info().mask)
+            .map(|loc| self.store_mask(loc.store as usize))
     }
 
     /// The name of `entity`'s signature, or of its undeclared component set (`{A, B}`), or
@@ -224,7 +225,7 @@ impl<M: WorldModel> World<M> {
         if (store as usize) < self.declared() {
             self.tables.slot_index(store, c)
         } else {
-            dynamic::dynamic_slot(self.stores[store as usize].info().mask, c)
+            dynamic::dynamic_slot(self.store_mask(store as usize), c)
         }
     }
 
@@ -302,14 +303,15 @@ impl<M: WorldModel> World<M> {
     pub fn cache_stats(&self) -> Vec<CacheStats> {
         let sizes = self.tables.sizes();
         let mut out = Vec::new();
-        for system in M::systems().iter().filter(|s| s.per_row) {
+        for (s, system) in M::systems().iter().enumerate().filter(|(_, s)| s.per_row) {
+            let (required, _) = self.tables.system_sets(s);
             for &id in system.stores {
                 let store = &self.stores[id as usize];
                 let info = store.info();
                 let mut columns: Vec<usize> = info
                     .slots
                     .iter()
-                    .filter(|sl| system.required & (1u128 << sl.component) != 0)
+                    .filter(|sl| required.contains(sl.component))
                     .filter(|sl| sizes[sl.component as usize] > 0)
                     .map(|sl| sl.column as usize)
                     .collect();
@@ -324,7 +326,7 @@ impl<M: WorldModel> World<M> {
                     used: info
                         .slots
                         .iter()
-                        .filter(|sl| system.required & (1u128 << sl.component) != 0)
+                        .filter(|sl| required.contains(sl.component))
                         .map(|sl| sizes[sl.component as usize])
                         .sum(),
                 });
@@ -459,12 +461,12 @@ impl<M: WorldModel> World<M> {
     pub(crate) fn changed_rows(
         &self,
         store: usize,
-        changed: u128,
+        changed: M::Set,
         since: u64,
     ) -> Vec<std::ops::Range<usize>> {
         let s = &self.stores[store];
-        let mut columns: Vec<usize> = (0..128u32)
-            .filter(|&c| changed & (1u128 << c) != 0)
+        let mut columns: Vec<usize> = changed
+            .ids()
             .filter_map(|c| self.slot_index(store as u32, c))
             .map(|k| s.info().slots[k].column as usize)
             .collect();
@@ -475,8 +477,11 @@ impl<M: WorldModel> World<M> {
 
     /// The component set of store `store`.
     #[inline]
-    pub(crate) fn store_mask(&self, store: usize) -> u128 {
-        self.stores[store].info().mask
+    pub(crate) fn store_mask(&self, store: usize) -> M::Set {
+        match store.checked_sub(self.declared()) {
+            None => self.tables.store_mask(store),
+            Some(index) => self.dynamic.mask(index),
+        }
     }
 
     /// The entity column of store `store`.

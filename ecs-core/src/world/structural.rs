@@ -7,6 +7,7 @@
 use super::{Change, Location, World, WorldError};
 use crate::entity::Entity;
 use crate::model::{ComponentOf, MoveRef, WorldModel};
+use crate::set::AnyComponentBits;
 use crate::storage::Column;
 use std::mem::{ManuallyDrop, MaybeUninit};
 
@@ -319,18 +320,18 @@ impl<M: WorldModel> World<M> {
     ) -> WorldError {
         let names: Vec<&str> = M::components().iter().map(|c| c.name).collect();
         let info = self.stores[loc.store as usize].info();
-        let bit = 1u128 << component;
+        let mask = self.store_mask(loc.store as usize);
         let missing = match change {
-            Change::Insert => info.mask | bit,
-            Change::Remove => info.mask & !bit,
+            Change::Insert => mask.with(component),
+            Change::Remove => mask.without(component),
         };
         WorldError::UndeclaredSignature {
             entity,
             change,
             component: Self::component_name(component),
             signature: info.name,
-            current: super::set_names(info.mask, &names),
-            missing: super::set_names(missing, &names),
+            current: super::set_names(mask.ids(), &names),
+            missing: super::set_names(missing.ids(), &names),
         }
     }
 }

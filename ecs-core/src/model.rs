@@ -199,7 +199,8 @@ pub struct TypedMove {
     note = "declare it with `#[derive(Component)]` in a file the build script scans, and use it in a signature"
 )]
 pub unsafe trait ComponentOf<M: WorldModel>: Component {
-    /// The component's id: its place in the world's component sets ([`ComponentBits`](crate::ComponentBits)).
+    /// The component's id: its member in the world's component sets
+    /// ([`ComponentBits`](crate::ComponentBits)).
     const ID: u32;
 }
 

@@ -9,7 +9,7 @@ use sigecs::{level_registry, World};
 use std::path::Path;
 
 /// The bundled level (`assets/level.bin`, made by `scripts/make_level.py` from
-/// `assets/level.json`): 11,300 entities, a 3-level hierarchy.
+/// `assets/level.json`): 11,300 entities, hierarchy depth 3.
 pub(crate) const BUNDLED_LEVEL: &[u8] = include_bytes!("../../../assets/level.bin");
 
 /// A verified level, spawned into every fresh world (a prefab: verified once).
@@ -91,7 +91,7 @@ mod tests {
         );
         let level = load_level(None).unwrap();
         assert_eq!(level.num_entities(), 11_300);
-        assert_eq!(level.levels(), 3);
+        assert_eq!(level.depth(), 3);
         let mut world = World::new();
         let mut tm = TransformManager::new();
         let e = world.spawn_level_with(&level, &mut tm).unwrap();

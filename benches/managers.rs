@@ -25,7 +25,6 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ecs_core::entity::EntityManager;
-use ecs_core::soa::{PointMass, PointMassManager};
 use ecs_core::transform::{Instance, TransformManager};
 use ecs_core::{Entity, SoaManager};
 use glam::{Mat4, Quat, Vec3};
@@ -35,6 +34,7 @@ use sigecs::components::{
     signatures::{Body, Particle},
 };
 use sigecs::ecs_core::rayon;
+use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
 use std::hint::black_box;
 
 const DT: f32 = 1.0 / 60.0;

@@ -7,9 +7,9 @@
 
 use sigecs::components::physics::DebugName;
 use sigecs::ecs_core::level::{EntityCompiler, Registration, VerifyOptions};
-use sigecs::ecs_core::soa::{PointMass, PointMassManager};
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::{level_registry, World};
+use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
 use std::error::Error;
 
 const LEVEL: &str = r#"{"entities": [

@@ -507,7 +507,7 @@ mod model {
 
 #[test]
 fn a_soa_manager_outside_the_world_collects_against_the_world_entities() {
-    use sigecs::ecs_core::soa::{PointMass, PointMassManager};
+    use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
     let mut w = World::new();
     let es: Vec<_> = (0..100).map(|n| drone(&mut w, n)).collect();
     let mut masses = PointMassManager::new();

@@ -8,9 +8,9 @@ use sigecs::ecs_core::entity::Entity;
 use sigecs::ecs_core::level::{
     verify, AlignedBlob, AnySet, EntityCompiler, LevelError, Registration, VerifyOptions,
 };
-use sigecs::ecs_core::soa::{PointMass, PointMassManager};
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::{level_registry, World};
+use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 

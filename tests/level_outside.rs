@@ -1,5 +1,5 @@
 //! Components kept outside the signature stores in levels: a structure-of-arrays
-//! manager's component (the bundled `PointMassManager`, and a `#[derive(SoaManager)]` one)
+//! manager's component (the fixtures' `PointMassManager` and one declared here, both derived)
 //! spawns into its manager beside the transform hierarchy; spawners run in spawn order; a
 //! spawner that refuses its instances leaves the world and every manager as they were; a
 //! kept-outside component with no spawner is an error; and the round trips blob → world → blob
@@ -18,10 +18,11 @@ use sigecs::ecs_core::level::{
     EntityCompiler, LevelError, OutsideSave, OutsideSpawn, OutsideStores, Registration, Registry,
     VerifiedLevel, VerifyOptions,
 };
-use sigecs::ecs_core::soa::{PointMass, PointMassManager, SoaManager};
+use sigecs::ecs_core::soa::SoaManager;
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::ecs_core::SoaManager;
 use sigecs::{level_registry, World};
+use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
 
 // `registry()`: the bundled registry (which registers `heat`, declared with
 // `#[soa(level = "heat")]`) plus `point_mass`, registered by hand; both kept outside the

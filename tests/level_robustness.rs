@@ -10,9 +10,9 @@ use glam::{Mat4, Vec3};
 use sigecs::components::physics::*;
 use sigecs::components::signatures::Beacon;
 use sigecs::ecs_core::level::{reseal, EntityCompiler, VerifyOptions};
-use sigecs::ecs_core::soa::{PointMass, PointMassManager};
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::World;
+use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
 
 // `registry()`: the bundled registry plus `point_mass` kept outside the stores.
 mod level_fuzz;

@@ -1,7 +1,7 @@
 //! The workloads' data: initial values every implementation starts from, and the component
 //! types of the peer libraries (one set shared by hecs, bevy_ecs, legion, shipyard, specs and
-//! sparsey; sigecs' come from the fixture worlds of this repository, `sigecs_fixtures::bench`,
-//! and [`crate::sigecs_worlds`], the floors use plain glam and floats).
+//! sparsey; sigecs' come from the fixture worlds of this repository, `sigecs_fixtures::bench`;
+//! the floors use plain glam and floats).
 
 use glam::{Mat4, Vec3};
 
@@ -19,12 +19,9 @@ pub fn heavy_transform() -> Mat4 {
     Mat4::from_axis_angle(Vec3::X, 1.2)
 }
 
-/// heavy_compute: how many times each row's matrix is inverted per run. ecs_bench_suite inverts
-/// 100 times; an even count cancels out (the matrix comes back, and the position is transformed
-/// by the start matrix as if nothing had been inverted), so an implementation that skipped the
-/// inversions would compute the same values. With an odd count the matrix ends each run
-/// inverted, which the consistency test checks.
-pub const HEAVY_INVERSIONS: usize = 101;
+/// heavy_compute: how many times each row's matrix is inverted per run: an odd count, so the
+/// work cannot cancel out (see the fixture's constant, which sigecs's world runs).
+pub const HEAVY_INVERSIONS: usize = sigecs_fixtures::bench::heavy_compute::COMPARISON_INVERSIONS;
 
 /// heavy_compute: the work on one row ([`HEAVY_INVERSIONS`] inversions, then transform the
 /// position).

@@ -16,7 +16,6 @@
 //! `results.md` and `results.png`.
 
 pub mod data;
-pub mod sigecs_worlds;
 
 pub mod bevy_impl;
 pub mod floor_rows;

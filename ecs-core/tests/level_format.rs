@@ -66,7 +66,7 @@ fn compile_verify_read_back_and_save_identical() {
     assert_eq!(read_back(&res).unwrap(), models);
     assert_consistent(&res);
     assert_eq!(res.num_entities(), 4);
-    assert_eq!((res.roots(), res.levels()), (2, 3));
+    assert_eq!((res.roots(), res.depth()), (2, 3));
     // Saving the same entities through the writer gives the same bytes.
     assert_eq!(write_models(&registry, &models).unwrap(), blob);
     // Compiling twice gives the same bytes.
@@ -97,10 +97,10 @@ fn seed_hierarchy_example() {
     }
     let blob = w.finish().unwrap();
     let res = check(&registry, &blob).unwrap();
-    assert_eq!(res.levels(), 4);
+    assert_eq!(res.depth(), 4);
     assert_eq!(res.roots(), 1);
     assert_eq!(res.parents_first(), [0, 1, 2, 3, 4]);
-    assert_eq!(res.depth(4), Some(3));
+    assert_eq!(res.depth_of(4), Some(3));
     assert_eq!(res.parent(0), None);
     assert_eq!(res.parent(9), None);
 
@@ -669,7 +669,7 @@ fn inspect_reports_counts_depth_and_bytes() {
     let blob = compile(&registry, &sample_models());
     let report = inspect(&blob, &registry).unwrap();
     assert_eq!(report.total_bytes, blob.len());
-    assert_eq!((report.entities, report.roots, report.levels), (4, 2, 3));
+    assert_eq!((report.entities, report.roots, report.depth), (4, 2, 3));
     assert_eq!(report.component_types.len(), 7);
     let pos = report
         .component_types
@@ -689,7 +689,7 @@ fn inspect_reports_counts_depth_and_bytes() {
     assert_eq!(report.sets.iter().map(|s| s.entities).sum::<u32>(), 4);
     let text = report.to_string();
     assert!(
-        text.contains("entities: 4 (2 roots, hierarchy depth 3 levels)"),
+        text.contains("entities: 4 (2 roots, hierarchy depth 3)"),
         "{text}"
     );
     assert!(text.contains("pod, 12 bytes"), "{text}");

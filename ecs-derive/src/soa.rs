@@ -12,9 +12,7 @@
 //! level name, that the struct is `Pod`.
 //!
 //! This module validates the struct and computes the names; the manager itself is written once,
-//! in `ecs_core::soa::__soa_manager!`, which the output invokes. The bundled
-//! `ecs_core::soa::PointMassManager` is an invocation of the same macro, so derived managers and
-//! the bundled one cannot drift apart. Generated names for a field `f`: `f`, `f_mut`, `set_f`,
+//! in `ecs_core::soa::__soa_manager!`, which the output invokes. Generated names for a field `f`: `f`, `f_mut`, `set_f`,
 //! `f_column`, `f_column_mut` (with the field's visibility), plus the manager's own methods and the
 //! `{Struct}Columns` / `{Struct}ColumnsMut` borrow structs.
 //!

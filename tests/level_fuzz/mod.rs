@@ -9,9 +9,9 @@ use sigecs::components::signatures::Beacon;
 use sigecs::ecs_core::level::{
     reseal, EntityCompiler, LocalTransform, Registration, Registry, VerifyOptions,
 };
-use sigecs::ecs_core::soa::{PointMass, PointMassManager};
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::{level_registry, World};
+use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
 
 /// The bundled registry, plus `point_mass` kept outside the stores (a `PointMassManager`), so
 /// that the spawners of kept-outside components are fuzzed too.

@@ -49,8 +49,8 @@ pub struct LevelReport {
     pub entities: u32,
     /// Root entities.
     pub roots: u32,
-    /// Levels of the hierarchy (0 with no entity, 1 when all are roots).
-    pub levels: u32,
+    /// Depth of the hierarchy (0 with no entity, 1 when all are roots).
+    pub depth: u32,
     /// Component types in blob order; unknown ones included.
     pub component_types: Vec<ComponentReport>,
     /// Distinct sets of known components, in order of first appearance.
@@ -83,7 +83,7 @@ impl LevelReport {
             hierarchy_bytes: total - HEADER_LEN - records,
             entities: res.num_entities(),
             roots: res.roots(),
-            levels: res.levels(),
+            depth: res.depth(),
             component_types,
             sets: res
                 .sets()
@@ -107,7 +107,7 @@ impl LevelReport {
 ///     .compile_str(r#"{"entities": [{"components": {"score": 7}}, {"parent": 0}]}"#)
 ///     .unwrap();
 /// let report = inspect(&blob, &registry).unwrap();
-/// assert_eq!((report.entities, report.levels), (2, 2));
+/// assert_eq!((report.entities, report.depth), (2, 2));
 /// assert_eq!(report.component_types[0].instances, 1);
 /// println!("{report}");
 /// ```
@@ -131,8 +131,8 @@ impl fmt::Display for LevelReport {
         )?;
         writeln!(
             f,
-            "entities: {} ({} roots, hierarchy depth {} levels)",
-            self.entities, self.roots, self.levels
+            "entities: {} ({} roots, hierarchy depth {})",
+            self.entities, self.roots, self.depth
         )?;
         writeln!(f, "component types: {}", self.component_types.len())?;
         let names: Vec<String> = self

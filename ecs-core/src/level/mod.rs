@@ -16,6 +16,7 @@
 //! - [`verify`](fn@verify) (in [`mod@verify`]): the only constructor of [`VerifiedLevel`], the type a spawner accepts.
 //! - [`LevelWriter`]: builds a canonical blob from per-entity component values (what save uses).
 //! - [`inspect`](fn@inspect): counts, hierarchy depth and bytes, as a printable [`LevelReport`].
+//! - [`cli`]: the level tool (compile, verify, inspect) for a crate's own world, as a `main`.
 //! - [`InlineStr`]: short text as plain old data, for names that spawn without decoding or
 //!   allocating.
 //! - [`MapEntities`], [`NO_ENTITY`]: components that hold entities (stored as level indices,
@@ -147,6 +148,7 @@ compile_error!("sigecs levels assume a little-endian target (POD components are 
 
 mod aligned;
 mod checked;
+pub mod cli;
 pub mod codec;
 pub mod compile;
 mod entities;

@@ -3,8 +3,7 @@
 //! Not every component of a level lives in a signature store. The transform hierarchy's
 //! [`LocalTransform`](super::LocalTransform) lives in a
 //! [`TransformManager`](crate::transform::TransformManager); a structure-of-arrays manager
-//! ([`PointMassManager`](crate::soa::PointMassManager), any `#[derive(SoaManager)]`) keeps its
-//! instances in its own columns. Such a component is registered with
+//! (any `#[derive(SoaManager)]`) keeps its instances in its own columns. Such a component is registered with
 //! [`Registration::kept_outside`]: a world's signature check leaves it out of an entity's set,
 //! the spawner of the stores does not write it, and a spawn hands its instances to the manager
 //! that [takes](OutsideStores::takes) it. Save asks the same managers to write them back.

@@ -1,6 +1,6 @@
 //! Structure-of-arrays managers as [`OutsideStores`] spawners, written once for every
 //! [`SoaManager`] whose instance struct is plain old data (`#[derive(SoaManager)]` on a
-//! `#[repr(C)]` `bytemuck::Pod` struct, [`PointMassManager`](crate::soa::PointMassManager)).
+//! `#[repr(C)]` `bytemuck::Pod` struct).
 //!
 //! The manager takes the component registered with its instance struct's type
 //! (`Registration::pod::<Row>(name).kept_outside()`). Spawning gives each entity of the level

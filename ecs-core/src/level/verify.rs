@@ -630,7 +630,7 @@ impl<'r, B: AsRef<[u8]> + ?Sized> VerifiedLevel<'r, B> {
     }
 
     /// Depth of entity `e` in the hierarchy (0 for a root), `None` out of range.
-    pub fn depth(&self, e: u32) -> Option<u32> {
+    pub fn depth_of(&self, e: u32) -> Option<u32> {
         self.depth.get(e as usize).copied()
     }
 
@@ -639,8 +639,9 @@ impl<'r, B: AsRef<[u8]> + ?Sized> VerifiedLevel<'r, B> {
         self.roots
     }
 
-    /// Levels of the hierarchy: 0 with no entity, 1 when every entity is a root.
-    pub fn levels(&self) -> u32 {
+    /// Depth of the hierarchy, counted in generations: 0 with no entity, 1 when every entity
+    /// is a root, 2 when the deepest entity has a parent and no grandparent.
+    pub fn depth(&self) -> u32 {
         self.depth.iter().max().map_or(0, |d| d + 1)
     }
 
@@ -648,12 +649,12 @@ impl<'r, B: AsRef<[u8]> + ?Sized> VerifiedLevel<'r, B> {
     /// index): the order in which a spawner links the hierarchy.
     pub fn parents_first(&self) -> Vec<u32> {
         // A counting sort by depth, in O(num_entities): entities of one depth keep index order.
-        let levels = self.levels() as usize;
-        let mut start = vec![0u32; levels + 1];
+        let depth = self.depth() as usize;
+        let mut start = vec![0u32; depth + 1];
         for &d in &self.depth {
             start[d as usize + 1] += 1;
         }
-        for l in 0..levels {
+        for l in 0..depth {
             start[l + 1] += start[l];
         }
         let mut order = vec![0u32; self.depth.len()];

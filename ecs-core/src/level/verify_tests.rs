@@ -198,9 +198,9 @@ fn the_base_blob_is_accepted_with_what_it_holds() {
     assert_eq!(level.bytes(), &bytes[..]);
     assert_eq!(level.num_entities(), 4);
     assert_eq!(level.roots(), 2);
-    assert_eq!(level.levels(), 3);
+    assert_eq!(level.depth(), 3);
     assert_eq!(
-        (0..5).map(|e| level.depth(e)).collect::<Vec<_>>(),
+        (0..5).map(|e| level.depth_of(e)).collect::<Vec<_>>(),
         [Some(0), Some(1), Some(2), Some(0), None]
     );
     assert_eq!(
@@ -477,7 +477,7 @@ fn padding_must_be_zero_everywhere() {
     let mut b = three().bytes();
     let reg = registry();
     let level = accept(&b, &reg);
-    assert_eq!((level.roots(), level.levels()), (1, 3));
+    assert_eq!((level.roots(), level.depth()), (1, 3));
     drop(level);
     for offset in 52..56 {
         let mut b = b.clone();
@@ -530,7 +530,7 @@ fn the_smallest_record_is_its_24_byte_header() {
     let registry = registry();
     let level = accept(&bytes, &registry);
     assert_eq!(level.num_entities(), 0);
-    assert_eq!(level.levels(), 0);
+    assert_eq!(level.depth(), 0);
     let pos = level.component("pos").unwrap();
     assert!(pos.is_empty());
     assert_eq!(pos.record_bytes(), RECORD_HEADER_LEN);

@@ -7,8 +7,7 @@
 
 use super::{Columns, Lookup, SoaStore};
 
-/// A structure-of-arrays component manager made by `#[derive(SoaManager)]` (or the bundled
-/// [`PointMassManager`](super::PointMassManager)): its instance struct, its store and the
+/// A structure-of-arrays component manager made by `#[derive(SoaManager)]`: its instance struct, its store and the
 /// conversions between the two, for code written once for every manager.
 ///
 /// With the `level` feature, every manager whose instance struct is plain old data
@@ -36,8 +35,8 @@ pub trait SoaManager {
 }
 
 /// Expands to a named component manager over [`SoaStore`](crate::soa::SoaStore). Used by
-/// `#[derive(SoaManager)]` (which computes the names and validates the struct) and for
-/// [`PointMassManager`](crate::soa::PointMassManager); not meant to be invoked by hand.
+/// `#[derive(SoaManager)]`, which computes the names and validates the struct; not meant to be
+/// invoked by hand.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __soa_manager {

@@ -370,8 +370,6 @@ mod tests {
 
     use super::*;
     use crate::soa::ent;
-    #[cfg(feature = "transform")]
-    use crate::soa::{PointMass, PointMassManager};
 
     #[test]
     fn copied_reads_every_field_of_a_row() {
@@ -549,29 +547,28 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "transform")]
     fn destroy_hook_and_flush() {
         let mut em = EntityManager::new();
-        let mut m = PointMassManager::new();
-        let hook = m.register_destroy_hook(&mut em);
+        let mut s: SoaStore<(f32, u64)> = SoaStore::new();
+        let hook = s.register_destroy_hook(&mut em);
         let es = em.create_many(6).unwrap();
         for e in &es[..4] {
-            m.create(*e, PointMass::default()).unwrap();
+            s.create(*e, (1.0, 2)).unwrap();
         }
         em.destroy(es[1]);
         em.destroy(es[5]); // has no component
-        assert_eq!(m.destroy_queue().len(), 2);
-        assert_eq!(m.len(), 4, "nothing happens before the flush");
-        assert_eq!(m.flush_destroyed(), 1);
-        assert!(m.destroy_queue().is_empty());
-        assert_eq!(m.entities().len(), 3);
-        assert!(!m.contains(es[1]));
-        assert_eq!(m.flush_destroyed(), 0);
+        assert_eq!(s.destroy_queue().len(), 2);
+        assert_eq!(s.len(), 4, "nothing happens before the flush");
+        assert_eq!(s.flush_destroyed(), 1);
+        assert!(s.destroy_queue().is_empty());
+        assert_eq!(s.entities().len(), 3);
+        assert!(!s.contains(es[1]));
+        assert_eq!(s.flush_destroyed(), 0);
         assert!(em.remove_hook(hook));
         em.destroy(es[0]);
-        assert_eq!(m.flush_destroyed(), 0, "hook removed");
-        assert!(m.contains(es[0]));
-        m.store().assert_invariants();
+        assert_eq!(s.flush_destroyed(), 0, "hook removed");
+        assert!(s.contains(es[0]));
+        s.assert_invariants();
     }
 
     #[test]

@@ -5,6 +5,9 @@
 //! for all of its columns, so rows `0..len` of every column are initialised and nothing else is.
 //! Typed views are taken by the system passes (`StoreColumns`), which check the `TypeId` once
 //! per column and pass, so a wrong type is a panic, never a misread.
+//!
+//! The structure-of-arrays managers keep a second column type, one block for all columns
+//! (`soa/buffer.rs`); `ecs_core::soa`'s module docs say why, with the measurements.
 
 use std::alloc::{self, Layout};
 use std::any::TypeId;

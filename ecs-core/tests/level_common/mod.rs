@@ -279,12 +279,12 @@ pub fn assert_consistent<B: AsRef<[u8]>>(res: &VerifiedLevel<'_, B>) {
     assert_eq!(models.len(), n as usize);
     let mut stores = 0u64;
     for e in 0..n {
-        let d = res.depth(e).unwrap();
+        let d = res.depth_of(e).unwrap();
         match res.parent(e) {
             None => assert_eq!(d, 0),
             Some(p) => {
                 assert!(p < n);
-                assert_eq!(d, res.depth(p).unwrap() + 1);
+                assert_eq!(d, res.depth_of(p).unwrap() + 1);
             }
         }
         assert!(res.entity_store(e).is_some());

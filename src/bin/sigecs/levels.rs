@@ -2,14 +2,12 @@
 //! world.
 
 use crate::options::*;
-use sigecs::ecs_core::level::{
-    format::MAGIC, AlignedBlob, EntityCompiler, VerifiedLevel, VerifyOptions,
-};
+use sigecs::ecs_core::level::{cli, AlignedBlob, VerifiedLevel, VerifyOptions};
 use sigecs::{level_registry, World};
 use std::path::Path;
 
 /// The bundled level (`assets/level.bin`, made by `scripts/make_level.py` from
-/// `assets/level.json`): 11,300 entities, a 3-level hierarchy.
+/// `assets/level.json`): 11,300 entities, hierarchy depth 3.
 pub(crate) const BUNDLED_LEVEL: &[u8] = include_bytes!("../../../assets/level.bin");
 
 /// A verified level, spawned into every fresh world (a prefab: verified once).
@@ -21,16 +19,7 @@ pub(crate) fn read_level(path: Option<&Path>) -> Result<AlignedBlob, String> {
     let Some(path) = path else {
         return Ok(AlignedBlob::from_bytes(BUNDLED_LEVEL));
     };
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if bytes.starts_with(&MAGIC) {
-        return Ok(AlignedBlob::from_bytes(&bytes));
-    }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("{}: neither a compiled level nor JSON", path.display()))?;
-    let blob = EntityCompiler::new(level_registry())
-        .compile_str(&text)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(AlignedBlob::from_bytes(&blob))
+    cli::read_level(path, level_registry()).map_err(|e| e.to_string())
 }
 
 /// Reads and verifies a level against the bundled world.
@@ -70,6 +59,7 @@ mod tests {
     use super::*;
     use crate::population::{fresh_world, particle};
     use sigecs::components::physics::{DebugName, Leader, Lifetime, Note};
+    use sigecs::ecs_core::level::EntityCompiler;
     use sigecs::ecs_core::transform::TransformManager;
     use sigecs::ecs_core::Entity;
 
@@ -91,7 +81,7 @@ mod tests {
         );
         let level = load_level(None).unwrap();
         assert_eq!(level.num_entities(), 11_300);
-        assert_eq!(level.levels(), 3);
+        assert_eq!(level.depth(), 3);
         let mut world = World::new();
         let mut tm = TransformManager::new();
         let e = world.spawn_level_with(&level, &mut tm).unwrap();

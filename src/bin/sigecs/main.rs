@@ -1,35 +1,30 @@
 //! The main job: spawn a level and generated entities of the bundled
 //! signatures, run its systems for some frames, and report the level's spawn time, memory per
 //! signature, memory efficiency, time per entity for each system, and a checksum of every
-//! component value (so two runs can be compared). Also the level tools: `compile`,
-//! `inspect` and `save`.
+//! component value (so two runs can be compared). Also the level tools: `compile`, `verify`
+//! and `inspect` (`ecs_core::level::cli`, for the bundled world), and `save`.
 
 mod checksum;
-mod level_tools;
 mod levels;
 mod options;
 mod population;
 mod report;
+mod save;
 
-use crate::{level_tools::*, options::*, report::*};
+use crate::{options::*, report::*, save::*};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let command = match args.first().map(String::as_str) {
-        Some(c @ ("compile" | "inspect" | "save")) => Some(c.to_string()),
-        _ => None,
-    };
-    let result = match command.as_deref() {
-        Some(c) => {
-            args.remove(0);
-            match c {
-                "compile" => compile_cmd(args),
-                "inspect" => inspect_cmd(args),
-                _ => save_cmd(args),
-            }
+    let result = match args.first().map(String::as_str) {
+        Some("compile" | "verify" | "inspect") => {
+            return sigecs::ecs_core::level::cli::main::<sigecs::Model>(sigecs::level_registry());
         }
-        None => match parse_args(args) {
+        Some("save") => {
+            args.remove(0);
+            save_cmd(args)
+        }
+        _ => match parse_args(args) {
             Ok(Some(opts)) => run(&opts),
             Ok(None) => {
                 println!("{USAGE}");

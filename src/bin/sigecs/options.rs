@@ -5,6 +5,7 @@ use std::path::PathBuf;
 pub(crate) const USAGE: &str = "\
 Usage: sigecs [OPTIONS]
        sigecs compile LEVEL.json -o LEVEL.bin
+       sigecs verify LEVEL             (a blob or JSON)
        sigecs inspect LEVEL            (a blob or JSON)
        sigecs save [--level LEVEL] [--entities N] [--frames N] [--seed N] -o OUT.bin
 
@@ -16,6 +17,7 @@ speedup on N threads against 1, and a checksum of the final world (the same for 
 count).
 
 compile: JSON level to blob (verified against the bundled world's signatures).
+verify:  checks a level against the bundled world's signatures.
 inspect: counts per component type and per signature, hierarchy depth, bytes.
 save:    the world after N frames (default 60; level plus --entities, default 0) to a blob.
 

@@ -135,10 +135,10 @@ pub(crate) fn report_level_spawn(level: &Level) {
     }
     let (v, s, l) = (median(&mut verify), median(&mut spawn), median(&mut linked));
     println!(
-        "level: {} entities ({} roots, {} hierarchy levels), {} bytes: verify {:.0} us, spawn {:.0} us ({:.1} ns/entity; the hierarchy into the world's own), spawn with the hierarchy in a separate manager {:.0} us (median of 5)",
+        "level: {} entities ({} roots, hierarchy depth {}), {} bytes: verify {:.0} us, spawn {:.0} us ({:.1} ns/entity; the hierarchy into the world's own), spawn with the hierarchy in a separate manager {:.0} us (median of 5)",
         level.num_entities(),
         level.roots(),
-        level.levels(),
+        level.depth(),
         level.bytes().len(),
         v * 1e6,
         s * 1e6,

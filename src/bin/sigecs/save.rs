@@ -1,10 +1,10 @@
-//! The level subcommands: `compile`, `inspect` and `save`.
+//! `sigecs save`: the bundled world after some frames, saved to a level blob. (`compile`,
+//! `verify` and `inspect` are `ecs_core::level::cli`'s, shared with every crate's own world.)
 
 use crate::{levels::*, options::*, population::*};
-use sigecs::ecs_core::level::{EntityCompiler, LevelReport, VerifyOptions};
 use sigecs::ecs_core::transform::TransformManager;
 use sigecs::{level_registry, World};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// The value of `-o FILE` among `args`, and the other arguments.
@@ -22,50 +22,6 @@ pub(crate) fn take_output(args: Vec<String>) -> Result<(PathBuf, Vec<String>), S
         }
     }
     Ok((out.ok_or("missing -o OUTPUT")?.into(), rest))
-}
-
-/// `sigecs compile LEVEL.json -o LEVEL.bin`.
-pub(crate) fn compile_cmd(args: Vec<String>) -> Result<(), String> {
-    let (out, rest) = take_output(args)?;
-    let [input] = rest.as_slice() else {
-        return Err("compile takes one input file".into());
-    };
-    let text = std::fs::read_to_string(input).map_err(|e| format!("{input}: {e}"))?;
-    let t = Instant::now();
-    let blob = EntityCompiler::new(level_registry())
-        .compile_str(&text)
-        .map_err(|e| format!("{input}: {e}"))?;
-    let took = t.elapsed();
-    let level = World::new()
-        .verify_level(&blob[..], level_registry(), &VerifyOptions::default())
-        .map_err(|e| format!("{input}: {e}"))?;
-    std::fs::write(&out, &blob).map_err(|e| format!("{}: {e}", out.display()))?;
-    println!(
-        "{input} -> {}: {} entities, {} bytes (compiled in {took:.2?})",
-        out.display(),
-        level.num_entities(),
-        blob.len()
-    );
-    Ok(())
-}
-
-/// `sigecs inspect LEVEL`.
-pub(crate) fn inspect_cmd(args: Vec<String>) -> Result<(), String> {
-    let [input] = args.as_slice() else {
-        return Err("inspect takes one file".into());
-    };
-    let level = load_level(Some(Path::new(input)))?;
-    println!("{}", LevelReport::of(&level));
-    let world = World::new();
-    let stats = world.stats();
-    println!("per signature:");
-    for (store, count) in level.store_counts() {
-        println!(
-            "  {:<12} {:>8} entities",
-            stats.stores[store as usize].name, count
-        );
-    }
-    Ok(())
 }
 
 /// `sigecs save`: the world after some frames, back to a blob.
@@ -123,9 +79,10 @@ pub(crate) fn save_cmd(args: Vec<String>) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sigecs::ecs_core::level::cli;
 
     #[test]
-    fn compile_inspect_and_save_commands() {
+    fn save_command() {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("l.json");
         let bin = dir.path().join("l.bin");
@@ -135,14 +92,19 @@ mod tests {
                              {"parent": 0, "components": {"position": [0,0,0], "name": "c"}}]}"#,
         )
         .unwrap();
-        let s = |p: &Path| p.display().to_string();
-        compile_cmd(vec![s(&json), "-o".into(), s(&bin)]).unwrap();
+        let s = |p: &std::path::Path| p.display().to_string();
+        let mut out = Vec::new();
+        cli::run::<sigecs::Model>(
+            level_registry(),
+            ["compile", &s(&json), "-o", &s(&bin)],
+            &mut out,
+        )
+        .unwrap();
         let level = load_level(Some(&bin)).unwrap();
         assert_eq!(level.num_entities(), 2);
         assert_eq!(level.parent(1), Some(0));
         // JSON levels load too, to the same blob.
         assert_eq!(load_level(Some(&json)).unwrap().bytes(), level.bytes());
-        inspect_cmd(vec![s(&bin)]).unwrap();
         let saved = dir.path().join("saved.bin");
         save_cmd(vec![
             "--level".into(),
@@ -155,15 +117,8 @@ mod tests {
         .unwrap();
         // Beacons do not move: the world saved after 3 frames is the level.
         assert_eq!(std::fs::read(&saved).unwrap(), std::fs::read(&bin).unwrap());
-        let e = compile_cmd(vec![s(&json)]).unwrap_err();
+        let e = save_cmd(vec!["--frames".into(), "3".into()]).unwrap_err();
         assert_eq!(e, "missing -o OUTPUT");
-        std::fs::write(
-            &json,
-            r#"{"entities": [{"components": {"position": [1,2]}}]}"#,
-        )
-        .unwrap();
-        let e = compile_cmd(vec![s(&json), "-o".into(), s(&bin)]).unwrap_err();
-        assert!(e.contains("entities[0].components.position"), "{e}");
         let e = load_level(Some(&dir.path().join("missing.bin"))).unwrap_err();
         assert!(e.contains("missing.bin"), "{e}");
     }

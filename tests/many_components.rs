@@ -4,7 +4,7 @@
 //! of one row on two.
 
 use ecs_core::Entity;
-use sigecs_fixtures::wide::*;
+use sigecs_fixtures::many_components::*;
 use std::collections::BTreeMap;
 
 /// The components the test reads and writes, by id (ids are name order: `W000` is 0).

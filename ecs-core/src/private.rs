@@ -343,20 +343,29 @@ impl<'w, const TRUSTED: bool> StoresMut<'w, TRUSTED> {
     }
 
     /// Takes each store of a pass's [`StoreTable`] in turn and hands `f` its columns and the
-    /// rest of its entry (the store's shape, the column indices the shape takes): how a pass
-    /// over many stores reaches them, with one loop instead of a line of code per store.
+    /// rest of its entry (the part's shape, the column indices the shape takes): how a pass
+    /// over many stores reaches them, with one loop instead of a line of code per store. A
+    /// store may have several entries in a row (a part per system of a stage): they share one
+    /// view, so no column is taken mutably twice or both mutably and shared.
     ///
     /// # Panics
-    /// As [`StoresMut::take`], when the ids do not ascend or one is out of range.
+    /// As [`StoresMut::take`], when the ids do not ascend or one is out of range; as
+    /// [`StoreColumns::col_mut`] when two parts of a store take a column in conflicting ways.
     #[inline]
     pub fn each_in<const W: usize>(
         &mut self,
         table: &StoreTable<W>,
-        mut f: impl FnMut(StoreColumns<'w, TRUSTED>, &[usize; W]),
+        mut f: impl FnMut(&mut StoreColumns<'w, TRUSTED>, &[usize; W]),
     ) {
+        let mut view: Option<(usize, StoreColumns<'w, TRUSTED>)> = None;
         for entry in table.0.chunks_exact(1 + W) {
+            let id = entry[0];
             let rest: &[usize; W] = entry[1..].try_into().expect("W numbers after the id");
-            f(self.take(entry[0] as u32), rest);
+            let columns = match &mut view {
+                Some((taken, columns)) if *taken == id => columns,
+                _ => &mut view.insert((id, self.take(id as u32))).1,
+            };
+            f(columns, rest);
         }
     }
 

@@ -116,12 +116,27 @@ fn pass(
     // change filter watches.
     let mut shape_columns: Vec<(Ident, Vec<(bool, bool)>)> = Vec::new();
     let mut entries: Vec<(usize, usize, Vec<usize>, Vec<usize>)> = Vec::new();
+    let table = stores.len() >= table_from;
+    // What each part of a store runs: in a table, a store of a fused stage has a part per
+    // system (the same store once for each, in a row), so its shapes are its systems' (a few
+    // each) and not one per combination of systems (nearly one per store in a large stage).
+    // The systems of a stage never write what another reads, so running them one after the
+    // other over a store gives what running them row by row does; a `rows` store keeps one
+    // fused part (its systems share the row column) and is a shape of its own anyway.
+    let mut units: Vec<(usize, Vec<usize>)> = Vec::new();
     for &s in &stores {
         let here: Vec<usize> = systems
             .iter()
             .copied()
             .filter(|&i| model.systems[i].matches.contains(&s))
             .collect();
+        if table && model.signatures[s].layout == LayoutDecl::Columns {
+            units.extend(here.into_iter().map(|i| (s, vec![i])));
+        } else {
+            units.push((s, here));
+        }
+    }
+    for (s, here) in units {
         let sources = sources(model, &here, s);
         let slices: Vec<Ident> = (0..sources.len())
             .map(|k| format_ident!("c{}", k))
@@ -181,7 +196,7 @@ fn pass(
             .collect();
         entries.push((s, shape, columns, watched));
     }
-    let (static_table, rows, takes) = if entries.len() >= table_from {
+    let (static_table, rows, takes) = if table {
         table_form(&shape_columns, &entries, filtered.is_some())
     } else {
         per_store_form(&shape_columns, &entries, filtered.is_some())
@@ -429,7 +444,7 @@ fn table_form(
             });
         }
     } else {
-        quote!(self.stores.each_in(&PASS_STORES, |mut s, e| f(#part));)
+        quote!(self.stores.each_in(&PASS_STORES, |s, e| f(#part));)
     };
     (table, quote!(self.stores.table_rows(&PASS_STORES)), each)
 }

@@ -443,7 +443,7 @@ mod sigecs_world {
                 self.stores
                     .each_in(
                         &PASS_STORES,
-                        |mut s, e| f(
+                        |s, e| f(
                             match e[0] {
                                 0 => Part::Shape0((s.col_mut(e[1]),)),
                                 1 => Part::Shape1((s.col_mut(e[1]), s.col(e[2]))),
@@ -552,7 +552,7 @@ mod sigecs_world {
                 self.stores
                     .each_in(
                         &PASS_STORES,
-                        |mut s, e| f(
+                        |s, e| f(
                             match e[0] {
                                 0 => Part::Shape0((s.col(e[1]), s.entities())),
                                 1 => Part::Shape1((s.col(e[1]), s.entities())),
@@ -638,10 +638,7 @@ mod sigecs_world {
             }
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 self.stores
-                    .each_in(
-                        &PASS_STORES,
-                        |mut s, e| f(Part::Shape0((s.col_mut(e[0]),))),
-                    );
+                    .each_in(&PASS_STORES, |s, e| f(Part::Shape0((s.col_mut(e[0]),))));
                 self.dynamic
                     .each(
                         &mut self.stores,
@@ -724,7 +721,7 @@ mod sigecs_world {
                 self.stores
                     .each_in(
                         &PASS_STORES,
-                        |mut s, e| f(Part::Shape0((s.col(e[0]), s.entities()))),
+                        |s, e| f(Part::Shape0((s.col(e[0]), s.entities()))),
                     );
                 self.dynamic
                     .each(
@@ -815,7 +812,7 @@ mod sigecs_world {
                 self.stores
                     .each_in(
                         &PASS_STORES,
-                        |mut s, e| f(
+                        |s, e| f(
                             match e[0] {
                                 0 => Part::Shape0((s.col(e[1]), s.entities())),
                                 1 => Part::Shape1((s.col_mut(e[1]),)),

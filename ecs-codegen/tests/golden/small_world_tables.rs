@@ -435,10 +435,12 @@ mod sigecs_world {
         }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
+            #[inline]
             fn rows(&self) -> usize {
                 self.stores.table_rows(&PASS_STORES)
                     + self.dynamic.rows(&self.stores, &[0u32])
             }
+            #[inline]
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 self.stores
                     .each_in(
@@ -544,10 +546,12 @@ mod sigecs_world {
         }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
+            #[inline]
             fn rows(&self) -> usize {
                 self.stores.table_rows(&PASS_STORES)
                     + self.dynamic.rows(&self.stores, &[1u32])
             }
+            #[inline]
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 self.stores
                     .each_in(
@@ -632,10 +636,12 @@ mod sigecs_world {
         }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
+            #[inline]
             fn rows(&self) -> usize {
                 self.stores.table_rows(&PASS_STORES)
                     + self.dynamic.rows(&self.stores, &[2u32])
             }
+            #[inline]
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 self.stores
                     .each_in(&PASS_STORES, |s, e| f(Part::Shape0((s.col_mut(e[0]),))));
@@ -713,10 +719,12 @@ mod sigecs_world {
         }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
+            #[inline]
             fn rows(&self) -> usize {
                 self.stores.table_rows(&PASS_STORES)
                     + self.dynamic.rows(&self.stores, &[3u32])
             }
+            #[inline]
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 self.stores
                     .each_in(
@@ -804,10 +812,12 @@ mod sigecs_world {
         }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
+            #[inline]
             fn rows(&self) -> usize {
                 self.stores.table_rows(&PASS_STORES)
                     + self.dynamic.rows(&self.stores, &[2u32, 3u32])
             }
+            #[inline]
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 self.stores
                     .each_in(

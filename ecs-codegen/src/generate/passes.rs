@@ -6,7 +6,10 @@
 //! system calls a store needs; stores of one shape (most of a pass's stores) share it —
 //! holding a store's typed column slices, and a body with one arm per shape that runs the
 //! systems over a part with a plain zipped loop, so the inner loop is a hand-written one. Its
-//! `Stores` lists the stores once, a line each, taking a store's columns as its variant.
+//! `Stores` lists the stores once: a line each, taking a store's columns as its variant, in a
+//! pass over fewer than [`TABLE_FROM`] stores; from there a static table of store ids and
+//! column indices that one loop in `ecs_core` walks, so that a pass's code grows with its
+//! shapes and not with its stores.
 //! `ecs_core::__private::run_parts` (instantiated once per pass) runs the body on each part
 //! in turn when the pass is small, or cuts the parts into jobs for rayon's pool.
 

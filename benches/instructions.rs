@@ -10,8 +10,9 @@
 //! ```
 //!
 //! Workloads: `simple_iter` (10,000 rows, `run_advance`), `schedule` (4 × 10,000 rows,
-//! `run_schedule`), `frag_iter` (26 stores × 20 rows, `run_double`), `frag_floor` (the same
-//! 520 values in one `Vec`, doubled by a hand loop).
+//! `run_schedule`), `frag_iter` (26 stores × 20 rows, `run_double`), `frag_tables` (the same,
+//! its pass taking the 26 stores from a table instead of a line of code each), `frag_floor`
+//! (the same 520 values in one `Vec`, doubled by a hand loop).
 
 #![allow(missing_docs)]
 
@@ -26,7 +27,7 @@ fn main() {
     let (workload, iterations) = match (args.get(1), args.get(2)) {
         (Some(w), Some(n)) => (w.as_str(), n.parse::<usize>().expect("ITERATIONS")),
         _ => {
-            eprintln!("usage: instructions simple_iter|schedule ITERATIONS");
+            eprintln!("usage: instructions simple_iter|schedule|frag_iter|frag_tables|frag_floor ITERATIONS");
             std::process::exit(2);
         }
     };
@@ -49,6 +50,12 @@ fn main() {
         }
         "frag_iter" => {
             let mut w = fi::world(20);
+            for _ in 0..iterations {
+                black_box(&mut w).run_double();
+            }
+        }
+        "frag_tables" => {
+            let mut w = fi::tables::world(20);
             for _ in 0..iterations {
                 black_box(&mut w).run_double();
             }

@@ -30,6 +30,7 @@ mod scan;
 
 pub use analyze::Model;
 pub use diagnostic::{BuildError, Diagnostic};
+pub use generate::TABLE_FROM;
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +43,7 @@ pub struct Builder {
     rerun_if_changed: bool,
     undeclared: Undeclared,
     warn_dynamic_only: bool,
+    table_from: usize,
 }
 
 /// What a world does with a component set that no signature declares ([`Builder::undeclared`]).
@@ -89,7 +91,19 @@ impl Builder {
             rerun_if_changed: true,
             undeclared: Undeclared::Dynamic,
             warn_dynamic_only: true,
+            table_from: generate::TABLE_FROM,
         }
+    }
+
+    /// From how many stores a system's (or stage's) pass reaches them through a static table
+    /// of store ids and column indices, one loop for all of them, instead of a line of code
+    /// per store (default [`TABLE_FROM`], 32). A table keeps the generated code of a large
+    /// world small (its lines grow with the declarations, not with systems × signatures); a
+    /// line per store is a little faster per store. Both forms compute the same results in
+    /// the same order; `usize::MAX` never uses a table, 0 always does.
+    pub fn store_tables_from(mut self, stores: usize) -> Self {
+        self.table_from = stores;
+        self
     }
 
     /// Whether an open world's build script warns about each system that matches no declared
@@ -181,7 +195,7 @@ impl Builder {
     pub fn generate_string(&self) -> Result<String, BuildError> {
         let tail = self.start_tail();
         let (model, _, digest) = self.analyze()?;
-        Ok(render_with(tail, &model, digest))
+        Ok(render_with(tail, &model, digest, self.table_from))
     }
 
     /// Starts formatting the system and stage passes ([`generate::tail`]), the larger part
@@ -201,7 +215,7 @@ impl Builder {
             .name("ecs-codegen".into())
             .spawn(move || match builder.analyze() {
                 Ok((model, _, digest)) => {
-                    let file = parse(generate::tail(&model));
+                    let file = parse(generate::tail(&model, builder.table_from));
                     // Sent before the syntax tree and the model are dropped, which takes a
                     // while too.
                     let _ = send.send(Some((digest, print(&file))));
@@ -231,7 +245,7 @@ impl Builder {
                 }
             }
         }
-        let source = render_with(tail, &model, digest);
+        let source = render_with(tail, &model, digest, self.table_from);
         let dir = match &self.out_dir {
             Some(d) => d.clone(),
             None => PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| BuildError {
@@ -286,9 +300,9 @@ struct Tail {
 }
 
 /// [`render`], with the passes formatted by `tail` when there is one: the same text.
-fn render_with(tail: Option<Tail>, model: &Model, digest: u64) -> String {
+fn render_with(tail: Option<Tail>, model: &Model, digest: u64, table_from: usize) -> String {
     tail.and_then(|tail| join_tail(tail, model, digest))
-        .unwrap_or_else(|| render(model))
+        .unwrap_or_else(|| render_from(model, table_from))
 }
 
 /// Formats the tables and the `World` wrapper of `model` on this thread, and puts the passes
@@ -324,7 +338,16 @@ fn join_tail(tail: Tail, model: &Model, digest: u64) -> Option<String> {
 /// Formats the generated tokens with prettyplease, under the `@generated` header, and puts a
 /// `// SAFETY:` comment above every `unsafe impl` (comments cannot travel through tokens).
 pub fn render(model: &Model) -> String {
-    format!("{HEADER}\n{}", print(&parse(generate::generate(model))))
+    render_from(model, TABLE_FROM)
+}
+
+/// [`render`] with passes over `table_from` stores or more reaching them through a table
+/// ([`Builder::store_tables_from`]).
+fn render_from(model: &Model, table_from: usize) -> String {
+    format!(
+        "{HEADER}\n{}",
+        print(&parse(generate::generate(model, table_from)))
+    )
 }
 
 /// The generated tokens as a syntax tree, for prettyplease.
@@ -409,6 +432,7 @@ mod tests {
             &[("bench/add_remove.rs", "crate::bench::add_remove")],
             &[("bench/frag_iter.rs", "crate::bench::frag_iter")],
             &[("bench/many_stores.rs", "crate::bench::many_stores")],
+            &[("wide.rs", "crate::wide")],
             &[
                 ("bench/simple_iter.rs", "crate::bench::simple_iter"),
                 (
@@ -445,6 +469,39 @@ mod tests {
         }
     }
 
+    /// A pass over `TABLE_FROM` stores or more takes them from a table, a smaller one with a
+    /// line each; a builder's threshold applies to both threads' parts.
+    #[test]
+    fn large_passes_take_their_stores_from_a_table() {
+        let wide = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/src/wide.rs");
+        let generate = |from: Option<usize>| {
+            let mut builder = Builder::new()
+                .scan(&wide, "crate::wide")
+                .rerun_if_changed(false);
+            if let Some(from) = from {
+                builder = builder.store_tables_from(from);
+            }
+            builder.generate_string().unwrap()
+        };
+        let (default, tables, lines) = (
+            generate(None),
+            generate(Some(0)),
+            generate(Some(usize::MAX)),
+        );
+        let count = |text: &str, what: &str| text.matches(what).count();
+        // `advance`, `tally` and the stage of `advance` and `age` visit all 40 stores; `drag`,
+        // `age` and `react` fewer than 32.
+        assert_eq!(count(&default, "static PASS_STORES"), 3);
+        assert_eq!(count(&default, ".each_in("), 3);
+        assert_eq!(count(&default, "self.stores.take("), 20 + 20 + 14);
+        assert_eq!(count(&tables, "self.stores.take("), 0);
+        assert_eq!(count(&tables, ".each_changed_in("), 1);
+        assert_eq!(count(&lines, "static PASS_STORES"), 0);
+        let (model, _, _) = Builder::new().scan(&wide, "crate::wide").analyze().unwrap();
+        assert_eq!(render_from(&model, 0), tables);
+        assert_eq!(render(&model), default);
+    }
+
     /// A worker that read other sources than the model's (a file changed meanwhile) is not
     /// used.
     #[test]
@@ -456,7 +513,7 @@ mod tests {
         let (model, _, digest) = builder.analyze().unwrap();
         assert!(join_tail(builder.start_tail().unwrap(), &model, digest ^ 1).is_none());
         assert_eq!(
-            render_with(builder.start_tail(), &model, digest ^ 1),
+            render_with(builder.start_tail(), &model, digest ^ 1, TABLE_FROM),
             render(&model)
         );
     }

@@ -1,5 +1,7 @@
 //! The generated output of a small world, pinned (as prost-build pins its fixtures): a change
-//! to the generator shows up as a reviewable diff of `tests/golden/small_world.rs`.
+//! to the generator shows up as a reviewable diff of `tests/golden/small_world.rs`, and of
+//! `tests/golden/small_world_tables.rs` (the same world, its passes taking their stores from
+//! tables).
 //!
 //! Regenerate after an intended change with `UPDATE_GOLDEN=1 cargo test -p ecs-codegen --test golden`.
 
@@ -8,6 +10,17 @@ use std::path::Path;
 
 #[test]
 fn small_world_matches_the_golden_file() {
+    check("small_world.rs", ecs_codegen::TABLE_FROM);
+}
+
+/// The same world with every pass taking its stores from a table (`store_tables_from(0)`), the
+/// form of the passes over many stores.
+#[test]
+fn small_world_with_store_tables_matches_its_golden_file() {
+    check("small_world_tables.rs", 0);
+}
+
+fn check(file: &str, table_from: usize) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     // The `bare` fixture world: every layout, an optional parameter, a resource writer and
     // commands, declared without the prelude.
@@ -15,9 +28,10 @@ fn small_world_matches_the_golden_file() {
     let generated = Builder::new()
         .scan(declarations, "crate::bare")
         .rerun_if_changed(false)
+        .store_tables_from(table_from)
         .generate_string()
         .unwrap();
-    let golden = dir.join("small_world.rs");
+    let golden = dir.join(file);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&golden, &generated).unwrap();
     }
@@ -30,7 +44,8 @@ fn small_world_matches_the_golden_file() {
             .position(|(a, b)| a != b)
             .unwrap_or(generated.lines().count().min(expected.lines().count()));
         panic!(
-            "generated code differs from tests/golden/small_world.rs at line {}:\n  generated: {:?}\n  golden:    {:?}\nrun with UPDATE_GOLDEN=1 if the change is intended",
+            "generated code differs from tests/golden/{} at line {}:\n  generated: {:?}\n  golden:    {:?}\nrun with UPDATE_GOLDEN=1 if the change is intended",
+            file,
             first + 1,
             generated.lines().nth(first),
             expected.lines().nth(first)

@@ -253,6 +253,14 @@ impl<'w> DynamicStores<'w> {
     }
 }
 
+/// The stores a pass visits, as a `static` table of numbers written by the generator: `1 + W + K`
+/// numbers a store, in ascending store id order: the store's id, `W` numbers that only the pass
+/// reads (the store's shape when the pass has several, then the indices of the columns the
+/// shape takes) and, for a change-filtered pass, the `K` columns whose changes it watches. How a
+/// pass over many stores reaches them ([`StoresMut::each_in`]): a few numbers a store instead
+/// of a line of code.
+pub struct StoreTable<const W: usize, const K: usize = 0>(pub &'static [usize]);
+
 /// Hands out stores by id, each at most once, in ascending id order. Holds the pass's
 /// exclusive borrow of the stores as a pointer, so handing one out is a bounds check and an
 /// address (a pass over many small stores takes one per store).
@@ -316,6 +324,69 @@ impl<'w, const TRUSTED: bool> StoresMut<'w, TRUSTED> {
             panic!("store id {} is out of range ({} stores)", top - 1, self.len);
         };
         ids.iter().map(|&id| stores[id as usize].len()).sum()
+    }
+
+    /// [`StoresMut::rows`] of the stores of a pass's [`StoreTable`].
+    ///
+    /// # Panics
+    /// When a store was taken already, or an id is out of range.
+    #[inline]
+    pub fn table_rows<const W: usize, const K: usize>(&self, table: &StoreTable<W, K>) -> usize {
+        assert_eq!(self.next, 0, "rows are counted before any store is taken");
+        // SAFETY: as in `rows`: no store was handed out, so this shared view aliases nothing.
+        let stores = unsafe { std::slice::from_raw_parts(self.ptr.cast_const(), self.len) };
+        table
+            .0
+            .chunks_exact(1 + W + K)
+            .map(|entry| stores[entry[0]].len())
+            .sum()
+    }
+
+    /// Takes each store of a pass's [`StoreTable`] in turn and hands `f` its columns and the
+    /// rest of its entry (the part's shape, the column indices the shape takes): how a pass
+    /// over many stores reaches them, with one loop instead of a line of code per store. A
+    /// store may have several entries in a row (a part per system of a stage): they share one
+    /// view, so no column is taken mutably twice or both mutably and shared.
+    ///
+    /// # Panics
+    /// As [`StoresMut::take`], when the ids do not ascend or one is out of range; as
+    /// [`StoreColumns::col_mut`] when two parts of a store take a column in conflicting ways.
+    #[inline]
+    pub fn each_in<const W: usize>(
+        &mut self,
+        table: &StoreTable<W>,
+        mut f: impl FnMut(&mut StoreColumns<'w, TRUSTED>, &[usize; W]),
+    ) {
+        let mut view: Option<(usize, StoreColumns<'w, TRUSTED>)> = None;
+        for entry in table.0.chunks_exact(1 + W) {
+            let id = entry[0];
+            let rest: &[usize; W] = entry[1..].try_into().expect("W numbers after the id");
+            let columns = match &mut view {
+                Some((taken, columns)) if *taken == id => columns,
+                _ => &mut view.insert((id, self.take(id as u32))).1,
+            };
+            f(columns, rest);
+        }
+    }
+
+    /// [`StoresMut::each_in`] for a change-filtered pass: `f` gets only the stores where one of
+    /// the entry's `K` watched columns changed after `since`, with the runs of rows to visit
+    /// ([`StoresMut::changed`]).
+    #[inline]
+    pub fn each_changed_in<const W: usize, const K: usize>(
+        &mut self,
+        table: &StoreTable<W, K>,
+        since: u64,
+        mut f: impl FnMut(StoreColumns<'w, TRUSTED>, &[usize; W], &[std::ops::Range<usize>]),
+    ) {
+        for entry in table.0.chunks_exact(1 + W + K) {
+            let id = entry[0] as u32;
+            let runs = self.changed(id, &entry[1 + W..], since);
+            if !runs.is_empty() {
+                let rest: &[usize; W] = entry[1..1 + W].try_into().expect("W numbers");
+                f(self.take(id), rest, &runs);
+            }
+        }
     }
 
     /// Rows of store `id`, before any store is taken (0 for an id out of range).

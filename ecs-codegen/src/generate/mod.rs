@@ -11,6 +11,7 @@
 
 pub mod levels;
 mod passes;
+pub use passes::TABLE_FROM;
 mod tables;
 mod world;
 
@@ -164,10 +165,10 @@ fn part_fields(model: &Model, sig: &Signature, cold: bool) -> Vec<(Ident, usize)
 pub const MODULE: &str = "sigecs_world";
 
 /// The complete generated file, as tokens.
-pub fn generate(model: &Model) -> TokenStream {
+pub fn generate(model: &Model, table_from: usize) -> TokenStream {
     let tables = tables::generate(model);
     let world = world::generate(model);
-    let passes = passes::generate(model);
+    let passes = passes::generate(model, table_from);
     let levels = levels::generate(model);
     file(quote!(#tables #world #passes #levels))
 }
@@ -184,9 +185,9 @@ pub(crate) fn head(model: &Model) -> TokenStream {
 /// The rest of the module's items (the system and stage passes and the level
 /// registry), in a bare `mod sigecs_world { .. }` so that they are formatted at the depth
 /// they have in the file.
-pub(crate) fn tail(model: &Model) -> TokenStream {
+pub(crate) fn tail(model: &Model, table_from: usize) -> TokenStream {
     let module = ident(MODULE);
-    let passes = passes::generate(model);
+    let passes = passes::generate(model, table_from);
     let levels = levels::generate(model);
     quote!(mod #module { #passes #levels })
 }

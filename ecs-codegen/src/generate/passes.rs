@@ -6,7 +6,10 @@
 //! system calls a store needs; stores of one shape (most of a pass's stores) share it —
 //! holding a store's typed column slices, and a body with one arm per shape that runs the
 //! systems over a part with a plain zipped loop, so the inner loop is a hand-written one. Its
-//! `Stores` lists the stores once, a line each, taking a store's columns as its variant.
+//! `Stores` lists the stores once: a line each, taking a store's columns as its variant, in a
+//! pass over fewer than [`TABLE_FROM`] stores; from there a static table of store ids and
+//! column indices that one loop in `ecs_core` walks, so that a pass's code grows with its
+//! shapes and not with its stores.
 //! `ecs_core::__private::run_parts` (instantiated once per pass) runs the body on each part
 //! in turn when the pass is small, or cuts the parts into jobs for rayon's pool.
 
@@ -14,10 +17,10 @@ use super::world::{stage_fn, system_fn};
 use super::*;
 use crate::analyze::Param;
 
-pub(super) fn generate(model: &Model) -> TokenStream {
+pub(super) fn generate(model: &Model, table_from: usize) -> TokenStream {
     let systems = (0..model.systems.len()).map(|i| {
         let d = doc(format!("The pass of system `{}`.", model.systems[i].ident));
-        pass(model, &[i], system_fn(i), d, i)
+        pass(model, &[i], system_fn(i), d, i, table_from)
     });
     // A stage of one system runs that system's pass (see `stage_fn`).
     let stages = model
@@ -41,6 +44,7 @@ pub(super) fn generate(model: &Model) -> TokenStream {
                 stage_fn(model, k),
                 d,
                 model.systems.len() + fused,
+                table_from,
             )
         });
     quote!(#(#systems)* #(#stages)*)
@@ -65,19 +69,26 @@ struct Source {
     binding: Ident,
 }
 
+/// The default number of stores from which a pass reaches its stores through a table instead
+/// of a line of code per store (see `docs/build-scale.md` for the measurements behind it).
+pub const TABLE_FROM: usize = 32;
+
 /// The number of pass functions: one per system, one per stage that fuses several.
 pub(super) fn pass_count(model: &Model) -> usize {
     model.systems.len() + model.stages.iter().filter(|s| s.len() > 1).count()
 }
 
 /// The pass function running `systems` (in declaration order) over every store any of them
-/// matches; `index` is its place in the world's record of pass costs.
+/// matches; `index` is its place in the world's record of pass costs. A pass over
+/// `table_from` stores or more reaches them through a table ([`table_form`]), a smaller one
+/// with a line per store ([`per_store_form`]).
 fn pass(
     model: &Model,
     systems: &[usize],
     name: Ident,
     d: TokenStream,
     index: usize,
+    table_from: usize,
 ) -> TokenStream {
     if let [only] = systems {
         if model.systems[*only].frame() {
@@ -99,20 +110,37 @@ fn pass(
     };
 
     // One loop per store *shape* (the same column types and the same calls: most stores of a
-    // pass), as an arm of the body; a store adds only the line that takes its columns.
+    // pass), as an arm of the body; a store adds only how its columns are taken.
     let mut shapes: Vec<String> = Vec::new();
     let mut variants = Vec::new();
     let mut arms = Vec::new();
-    let mut takes = Vec::new();
-    let mut ids = Vec::new();
+    // Per shape: its variant and its columns (`usize::MAX` for the entity column) and whether
+    // each is written; per store: its id, its shape, the columns it takes and the columns a
+    // change filter watches.
+    let mut shape_columns: Vec<(Ident, Vec<(bool, bool)>)> = Vec::new();
+    let mut entries: Vec<(usize, usize, Vec<usize>, Vec<usize>)> = Vec::new();
+    let table = stores.len() >= table_from;
+    // What each part of a store runs: in a table, a store of a fused stage has a part per
+    // system (the same store once for each, in a row), so its shapes are its systems' (a few
+    // each) and not one per combination of systems (nearly one per store in a large stage).
+    // The systems of a stage never write what another reads, so running them one after the
+    // other over a store gives what running them row by row does; a `rows` store keeps one
+    // fused part (its systems share the row column) and is a shape of its own anyway.
+    let mut units: Vec<(usize, Vec<usize>)> = Vec::new();
     for &s in &stores {
         let here: Vec<usize> = systems
             .iter()
             .copied()
             .filter(|&i| model.systems[i].matches.contains(&s))
             .collect();
+        if table && model.signatures[s].layout == LayoutDecl::Columns {
+            units.extend(here.into_iter().map(|i| (s, vec![i])));
+        } else {
+            units.push((s, here));
+        }
+    }
+    for (s, here) in units {
         let sources = sources(model, &here, s);
-        let id = s as u32;
         let slices: Vec<Ident> = (0..sources.len())
             .map(|k| format_ident!("c{}", k))
             .collect();
@@ -143,44 +171,39 @@ fn pass(
         let part_type = nest(part_types);
         let key = quote!(#part_type #body).to_string();
         let seen = shapes.iter().position(|k| *k == key);
-        let variant = format_ident!("Shape{}", seen.unwrap_or(shapes.len()));
+        let shape = seen.unwrap_or(shapes.len());
         if seen.is_none() {
+            let variant = format_ident!("Shape{}", shapes.len());
             shapes.push(key);
             let slices = nest(slices.iter().map(|c| quote!(#c)).collect());
             variants.push(quote!(#variant(#part_type)));
             arms.push(quote!(Part::#variant(#slices) => #body));
+            let columns = sources
+                .iter()
+                .map(|src| (src.column == usize::MAX, src.mutable))
+                .collect();
+            shape_columns.push((variant, columns));
         }
-        // The part's variant names the column types already.
-        let columns = sources.iter().map(|src| {
-            let k = src.column;
-            if src.column == usize::MAX {
-                quote!(s.entities())
-            } else if src.mutable {
-                quote!(s.col_mut(#k))
-            } else {
-                quote!(s.col(#k))
-            }
-        });
-        let columns = nest(columns.collect());
-        takes.push(match filtered {
-            None => quote!(f({ let mut s = self.stores.take(#id); Part::#variant(#columns) });),
-            Some(i) => {
-                let watched: Vec<usize> = model.systems[i]
-                    .changed
-                    .iter()
-                    .map(|&c| column_of(model, s, c))
-                    .collect();
-                quote! {
-                    let runs = self.stores.changed(#id, &[#(#watched),*], self.since);
-                    if !runs.is_empty() {
-                        let mut s = self.stores.take(#id);
-                        ::ecs_core::__private::each_run(Part::#variant(#columns), &runs, f);
-                    }
-                }
-            }
-        });
-        ids.push(Literal::u32_unsuffixed(id));
+        let watched = match filtered {
+            Some(i) => model.systems[i]
+                .changed
+                .iter()
+                .map(|&c| column_of(model, s, c))
+                .collect(),
+            None => Vec::new(),
+        };
+        let columns = sources
+            .iter()
+            .map(|src| src.column)
+            .filter(|&k| k != usize::MAX)
+            .collect();
+        entries.push((s, shape, columns, watched));
     }
+    let (static_table, rows, takes) = if table {
+        table_form(&shape_columns, &entries, filtered.is_some())
+    } else {
+        per_store_form(&shape_columns, &entries, filtered.is_some())
+    };
 
     // An open world's pass also visits the dynamic stores its systems match: one part per
     // system (a typed loop over columns taken by component id), after the declared stores.
@@ -265,14 +288,19 @@ fn pass(
         #d
         fn #name(world: &mut ::ecs_core::World<Model>) -> ::ecs_core::__private::Pending {
             ::ecs_core::__parts!(Part<'a> { #(#variants,)* });
+            #static_table
             #stores_type
             impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
                 type Part = Part<'a>;
+                // Inline wherever the pass's code lands: across codegen units a call of its
+                // own was about 3% of `frag_iter`.
+                #[inline]
                 fn rows(&self) -> usize {
-                    self.stores.rows(&[#(#ids),*]) #dyn_rows
+                    #rows #dyn_rows
                 }
+                #[inline]
                 fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
-                    #(#takes)*
+                    #takes
                     #dyn_each
                 }
             }
@@ -285,6 +313,147 @@ fn pass(
             #run
         }
     }
+}
+
+/// A pass's shapes: each one's variant of `Part` and its columns in order, as (the entity
+/// column?, written?).
+type Shapes = [(Ident, Vec<(bool, bool)>)];
+
+/// A pass's stores in id order: each one's id, shape, the indices of the columns its shape
+/// takes (the entity column left out) and those a change filter watches.
+type Entries = [(usize, usize, Vec<usize>, Vec<usize>)];
+
+/// How a pass with fewer stores than [`TABLE_FROM`] reaches them: a line of code per store
+/// that takes its columns by constant indices as its shape's variant (every store's part is
+/// then a known variant where it is made, and the body's `match` folds away). Returns the
+/// table (none), the expression of the rows and the statements of `Parts::each`.
+fn per_store_form(
+    shapes: &Shapes,
+    entries: &Entries,
+    filtered: bool,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let mut takes = Vec::new();
+    let mut ids = Vec::new();
+    for (store, shape, columns, watched) in entries {
+        let (variant, sources) = &shapes[*shape];
+        let mut next = columns.iter();
+        let columns = sources.iter().map(|&(entity, mutable)| {
+            if entity {
+                return quote!(s.entities());
+            }
+            let k = *next.next().expect("a column for every source");
+            if mutable {
+                quote!(s.col_mut(#k))
+            } else {
+                quote!(s.col(#k))
+            }
+        });
+        let columns = nest(columns.collect());
+        let id = *store as u32;
+        takes.push(if filtered {
+            quote! {
+                let runs = self.stores.changed(#id, &[#(#watched),*], self.since);
+                if !runs.is_empty() {
+                    let mut s = self.stores.take(#id);
+                    ::ecs_core::__private::each_run(Part::#variant(#columns), &runs, f);
+                }
+            }
+        } else {
+            quote!(f({ let mut s = self.stores.take(#id); Part::#variant(#columns) });)
+        });
+        ids.push(Literal::u32_unsuffixed(id));
+    }
+    (
+        quote!(),
+        quote!(self.stores.rows(&[#(#ids),*])),
+        quote!(#(#takes)*),
+    )
+}
+
+/// How a pass with [`TABLE_FROM`] stores or more reaches them: a `static` table of numbers,
+/// each store's id, then its shape (when the pass has several), the indices of the columns its
+/// shape takes (padded to the widest shape's) and those a change filter watches; and one loop
+/// over it in `ecs_core` (`StoresMut::each_in`) that takes each store's columns by the
+/// indices in its entry, one `match` arm per shape. A store costs a few numbers instead of
+/// lines of code; a filled array of integers is formatted a few stores a line.
+fn table_form(
+    shapes: &Shapes,
+    entries: &Entries,
+    filtered: bool,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let tagged = shapes.len() > 1;
+    let first = usize::from(tagged);
+    let widest = entries.iter().map(|e| e.2.len()).max().unwrap_or(0);
+    let watched = entries.first().map_or(0, |e| e.3.len());
+    let width = first + widest;
+    let mut numbers = Vec::new();
+    for (store, shape, columns, watches) in entries {
+        numbers.push(*store);
+        if tagged {
+            numbers.push(*shape);
+        }
+        numbers.extend(columns.iter().copied());
+        numbers.extend(std::iter::repeat_n(0, widest - columns.len()));
+        numbers.extend(watches.iter().copied());
+    }
+    let numbers = numbers.into_iter().map(Literal::usize_unsuffixed);
+    let doc = doc(format!(
+        "The stores of the pass, in id order, {} numbers each: the store's id{}, the indices of \
+         the columns its shape takes{}.",
+        1 + width + watched,
+        if tagged { ", its shape" } else { "" },
+        if filtered {
+            ", the columns whose changes it watches"
+        } else {
+            ""
+        },
+    ));
+    let (width_lit, watched_lit) = (
+        Literal::usize_unsuffixed(width),
+        Literal::usize_unsuffixed(watched),
+    );
+    let table = quote! {
+        #doc
+        static PASS_STORES: ::ecs_core::__private::StoreTable<#width_lit, #watched_lit> =
+            ::ecs_core::__private::StoreTable(&[#(#numbers),*]);
+    };
+    let parts = shapes.iter().enumerate().map(|(k, (variant, sources))| {
+        let mut next = first;
+        let columns = sources.iter().map(|&(entity, mutable)| {
+            if entity {
+                return quote!(s.entities());
+            }
+            let at = Literal::usize_unsuffixed(next);
+            next += 1;
+            if mutable {
+                quote!(s.col_mut(e[#at]))
+            } else {
+                quote!(s.col(e[#at]))
+            }
+        });
+        let columns = nest(columns.collect());
+        let k = Literal::usize_unsuffixed(k);
+        (k, quote!(Part::#variant(#columns)))
+    });
+    let part = if tagged {
+        let arms = parts.map(|(k, part)| quote!(#k => #part,));
+        quote!(match e[0] { #(#arms)* _ => ::core::unreachable!("a shape of the pass") })
+    } else {
+        parts
+            .map(|(_, part)| part)
+            .next()
+            .expect("a store has a shape")
+    };
+    let each = if filtered {
+        quote! {
+            self.stores.each_changed_in(&PASS_STORES, self.since, |mut s, e, runs| {
+                ::ecs_core::__private::each_run(#part, runs, f)
+            });
+        }
+    } else {
+        quote!(self.stores.each_in(&PASS_STORES, |s, e| f(#part));)
+    };
+    (table, quote!(self.stores.table_rows(&PASS_STORES)), each)
 }
 
 /// The pass of frame-level system `index` (no component or entity parameter): the system
@@ -357,7 +526,13 @@ fn sources(model: &Model, systems: &[usize], store: usize) -> Vec<Source> {
     let mut sources = Vec::new();
     match sig.layout {
         LayoutDecl::Columns => {
-            for (k, (_, id)) in sig.fields.iter().enumerate() {
+            // In component order, whatever the columns' order: stores that hold the same
+            // components in another order have one shape (their parts take the columns by
+            // their own indices).
+            let mut fields: Vec<(usize, &usize)> =
+                sig.fields.iter().map(|(_, id)| id).enumerate().collect();
+            fields.sort_by_key(|&(_, id)| *id);
+            for (k, id) in fields {
                 if uses(*id) {
                     let path = &model.components[*id].path;
                     sources.push(Source {

@@ -431,9 +431,11 @@ mod sigecs_world {
         }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
+            #[inline]
             fn rows(&self) -> usize {
                 self.stores.rows(&[0, 1]) + self.dynamic.rows(&self.stores, &[0u32])
             }
+            #[inline]
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
                     let mut s = self.stores.take(0u32);
@@ -532,9 +534,11 @@ mod sigecs_world {
         }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
+            #[inline]
             fn rows(&self) -> usize {
                 self.stores.rows(&[0, 1]) + self.dynamic.rows(&self.stores, &[1u32])
             }
+            #[inline]
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
                     let mut s = self.stores.take(0u32);
@@ -612,9 +616,11 @@ mod sigecs_world {
         }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
+            #[inline]
             fn rows(&self) -> usize {
                 self.stores.rows(&[1]) + self.dynamic.rows(&self.stores, &[2u32])
             }
+            #[inline]
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
                     let mut s = self.stores.take(1u32);
@@ -690,9 +696,11 @@ mod sigecs_world {
         }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
+            #[inline]
             fn rows(&self) -> usize {
                 self.stores.rows(&[0]) + self.dynamic.rows(&self.stores, &[3u32])
             }
+            #[inline]
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
                     let mut s = self.stores.take(0u32);
@@ -775,10 +783,12 @@ mod sigecs_world {
         }
         impl<'a> ::ecs_core::__private::Parts for Stores<'a> {
             type Part = Part<'a>;
+            #[inline]
             fn rows(&self) -> usize {
                 self.stores.rows(&[0, 1])
                     + self.dynamic.rows(&self.stores, &[2u32, 3u32])
             }
+            #[inline]
             fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
                 f({
                     let mut s = self.stores.take(0u32);

@@ -11,11 +11,12 @@
     non_upper_case_globals
 )]
 mod sigecs_world {
-    ::ecs_core::bitflags::bitflags! {
-        #[doc = r" A set of components, one bit per component (ids in name order)."]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)] pub struct
-        ComponentSet : u32 { #[doc = "Component `Mass` (id 0)."] const Mass = 1 <<
-        0usize; #[doc = "Component `Tag` (id 1)."] const Tag = 1 << 1usize; }
+    ::ecs_core::__component_set! {
+        #[doc =
+        r" A set of this world's components, one constant per component (ids in name"]
+        #[doc = r" order): `ComponentSet::A | ComponentSet::B`."] pub struct ComponentSet
+        : 1 { #[doc = "Component `Mass` (id 0)."] Mass = 0, #[doc =
+        "Component `Tag` (id 1)."] Tag = 1, }
     }
     /// The world's resources, one field per `#[derive(Resource)]` type.
     pub struct Resources {
@@ -56,7 +57,6 @@ mod sigecs_world {
     static STORES: [::ecs_core::__private::StoreInfo; 2usize] = [
         ::ecs_core::__private::StoreInfo {
             name: "Plain",
-            mask: 1,
             layout: ::ecs_core::Layout::Columns,
             columns: &[::ecs_core::__private::ColumnType::of::<crate::bare::Mass>()],
             slots: &[::ecs_core::__private::Slot::new(0u32, 0u32, 0)],
@@ -64,7 +64,6 @@ mod sigecs_world {
         },
         ::ecs_core::__private::StoreInfo {
             name: "Tagged",
-            mask: 3,
             layout: ::ecs_core::Layout::Rows,
             columns: &[
                 ::ecs_core::__private::ColumnType::of::<TaggedRow>(),
@@ -89,29 +88,29 @@ mod sigecs_world {
         ::ecs_core::__private::SystemInfo {
             name: "scale",
             stores: &[0u32, 1u32],
-            required: 1,
-            excluded: 0,
+            required: &[0u32],
+            excluded: &[],
             per_row: true,
         },
         ::ecs_core::__private::SystemInfo {
             name: "total",
             stores: &[0u32, 1u32],
-            required: 1,
-            excluded: 0,
+            required: &[0u32],
+            excluded: &[],
             per_row: true,
         },
         ::ecs_core::__private::SystemInfo {
             name: "rename",
             stores: &[1u32],
-            required: 2,
-            excluded: 0,
+            required: &[1u32],
+            excluded: &[],
             per_row: true,
         },
         ::ecs_core::__private::SystemInfo {
             name: "mark",
             stores: &[0u32],
-            required: 1,
-            excluded: 2,
+            required: &[0u32],
+            excluded: &[1u32],
             per_row: true,
         },
     ];
@@ -229,6 +228,7 @@ mod sigecs_world {
     // SAFETY: the tables list every component with its column type; each store's slots are its signature's fields in declaration order, at their columns and offsets (`offset_of!` into the row structs); `tables()` builds `Tables` of this model.
     unsafe impl ::ecs_core::WorldModel for Model {
         type Resources = Resources;
+        type Set = ::ecs_core::ComponentBits<1>;
         const PASSES: usize = 5;
         const READERS: usize = 0;
         fn events() -> &'static [::ecs_core::__private::EventInfo] {
@@ -246,8 +246,10 @@ mod sigecs_world {
         fn moves() -> &'static [::ecs_core::__private::TypedMove] {
             &MOVES
         }
-        fn tables() -> &'static ::ecs_core::__private::Tables {
-            static TABLES: ::std::sync::OnceLock<::ecs_core::__private::Tables> = ::std::sync::OnceLock::new();
+        fn tables() -> &'static ::ecs_core::__private::Tables<Self::Set> {
+            static TABLES: ::std::sync::OnceLock<
+                ::ecs_core::__private::Tables<::ecs_core::ComponentBits<1>>,
+            > = ::std::sync::OnceLock::new();
             TABLES.get_or_init(::ecs_core::__private::Tables::build::<Model>)
         }
     }
@@ -350,9 +352,7 @@ mod sigecs_world {
             &self,
             entity: ::ecs_core::Entity,
         ) -> ::core::option::Option<ComponentSet> {
-            self.0
-                .signature_of(entity)
-                .map(|bits| ComponentSet::from_bits_retain(bits as u32))
+            self.0.signature_of(entity).map(ComponentSet::from_bits_truncate)
         }
         /// The schedule: stages in order, with the stores each visits and the systems it
         /// runs on them. Printable.

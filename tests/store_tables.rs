@@ -1,11 +1,11 @@
 //! A pass reaches its stores by a line of code per store, or, from `TABLE_FROM` stores, by a
 //! table of store ids and column indices with one loop. Both forms must give the same world:
-//! the `wide` fixture (40 stores of a few shapes, `rows` stores, an optional and a cold
+//! the `store_forms` fixture (40 stores of a few shapes, `rows` stores, an optional and a cold
 //! component, a change filter, `Commands`, a fused stage) generated with the default
 //! threshold, with a table for every pass and with a line per store for every pass, against a
 //! plain-Rust model of its systems.
 
-use sigecs_fixtures::wide::{self, default_form, per_store_form, table_form, Values};
+use sigecs_fixtures::store_forms::{self, default_form, per_store_form, table_form, Values};
 
 /// The model's frame: the systems in declaration order (`run_all`'s order; `run_schedule`
 /// gives the same world), each entity's values in a plain `Vec`.
@@ -60,18 +60,18 @@ macro_rules! snapshot {
                 let name = w.signature_name_of(e).unwrap();
                 let values = Values {
                     signature: name[1..].parse().unwrap(),
-                    id: w.get::<wide::Id>(e).unwrap().0,
-                    pos: w.get::<wide::Pos>(e).unwrap().0,
-                    vel: w.get::<wide::Vel>(e).unwrap().0,
-                    hits: w.get::<wide::Hits>(e).map(|h| h.0),
-                    seen: w.get::<wide::Seen>(e).map(|s| s.0),
-                    note: w.get::<wide::Note>(e).map(|n| n.0),
-                    t0: w.get::<wide::T0>(e).is_some(),
+                    id: w.get::<store_forms::Id>(e).unwrap().0,
+                    pos: w.get::<store_forms::Pos>(e).unwrap().0,
+                    vel: w.get::<store_forms::Vel>(e).unwrap().0,
+                    hits: w.get::<store_forms::Hits>(e).map(|h| h.0),
+                    seen: w.get::<store_forms::Seen>(e).map(|s| s.0),
+                    note: w.get::<store_forms::Note>(e).map(|n| n.0),
+                    t0: w.get::<store_forms::T0>(e).is_some(),
                 };
                 (e, values)
             })
             .collect();
-        (entities, w.resource::<wide::Total>().0)
+        (entities, w.resource::<store_forms::Total>().0)
     }};
 }
 
@@ -83,8 +83,8 @@ fn sorted(mut v: Vec<Values>) -> Vec<Values> {
 /// The three worlds and the model, frame by frame, run by `run_schedule` or `run_all`, inline
 /// or split into jobs of `min_chunk` rows.
 fn compare(per_store: usize, frames: usize, schedule: bool, min_chunk: Option<usize>) {
-    let mut model: Vec<Values> = (0..wide::SIGNATURES)
-        .flat_map(|s| (0..per_store).map(move |k| wide::values(s, k)))
+    let mut model: Vec<Values> = (0..store_forms::SIGNATURES)
+        .flat_map(|s| (0..per_store).map(move |k| store_forms::values(s, k)))
         .collect();
     let mut model_total = 0;
     let mut default = default_form::World::new();

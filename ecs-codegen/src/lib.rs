@@ -432,7 +432,7 @@ mod tests {
             &[("bench/add_remove.rs", "crate::bench::add_remove")],
             &[("bench/frag_iter.rs", "crate::bench::frag_iter")],
             &[("bench/many_stores.rs", "crate::bench::many_stores")],
-            &[("wide.rs", "crate::wide")],
+            &[("store_forms.rs", "crate::store_forms")],
             &[
                 ("bench/simple_iter.rs", "crate::bench::simple_iter"),
                 (
@@ -473,10 +473,10 @@ mod tests {
     /// line each; a builder's threshold applies to both threads' parts.
     #[test]
     fn large_passes_take_their_stores_from_a_table() {
-        let wide = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/src/wide.rs");
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/src/store_forms.rs");
         let generate = |from: Option<usize>| {
             let mut builder = Builder::new()
-                .scan(&wide, "crate::wide")
+                .scan(&fixture, "crate::store_forms")
                 .rerun_if_changed(false);
             if let Some(from) = from {
                 builder = builder.store_tables_from(from);
@@ -497,7 +497,10 @@ mod tests {
         assert_eq!(count(&tables, "self.stores.take("), 0);
         assert_eq!(count(&tables, ".each_changed_in("), 1);
         assert_eq!(count(&lines, "static PASS_STORES"), 0);
-        let (model, _, _) = Builder::new().scan(&wide, "crate::wide").analyze().unwrap();
+        let (model, _, _) = Builder::new()
+            .scan(&fixture, "crate::store_forms")
+            .analyze()
+            .unwrap();
         assert_eq!(render_from(&model, 0), tables);
         assert_eq!(render(&model), default);
     }

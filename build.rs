@@ -2,7 +2,7 @@
 //! the `sigecs-fixtures` crate, so building the product compiles only its own world).
 
 fn main() {
-    ecs_codegen::Builder::new()
+    sigecs_build::Builder::new()
         .scan("components", "crate::components")
         .generate_or_exit();
 }

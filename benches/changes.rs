@@ -9,8 +9,8 @@
 #![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use ecs_core::__private::CHUNK;
-use ecs_core::Entity;
+use sigecs::__private::CHUNK;
+use sigecs::Entity;
 use sigecs_fixtures::changes::{Pos, Seen, SeenAll, Still, World};
 use std::hint::black_box;
 

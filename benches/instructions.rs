@@ -16,7 +16,7 @@
 
 #![allow(missing_docs)]
 
-use sigecs::ecs_core::rayon;
+use sigecs::rayon;
 use sigecs_fixtures::bench::{frag_iter as fi, schedule as sc, simple_iter_columns as columns};
 use std::hint::black_box;
 

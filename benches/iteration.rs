@@ -20,7 +20,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Mat4, Vec3};
-use sigecs::ecs_core::rayon::{self, prelude::*};
+use sigecs::rayon::{self, prelude::*};
 use sigecs_fixtures::bench::{
     simple_iter as si, simple_iter_columns as columns, simple_iter_rows as rows,
 };
@@ -85,7 +85,7 @@ fn simple_iter(c: &mut Criterion) {
         drop(world);
         // The same rows in a dynamic store: every entity took an undeclared tag.
         let mut world = data_columns(n);
-        let entities: Vec<ecs_core::Entity> = world.entities().collect();
+        let entities: Vec<sigecs::Entity> = world.entities().collect();
         for e in entities {
             world.insert(e, columns::Marker).unwrap();
         }

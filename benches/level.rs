@@ -29,12 +29,12 @@
 #![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use sigecs::components::physics::*;
-use sigecs::components::signatures::{Beacon, Body, Escort, Marker, Particle, Ship};
-use sigecs::ecs_core::entity::{Entity, EntityManager};
-use sigecs::ecs_core::level::{AlignedBlob, VerifyOptions, NO_ENTITY};
-use sigecs::ecs_core::transform::TransformManager;
-use sigecs::{level_registry, World};
+use sigecs::entity::{Entity, EntityManager};
+use sigecs::level::{AlignedBlob, VerifyOptions, NO_ENTITY};
+use sigecs::transform::TransformManager;
+use sigecs_demo::components::physics::*;
+use sigecs_demo::components::signatures::{Beacon, Body, Escort, Marker, Particle, Ship};
+use sigecs_demo::{level_registry, World};
 use std::hint::black_box;
 
 const LEVEL: &[u8] = include_bytes!("../assets/level.bin");

@@ -24,16 +24,16 @@
 #![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use ecs_core::entity::EntityManager;
-use ecs_core::transform::{Instance, TransformManager};
-use ecs_core::{Entity, SoaManager};
 use glam::{Mat4, Quat, Vec3};
-use sigecs::components::{
+use sigecs::entity::EntityManager;
+use sigecs::rayon;
+use sigecs::transform::{Instance, TransformManager};
+use sigecs::{Entity, SoaManager};
+use sigecs_demo::components::{
     physics as pm,
     resources::Time,
     signatures::{Body, Particle},
 };
-use sigecs::ecs_core::rayon;
 use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
 use std::hint::black_box;
 
@@ -82,7 +82,7 @@ fn point_mass(c: &mut Criterion) {
         });
         drop(manager);
 
-        let mut world = sigecs::World::new();
+        let mut world = sigecs_demo::World::new();
         world.resource_mut::<Time>().dt = DT;
         world.spawn_batch((0..n).map(|_| Body {
             position: pm::Position(Vec3::ZERO),
@@ -230,7 +230,7 @@ fn two_managers_join(c: &mut Criterion) {
 
     // The bundled world's `drift` (p += v·dt) over `Particle`, a columns store: it reads the
     // position and velocity columns only, never the lifetime column.
-    let mut world = sigecs::World::new();
+    let mut world = sigecs_demo::World::new();
     world.resource_mut::<Time>().dt = DT;
     world.spawn_batch(entities(n).into_iter().map(|e| Particle {
         position: pm::Position(Vec3::ZERO),

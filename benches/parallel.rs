@@ -10,7 +10,7 @@
 //!   the hand-written rayon loop, and close to 2× the single-thread time on 2 cores.
 //! - `min_chunk`: a light system (position += velocity) over growing stores, run inline (one
 //!   thread) and split across two threads with a small `min_chunk`: where splitting starts to
-//!   pay sets `ecs_core::schedule::DEFAULT_MIN_CHUNK`.
+//!   pay sets `sigecs::schedule::DEFAULT_MIN_CHUNK`.
 //! - `many_stores`: 60 signatures × 1,000 entities, `integrate`-like work; the schedule on 1
 //!   and on 2 threads (jobs sized by measured work: 8 of 7,500 rows), and on 2 threads in 2
 //!   jobs of 30,000 rows (the earlier sizing, forced with `min_chunk`); the same work by hand
@@ -23,7 +23,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glam::{Mat4, Vec3};
-use sigecs::ecs_core::rayon::{self, prelude::*};
+use sigecs::rayon::{self, prelude::*};
 use sigecs_fixtures::bench::{
     heavy_compute as hc, many_stores as ms, schedule as sc, simple_iter as si, simple_iter_columns,
 };

@@ -25,8 +25,8 @@
 #![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use ecs_core::Entity;
 use glam::{Mat4, Vec3};
+use sigecs::Entity;
 use sigecs_fixtures::bench::add_remove::{self as ar, AWithB, JustA};
 use sigecs_fixtures::bench::frag_iter::{self as fi, *};
 use sigecs_fixtures::bench::{simple_iter as si, simple_iter_columns as columns};

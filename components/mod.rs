@@ -1,6 +1,6 @@
 //! The bundled world's declarations: point masses and friends.
 //!
-//! `build.rs` scans this directory with `ecs-codegen` and generates `sigecs::World` from what it
+//! `build.rs` scans this directory with `sigecs-build` and generates `sigecs_demo::World` from what it
 //! finds here: components, signatures (one store each), resources and systems.
 
 pub mod physics;

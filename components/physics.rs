@@ -2,11 +2,11 @@
 
 use super::resources::{Gravity, Time};
 use bytemuck::{Pod, Zeroable};
-use ecs_core::level::{InlineStr, MapEntities};
-use ecs_core::prelude::*;
-use ecs_core::SoaManager;
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
+use sigecs::level::{InlineStr, MapEntities};
+use sigecs::prelude::*;
+use sigecs::SoaManager;
 
 /// Where an entity is.
 #[derive(

@@ -1,7 +1,7 @@
 //! The bundled world's resources.
 
-use ecs_core::prelude::*;
 use glam::Vec3;
+use sigecs::prelude::*;
 
 /// Frame time.
 #[derive(Resource, Clone, Copy, Debug, PartialEq)]

@@ -1,7 +1,7 @@
 //! The bundled world's signatures: each is one packed store.
 
 use super::physics::*;
-use ecs_core::prelude::*;
+use sigecs::prelude::*;
 
 /// A massless particle that drifts and expires.
 #[derive(Signature, Clone, Debug, PartialEq)]

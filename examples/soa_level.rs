@@ -5,10 +5,10 @@
 //!
 //! `cargo run --example soa_level`
 
-use sigecs::components::physics::DebugName;
-use sigecs::ecs_core::level::{EntityCompiler, Registration, VerifyOptions};
-use sigecs::ecs_core::transform::TransformManager;
-use sigecs::{level_registry, World};
+use sigecs::level::{EntityCompiler, Registration, VerifyOptions};
+use sigecs::transform::TransformManager;
+use sigecs_demo::components::physics::DebugName;
+use sigecs_demo::{level_registry, World};
 use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
 use std::error::Error;
 

@@ -3,13 +3,13 @@
 //! An entity–component system whose storage is generated at build time: one packed array per
 //! declared signature, systems matched to arrays by bitmask before the crate compiles. This
 //! crate is the bundled world — the declarations in `components/`, the `World` that `build.rs`
-//! generates from them, and the main job in `src/bin/sigecs/`. The runtime is `ecs_core`, the
-//! macros `ecs_derive`, the generator `ecs_codegen`.
+//! generates from them, and the main job in `src/bin/sigecs/`. The runtime is `sigecs`, the
+//! macros `sigecs_derive`, the generator `sigecs_build`.
 //!
 //! ```
-//! use sigecs::components::physics::*;
-//! use sigecs::components::signatures::Body;
-//! use sigecs::World;
+//! use sigecs_demo::components::physics::*;
+//! use sigecs_demo::components::signatures::Body;
+//! use sigecs_demo::World;
 //! use glam::Vec3;
 //!
 //! let mut world = World::new();
@@ -20,7 +20,7 @@
 //!     mass: Mass(1.0),
 //! });
 //! world.run_integrate();
-//! let dt = world.resource::<sigecs::components::resources::Time>().dt;
+//! let dt = world.resource::<sigecs_demo::components::resources::Time>().dt;
 //! assert_eq!(world.get::<Position>(e).unwrap().0, Vec3::X * dt);
 //! assert!(world.despawn(e));
 //! assert!(world.get::<Position>(e).is_none());
@@ -29,11 +29,11 @@
 #[path = "../components/mod.rs"]
 pub mod components;
 
-pub use ecs_core;
+pub use sigecs;
 
 include!(concat!(env!("OUT_DIR"), "/world.rs"));
 
-/// README.md's code blocks, compiled and run as this crate's doctests (`cargo test -p sigecs
+/// README.md's code blocks, compiled and run as this crate's doctests (`cargo test -p sigecs-demo
 /// --doc`). The quick start's files are `rs` blocks, checked instead by
 /// `examples/quick_start/tests/run.rs` against the crate that holds them.
 #[cfg(doctest)]

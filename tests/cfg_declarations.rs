@@ -3,7 +3,7 @@
 //! system has its `run_` method in debug builds only, a component under a true `cfg` is
 //! declared, and one under a false `cfg` is not.
 
-use ecs_core::WorldModel;
+use sigecs::WorldModel;
 use sigecs_fixtures::failures::*;
 
 /// The fixture's systems and components under `#[cfg]` exist exactly when their condition holds.

@@ -7,10 +7,10 @@
 //! nothing at all when nothing changed, and otherwise at most the rows of the chunks that a
 //! change touched (a chunk of `CHUNK` rows is the unit) and the stores a pass wrote.
 
-use ecs_core::__private::CHUNK;
-use ecs_core::query::Changed;
-use ecs_core::Entity;
 use proptest::prelude::*;
+use sigecs::__private::CHUNK;
+use sigecs::query::Changed;
+use sigecs::Entity;
 use sigecs_fixtures::changes::*;
 use std::collections::{BTreeMap, BTreeSet};
 

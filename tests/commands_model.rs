@@ -19,8 +19,8 @@
 use sigecs_fixtures::cmd_model;
 
 use cmd_model::*;
-use ecs_core::{Entity, WorldError};
 use proptest::prelude::*;
+use sigecs::{Entity, WorldError};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
@@ -568,13 +568,13 @@ fn error_outcome(e: &WorldError) -> Outcome {
     }
 }
 
-fn pools() -> &'static Vec<ecs_core::rayon::ThreadPool> {
-    static POOLS: OnceLock<Vec<ecs_core::rayon::ThreadPool>> = OnceLock::new();
+fn pools() -> &'static Vec<sigecs::rayon::ThreadPool> {
+    static POOLS: OnceLock<Vec<sigecs::rayon::ThreadPool>> = OnceLock::new();
     POOLS.get_or_init(|| {
         THREADS
             .iter()
             .map(|&n| {
-                ecs_core::rayon::ThreadPoolBuilder::new()
+                sigecs::rayon::ThreadPoolBuilder::new()
                     .num_threads(n)
                     .build()
                     .unwrap()
@@ -830,7 +830,7 @@ fn check(initial: &[SpawnKind], steps: &[Step]) -> Result<(), String> {
 /// A direct operation applied to one world.
 type DirectOp = Box<dyn Fn(&mut Subject) -> Outcome>;
 
-fn failures(run: Result<(), ecs_core::CommandErrors>) -> usize {
+fn failures(run: Result<(), sigecs::CommandErrors>) -> usize {
     run.err().map_or(0, |e| e.0.len())
 }
 

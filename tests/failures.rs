@@ -120,10 +120,10 @@ fn a_pass_that_panics_after_a_spawn_request_leaves_no_phantom_entity() {
 }
 
 /// `spawn` and `spawn_batch` panic when the ids run out, at the caller's line (not a line of
-/// ecs-core).
+/// sigecs).
 #[test]
 fn spawn_panics_at_the_callers_line_when_ids_run_out() {
-    use ecs_core::entity::MAX_ENTITIES;
+    use sigecs::entity::MAX_ENTITIES;
     let mut world = World::new();
     world.spawn_batch((0..MAX_ENTITIES).map(|i| Counter {
         count: Count(i as u32),
@@ -170,7 +170,7 @@ fn a_refused_command_says_which_command_it_was() {
     );
     // Matching by kind goes through `reason`.
     for e in &errors.0 {
-        assert_eq!(e.reason(), &ecs_core::WorldError::NoSuchEntity(dead));
+        assert_eq!(e.reason(), &sigecs::WorldError::NoSuchEntity(dead));
         assert!(std::error::Error::source(e).is_some());
     }
     assert!(errors
@@ -211,7 +211,7 @@ fn a_run_without_commands_retires_ids_reserved_outside_commands() {
 /// run reports the error instead of unwinding. Commands are built by hand here, as the
 /// generated `run_*` methods do.
 mod refused_values {
-    use ecs_core::{Component, Signature, WorldError};
+    use sigecs::{Component, Signature, WorldError};
     use sigecs_fixtures::repro::*;
 
     /// Not a component of the repro world; its `Drop` panics.
@@ -232,7 +232,7 @@ mod refused_values {
     struct ForeignSig(Foreign);
     impl Signature for ForeignSig {
         const LEN: usize = 1;
-        fn write_parts<S: ecs_core::PartSink>(self, sink: &mut S) {
+        fn write_parts<S: sigecs::PartSink>(self, sink: &mut S) {
             sink.put(self.0);
         }
     }
@@ -308,7 +308,7 @@ mod refused_values {
 #[test]
 #[cfg_attr(miri, ignore = "fills 2^22 entity slots")]
 fn a_batch_that_exactly_fills_the_index_space_is_spawned() {
-    use ecs_core::entity::MAX_ENTITIES;
+    use sigecs::entity::MAX_ENTITIES;
     use sigecs_fixtures::repro::{Health, Lifetime, Unit, World};
     let unit = |h| Unit {
         health: Health(h),
@@ -328,7 +328,7 @@ fn a_batch_that_exactly_fills_the_index_space_is_spawned() {
 /// `CommandErrors`' message: the count, the first ten errors numbered, then how many more.
 #[test]
 fn command_errors_list_the_first_ten() {
-    use ecs_core::{CommandErrors, Entity, WorldError};
+    use sigecs::{CommandErrors, Entity, WorldError};
     let errors = |n: u32| {
         CommandErrors(
             (0..n)

@@ -3,8 +3,8 @@
 //! before the sender (a frame later) and one declared after it (the same frame), and spawns
 //! whose ids are the same on any thread count, under `run_all` and `run_schedule`.
 
-use ecs_core::rayon::ThreadPoolBuilder;
-use ecs_core::Entity;
+use sigecs::rayon::ThreadPoolBuilder;
+use sigecs::Entity;
 use sigecs_fixtures::frame::*;
 
 /// A world of `n` units with hp 1..=`top` in turn.

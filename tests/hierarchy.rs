@@ -4,12 +4,12 @@
 //! hierarchy, and the lazy garbage collection of a manager the world does not own.
 
 use glam::{Mat4, Vec3};
-use sigecs::components::physics::*;
-use sigecs::components::signatures::Beacon;
-use sigecs::ecs_core::level::{EntityCompiler, VerifyOptions};
-use sigecs::ecs_core::transform::TransformManager;
-use sigecs::ecs_core::WorldError;
-use sigecs::level_registry;
+use sigecs::level::{EntityCompiler, VerifyOptions};
+use sigecs::transform::TransformManager;
+use sigecs::WorldError;
+use sigecs_demo::components::physics::*;
+use sigecs_demo::components::signatures::Beacon;
+use sigecs_demo::level_registry;
 use sigecs_fixtures::hierarchy::{Adoptions, Drone, DroneBody, Hull, Launch, Ship, World};
 
 fn at(x: f32, y: f32) -> Mat4 {
@@ -20,14 +20,14 @@ fn origin(m: Mat4) -> Vec3 {
     m.transform_point3(Vec3::ZERO)
 }
 
-fn ship(world: &mut World, hull: i32, launch: u32) -> sigecs::ecs_core::Entity {
+fn ship(world: &mut World, hull: i32, launch: u32) -> sigecs::Entity {
     world.spawn(Ship {
         hull: Hull(hull),
         launch: Launch(launch),
     })
 }
 
-fn drone(world: &mut World, n: u32) -> sigecs::ecs_core::Entity {
+fn drone(world: &mut World, n: u32) -> sigecs::Entity {
     world.spawn(DroneBody { drone: Drone(n) })
 }
 
@@ -99,7 +99,7 @@ fn a_despawn_takes_the_whole_subtree_and_nothing_else() {
     // Despawning a child leaves its parent.
     assert!(w.despawn(other));
     assert!(w.is_alive(b));
-    assert_eq!(w.children(b), Vec::<sigecs::ecs_core::Entity>::new());
+    assert_eq!(w.children(b), Vec::<sigecs::Entity>::new());
     assert!(!w.despawn(other), "already gone");
     w.check_invariants().unwrap();
 }
@@ -162,7 +162,7 @@ fn refused_changes_change_nothing() {
 #[test]
 fn systems_parent_spawned_entities_and_despawn_subtrees_through_commands() {
     for threads in [1, 2] {
-        let pool = sigecs::ecs_core::rayon::ThreadPoolBuilder::new()
+        let pool = sigecs::rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
@@ -244,7 +244,7 @@ fn levels_spawn_into_and_save_from_the_world_hierarchy() {
     let blob = EntityCompiler::new(level_registry())
         .compile_str(LEVEL)
         .unwrap();
-    let mut world = sigecs::World::new();
+    let mut world = sigecs_demo::World::new();
     world.spawn(Beacon {
         position: Position(Vec3::ONE),
         name: DebugName::new("old"),
@@ -318,7 +318,7 @@ mod model {
     //! the chain and a despawn removes every descendant.
     use super::*;
     use proptest::prelude::*;
-    use sigecs::ecs_core::Entity;
+    use sigecs::Entity;
     use sigecs_fixtures::hierarchy::Doomed;
     use std::collections::BTreeMap;
 

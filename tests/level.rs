@@ -3,15 +3,15 @@
 //! world → blob → world (value-identical); prefab instances; atomic failures.
 
 use glam::{Mat4, Vec3};
-use sigecs::components::physics::*;
-use sigecs::components::signatures::{Beacon, Body, Escort, Marker, Particle, Ship};
-use sigecs::ecs_core::entity::{Entity, EntityBits};
-use sigecs::ecs_core::level::{
+use sigecs::entity::{Entity, EntityBits};
+use sigecs::level::{
     verify, AnySet, EntityCompiler, LevelError, LevelWriter, LocalTransform, PathError,
     VerifiedLevel, VerifyOptions, NO_ENTITY,
 };
-use sigecs::ecs_core::transform::TransformManager;
-use sigecs::{level_registry, World};
+use sigecs::transform::TransformManager;
+use sigecs_demo::components::physics::*;
+use sigecs_demo::components::signatures::{Beacon, Body, Escort, Marker, Particle, Ship};
+use sigecs_demo::{level_registry, World};
 
 const LEVEL: &str = r#"{"entities": [
     {"components": {"position": [1, 2, 3], "velocity": [0, 0, 1], "acceleration": [0, 0, 0],
@@ -324,7 +324,7 @@ fn world_to_blob_to_world_is_value_identical() {
 
 /// A level whose entities have sets no signature declares spawns them into the world's dynamic
 /// stores of those sets (the world's `undeclared()` lists them), and saves back byte-identical.
-/// (A strict world refuses such a level with `insert`'s words: `ecs-core`'s `world::load` tests.)
+/// (A strict world refuses such a level with `insert`'s words: `sigecs`'s `world::load` tests.)
 #[test]
 fn a_level_with_undeclared_sets_spawns_into_dynamic_stores_and_saves_back() {
     // Position + Lifetime, and Position + Velocity + Note, are no signature.

@@ -4,12 +4,12 @@
 //! structure-of-arrays manager refusing its instances, or a level verified for other
 //! signatures) leaves nothing behind either.
 
-use sigecs::ecs_core::entity::Entity;
-use sigecs::ecs_core::level::{
+use sigecs::entity::Entity;
+use sigecs::level::{
     verify, AlignedBlob, AnySet, EntityCompiler, LevelError, Registration, VerifyOptions,
 };
-use sigecs::ecs_core::transform::TransformManager;
-use sigecs::{level_registry, World};
+use sigecs::transform::TransformManager;
+use sigecs_demo::{level_registry, World};
 use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

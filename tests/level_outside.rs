@@ -11,17 +11,17 @@ use std::rc::Rc;
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3};
 use serde::{Deserialize, Serialize};
-use sigecs::components::physics::*;
-use sigecs::components::signatures::{Beacon, Particle};
-use sigecs::ecs_core::entity::Entity;
-use sigecs::ecs_core::level::{
+use sigecs::entity::Entity;
+use sigecs::level::{
     EntityCompiler, LevelError, OutsideSave, OutsideSpawn, OutsideStores, Registration, Registry,
     VerifiedLevel, VerifyOptions,
 };
-use sigecs::ecs_core::soa::SoaManager;
-use sigecs::ecs_core::transform::TransformManager;
-use sigecs::ecs_core::SoaManager;
-use sigecs::{level_registry, World};
+use sigecs::soa::SoaManager;
+use sigecs::transform::TransformManager;
+use sigecs::SoaManager;
+use sigecs_demo::components::physics::*;
+use sigecs_demo::components::signatures::{Beacon, Particle};
+use sigecs_demo::{level_registry, World};
 use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
 
 // `registry()`: the bundled registry (which registers `heat`, declared with

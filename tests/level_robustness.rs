@@ -7,11 +7,11 @@
 //! panic.
 
 use glam::{Mat4, Vec3};
-use sigecs::components::physics::*;
-use sigecs::components::signatures::Beacon;
-use sigecs::ecs_core::level::{reseal, EntityCompiler, VerifyOptions};
-use sigecs::ecs_core::transform::TransformManager;
-use sigecs::World;
+use sigecs::level::{reseal, EntityCompiler, VerifyOptions};
+use sigecs::transform::TransformManager;
+use sigecs_demo::components::physics::*;
+use sigecs_demo::components::signatures::Beacon;
+use sigecs_demo::World;
 use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
 
 // `registry()`: the bundled registry plus `point_mass` kept outside the stores.

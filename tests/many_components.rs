@@ -3,7 +3,7 @@
 //! a plain-Rust reference after every frame, on one thread and with every pass split into jobs
 //! of one row on two.
 
-use ecs_core::Entity;
+use sigecs::Entity;
 use sigecs_fixtures::many_components::*;
 use std::collections::BTreeMap;
 
@@ -121,7 +121,7 @@ fn check(w: &World, es: &[Entity], rows: &[Row], what: &str) {
 }
 
 fn run(threads: usize, split: bool, schedule: bool) {
-    let pool = ecs_core::rayon::ThreadPoolBuilder::new()
+    let pool = sigecs::rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .unwrap();
@@ -172,7 +172,7 @@ fn the_named_set_and_queries_reach_every_word() {
         "ComponentSet(W150 | W180 | W199)"
     );
     assert_eq!(ComponentSet::all().len(), 200);
-    assert_eq!(<Model as ecs_core::WorldModel>::Set::CAPACITY, 256);
+    assert_eq!(<Model as sigecs::WorldModel>::Set::CAPACITY, 256);
 
     // A query needing components of the first and fourth words: Mixed and Broad are not all.
     let mut got: Vec<(u32, u32)> = w

@@ -8,11 +8,11 @@
 
 use sigecs_fixtures::fixture;
 
-use ecs_core::query::{With, Without};
-use ecs_core::{Change, Entity, SignatureOf, WorldError, WorldModel};
 use fixture::strict::{World, SYSTEM_NAMES};
 use fixture::*;
 use proptest::prelude::*;
+use sigecs::query::{With, Without};
+use sigecs::{Change, Entity, SignatureOf, WorldError, WorldModel};
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 

@@ -7,7 +7,7 @@
 //! file no `mod` line reaches. That the fixture crate compiles is half the test; this file
 //! checks that each works.
 
-use ecs_core::WorldModel;
+use sigecs::WorldModel;
 use sigecs_fixtures::names::keywords::{self as k, *};
 use sigecs_fixtures::names::{Secret, Vault, World};
 

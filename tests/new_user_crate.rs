@@ -112,8 +112,8 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
         String::from_utf8_lossy(&out.stderr)
     );
     let tree = String::from_utf8_lossy(&out.stdout);
-    assert!(tree.contains("ecs-core v"), "{tree}");
-    for unwanted in ["prettyplease", "ecs-codegen", "glam"] {
+    assert!(tree.contains("sigecs v"), "{tree}");
+    for unwanted in ["prettyplease", "sigecs-build", "glam"] {
         assert!(
             !tree.lines().any(|l| l.starts_with(unwanted)),
             "the quick start's runtime tree has {unwanted}:\n{tree}"

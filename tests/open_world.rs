@@ -9,9 +9,9 @@
 //! on one thread and on two with every pass split into jobs of at most one row
 //! (`set_min_chunk(Some(1))`), so parallel passes over dynamic stores are checked too.
 
-use ecs_core::query::{With, Without};
-use ecs_core::{Entity, WorldError};
 use proptest::prelude::*;
+use sigecs::query::{With, Without};
+use sigecs::{Entity, WorldError};
 use sigecs_fixtures::open::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -296,7 +296,7 @@ const SYSTEMS: [&str; 8] = [
 struct Copy {
     world: World,
     staged: bool,
-    pool: ecs_core::rayon::ThreadPool,
+    pool: sigecs::rayon::ThreadPool,
 }
 
 impl Copy {
@@ -310,7 +310,7 @@ impl Copy {
         Copy {
             world,
             staged,
-            pool: ecs_core::rayon::ThreadPoolBuilder::new()
+            pool: sigecs::rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
                 .unwrap(),
@@ -357,7 +357,7 @@ fn dropped<T>(value: T) -> bool {
 }
 
 fn world_insert(w: &mut World, e: Entity, v: &V) -> (Outcome, bool) {
-    fn go<T: ecs_core::ComponentOf<Model> + 'static>(
+    fn go<T: sigecs::ComponentOf<Model> + 'static>(
         w: &mut World,
         e: Entity,
         value: T,
@@ -391,7 +391,7 @@ fn world_insert(w: &mut World, e: Entity, v: &V) -> (Outcome, bool) {
 }
 
 fn world_remove(w: &mut World, e: Entity, k: K) -> (Outcome, bool) {
-    fn go<T: ecs_core::ComponentOf<Model> + 'static>(
+    fn go<T: sigecs::ComponentOf<Model> + 'static>(
         w: &mut World,
         e: Entity,
         read: impl FnOnce(&T) -> V,
@@ -1067,7 +1067,7 @@ fn thousands_of_dynamic_stores_work() {
 #[test]
 #[cfg_attr(miri, ignore = "2^22 entities")]
 fn the_whole_index_space_can_live_in_dynamic_stores() {
-    use ecs_core::entity::MAX_ENTITIES;
+    use sigecs::entity::MAX_ENTITIES;
     let mut w = World::new();
     let es = w.spawn_batch((0..MAX_ENTITIES as u32).map(|i| Base { a: A(i), b: B(1) }));
     for &e in &es {

@@ -4,8 +4,8 @@
 //! once the world is consistent again; every other value of the row, and every other row, is
 //! dropped exactly once; and no entity is left alive without a row.
 
-use ecs_core::entity::MAX_ENTITIES;
-use ecs_core::{Entity, WorldError};
+use sigecs::entity::MAX_ENTITIES;
+use sigecs::{Entity, WorldError};
 use sigecs_fixtures::repro::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -407,7 +407,7 @@ mod model {
     /// Runs `step` through the director's script (the one way commands reach a world).
     fn by_command(
         w: &mut World,
-        step: impl FnOnce(&mut ecs_core::Commands<'_>) + Send + 'static,
+        step: impl FnOnce(&mut sigecs::Commands<'_>) + Send + 'static,
     ) -> bool {
         w.resource::<Script>().push(step);
         catch_unwind(AssertUnwindSafe(|| w.run_run_script())).is_err()

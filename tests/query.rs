@@ -3,8 +3,8 @@
 
 use sigecs_fixtures::fixture;
 
-use ecs_core::prelude::*;
 use fixture::*;
+use sigecs::prelude::*;
 
 fn world() -> (World, Vec<Entity>) {
     let mut w = World::new();

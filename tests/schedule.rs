@@ -5,9 +5,9 @@
 
 use sigecs_fixtures::sched;
 
-use ecs_core::Entity;
 use proptest::prelude::*;
 use sched::*;
+use sigecs::Entity;
 
 #[test]
 fn stages_follow_conflicts_and_commands() {
@@ -137,7 +137,7 @@ fn snapshot(w: &mut World, built: &[Entity], failed: usize) -> Snapshot {
 }
 
 /// The number of commands that failed in a run.
-fn failures(run: Result<(), ecs_core::CommandErrors>) -> usize {
+fn failures(run: Result<(), sigecs::CommandErrors>) -> usize {
     run.err().map_or(0, |e| e.0.len())
 }
 
@@ -158,7 +158,7 @@ proptest! {
         }
         let expected = snapshot(&mut reference, &built, failed);
         for threads in [1, 2, 4] {
-            let pool = ecs_core::rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let pool = sigecs::rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             let mut w = build(&spawns);
             // Tiny chunks, so passes really split across threads.
             w.set_min_chunk(Some(min_chunk));

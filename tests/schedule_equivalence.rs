@@ -2,7 +2,7 @@
 //! declaration order applies them (spawns, inserts and despawns), whatever the stages are and
 //! however the passes split (`set_min_chunk`, up to `usize::MAX`, which never splits).
 
-use ecs_core::Entity;
+use sigecs::Entity;
 use sigecs_fixtures::repro::*;
 
 fn unit(health: i32, lifetime: u32) -> Unit {

@@ -1,11 +1,11 @@
 //! The entry points that exist for generated code are public (hidden from the docs), so they
 //! must be safe for any arguments: a hand-written "pass" that misuses them gets errors or
 //! panics, never undefined behaviour. (Which items are public at all is pinned by
-//! `ecs-core/tests/public_api.rs`.)
+//! `sigecs/tests/public_api.rs`.)
 
-use ecs_core::__private::{run_one, run_parts, PassCost, Pending};
-use ecs_core::entity::EntityManager;
-use ecs_core::{Entity, WorldError};
+use sigecs::__private::{run_one, run_parts, PassCost, Pending};
+use sigecs::entity::EntityManager;
+use sigecs::{Entity, WorldError};
 use sigecs_fixtures::repro::*;
 
 /// Spawns `n` units through commands whose ids are reserved from `manager`, which is not the
@@ -18,7 +18,7 @@ fn foreign_pending(manager: &EntityManager, n: usize) -> Pending {
         usize::MAX,
         &mut PassCost::new(),
         manager,
-        &|part: &mut [u8], commands: &mut ecs_core::Commands<'_>| {
+        &|part: &mut [u8], commands: &mut sigecs::Commands<'_>| {
             for _ in part.iter() {
                 commands.spawn(Unit {
                     health: Health(-1),
@@ -30,7 +30,7 @@ fn foreign_pending(manager: &EntityManager, n: usize) -> Pending {
 }
 
 /// The runtime world the generated `World` wraps.
-type Inner = ecs_core::World<Model>;
+type Inner = sigecs::World<Model>;
 
 thread_local! {
     static FOREIGN: EntityManager = {
@@ -98,7 +98,7 @@ fn spawns_reserved_from_another_entity_manager_are_refused() {
 #[test]
 #[cfg_attr(miri, ignore = "fills 2^22 entity slots")]
 fn a_spawn_command_without_free_ids_returns_a_stale_id() {
-    use ecs_core::entity::MAX_ENTITIES;
+    use sigecs::entity::MAX_ENTITIES;
     let mut w = World::new();
     let first = w.spawn(Scripted { director: Director });
     w.spawn_batch((1..MAX_ENTITIES).map(|_| Unit {

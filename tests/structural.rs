@@ -5,14 +5,14 @@
 
 use sigecs_fixtures::fixture;
 
-use ecs_core::{Change, ComponentOf, Entity, WorldError, WorldModel};
 use fixture::*;
+use sigecs::{Change, ComponentOf, Entity, WorldError, WorldModel};
 use sigecs_fixtures::fixture::strict;
 
 /// Every (entity, signature, A, B) in the world (open or strict), for before/after
 /// comparisons.
 fn snapshot<M: WorldModel>(
-    w: &ecs_core::World<M>,
+    w: &sigecs::World<M>,
 ) -> Vec<(Entity, &'static str, Option<A>, Option<B>)>
 where
     A: ComponentOf<M>,

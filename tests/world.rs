@@ -3,9 +3,9 @@
 
 use sigecs_fixtures::fixture;
 
-use ecs_core::entity::MINIMUM_FREE_INDICES;
-use ecs_core::{Entity, Layout, WorldModel};
 use fixture::*;
+use sigecs::entity::MINIMUM_FREE_INDICES;
+use sigecs::{Entity, Layout, WorldModel};
 
 fn everything(i: u32) -> Everything {
     Everything {
@@ -401,7 +401,7 @@ fn invariants_hold_after_every_kind_of_change() {
 fn cache_stats_count_the_arrays_and_bytes_each_pass_streams() {
     // The bundled world: `Body` is a columns store, `Ship` a rows store (position, velocity,
     // acceleration, mass in one 40-byte row struct; its name in a cold column).
-    let w = sigecs::World::new();
+    let w = sigecs_demo::World::new();
     let stats = w.cache_stats();
     let find = |system: &str, store: &str| {
         stats
@@ -422,7 +422,7 @@ fn cache_stats_count_the_arrays_and_bytes_each_pass_streams() {
     assert_eq!((gravity.arrays, gravity.loaded, gravity.used), (1, 40, 16));
     assert_eq!(w.cache_stats().iter().map(|p| p.rows).sum::<usize>(), 0);
     // The table weighs each pass by rows × bytes loaded: no rows, nothing loaded, 100%.
-    let table = ecs_core::CacheStats::table(&stats);
+    let table = sigecs::CacheStats::table(&stats);
     assert!(table.contains("integrate"), "{table}");
     assert!(
         table.ends_with(
@@ -430,9 +430,9 @@ fn cache_stats_count_the_arrays_and_bytes_each_pass_streams() {
         ),
         "{table}"
     );
-    let weighted = ecs_core::CacheStats::table(&[
-        ecs_core::CacheStats { rows: 10, ..body },
-        ecs_core::CacheStats { rows: 30, ..ship },
+    let weighted = sigecs::CacheStats::table(&[
+        sigecs::CacheStats { rows: 10, ..body },
+        sigecs::CacheStats { rows: 30, ..ship },
     ]);
     // (10 × 36 + 30 × 36) / (10 × 36 + 30 × 40) = 1440 / 1560
     assert!(

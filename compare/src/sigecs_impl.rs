@@ -15,7 +15,7 @@ use crate::floor_vecs::{
     simple_iter_observation,
 };
 use crate::{count_sum, AddRemoveSteps, Observation, Workload};
-use ecs_core::Entity;
+use sigecs::Entity;
 use sigecs_fixtures::bench::simple_iter::{Position, Rotation, Transform, Velocity};
 use sigecs_fixtures::bench::{
     add_remove as ar, frag_iter as fi, heavy_compute as hc, schedule as sc,

@@ -1,6 +1,6 @@
 // build.rs
 fn main() {
-    ecs_codegen::Builder::new()
+    sigecs_build::Builder::new()
         .scan("src/components", "crate::components")
         .generate_or_exit();
 }

@@ -1,7 +1,7 @@
 //! Generates the world from the declarations in `src/components/` into `OUT_DIR/world.rs`.
 
 fn main() {
-    ecs_codegen::Builder::new()
+    sigecs_build::Builder::new()
         .scan("src/components", "crate::components")
         .generate_or_exit();
 }

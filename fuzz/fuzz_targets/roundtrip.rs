@@ -7,11 +7,11 @@
 //! which must compile and read back equal to what was generated.
 #![no_main]
 
-use ecs_core::level::{verify, AnySet, EntityCompiler, Registry, VerifyOptions};
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
+use sigecs::level::{verify, AnySet, EntityCompiler, Registry, VerifyOptions};
 
-#[path = "../../ecs-core/tests/level_common/mod.rs"]
+#[path = "../../sigecs/tests/level_common/mod.rs"]
 mod level_common;
 use level_common::*;
 

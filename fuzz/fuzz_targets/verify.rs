@@ -3,10 +3,10 @@
 //! tried as given and with its checksum fixed up, so mutations reach the structural checks.
 #![no_main]
 
-use ecs_core::level::{reseal, verify, Registration, VerifyOptions};
 use libfuzzer_sys::fuzz_target;
+use sigecs::level::{reseal, verify, Registration, VerifyOptions};
 
-#[path = "../../ecs-core/tests/level_common/mod.rs"]
+#[path = "../../sigecs/tests/level_common/mod.rs"]
 mod level_common;
 use level_common::*;
 

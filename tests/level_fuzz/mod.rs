@@ -4,13 +4,13 @@
 #![allow(dead_code)]
 
 use glam::{Mat4, Vec3};
-use sigecs::components::physics::{DebugName, Position};
-use sigecs::components::signatures::Beacon;
-use sigecs::ecs_core::level::{
+use sigecs::level::{
     reseal, EntityCompiler, LocalTransform, Registration, Registry, VerifyOptions,
 };
-use sigecs::ecs_core::transform::TransformManager;
-use sigecs::{level_registry, World};
+use sigecs::transform::TransformManager;
+use sigecs_demo::components::physics::{DebugName, Position};
+use sigecs_demo::components::signatures::Beacon;
+use sigecs_demo::{level_registry, World};
 use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
 
 /// The bundled registry, plus `point_mass` kept outside the stores (a `PointMassManager`), so
@@ -25,7 +25,7 @@ pub fn registry() -> &'static Registry {
 }
 
 /// Instances of `point_mass` in a verified level.
-fn masses_in<B: AsRef<[u8]>>(res: &sigecs::ecs_core::level::VerifiedLevel<'_, B>) -> usize {
+fn masses_in<B: AsRef<[u8]>>(res: &sigecs::level::VerifiedLevel<'_, B>) -> usize {
     res.component("point_mass")
         .map_or(0, |c| c.entity_indices().count())
 }

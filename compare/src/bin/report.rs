@@ -18,7 +18,7 @@ use std::process::Command;
 
 /// The crates whose versions the report lists.
 const VERSIONED: &[&str] = &[
-    "ecs-core",
+    "sigecs",
     "hecs",
     "bevy_ecs",
     "legion",
@@ -293,10 +293,10 @@ fn machine_and_versions(dir: &Path) -> String {
             "status",
             "--porcelain",
             "--",
-            "../ecs-core",
-            "../ecs-codegen",
-            "../ecs-derive",
-            "../ecs-decl",
+            "../sigecs",
+            "../sigecs-build",
+            "../sigecs-derive",
+            "../sigecs-decl",
             "../fixtures",
             ".",
         ],
@@ -311,9 +311,9 @@ fn machine_and_versions(dir: &Path) -> String {
         let v = versions
             .get(name)
             .map_or("unknown".to_string(), |v| v.join(", "));
-        let extra = if name == "ecs-core" {
+        let extra = if name == "sigecs" {
             format!(
-                " (sigecs: `ecs-core`, `ecs-codegen` and the `fixtures` worlds of this repository \
+                " (sigecs: `sigecs`, `sigecs-build` and the `fixtures` worlds of this repository \
                  at the commit of this document{})",
                 if dirty {
                     ", with uncommitted changes when the suite ran"

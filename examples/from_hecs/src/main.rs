@@ -7,7 +7,7 @@
 
 mod components;
 use components::*;
-use ecs_core::prelude::*;
+use sigecs::prelude::*;
 
 include!(concat!(env!("OUT_DIR"), "/world.rs"));
 

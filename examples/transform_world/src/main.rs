@@ -1,4 +1,4 @@
-//! The transform hierarchy (`ecs_core::transform`) used with a generated world: a sun, an
+//! The transform hierarchy (`sigecs::transform`) used with a generated world: a sun, an
 //! earth orbiting it, a moon orbiting the earth and a probe orbiting the moon. Each frame:
 //!
 //! 1. a system turns every body's `Orbit` (local state, in the world);
@@ -13,9 +13,9 @@
 
 mod components;
 use components::*;
-use ecs_core::glam::{Mat4, Vec2, Vec3};
-use ecs_core::prelude::*;
-use ecs_core::transform::{Instance, TransformManager};
+use sigecs::glam::{Mat4, Vec2, Vec3};
+use sigecs::prelude::*;
+use sigecs::transform::{Instance, TransformManager};
 use std::error::Error;
 
 include!(concat!(env!("OUT_DIR"), "/world.rs"));

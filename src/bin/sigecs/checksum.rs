@@ -1,9 +1,9 @@
 //! A checksum of every component value, so two runs (thread counts, commits) can be compared.
 
 use glam::Vec3;
-use sigecs::components::physics::*;
-use sigecs::ecs_core::Entity;
-use sigecs::World;
+use sigecs::Entity;
+use sigecs_demo::components::physics::*;
+use sigecs_demo::World;
 
 /// FNV-1a over every live entity (in id order) and each of its component values, so the result
 /// does not depend on where rows sit in their stores.

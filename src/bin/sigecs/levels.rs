@@ -2,8 +2,8 @@
 //! world.
 
 use crate::options::*;
-use sigecs::ecs_core::level::{cli, AlignedBlob, VerifiedLevel, VerifyOptions};
-use sigecs::{level_registry, World};
+use sigecs::level::{cli, AlignedBlob, VerifiedLevel, VerifyOptions};
+use sigecs_demo::{level_registry, World};
 use std::path::Path;
 
 /// The bundled level (`assets/level.bin`, made by `scripts/make_level.py` from
@@ -36,7 +36,7 @@ pub(crate) fn load_level(path: Option<&Path>) -> Result<Level, String> {
 /// `MINIMUM_FREE_INDICES` freed ids waiting before it reuses one, so a world fuller than
 /// that margin could not respawn the particles it despawns.
 pub(crate) fn load_level_for(opts: &Options) -> Result<Level, String> {
-    use sigecs::ecs_core::entity::{MAX_ENTITIES, MINIMUM_FREE_INDICES};
+    use sigecs::entity::{MAX_ENTITIES, MINIMUM_FREE_INDICES};
     let level = load_level(opts.level.as_deref())?;
     let room = MAX_ENTITIES - MINIMUM_FREE_INDICES;
     let total = (level.num_entities() as usize).saturating_add(opts.entities);
@@ -58,10 +58,10 @@ pub(crate) fn load_level_for(opts: &Options) -> Result<Level, String> {
 mod tests {
     use super::*;
     use crate::population::{fresh_world, particle};
-    use sigecs::components::physics::{DebugName, Leader, Lifetime, Note};
-    use sigecs::ecs_core::level::EntityCompiler;
-    use sigecs::ecs_core::transform::TransformManager;
-    use sigecs::ecs_core::Entity;
+    use sigecs::level::EntityCompiler;
+    use sigecs::transform::TransformManager;
+    use sigecs::Entity;
+    use sigecs_demo::components::physics::{DebugName, Leader, Lifetime, Note};
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -106,7 +106,7 @@ mod tests {
     /// fit are an error, not a panic in `spawn_batch`.
     #[test]
     fn a_level_and_entities_that_do_not_fit_are_an_error_not_a_panic() {
-        use sigecs::ecs_core::entity::{MAX_ENTITIES, MINIMUM_FREE_INDICES};
+        use sigecs::entity::{MAX_ENTITIES, MINIMUM_FREE_INDICES};
         let level_n = load_level(None).unwrap().num_entities() as usize;
         let room = MAX_ENTITIES - MINIMUM_FREE_INDICES;
         let opts = |n: usize| {

@@ -94,7 +94,7 @@ pub(crate) fn parse_args(
             _ => return Err(format!("unknown option `{arg}`")),
         }
     }
-    let max = sigecs::ecs_core::entity::MAX_ENTITIES;
+    let max = sigecs::entity::MAX_ENTITIES;
     if opts.entities > max {
         return Err(format!(
             "--entities {} is more than a world can hold ({max})",

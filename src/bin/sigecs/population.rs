@@ -3,11 +3,11 @@
 
 use crate::{levels::*, options::*};
 use glam::Vec3;
-use sigecs::components::physics::*;
-use sigecs::components::signatures::{Beacon, Body, Particle, Ship};
-use sigecs::ecs_core::transform::TransformManager;
-use sigecs::ecs_core::Entity;
-use sigecs::World;
+use sigecs::transform::TransformManager;
+use sigecs::Entity;
+use sigecs_demo::components::physics::*;
+use sigecs_demo::components::signatures::{Beacon, Body, Particle, Ship};
+use sigecs_demo::World;
 
 /// Small deterministic generator for initial values (xorshift64*).
 pub(crate) struct Rng(u64);

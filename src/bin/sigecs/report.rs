@@ -2,11 +2,11 @@
 //! threads, parallel efficiency.
 
 use crate::{checksum::*, levels::*, options::*, population::*};
-use sigecs::ecs_core::level::VerifyOptions;
-use sigecs::ecs_core::rayon;
-use sigecs::ecs_core::schedule::parts::job_rows;
-use sigecs::ecs_core::transform::TransformManager;
-use sigecs::{level_registry, World, SYSTEM_NAMES};
+use sigecs::level::VerifyOptions;
+use sigecs::rayon;
+use sigecs::schedule::parts::job_rows;
+use sigecs::transform::TransformManager;
+use sigecs_demo::{level_registry, World, SYSTEM_NAMES};
 use std::time::{Duration, Instant};
 
 pub(crate) fn median(v: &mut [f64]) -> f64 {
@@ -206,7 +206,7 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
     let plan = World::schedule();
     let min_chunk = opts
         .min_chunk
-        .unwrap_or(sigecs::ecs_core::schedule::DEFAULT_MIN_CHUNK);
+        .unwrap_or(sigecs::schedule::DEFAULT_MIN_CHUNK);
     let stats = final_run.world.stats();
     let rows_of = |name: &str| {
         stats
@@ -274,7 +274,7 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
     }
     println!(
         "\ncache efficiency per system and store (arrays streamed at once, bytes per row):\n{}",
-        sigecs::ecs_core::CacheStats::table(&final_run.world.cache_stats())
+        sigecs::CacheStats::table(&final_run.world.cache_stats())
     );
     print_undeclared(&final_run.world);
     println!("\nchecksum: {:016x}", checksum(&final_run.world));

@@ -1,9 +1,9 @@
 //! `sigecs save`: the bundled world after some frames, saved to a level blob. (`compile`,
-//! `verify` and `inspect` are `ecs_core::level::cli`'s, shared with every crate's own world.)
+//! `verify` and `inspect` are `sigecs::level::cli`'s, shared with every crate's own world.)
 
 use crate::{levels::*, options::*, population::*};
-use sigecs::ecs_core::transform::TransformManager;
-use sigecs::{level_registry, World};
+use sigecs::transform::TransformManager;
+use sigecs_demo::{level_registry, World};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -79,7 +79,7 @@ pub(crate) fn save_cmd(args: Vec<String>) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sigecs::ecs_core::level::cli;
+    use sigecs::level::cli;
 
     #[test]
     fn save_command() {
@@ -94,7 +94,7 @@ mod tests {
         .unwrap();
         let s = |p: &std::path::Path| p.display().to_string();
         let mut out = Vec::new();
-        cli::run::<sigecs::Model>(
+        cli::run::<sigecs_demo::Model>(
             level_registry(),
             ["compile", &s(&json), "-o", &s(&bin)],
             &mut out,

@@ -1,6 +1,6 @@
 // A component opted into levels as plain old data (the default encoding) must be
 // `bytemuck::Pod`: the error points at the level name, not into the generated world.
-use ecs_core::prelude::*;
+use sigecs::prelude::*;
 
 #[derive(Component)]
 #[component(level = "name")]

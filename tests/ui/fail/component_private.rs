@@ -1,4 +1,4 @@
-use ecs_core::prelude::*;
+use sigecs::prelude::*;
 
 #[derive(Component)]
 struct Position(pub f32);

@@ -1,12 +1,12 @@
 // Issue 11's reproduction: a safe impl of the trait that ties a type to a component id would
 // let a query read one column as another type. The trait is `unsafe` to implement.
-use ecs_core::prelude::*;
+use sigecs::prelude::*;
 use sigecs_fixtures::fixture::Model;
 
 #[derive(Component)]
 pub struct Fake(pub Box<u64>);
 
-impl ecs_core::ComponentOf<Model> for Fake {
+impl sigecs::ComponentOf<Model> for Fake {
     const ID: u32 = 0;
 }
 

@@ -1,4 +1,4 @@
-use ecs_core::prelude::*;
+use sigecs::prelude::*;
 
 #[derive(Component)]
 pub struct Position(pub f32);

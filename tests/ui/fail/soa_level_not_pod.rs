@@ -1,6 +1,6 @@
 // A structure-of-arrays struct declared as a level component must be
 // `bytemuck::Pod`: the error points at the level name, not into the generated world.
-use ecs_core::SoaManager;
+use sigecs::SoaManager;
 
 #[derive(SoaManager)]
 #[soa(level = "label")]

@@ -1,6 +1,6 @@
 // Every kind of declaration the macros accept, in one file.
 #![allow(dead_code)]
-use ecs_core::prelude::*;
+use sigecs::prelude::*;
 
 #[derive(Component, Clone, Copy, Debug, Default)]
 pub struct Position(pub [f32; 3]);
@@ -117,7 +117,7 @@ fn main() {
 
     // A signature hands its parts out in field order.
     struct Names(Vec<&'static str>);
-    impl ecs_core::PartSink for Names {
+    impl sigecs::PartSink for Names {
         fn put<C: Component>(&mut self, _: C) {
             self.0.push(std::any::type_name::<C>().rsplit("::").next().unwrap());
         }

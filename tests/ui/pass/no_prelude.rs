@@ -2,30 +2,30 @@
 #![no_implicit_prelude]
 #![allow(dead_code)]
 
-#[derive(::ecs_core::Component)]
+#[derive(::sigecs::Component)]
 pub struct Position(pub f32);
 
-#[derive(::ecs_core::Component)]
+#[derive(::sigecs::Component)]
 #[component(cold)]
 pub enum Tag {
     A,
     B,
 }
 
-#[derive(::ecs_core::Signature)]
+#[derive(::sigecs::Signature)]
 #[signature(layout = "rows")]
 pub struct Tagged {
     pub position: Position,
     pub tag: Tag,
 }
 
-#[derive(::ecs_core::Resource, ::std::default::Default)]
+#[derive(::sigecs::Resource, ::std::default::Default)]
 pub struct Time {
     pub dt: f32,
 }
 
-#[::ecs_core::system(without(Tag))]
-pub fn step(_entity: ::ecs_core::Entity, position: &mut Position, time: &Time) {
+#[::sigecs::system(without(Tag))]
+pub fn step(_entity: ::sigecs::Entity, position: &mut Position, time: &Time) {
     position.0 += time.dt;
 }
 

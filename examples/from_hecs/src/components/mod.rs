@@ -3,7 +3,7 @@
 //! declared as a signature: each gets one packed array, and each system is matched to the
 //! arrays it applies to before the crate compiles.
 
-use ecs_core::prelude::*;
+use sigecs::prelude::*;
 
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 pub struct Position {

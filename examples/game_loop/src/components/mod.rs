@@ -2,9 +2,9 @@
 //! script reads this module (and the files its `mod` lines name) and generates the `World`.
 
 use bytemuck::{Pod, Zeroable};
-use ecs_core::glam::{Mat4, Vec3};
-use ecs_core::prelude::*;
 use serde::{Deserialize, Serialize};
+use sigecs::glam::{Mat4, Vec3};
+use sigecs::prelude::*;
 
 /// Where the arena's hazard zone starts: anything at `x >= HAZARD_X` is scorched each frame.
 pub const HAZARD_X: f32 = 10.0;

@@ -1,5 +1,5 @@
 // src/components/mod.rs
-use ecs_core::prelude::*;
+use sigecs::prelude::*;
 
 #[derive(Component, Debug, PartialEq)]
 pub struct Position {

@@ -2,8 +2,8 @@
 //! world holding its own orbit (local state); the transform hierarchy, outside the world,
 //! chains parent and child and gives every body its world-space position.
 
-use ecs_core::glam::{Mat4, Vec2, Vec3};
-use ecs_core::prelude::*;
+use sigecs::glam::{Mat4, Vec2, Vec3};
+use sigecs::prelude::*;
 
 /// Where a body sits relative to its parent: turned by `angle` (radians) from the parent's x
 /// axis, `radius` out. `angle` grows by `speed` radians a second. A body's children turn with

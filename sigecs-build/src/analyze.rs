@@ -1,0 +1,1138 @@
+//! Whole-crate analysis: resolves names, assigns component ids and bits, builds signature and
+//! system masks, and matches systems to signatures. The output, [`Model`], is everything the
+//! generator needs; every cross-declaration error is reported here with a location and a fix.
+
+use crate::decl::{ComponentDecl, LayoutDecl, ParamKind, ResourceDecl, SignatureDecl, SystemDecl};
+use crate::diagnostic::{closest, crate_location, location, Diagnostic};
+use crate::rules::{matches, Borrows};
+use crate::scan::{Found, Scan};
+use proc_macro2::{Ident, Span};
+use std::collections::HashMap;
+use std::path::Path;
+use syn::ext::IdentExt;
+
+/// A component with its id (its index in [`Model::components`]) and bit `1 << id`.
+#[derive(Clone, Debug)]
+pub struct Component {
+    /// Type name.
+    pub ident: Ident,
+    /// Full path, e.g. `crate::components::Position`.
+    pub path: syn::Path,
+    /// `#[component(cold)]`.
+    pub cold: bool,
+    /// `#[component(level = "…")]`: its level registration.
+    pub level: Option<crate::decl::LevelOpt>,
+}
+
+/// A signature with its store id (its index in [`Model::signatures`]).
+#[derive(Clone, Debug)]
+pub struct Signature {
+    /// Struct name.
+    pub ident: Ident,
+    /// Full path of the struct.
+    pub path: syn::Path,
+    /// Storage layout.
+    pub layout: LayoutDecl,
+    /// (field name, component id) in declaration order.
+    pub fields: Vec<(Ident, usize)>,
+    /// Its components.
+    pub mask: Bits,
+}
+
+impl Signature {
+    /// Does this signature hold component `id`?
+    pub fn has(&self, id: usize) -> bool {
+        self.mask.contains(id)
+    }
+}
+
+/// A resource, stored in a field of the generated `Resources` struct.
+#[derive(Clone, Debug)]
+pub struct Resource {
+    /// Type name.
+    pub ident: Ident,
+    /// Full path.
+    pub path: syn::Path,
+}
+
+/// A `#[derive(Event)]` type.
+#[derive(Clone, Debug)]
+pub struct EventType {
+    /// Its name.
+    pub ident: Ident,
+    /// Its path as the generated code names it.
+    pub path: syn::Path,
+}
+
+/// A resolved system parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Param {
+    /// A component by id.
+    Component {
+        /// Component id.
+        id: usize,
+        /// `&mut`.
+        mutable: bool,
+        /// `Option<..>`.
+        optional: bool,
+    },
+    /// A resource by index.
+    Resource {
+        /// Resource index.
+        id: usize,
+        /// `&mut`.
+        mutable: bool,
+    },
+    /// The row's entity.
+    Entity,
+    /// Deferred structural changes.
+    Commands,
+    /// `&EventReader<E>`: event type `event`, read through the world's cursor `reader`.
+    Events {
+        /// Event type index.
+        event: usize,
+        /// The reader's index among every reader of the world (its cursor).
+        reader: usize,
+    },
+}
+
+/// A set of small integers (component or resource ids), of any size: a world may declare any
+/// number of either. The words are those of `sigecs_rules` (bit `i % 64` of word `i / 64`), with
+/// no zero word at the end, so equal sets are equal values (and hash alike).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Bits(Vec<u64>);
+
+impl Bits {
+    /// The set of `ids`.
+    pub fn of(ids: impl IntoIterator<Item = usize>) -> Bits {
+        let mut b = Bits::default();
+        for i in ids {
+            b.insert(i);
+        }
+        b
+    }
+
+    /// Removes `i`.
+    pub fn remove(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w &= !(1 << (i % 64));
+        }
+        while self.0.last() == Some(&0) {
+            self.0.pop();
+        }
+    }
+
+    /// Does the set hold `i`?
+    pub fn contains(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    /// The elements, ascending.
+    pub fn ids(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(k, &w)| {
+            (0..64)
+                .filter(move |b| w & (1 << b) != 0)
+                .map(move |b| k * 64 + b)
+        })
+    }
+
+    /// The words, for the rules shared with the runtime.
+    pub fn words(&self) -> &[u64] {
+        &self.0
+    }
+
+    /// Adds `i`.
+    pub fn insert(&mut self, i: usize) {
+        let (word, bit) = (i / 64, i % 64);
+        if self.0.len() <= word {
+            self.0.resize(word + 1, 0);
+        }
+        self.0[word] |= 1 << bit;
+    }
+
+    /// Do the sets share an element?
+    pub fn intersects(&self, other: &Bits) -> bool {
+        self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    }
+
+    /// The union.
+    pub fn union(&self, other: &Bits) -> Bits {
+        let n = self.0.len().max(other.0.len());
+        Bits(
+            (0..n)
+                .map(|i| self.0.get(i).unwrap_or(&0) | other.0.get(i).unwrap_or(&0))
+                .collect(),
+        )
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+}
+
+/// What a system reads and writes: bit `i` of a component mask is component `i`; resources
+/// are a [`Bits`] set of resource indices.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Access {
+    /// Components read (`&C`, `Option<&C>`).
+    pub reads: Bits,
+    /// Components written (`&mut C`, `Option<&mut C>`).
+    pub writes: Bits,
+    /// Resources read (`&R`).
+    pub res_reads: Bits,
+    /// Resources written (`&mut R`).
+    pub res_writes: Bits,
+    /// Takes `&mut Commands`: its structural changes apply at the end of its stage.
+    pub commands: bool,
+    /// A frame-level system (no component or entity parameter): it runs once per call, in a
+    /// stage of its own.
+    pub frame: bool,
+    /// A change-filtered system (`changed(..)`): it visits only some chunks of its stores, so
+    /// no other system can share its pass.
+    pub filtered: bool,
+}
+
+impl Access {
+    /// Two systems conflict when one writes a component or resource the other reads or writes.
+    pub fn conflicts(&self, other: &Access) -> bool {
+        let r1 = self.res_reads.union(&self.res_writes);
+        let r2 = other.res_reads.union(&other.res_writes);
+        self.borrows().conflicts(&other.borrows())
+            || self.res_writes.intersects(&r2)
+            || other.res_writes.intersects(&r1)
+    }
+
+    /// The component borrows, for the rule shared with the runtime's queries.
+    fn borrows(&self) -> Borrows<&[u64]> {
+        Borrows {
+            reads: self.reads.words(),
+            writes: self.writes.words(),
+        }
+    }
+
+    /// True when the system writes a resource: it runs alone in its stage, on one thread.
+    pub fn exclusive(&self) -> bool {
+        !self.res_writes.is_empty()
+    }
+
+    /// True when no other system can share its stage: it writes a resource, or it runs once
+    /// per call (a frame-level system is not a pass over rows that others could join).
+    pub fn alone(&self) -> bool {
+        self.exclusive() || self.frame || self.filtered
+    }
+
+    /// The access of a list of parameters.
+    pub fn of(params: &[Param]) -> Access {
+        let mut a = Access::default();
+        for p in params {
+            match *p {
+                Param::Component { id, mutable, .. } => {
+                    if mutable {
+                        a.writes.insert(id)
+                    } else {
+                        a.reads.insert(id)
+                    }
+                }
+                Param::Resource { id, mutable } => {
+                    if mutable {
+                        a.res_writes.insert(id)
+                    } else {
+                        a.res_reads.insert(id)
+                    }
+                }
+                Param::Commands => a.commands = true,
+                Param::Entity | Param::Events { .. } => {}
+            }
+        }
+        a.frame = !params
+            .iter()
+            .any(|p| matches!(p, Param::Entity | Param::Component { .. }));
+        a
+    }
+}
+
+/// Places systems into stages so that running the stages in order, each as one fused pass with
+/// its commands applied at its end, gives what running the systems one by one in declaration
+/// order gives. Each system, in declaration order, goes into the first allowed stage at or
+/// after its lower bound:
+///
+/// - after every earlier system it conflicts with, and after every earlier system with
+///   `Commands` (whose changes it must see);
+/// - a system with `Commands` no earlier than the last stage of any earlier system (its
+///   changes apply at the end of its stage, which must come after every earlier system ran);
+/// - a system that writes a resource runs alone in a stage of its own (it runs on one
+///   thread), and so does a frame-level system (it runs once, not over rows); no other
+///   system joins such a stage.
+///
+/// Returns the stage index of each system.
+pub fn place_in_stages(access: &[Access]) -> Vec<usize> {
+    let mut stage_of: Vec<usize> = Vec::with_capacity(access.len());
+    // Per stage: does it hold an exclusive (resource-writing) system; is it non-empty.
+    let mut exclusive: Vec<bool> = Vec::new();
+    for (i, a) in access.iter().enumerate() {
+        let mut lower = (0..i)
+            .filter(|&j| access[j].conflicts(a) || access[j].commands)
+            .map(|j| stage_of[j] + 1)
+            .max()
+            .unwrap_or(0);
+        if a.commands {
+            lower = lower.max(stage_of.iter().copied().max().unwrap_or(0));
+        }
+        let stage = if a.alone() {
+            lower.max(exclusive.len())
+        } else {
+            (lower..)
+                .find(|&s| !exclusive.get(s).copied().unwrap_or(false))
+                .expect("a free stage")
+        };
+        if exclusive.len() <= stage {
+            exclusive.resize(stage + 1, false);
+        }
+        exclusive[stage] |= a.alone();
+        stage_of.push(stage);
+    }
+    stage_of
+}
+
+/// A system with its masks and the signatures it runs over.
+#[derive(Clone, Debug)]
+pub struct System {
+    /// Function name.
+    pub ident: Ident,
+    /// Full path of the function.
+    pub path: syn::Path,
+    /// Parameters in order.
+    pub params: Vec<Param>,
+    /// Components an entity must have.
+    pub required: Bits,
+    /// Components an entity must not have.
+    pub excluded: Bits,
+    /// Ids of the matching signatures, ascending.
+    pub matches: Vec<usize>,
+    /// What it reads and writes.
+    pub access: Access,
+    /// `#[system(min_chunk = N)]`.
+    pub min_chunk: Option<usize>,
+    /// Its stage in the schedule.
+    pub stage: usize,
+    /// Where it is declared: `file:line`.
+    pub location: String,
+    /// `changed(..)`: component ids whose changes it keeps to.
+    pub changed: Vec<usize>,
+}
+
+impl System {
+    /// True when the system writes a resource and so runs sequentially.
+    pub fn sequential(&self) -> bool {
+        self.access.exclusive()
+    }
+
+    /// True for a frame-level system: no component or entity parameter, run once per call.
+    pub fn frame(&self) -> bool {
+        self.access.frame
+    }
+
+    /// The indices of its event readers' cursors.
+    pub fn readers(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.params.iter().filter_map(|p| match *p {
+            Param::Events { event, reader } => Some((event, reader)),
+            _ => None,
+        })
+    }
+}
+
+/// The analysed world.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// Components sorted by name; index = id.
+    pub components: Vec<Component>,
+    /// Signatures sorted by name; index = store id.
+    pub signatures: Vec<Signature>,
+    /// Resources sorted by name.
+    pub resources: Vec<Resource>,
+    /// Event types sorted by name; index = id.
+    pub events: Vec<EventType>,
+    /// Number of event readers (`&EventReader<E>` parameters) of all systems.
+    pub readers: usize,
+    /// Systems in the order `run_all` runs them: declaration order (depth-first at each `mod`
+    /// line, as rustc reads the modules), rearranged only as `after(..)`/`before(..)` require.
+    pub systems: Vec<System>,
+    /// System indices per stage, in execution order.
+    pub stages: Vec<Vec<usize>>,
+    /// Structs of `#[derive(SoaManager)]` managers that levels may hold (kept outside
+    /// the stores), sorted by name.
+    pub kept_outside: Vec<KeptOutside>,
+    /// A strict world: a component set no signature declares is an error, at run time, and a
+    /// system that matches no declared signature is one at build time.
+    pub strict: bool,
+    /// What the build script reports without failing: in an open world, each system that
+    /// matches no declared signature (it runs over dynamic stores only).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// A `#[derive(SoaManager)]` struct declared with `#[soa(level = "…")]`.
+#[derive(Clone, Debug)]
+pub struct KeptOutside {
+    /// The struct's path as the generated code names it.
+    pub path: syn::Path,
+    /// Its level options.
+    pub level: crate::decl::LevelOpt,
+}
+
+impl Model {
+    /// 64-bit words of the world's component-set type (`sigecs::ComponentBits<W>`): as
+    /// many as its components need, at least one.
+    pub fn set_words(&self) -> usize {
+        self.components.len().div_ceil(64).max(1)
+    }
+}
+
+/// Every declared move: (from store, component, to store) for each pair of signatures whose
+/// sets differ by one component, both ways, sorted. Found from each signature's sets one
+/// component smaller (as many lookups as the signatures' fields), not by trying every
+/// component on every signature.
+pub fn transitions(model: &Model) -> Vec<(usize, usize, usize)> {
+    let by_mask: HashMap<&Bits, usize> = model
+        .signatures
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (&s.mask, i))
+        .collect();
+    let mut out = Vec::new();
+    for (big, sig) in model.signatures.iter().enumerate() {
+        for &(_, c) in &sig.fields {
+            let mut smaller = sig.mask.clone();
+            smaller.remove(c);
+            if let Some(&small) = by_mask.get(&smaller) {
+                out.push((small, c, big));
+                out.push((big, c, small));
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The path of `ident` in `module` as the generated code names it. The generated items live in
+/// a module one level below the `include!`, so a path relative to the including module
+/// (`self::…`, `super::…`, or a bare module name) gains one `super::`.
+fn full_path(module: &str, ident: &Ident) -> syn::Path {
+    let first = module.split("::").next().unwrap_or_default();
+    let module = match first {
+        "crate" => module.to_string(),
+        "self" => format!("super{}", &module[4..]),
+        _ if module.starts_with("::") => module.to_string(),
+        _ => format!("super::{module}"),
+    };
+    syn::parse_str(&format!("{module}::{ident}")).unwrap_or_else(|_| ident.clone().into())
+}
+
+fn diag<T>(f: &Found<T>, span: Span, msg: impl Into<String>) -> Diagnostic {
+    Diagnostic::at(&f.file, span, msg)
+}
+
+/// Sorts by name and reports every name declared twice (among `all_names`, which spans kinds).
+fn unique_by_name<T: Clone>(
+    items: &[Found<T>],
+    ident: impl Fn(&T) -> &Ident,
+    kind: &str,
+    taken: &mut HashMap<String, (String, String)>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Found<T>> {
+    let mut kept = Vec::new();
+    for f in items {
+        let id = ident(&f.decl);
+        let name = id.unraw().to_string();
+        if let Some((other_kind, at)) = taken.get(&name) {
+            diags.push(
+                diag(f, id.span(), format!("`{name}` is declared twice: as a {other_kind} at {at} and as a {kind} here"))
+                    .with_help("names of components, signatures and resources must be unique across the scanned files, because the generated world names them without their module; rename one"),
+            );
+        } else {
+            taken.insert(name, (kind.to_string(), location(&f.file, id.span())));
+            kept.push(f.clone());
+        }
+    }
+    kept.sort_by_key(|f| ident(&f.decl).to_string());
+    kept
+}
+
+/// Refuses a component, signature or resource named like a type the generated file exports
+/// (`pub use self::sigecs_world::*;`): next to the `include!`, a user's `use components::*;`
+/// (the quick start's layout) makes the two globs ambiguous, and every use of the name fails
+/// with E0659 in the user's code. `World`, `Model`, `Resources`, `ComponentSet`, and a
+/// `rows` signature's `<Name>Row` and `<Name>Cold`.
+fn refuse_exported_names(
+    comps: &[Found<ComponentDecl>],
+    sigs: &[Found<SignatureDecl>],
+    ress: &[Found<ResourceDecl>],
+    diags: &mut Vec<Diagnostic>,
+) {
+    let mut exported: Vec<(String, String)> = [
+        ("World", "the world type"),
+        ("Model", "the world's model type"),
+        ("Resources", "the struct of the world's resources"),
+        ("ComponentSet", "the world's component-set type"),
+    ]
+    .iter()
+    .map(|(n, what)| (n.to_string(), what.to_string()))
+    .collect();
+    for sig in sigs.iter().filter(|s| s.decl.layout == LayoutDecl::Rows) {
+        let name = sig.decl.ident.to_string();
+        let name = name.trim_start_matches("r#");
+        exported.push((
+            format!("{name}Row"),
+            format!("the hot row of `rows` signature `{name}`"),
+        ));
+        exported.push((
+            format!("{name}Cold"),
+            format!("the cold part of `rows` signature `{name}`"),
+        ));
+    }
+    let mut check = |f_file: &Path, ident: &Ident, kind: &str| {
+        let name = ident.to_string();
+        let name = name.trim_start_matches("r#");
+        if let Some((_, what)) = exported.iter().find(|(n, _)| n == name) {
+            diags.push(
+                Diagnostic::at(f_file, ident.span(), format!(
+                    "{kind} `{name}` has the name of a type the generated world exports ({what}); beside `include!` and `use components::*;` the two names are ambiguous"
+                ))
+                .with_help(format!("rename the {kind} (for example `{name}Data`)")),
+            );
+        }
+    };
+    for f in comps {
+        check(&f.file, &f.decl.ident, "component");
+    }
+    for f in sigs {
+        check(&f.file, &f.decl.ident, "signature");
+    }
+    for f in ress {
+        check(&f.file, &f.decl.ident, "resource");
+    }
+}
+
+/// Builds the model, or returns every error found. `strict`: see [`Model::strict`].
+pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let mut warnings = Vec::new();
+    let mut taken = HashMap::new();
+    let comps = unique_by_name(
+        &scan.components,
+        |c| &c.ident,
+        "component",
+        &mut taken,
+        &mut diags,
+    );
+    let sigs = unique_by_name(
+        &scan.signatures,
+        |s| &s.ident,
+        "signature",
+        &mut taken,
+        &mut diags,
+    );
+    let ress = unique_by_name(
+        &scan.resources,
+        |r| &r.ident,
+        "resource",
+        &mut taken,
+        &mut diags,
+    );
+
+    let evts = unique_by_name(&scan.events, |e| &e.ident, "event", &mut taken, &mut diags);
+    refuse_exported_names(&comps, &sigs, &ress, &mut diags);
+
+    crate::generate::levels::check(&comps, &scan.soa_levels, &mut diags);
+    let mut kept_outside: Vec<KeptOutside> = scan
+        .soa_levels
+        .iter()
+        .filter_map(|f| {
+            Some(KeptOutside {
+                path: full_path(&f.module, &f.decl.ident),
+                level: f.decl.level.clone()?,
+            })
+        })
+        .collect();
+    kept_outside.sort_by(|a, b| a.level.name.cmp(&b.level.name));
+    let components: Vec<Component> = comps
+        .iter()
+        .map(|f| Component {
+            ident: f.decl.ident.clone(),
+            path: full_path(&f.module, &f.decl.ident),
+            cold: f.decl.cold,
+            level: f.decl.level.clone(),
+        })
+        .collect();
+    let comp_id: HashMap<String, usize> = components
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.ident.unraw().to_string(), i))
+        .collect();
+    let res_id: HashMap<String, usize> = ress
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.decl.ident.unraw().to_string(), i))
+        .collect();
+    let comp_names = || {
+        components
+            .iter()
+            .map(|c| c.ident.to_string())
+            .collect::<Vec<_>>()
+    };
+    let unknown_component = |ty: &Ident| {
+        let bare = ty.unraw().to_string();
+        if let Some(skipped) = scan.skipped.iter().find(|k| k.name == bare) {
+            return skipped.explanation.clone();
+        }
+        let names = comp_names();
+        let hint = match closest(&ty.to_string(), names.iter().map(String::as_str)) {
+            Some(c) => format!("did you mean `{c}`? "),
+            None => String::new(),
+        };
+        format!(
+            "{hint}declare `{ty}` with `#[derive(Component)]` in a scanned file, or fix the name (the build script reads the declarations as written: not ones a macro expands to)"
+        )
+    };
+
+    let mut signatures = Vec::new();
+    let mut by_mask: HashMap<Bits, (String, String)> = HashMap::new();
+    for f in &sigs {
+        let mut fields = Vec::new();
+        let mut mask = Bits::default();
+        let mut ok = true;
+        for (field, ty) in &f.decl.fields {
+            match comp_id.get(&ty.unraw().to_string()) {
+                Some(&id) => {
+                    fields.push((field.clone(), id));
+                    mask.insert(id);
+                }
+                None => {
+                    ok = false;
+                    let msg = if res_id.contains_key(&ty.unraw().to_string()) {
+                        format!(
+                            "`{ty}` in signature `{}` is a resource, not a component",
+                            f.decl.ident
+                        )
+                    } else {
+                        format!("unknown component `{ty}` in signature `{}`", f.decl.ident)
+                    };
+                    diags.push(diag(f, ty.span(), msg).with_help(unknown_component(ty)));
+                }
+            }
+        }
+        if !ok {
+            continue;
+        }
+        if let Some((other, at)) = by_mask.get(&mask) {
+            diags.push(
+                diag(f, f.decl.ident.span(), format!(
+                    "signature `{}` has the same component set as signature `{other}` (at {at})",
+                    f.decl.ident
+                ))
+                .with_help("each component set gets exactly one store; remove one of the two signatures, or spawn both through one of them"),
+            );
+            continue;
+        }
+        by_mask.insert(
+            mask.clone(),
+            (
+                f.decl.ident.to_string(),
+                location(&f.file, f.decl.ident.span()),
+            ),
+        );
+        signatures.push(Signature {
+            ident: f.decl.ident.clone(),
+            path: full_path(&f.module, &f.decl.ident),
+            layout: f.decl.layout,
+            fields,
+            mask,
+        });
+    }
+
+    let resources: Vec<Resource> = ress
+        .iter()
+        .map(|f| Resource {
+            ident: f.decl.ident.clone(),
+            path: full_path(&f.module, &f.decl.ident),
+        })
+        .collect();
+
+    let events: Vec<EventType> = evts
+        .iter()
+        .map(|f| EventType {
+            ident: f.decl.ident.clone(),
+            path: full_path(&f.module, &f.decl.ident),
+        })
+        .collect();
+    let event_id: HashMap<String, usize> = events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.ident.unraw().to_string(), i))
+        .collect();
+
+    let mut systems = Vec::new();
+    // Per system kept: its declaration, for the order constraints.
+    let mut found_systems = Vec::new();
+    let mut system_names: HashMap<String, String> = HashMap::new();
+    for f in &scan.systems {
+        let d = &f.decl;
+        if let Some(at) = system_names.get(&d.ident.to_string()) {
+            diags.push(
+                diag(f, d.ident.span(), format!("system `{}` is declared twice (also at {at})", d.ident))
+                    .with_help("the world generates one `run_<system>` method per system, so system names must be unique; rename one"),
+            );
+            continue;
+        }
+        system_names.insert(d.ident.to_string(), location(&f.file, d.ident.span()));
+        let bare = d.ident.to_string();
+        let bare = bare.trim_start_matches("r#");
+        if matches!(bare, "all" | "schedule" | "stage" | "system") {
+            diags.push(
+                diag(f, d.ident.span(), format!(
+                    "system `{bare}` would be run by `run_{bare}`, which the generated world already has (it runs {})",
+                    match bare {
+                        "all" => "every system in declaration order",
+                        "schedule" => "the staged schedule",
+                        "stage" => "one stage by index",
+                        _ => "one system by index",
+                    }
+                ))
+                .with_help("rename the system, e.g. `update_all`"),
+            );
+            continue;
+        }
+        let mut params = Vec::new();
+        let mut required = Bits::default();
+        let mut excluded = Bits::default();
+        let mut ok = true;
+        for p in &d.params {
+            match &p.kind {
+                ParamKind::Entity => params.push(Param::Entity),
+                ParamKind::Commands => params.push(Param::Commands),
+                ParamKind::Events { ty } => match event_id.get(&ty.unraw().to_string()) {
+                    // The reader's index is given once the order is known.
+                    Some(&event) => params.push(Param::Events { event, reader: 0 }),
+                    None => {
+                        ok = false;
+                        diags.push(
+                            diag(f, ty.span(), format!("unknown event `{ty}` in system `{}`", d.ident))
+                                .with_help(format!("declare `{ty}` with `#[derive(Event)]` in a scanned file, or fix the name")),
+                        );
+                    }
+                },
+                ParamKind::Ref {
+                    ty,
+                    mutable,
+                    optional,
+                } => {
+                    let name = ty.unraw().to_string();
+                    if let Some(&id) = comp_id.get(&name) {
+                        if !optional {
+                            required.insert(id);
+                        }
+                        params.push(Param::Component {
+                            id,
+                            mutable: *mutable,
+                            optional: *optional,
+                        });
+                    } else if let Some(&id) = res_id.get(&name) {
+                        if *optional {
+                            ok = false;
+                            diags.push(diag(f, p.span, format!("resource `{ty}` cannot be optional: the world always holds one"))
+                                .with_help(format!("take it as `&{ty}` or `&mut {ty}`")));
+                        } else {
+                            params.push(Param::Resource {
+                                id,
+                                mutable: *mutable,
+                            });
+                        }
+                    } else {
+                        ok = false;
+                        diags.push(
+                            diag(
+                                f,
+                                ty.span(),
+                                format!(
+                                    "unknown component or resource `{ty}` in system `{}`",
+                                    d.ident
+                                ),
+                            )
+                            .with_help(format!(
+                                "{} (or `#[derive(Resource)]` for a singleton)",
+                                unknown_component(ty)
+                            )),
+                        );
+                    }
+                }
+            }
+        }
+        let mut changed = Bits::default();
+        for (list, mask, what) in [
+            (&d.with, &mut required, "with"),
+            (&d.without, &mut excluded, "without"),
+            (&d.changed, &mut changed, "changed"),
+        ] {
+            for ty in list {
+                match comp_id.get(&ty.unraw().to_string()) {
+                    Some(&id) => mask.insert(id),
+                    None => {
+                        ok = false;
+                        diags.push(
+                            diag(
+                                f,
+                                ty.span(),
+                                format!(
+                                    "unknown component `{ty}` in `{what}(..)` of system `{}`",
+                                    d.ident
+                                ),
+                            )
+                            .with_help(unknown_component(ty)),
+                        );
+                    }
+                }
+            }
+        }
+        if !ok {
+            continue;
+        }
+        required = required.union(&changed);
+        let mut access = Access::of(&params);
+        // A change filter reads the versions of its components: after their writers.
+        access.reads = access.reads.union(&changed);
+        access.filtered = !changed.is_empty();
+        if access.frame && (!d.with.is_empty() || !d.without.is_empty() || !changed.is_empty()) {
+            diags.push(
+                diag(f, d.ident.span(), format!("system `{}` has filters but no component or entity parameter", d.ident))
+                    .with_help("a system without one runs once per call, not over rows, so `with(..)`/`without(..)` select nothing; take a component, or drop the filters"),
+            );
+            continue;
+        }
+        let matches: Vec<usize> = if access.frame {
+            Vec::new()
+        } else {
+            signatures
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| matches(s.mask.words(), required.words(), excluded.words()))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        if matches.is_empty() && !access.frame {
+            let names = |m: &Bits| {
+                m.ids()
+                    .map(|i| components[i].ident.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let mut msg = format!(
+                "system `{}` matches no signature: no declared signature has all of {{{}}}",
+                d.ident,
+                names(&required)
+            );
+            if !excluded.is_empty() {
+                msg.push_str(&format!(" and none of {{{}}}", names(&excluded)));
+            }
+            if strict {
+                diags.push(diag(f, d.ident.span(), msg).with_help(
+                    "declare a signature with these components (`#[derive(Signature)]`), or change the system's parameters or filters",
+                ));
+                continue;
+            }
+            warnings.push(diag(f, d.ident.span(), msg).with_help(
+                "it runs only over entities whose undeclared component sets match it (dynamic stores); declare a signature with these components (`#[derive(Signature)]`) to give them a generated store",
+            ));
+        }
+        systems.push(System {
+            ident: d.ident.clone(),
+            path: full_path(&f.module, &d.ident),
+            access,
+            params,
+            required,
+            excluded,
+            matches,
+            min_chunk: d.min_chunk,
+            stage: 0,
+            location: crate_location(&f.file, d.ident.span()),
+            changed: changed.ids().collect(),
+        });
+        found_systems.push(f);
+    }
+
+    let mut systems = match order_systems(systems, &found_systems) {
+        Ok(systems) => systems,
+        Err(mut errors) => {
+            diags.append(&mut errors);
+            Vec::new()
+        }
+    };
+    let mut readers = 0;
+    for system in &mut systems {
+        for p in &mut system.params {
+            if let Param::Events { reader, .. } = p {
+                *reader = readers;
+                readers += 1;
+            }
+        }
+    }
+
+    let stage_of = place_in_stages(&systems.iter().map(|s| s.access.clone()).collect::<Vec<_>>());
+    let mut stages: Vec<Vec<usize>> = vec![Vec::new(); stage_of.iter().max().map_or(0, |m| m + 1)];
+    for (i, &st) in stage_of.iter().enumerate() {
+        systems[i].stage = st;
+        stages[st].push(i);
+    }
+    if diags.is_empty() {
+        Ok(Model {
+            components,
+            signatures,
+            resources,
+            events,
+            readers,
+            systems,
+            stages,
+            kept_outside,
+            strict,
+            warnings,
+        })
+    } else {
+        diags.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+        Err(diags)
+    }
+}
+
+/// The order `run_all` runs `systems` in (given in declaration order, with their
+/// declarations): each `after(a)` makes the system wait for `a`, each `before(b)` makes `b` wait
+/// for it, and otherwise declaration order holds. A stable topological sort: a system runs as
+/// soon as every system it waits for has run, and among the systems ready at the same point the
+/// one declared first runs first. A constraint naming no system, and constraints that form a
+/// cycle, are errors at their lines.
+fn order_systems(
+    systems: Vec<System>,
+    found: &[&Found<SystemDecl>],
+) -> Result<Vec<System>, Vec<Diagnostic>> {
+    let n = systems.len();
+    let index: HashMap<String, usize> = systems
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.ident.unraw().to_string(), i))
+        .collect();
+    let mut diags = Vec::new();
+    // `before[i]`: systems that must run before system i.
+    let mut before: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, f) in found.iter().enumerate() {
+        let d = &f.decl;
+        for (list, after) in [(&d.after, true), (&d.before, false)] {
+            for name in list {
+                match index.get(&name.unraw().to_string()) {
+                    Some(&j) if after => before[i].push(j),
+                    Some(&j) => before[j].push(i),
+                    None => {
+                        let names: Vec<String> =
+                            systems.iter().map(|s| s.ident.to_string()).collect();
+                        let hint =
+                            match closest(&name.to_string(), names.iter().map(String::as_str)) {
+                                Some(c) => format!("did you mean `{c}`? "),
+                                None => String::new(),
+                            };
+                        diags.push(
+                            diag(
+                                f,
+                                name.span(),
+                                format!(
+                                    "system `{}` is ordered {} `{name}`, which is not a system",
+                                    d.ident,
+                                    if after { "after" } else { "before" }
+                                ),
+                            )
+                            .with_help(format!(
+                                "{hint}name a `#[system]` function of a scanned file"
+                            )),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let mut placed = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    while order.len() < n {
+        let next = (0..n).find(|&i| !placed[i] && before[i].iter().all(|&j| placed[j]));
+        match next {
+            Some(i) => {
+                placed[i] = true;
+                order.push(i);
+            }
+            None => {
+                // Every system left waits for another one left: a cycle. Name one.
+                let start = (0..n).find(|&i| !placed[i]).expect("a system is left");
+                let mut cycle = vec![start];
+                let mut at = start;
+                loop {
+                    at = *before[at]
+                        .iter()
+                        .find(|&&j| !placed[j])
+                        .expect("it waits for one");
+                    if let Some(k) = cycle.iter().position(|&c| c == at) {
+                        cycle.drain(..k);
+                        break;
+                    }
+                    cycle.push(at);
+                }
+                // In run order (each waits for the one before it), from its first declared.
+                cycle.reverse();
+                let k = (0..cycle.len()).min_by_key(|&k| cycle[k]).unwrap_or(0);
+                cycle.rotate_left(k);
+                let names: Vec<String> = cycle
+                    .iter()
+                    .map(|&i| format!("`{}`", systems[i].ident))
+                    .collect();
+                let first = cycle[0];
+                return Err(vec![diag(
+                    found[first],
+                    found[first].decl.ident.span(),
+                    format!(
+                        "the systems' order constraints form a cycle: {} then {} again",
+                        names.join(" then "),
+                        names[0]
+                    ),
+                )
+                .with_help(
+                    "remove one of the `after(..)`/`before(..)` that close the cycle",
+                )]);
+            }
+        }
+    }
+    let mut slots: Vec<Option<System>> = systems.into_iter().map(Some).collect();
+    Ok(order
+        .into_iter()
+        .map(|i| slots[i].take().expect("placed once"))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn acc(reads: u128, writes: u128) -> Access {
+        let of = |m: u128| Bits::of((0..128).filter(|&i| m & (1u128 << i) != 0));
+        Access {
+            reads: of(reads),
+            writes: of(writes),
+            ..Access::default()
+        }
+    }
+
+    fn bits(items: &[usize]) -> Bits {
+        let mut b = Bits::default();
+        for &i in items {
+            b.insert(i);
+        }
+        b
+    }
+
+    #[test]
+    fn bits_hold_any_index_in_its_own_word_and_bit() {
+        let b = bits(&[0, 63, 64, 200]);
+        assert_eq!(b.0, [1 | 1 << 63, 1, 0, 1 << 8], "word i / 64, bit i % 64");
+        assert!(Bits::default().is_empty() && bits(&[]).is_empty());
+        assert!(!bits(&[130]).is_empty());
+        assert!(bits(&[3, 200]).intersects(&bits(&[200])));
+        assert!(!bits(&[3, 200]).intersects(&bits(&[4, 201])));
+        assert!(
+            !bits(&[8]).intersects(&bits(&[200])),
+            "same bit, other word"
+        );
+        assert_eq!(
+            bits(&[1, 70]).union(&bits(&[1, 2, 200])),
+            bits(&[1, 2, 70, 200])
+        );
+        assert_eq!(
+            bits(&[1]).union(&bits(&[1])),
+            bits(&[1]),
+            "an element of both stays"
+        );
+    }
+
+    #[test]
+    fn paths_relative_to_the_including_module_gain_one_super() {
+        let path = |module: &str| {
+            let p = full_path(module, &syn::parse_str("Position").unwrap());
+            quote::quote!(#p).to_string().replace(' ', "")
+        };
+        assert_eq!(path("crate::components"), "crate::components::Position");
+        assert_eq!(path("::physics::parts"), "::physics::parts::Position");
+        assert_eq!(path("self"), "super::Position");
+        assert_eq!(path("self::parts"), "super::parts::Position");
+        assert_eq!(path("super::parts"), "super::super::parts::Position");
+        assert_eq!(path("components"), "super::components::Position");
+    }
+
+    #[test]
+    fn conflicts_need_a_write() {
+        assert!(!acc(0b11, 0).conflicts(&acc(0b01, 0)), "readers share");
+        assert!(acc(0b01, 0).conflicts(&acc(0, 0b01)), "read vs write");
+        assert!(acc(0, 0b01).conflicts(&acc(0, 0b01)), "write vs write");
+        assert!(!acc(0, 0b01).conflicts(&acc(0b10, 0b100)));
+        let mut r = Access::default();
+        r.res_writes.insert(0);
+        let mut read = Access::default();
+        read.res_reads.insert(0);
+        assert!(r.conflicts(&read));
+        let mut far = Access::default();
+        far.res_reads.insert(200);
+        assert!(!r.conflicts(&far), "resources past 128 are their own");
+        far.res_writes.insert(0);
+        assert!(r.conflicts(&far));
+        assert!(
+            !r.conflicts(&acc(1, 1)),
+            "resources and components are separate spaces"
+        );
+    }
+
+    #[test]
+    fn stages_keep_conflicting_systems_in_order() {
+        // a writes 0; b reads 1; c reads 0 (after a); d writes 1 (after b); e independent.
+        let s = place_in_stages(&[acc(0, 1), acc(2, 0), acc(1, 0), acc(0, 2), acc(4, 0)]);
+        assert_eq!(s, [0, 0, 1, 1, 0]);
+        // A chain of writers of one component gets one stage each.
+        assert_eq!(
+            place_in_stages(&[acc(0, 1), acc(0, 1), acc(0, 1)]),
+            [0, 1, 2]
+        );
+        // A later system after two conflicting ones goes after the later of them.
+        assert_eq!(
+            place_in_stages(&[acc(0, 1), acc(1, 2), acc(2, 0)]),
+            [0, 1, 2]
+        );
+        // Systems after one with commands see its changes: a later stage. Earlier ones share.
+        let cmd = Access {
+            commands: true,
+            ..acc(1, 0)
+        };
+        assert_eq!(
+            place_in_stages(&[acc(2, 0), cmd.clone(), acc(4, 0), acc(8, 0)]),
+            [0, 0, 1, 1]
+        );
+        // Issue 8, bug 1: a commands system declared after two conflicting writers goes no
+        // earlier than the later of them, so its changes apply after both ran.
+        let expire = Access {
+            commands: true,
+            ..acc(0, 4)
+        };
+        assert_eq!(place_in_stages(&[acc(0, 1), acc(0, 1), expire]), [0, 1, 1]);
+        // A resource writer runs alone; a later independent system does not join it.
+        let mut writer = acc(0, 0);
+        writer.res_writes.insert(0);
+        assert_eq!(
+            place_in_stages(&[acc(0, 1), writer, acc(0, 2), acc(0, 1)]),
+            [0, 1, 0, 2]
+        );
+    }
+}
+
+#[cfg(test)]
+mod conflict_oracle;

@@ -1,0 +1,816 @@
+//! The system passes: one private function per system (`system_<i>`) and per stage of the
+//! schedule that fuses several systems (`stage_<k>`); a stage of one system runs that
+//! system's pass.
+//!
+//! A pass declares an enum `Part` with one variant per store *shape* — the column types and
+//! system calls a store needs; stores of one shape (most of a pass's stores) share it —
+//! holding a store's typed column slices, and a body with one arm per shape that runs the
+//! systems over a part with a plain zipped loop, so the inner loop is a hand-written one. Its
+//! `Stores` lists the stores once: a line each, taking a store's columns as its variant, in a
+//! pass over fewer than [`TABLE_FROM`] stores; from there a static table of store ids and
+//! column indices that one loop in `sigecs` walks, so that a pass's code grows with its
+//! shapes and not with its stores.
+//! `sigecs::__private::run_parts` (instantiated once per pass) runs the body on each part
+//! in turn when the pass is small, or cuts the parts into jobs for rayon's pool.
+
+use super::world::{stage_fn, system_fn};
+use super::*;
+use crate::analyze::Param;
+
+pub(super) fn generate(model: &Model, table_from: usize) -> TokenStream {
+    let systems = (0..model.systems.len()).map(|i| {
+        let d = doc(format!("The pass of system `{}`.", model.systems[i].ident));
+        pass(model, &[i], system_fn(i), d, i, table_from)
+    });
+    // A stage of one system runs that system's pass (see `stage_fn`).
+    let stages = model
+        .stages
+        .iter()
+        .enumerate()
+        .filter(|(_, stage)| stage.len() > 1)
+        .enumerate()
+        .map(|(fused, (k, stage))| {
+            let names: Vec<String> = stage
+                .iter()
+                .map(|&i| name(&model.systems[i].ident))
+                .collect();
+            let d = doc(format!(
+                "Stage {k} of the schedule: {}, fused into one pass.",
+                names.join(", ")
+            ));
+            pass(
+                model,
+                stage,
+                stage_fn(model, k),
+                d,
+                model.systems.len() + fused,
+                table_from,
+            )
+        });
+    quote!(#(#systems)* #(#stages)*)
+}
+
+/// Binding of component `id`'s value in a row.
+fn value(id: usize) -> Ident {
+    format_ident!("v{}", id)
+}
+
+/// Binding of resource `id`.
+fn resource(id: usize) -> Ident {
+    format_ident!("r{}", id)
+}
+
+/// One column a pass reads for a store: its index, the slice type, whether it is written, and
+/// the per-row binding.
+struct Source {
+    column: usize,
+    ty: TokenStream,
+    mutable: bool,
+    binding: Ident,
+}
+
+/// The default number of stores from which a pass reaches its stores through a table instead
+/// of a line of code per store (see `docs/build-scale.md` for the measurements behind it).
+pub const TABLE_FROM: usize = 32;
+
+/// The number of pass functions: one per system, one per stage that fuses several.
+pub(super) fn pass_count(model: &Model) -> usize {
+    model.systems.len() + model.stages.iter().filter(|s| s.len() > 1).count()
+}
+
+/// The pass function running `systems` (in declaration order) over every store any of them
+/// matches; `index` is its place in the world's record of pass costs. A pass over
+/// `table_from` stores or more reaches them through a table ([`table_form`]), a smaller one
+/// with a line per store ([`per_store_form`]).
+fn pass(
+    model: &Model,
+    systems: &[usize],
+    name: Ident,
+    d: TokenStream,
+    index: usize,
+    table_from: usize,
+) -> TokenStream {
+    if let [only] = systems {
+        if model.systems[*only].frame() {
+            return frame_pass(model, *only, name, d);
+        }
+    }
+    let stores: Vec<usize> = (0..model.signatures.len())
+        .filter(|s| {
+            systems
+                .iter()
+                .any(|&i| model.systems[i].matches.contains(s))
+        })
+        .collect();
+    let sequential = systems.iter().any(|&i| model.systems[i].sequential());
+    // A change-filtered system runs alone in its pass and visits only the changed chunks.
+    let filtered: Option<usize> = match systems {
+        [only] if !model.systems[*only].changed.is_empty() => Some(*only),
+        _ => None,
+    };
+
+    // One loop per store *shape* (the same column types and the same calls: most stores of a
+    // pass), as an arm of the body; a store adds only how its columns are taken.
+    let mut shapes: Vec<String> = Vec::new();
+    let mut variants = Vec::new();
+    let mut arms = Vec::new();
+    // Per shape: its variant and its columns (`usize::MAX` for the entity column) and whether
+    // each is written; per store: its id, its shape, the columns it takes and the columns a
+    // change filter watches.
+    let mut shape_columns: Vec<(Ident, Vec<(bool, bool)>)> = Vec::new();
+    let mut entries: Vec<(usize, usize, Vec<usize>, Vec<usize>)> = Vec::new();
+    let table = stores.len() >= table_from;
+    // What each part of a store runs: in a table, a store of a fused stage has a part per
+    // system (the same store once for each, in a row), so its shapes are its systems' (a few
+    // each) and not one per combination of systems (nearly one per store in a large stage).
+    // The systems of a stage never write what another reads, so running them one after the
+    // other over a store gives what running them row by row does; a `rows` store keeps one
+    // fused part (its systems share the row column) and is a shape of its own anyway.
+    let mut units: Vec<(usize, Vec<usize>)> = Vec::new();
+    for &s in &stores {
+        let here: Vec<usize> = systems
+            .iter()
+            .copied()
+            .filter(|&i| model.systems[i].matches.contains(&s))
+            .collect();
+        if table && model.signatures[s].layout == LayoutDecl::Columns {
+            units.extend(here.into_iter().map(|i| (s, vec![i])));
+        } else {
+            units.push((s, here));
+        }
+    }
+    for (s, here) in units {
+        let sources = sources(model, &here, s);
+        let slices: Vec<Ident> = (0..sources.len())
+            .map(|k| format_ident!("c{}", k))
+            .collect();
+        let iters = sources.iter().zip(&slices).map(|(src, c)| {
+            if src.mutable {
+                quote!(#c.iter_mut())
+            } else {
+                quote!(#c.iter())
+            }
+        });
+        let (iter, pat) = zip(
+            iters.collect(),
+            sources.iter().map(|s| s.binding.clone()).collect(),
+        );
+        let calls: Vec<TokenStream> = here.iter().map(|&i| call(model, i, s, &sources)).collect();
+        let part_types: Vec<TokenStream> = sources
+            .iter()
+            .map(|src| {
+                let ty = &src.ty;
+                if src.mutable {
+                    quote!(&'a mut [#ty])
+                } else {
+                    quote!(&'a [#ty])
+                }
+            })
+            .collect();
+        let body = quote!(for #pat in #iter { #(#calls)* });
+        let part_type = nest(part_types);
+        let key = quote!(#part_type #body).to_string();
+        let seen = shapes.iter().position(|k| *k == key);
+        let shape = seen.unwrap_or(shapes.len());
+        if seen.is_none() {
+            let variant = format_ident!("Shape{}", shapes.len());
+            shapes.push(key);
+            let slices = nest(slices.iter().map(|c| quote!(#c)).collect());
+            variants.push(quote!(#variant(#part_type)));
+            arms.push(quote!(Part::#variant(#slices) => #body));
+            let columns = sources
+                .iter()
+                .map(|src| (src.column == usize::MAX, src.mutable))
+                .collect();
+            shape_columns.push((variant, columns));
+        }
+        let watched = match filtered {
+            Some(i) => model.systems[i]
+                .changed
+                .iter()
+                .map(|&c| column_of(model, s, c))
+                .collect(),
+            None => Vec::new(),
+        };
+        let columns = sources
+            .iter()
+            .map(|src| src.column)
+            .filter(|&k| k != usize::MAX)
+            .collect();
+        entries.push((s, shape, columns, watched));
+    }
+    let (static_table, rows, takes) = if table {
+        table_form(&shape_columns, &entries, filtered.is_some())
+    } else {
+        per_store_form(&shape_columns, &entries, filtered.is_some())
+    };
+
+    // An open world's pass also visits the dynamic stores its systems match: one part per
+    // system (a typed loop over columns taken by component id), after the declared stores.
+    let (mut dyn_rows, mut dyn_each) = (quote!(), quote!());
+    if !model.strict {
+        let ids: Vec<u32> = systems.iter().map(|&i| i as u32).collect();
+        let mut picks = Vec::new();
+        for (k, &i) in systems.iter().enumerate() {
+            let d = dynamic_part(model, i, k);
+            variants.push(d.variant);
+            arms.push(d.arm);
+            picks.push(d.take);
+        }
+        dyn_rows = quote!(+ self.dynamic.rows(&self.stores, &[#(#ids),*]));
+        dyn_each = match filtered {
+            None => quote! {
+                self.dynamic.each(&mut self.stores, &[#(#ids),*], |s, k| match k {
+                    #(#picks)*
+                    _ => {}
+                });
+            },
+            Some(i) => {
+                let d = dynamic_part(model, i, 0);
+                let take = d.part;
+                let (sys, watched) = (i as u32, model.systems[i].changed.iter().map(|&c| c as u32));
+                quote! {
+                    self.dynamic.each_changed(&mut self.stores, #sys, &[#(#watched),*], self.since, |s, runs| {
+                        ::sigecs::__private::each_run(#take, runs, f)
+                    });
+                }
+            }
+        };
+    }
+    // What the pass's `Parts` holds: its stores, and the dynamic stores of an open world, and
+    // the last run of a change-filtered system.
+    let mut fields = vec![quote!(stores: ::sigecs::__private::StoresMut<'a, true>)];
+    let mut values = vec![quote!(stores)];
+    if !model.strict {
+        fields.push(quote!(dynamic: ::sigecs::__private::DynamicStores<'a>));
+        values.push(quote!(dynamic));
+    }
+    let mut since = quote!();
+    if let Some(i) = filtered {
+        fields.push(quote!(since: u64));
+        values.push(quote!(since));
+        // What changed since the system's last run; this run is its new last one.
+        since = quote!(let since = ::core::mem::replace(&mut last_run[#i], tick););
+    }
+    let (stores_type, stores_value) = (
+        quote!(struct Stores<'a> { #(#fields,)* }),
+        quote!(Stores { #(#values,)* }),
+    );
+
+    let resources = resource_bindings(model, systems);
+    let readers = reader_bindings(model, systems);
+    let run = if sequential {
+        // A system that writes a resource runs on the calling thread; its body holds the
+        // resource's `&mut`.
+        quote! {
+            let mut body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part { #(#arms)* };
+            ::sigecs::__private::run_parts_inline(stores, entities, &mut body)
+        }
+    } else {
+        let min_chunk = min_chunk(model, systems);
+        // Spawns reserve ids in row order only on one thread: in a deterministic world a pass
+        // with `Commands` never splits (`Some(usize::MAX)` overrides the world's own setting).
+        let world_min_chunk = if super::world::has_commands(model, systems) {
+            quote!(if deterministic {
+                ::core::option::Option::Some(usize::MAX)
+            } else {
+                min_chunk
+            })
+        } else {
+            quote!(min_chunk)
+        };
+        quote! {
+            let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part { #(#arms)* };
+            ::sigecs::__private::run_parts(stores, #world_min_chunk, #min_chunk, &mut costs[#index], entities, &body)
+        }
+    };
+    quote! {
+        #d
+        fn #name(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
+            ::sigecs::__parts!(Part<'a> { #(#variants,)* });
+            #static_table
+            #stores_type
+            impl<'a> ::sigecs::__private::Parts for Stores<'a> {
+                type Part = Part<'a>;
+                // Inline wherever the pass's code lands: across codegen units a call of its
+                // own was about 3% of `frag_iter`.
+                #[inline]
+                fn rows(&self) -> usize {
+                    #rows #dyn_rows
+                }
+                #[inline]
+                fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
+                    #takes
+                    #dyn_each
+                }
+            }
+            let ::sigecs::__private::Pass { stores, resources, entities, min_chunk, deterministic, dynamic, costs, events, cursors, tick, last_run } = ::sigecs::__private::pass(world);
+            #since
+            let stores = unsafe { stores.trusted() };
+            let stores = #stores_value;
+            #resources
+            #readers
+            #run
+        }
+    }
+}
+
+/// A pass's shapes: each one's variant of `Part` and its columns in order, as (the entity
+/// column?, written?).
+type Shapes = [(Ident, Vec<(bool, bool)>)];
+
+/// A pass's stores in id order: each one's id, shape, the indices of the columns its shape
+/// takes (the entity column left out) and those a change filter watches.
+type Entries = [(usize, usize, Vec<usize>, Vec<usize>)];
+
+/// How a pass with fewer stores than [`TABLE_FROM`] reaches them: a line of code per store
+/// that takes its columns by constant indices as its shape's variant (every store's part is
+/// then a known variant where it is made, and the body's `match` folds away). Returns the
+/// table (none), the expression of the rows and the statements of `Parts::each`.
+fn per_store_form(
+    shapes: &Shapes,
+    entries: &Entries,
+    filtered: bool,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let mut takes = Vec::new();
+    let mut ids = Vec::new();
+    for (store, shape, columns, watched) in entries {
+        let (variant, sources) = &shapes[*shape];
+        let mut next = columns.iter();
+        let columns = sources.iter().map(|&(entity, mutable)| {
+            if entity {
+                return quote!(s.entities());
+            }
+            let k = *next.next().expect("a column for every source");
+            if mutable {
+                quote!(s.col_mut(#k))
+            } else {
+                quote!(s.col(#k))
+            }
+        });
+        let columns = nest(columns.collect());
+        let id = *store as u32;
+        takes.push(if filtered {
+            quote! {
+                let runs = self.stores.changed(#id, &[#(#watched),*], self.since);
+                if !runs.is_empty() {
+                    let mut s = self.stores.take(#id);
+                    ::sigecs::__private::each_run(Part::#variant(#columns), &runs, f);
+                }
+            }
+        } else {
+            quote!(f({ let mut s = self.stores.take(#id); Part::#variant(#columns) });)
+        });
+        ids.push(Literal::u32_unsuffixed(id));
+    }
+    (
+        quote!(),
+        quote!(self.stores.rows(&[#(#ids),*])),
+        quote!(#(#takes)*),
+    )
+}
+
+/// How a pass with [`TABLE_FROM`] stores or more reaches them: a `static` table of numbers,
+/// each store's id, then its shape (when the pass has several), the indices of the columns its
+/// shape takes (padded to the widest shape's) and those a change filter watches; and one loop
+/// over it in `sigecs` (`StoresMut::each_in`) that takes each store's columns by the
+/// indices in its entry, one `match` arm per shape. A store costs a few numbers instead of
+/// lines of code; a filled array of integers is formatted a few stores a line.
+fn table_form(
+    shapes: &Shapes,
+    entries: &Entries,
+    filtered: bool,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let tagged = shapes.len() > 1;
+    let first = usize::from(tagged);
+    let widest = entries.iter().map(|e| e.2.len()).max().unwrap_or(0);
+    let watched = entries.first().map_or(0, |e| e.3.len());
+    let width = first + widest;
+    let mut numbers = Vec::new();
+    for (store, shape, columns, watches) in entries {
+        numbers.push(*store);
+        if tagged {
+            numbers.push(*shape);
+        }
+        numbers.extend(columns.iter().copied());
+        numbers.extend(std::iter::repeat_n(0, widest - columns.len()));
+        numbers.extend(watches.iter().copied());
+    }
+    let numbers = numbers.into_iter().map(Literal::usize_unsuffixed);
+    let doc = doc(format!(
+        "The stores of the pass, in id order, {} numbers each: the store's id{}, the indices of \
+         the columns its shape takes{}.",
+        1 + width + watched,
+        if tagged { ", its shape" } else { "" },
+        if filtered {
+            ", the columns whose changes it watches"
+        } else {
+            ""
+        },
+    ));
+    let (width_lit, watched_lit) = (
+        Literal::usize_unsuffixed(width),
+        Literal::usize_unsuffixed(watched),
+    );
+    let table = quote! {
+        #doc
+        static PASS_STORES: ::sigecs::__private::StoreTable<#width_lit, #watched_lit> =
+            ::sigecs::__private::StoreTable(&[#(#numbers),*]);
+    };
+    let parts = shapes.iter().enumerate().map(|(k, (variant, sources))| {
+        let mut next = first;
+        let columns = sources.iter().map(|&(entity, mutable)| {
+            if entity {
+                return quote!(s.entities());
+            }
+            let at = Literal::usize_unsuffixed(next);
+            next += 1;
+            if mutable {
+                quote!(s.col_mut(e[#at]))
+            } else {
+                quote!(s.col(e[#at]))
+            }
+        });
+        let columns = nest(columns.collect());
+        let k = Literal::usize_unsuffixed(k);
+        (k, quote!(Part::#variant(#columns)))
+    });
+    let part = if tagged {
+        let arms = parts.map(|(k, part)| quote!(#k => #part,));
+        quote!(match e[0] { #(#arms)* _ => ::core::unreachable!("a shape of the pass") })
+    } else {
+        parts
+            .map(|(_, part)| part)
+            .next()
+            .expect("a store has a shape")
+    };
+    let each = if filtered {
+        quote! {
+            self.stores.each_changed_in(&PASS_STORES, self.since, |mut s, e, runs| {
+                ::sigecs::__private::each_run(#part, runs, f)
+            });
+        }
+    } else {
+        quote!(self.stores.each_in(&PASS_STORES, |s, e| f(#part));)
+    };
+    (table, quote!(self.stores.table_rows(&PASS_STORES)), each)
+}
+
+/// The pass of frame-level system `index` (no component or entity parameter): the system
+/// called once, with its resources, event readers and a command buffer.
+fn frame_pass(model: &Model, index: usize, name: Ident, d: TokenStream) -> TokenStream {
+    let system = &model.systems[index];
+    let resources = resource_bindings(model, &[index]);
+    let readers = reader_bindings(model, &[index]);
+    let args = system.params.iter().map(|p| match *p {
+        Param::Commands => quote!(&mut *commands),
+        Param::Resource { id, mutable } => {
+            let r = resource(id);
+            if mutable {
+                quote!(&mut *#r)
+            } else {
+                quote!(#r)
+            }
+        }
+        Param::Events { reader, .. } => {
+            let e = reader_binding(reader);
+            quote!(&#e)
+        }
+        Param::Entity | Param::Component { .. } => unreachable!("a frame-level system"),
+    });
+    let path = &system.path;
+    quote! {
+        #d
+        fn #name(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
+            let ::sigecs::__private::Pass { resources, entities, events, cursors, .. } = ::sigecs::__private::pass(world);
+            #resources
+            #readers
+            ::sigecs::__private::run_once(entities, |commands| #path(#(#args),*))
+        }
+    }
+}
+
+/// Binding of event reader `reader` in a pass.
+fn reader_binding(reader: usize) -> Ident {
+    format_ident!("e{}", reader)
+}
+
+/// The event readers of `systems`, each over the events it has not read yet; its cursor moves
+/// past them.
+fn reader_bindings(model: &Model, systems: &[usize]) -> TokenStream {
+    let bindings = systems
+        .iter()
+        .flat_map(|&s| model.systems[s].readers())
+        .map(|(event, reader)| {
+            let (e, path, id) = (
+                reader_binding(reader),
+                &model.events[event].path,
+                event as u32,
+            );
+            quote!(let #e = events.read::<#path>(#id, &mut cursors[#reader]);)
+        });
+    quote!(#(#bindings)*)
+}
+
+/// The columns a store's part holds for `systems`: for `columns` stores one per component any
+/// of them uses, for `rows` stores the hot and/or cold column; plus the entity column when a
+/// system takes `Entity` (column `usize::MAX`).
+fn sources(model: &Model, systems: &[usize], store: usize) -> Vec<Source> {
+    let sig = &model.signatures[store];
+    let params = || systems.iter().flat_map(|&s| model.systems[s].params.iter());
+    let uses =
+        |id: usize| params().any(|p| matches!(p, Param::Component { id: c, .. } if *c == id));
+    let writes = |id: usize| {
+        params().any(|p| matches!(p, Param::Component { id: c, mutable: true, .. } if *c == id))
+    };
+    let mut sources = Vec::new();
+    match sig.layout {
+        LayoutDecl::Columns => {
+            // In component order, whatever the columns' order: stores that hold the same
+            // components in another order have one shape (their parts take the columns by
+            // their own indices).
+            let mut fields: Vec<(usize, &usize)> =
+                sig.fields.iter().map(|(_, id)| id).enumerate().collect();
+            fields.sort_by_key(|&(_, id)| *id);
+            for (k, id) in fields {
+                if uses(*id) {
+                    let path = &model.components[*id].path;
+                    sources.push(Source {
+                        column: k,
+                        ty: quote!(#path),
+                        mutable: writes(*id),
+                        binding: value(*id),
+                    });
+                }
+            }
+        }
+        LayoutDecl::Rows => {
+            for (column, cold) in [(0usize, false), (1, true)] {
+                let part = part_fields(model, sig, cold);
+                if part.iter().any(|(_, id)| uses(*id)) {
+                    let ty = if cold { cold_type(sig) } else { row_type(sig) };
+                    sources.push(Source {
+                        column,
+                        ty: quote!(#ty),
+                        mutable: part.iter().any(|(_, id)| writes(*id)),
+                        binding: ident(if cold { "cold" } else { "row" }),
+                    });
+                }
+            }
+        }
+    }
+    if params().any(|p| *p == Param::Entity) {
+        sources.push(Source {
+            column: usize::MAX,
+            ty: quote!(::sigecs::Entity),
+            mutable: false,
+            binding: ident("entity"),
+        });
+    }
+    sources
+}
+
+/// A tuple of `items`, nested so that no tuple has more than 12 elements (the parts' rows are
+/// cut through `SplitRows`, implemented for tuples of up to 12): `(a, b, c,)`, or for more
+/// `((a, .., l,), (m, ..,),)`. Types, patterns and values nest alike, so they match.
+fn nest(items: Vec<TokenStream>) -> TokenStream {
+    const MAX: usize = 12;
+    if items.len() <= MAX {
+        return quote!((#(#items,)*));
+    }
+    let chunks: Vec<TokenStream> = items.chunks(MAX).map(|c| quote!((#(#c,)*))).collect();
+    nest(chunks)
+}
+
+/// What a pass writes for system `index` (its `k`th) over the dynamic stores it matches: the
+/// part's variant (the entity column, then one column slice per component parameter,
+/// `Option` for an optional one), the body's arm (a loop over the rows calling the system),
+/// and the line of `each` that takes the part from a store's checked view.
+struct DynamicPart {
+    variant: TokenStream,
+    arm: TokenStream,
+    take: TokenStream,
+    /// The part itself, taken from the view `s`.
+    part: TokenStream,
+}
+
+fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
+    let system = &model.systems[index];
+    let variant = format_ident!("Dynamic{}", k);
+    let mut types = vec![quote!(&'a [::sigecs::Entity])];
+    let mut bindings = vec![quote!(entities)];
+    let mut takes = vec![quote!(s.entities())];
+    let mut hoists = Vec::new();
+    let mut column = 0usize;
+    let args: Vec<TokenStream> = system
+        .params
+        .iter()
+        .map(|p| match *p {
+            Param::Entity => quote!(entities[i]),
+            Param::Commands => quote!(&mut *commands),
+            Param::Events { reader, .. } => {
+                let e = reader_binding(reader);
+                quote!(&#e)
+            }
+            Param::Resource { id, mutable } => {
+                let r = resource(id);
+                if mutable {
+                    quote!(&mut *#r)
+                } else {
+                    quote!(#r)
+                }
+            }
+            Param::Component {
+                id,
+                mutable,
+                optional,
+            } => {
+                let path = &model.components[id].path;
+                let c = format_ident!("d{}", column);
+                column += 1;
+                let cid = id as u32;
+                let (ty, take, hoist, arg) = match (mutable, optional) {
+                    (false, false) => (
+                        quote!(&'a [#path]),
+                        quote!(s.component::<#path>(#cid)),
+                        quote!(let #c = &#c[..n];),
+                        quote!(&#c[i]),
+                    ),
+                    (true, false) => (
+                        quote!(&'a mut [#path]),
+                        quote!(s.component_mut::<#path>(#cid)),
+                        quote!(let #c = &mut #c[..n];),
+                        quote!(&mut #c[i]),
+                    ),
+                    (false, true) => (
+                        quote!(::core::option::Option<&'a [#path]>),
+                        quote!(s.optional::<#path>(#cid)),
+                        quote!(let #c = ::core::option::Option::map(#c, |c| &c[..n]);),
+                        quote!(::core::option::Option::map(#c, |c| &c[i])),
+                    ),
+                    (true, true) => (
+                        quote!(::core::option::Option<&'a mut [#path]>),
+                        quote!(s.optional_mut::<#path>(#cid)),
+                        quote!(let mut #c = ::core::option::Option::map(#c, |c| &mut c[..n]);),
+                        quote!(::core::option::Option::map(::core::option::Option::as_deref_mut(&mut #c), |c| &mut c[i])),
+                    ),
+                };
+                types.push(ty);
+                bindings.push(quote!(#c));
+                takes.push(take);
+                hoists.push(hoist);
+                arg
+            }
+        })
+        .collect();
+    let path = &system.path;
+    let (ty, pattern, take) = (nest(types), nest(bindings), nest(takes));
+    let k = Literal::usize_unsuffixed(k);
+    DynamicPart {
+        variant: quote!(#variant(#ty)),
+        // Every column is cut to the entity column's length first, so the loop's indexing
+        // needs no bounds check.
+        arm: quote! {
+            Part::#variant(#pattern) => {
+                let n = entities.len();
+                #(#hoists)*
+                for i in 0..n {
+                    #path(#(#args),*);
+                }
+            }
+        },
+        take: quote!(#k => f(Part::#variant(#take)),),
+        part: quote!(Part::#variant(#take)),
+    }
+}
+
+/// The column of store `store` that holds component `c`: its field's in a `columns` store,
+/// the hot or the cold one in a `rows` store.
+fn column_of(model: &Model, store: usize, c: usize) -> usize {
+    let sig = &model.signatures[store];
+    match sig.layout {
+        LayoutDecl::Columns => sig
+            .fields
+            .iter()
+            .position(|(_, id)| *id == c)
+            .expect("the store holds the component"),
+        LayoutDecl::Rows => usize::from(is_cold(model, sig, c)),
+    }
+}
+
+/// `zip(zip(a, b), c)` with the pattern `((a, b), c)` (the trait named by path: the
+/// generated code must not depend on the prelude).
+fn zip(iters: Vec<TokenStream>, bindings: Vec<Ident>) -> (TokenStream, TokenStream) {
+    let mut iter = iters[0].clone();
+    let first = &bindings[0];
+    let mut pat = quote!(#first);
+    for (it, b) in iters.into_iter().zip(&bindings).skip(1) {
+        iter = quote!(::core::iter::Iterator::zip(#iter, #it));
+        pat = quote!((#pat, #b));
+    }
+    (iter, pat)
+}
+
+/// The call of system `index` on one row of `store`.
+fn call(model: &Model, index: usize, store: usize, sources: &[Source]) -> TokenStream {
+    let sig = &model.signatures[store];
+    let system = &model.systems[index];
+    let args = system.params.iter().map(|p| match *p {
+        Param::Entity => quote!(*entity),
+        Param::Commands => quote!(&mut *commands),
+        Param::Events { reader, .. } => {
+            let e = reader_binding(reader);
+            quote!(&#e)
+        }
+        Param::Resource { id, mutable } => {
+            let r = resource(id);
+            if mutable {
+                quote!(&mut *#r)
+            } else {
+                quote!(#r)
+            }
+        }
+        Param::Component {
+            id,
+            mutable,
+            optional,
+        } => {
+            if !sig.has(id) {
+                return quote!(::core::option::Option::None);
+            }
+            let v = match sig.layout {
+                LayoutDecl::Columns => {
+                    // Bound by `iter_mut` when a system of the pass writes the column (then
+                    // this is its only user), by `iter` otherwise.
+                    let b = value(id);
+                    let written = sources.iter().any(|s| s.binding == b && s.mutable);
+                    match (mutable, written) {
+                        (true, _) | (false, false) => quote!(#b),
+                        (false, true) => quote!(&*#b),
+                    }
+                }
+                LayoutDecl::Rows => {
+                    let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
+                    let holder = ident(if is_cold(model, sig, id) {
+                        "cold"
+                    } else {
+                        "row"
+                    });
+                    if mutable {
+                        quote!(&mut #holder.#f)
+                    } else {
+                        quote!(&#holder.#f)
+                    }
+                }
+            };
+            if optional {
+                quote!(::core::option::Option::Some(#v))
+            } else {
+                v
+            }
+        }
+    });
+    let path = &system.path;
+    quote!(#path(#(#args),*);)
+}
+
+/// Resource bindings `r<id>` for the given systems: `&mut` if one of them writes it (such a
+/// system runs alone in its pass).
+fn resource_bindings(model: &Model, systems: &[usize]) -> TokenStream {
+    let mut used: Vec<(usize, bool)> = Vec::new();
+    for &s in systems {
+        for p in &model.systems[s].params {
+            if let Param::Resource { id, mutable } = *p {
+                match used.iter_mut().find(|(r, _)| *r == id) {
+                    Some(entry) => entry.1 |= mutable,
+                    None => used.push((id, mutable)),
+                }
+            }
+        }
+    }
+    let fields = resource_fields(model);
+    let bindings = used.iter().map(|&(id, mutable)| {
+        let (b, f) = (resource(id), &fields[id]);
+        if mutable {
+            quote!(let #b = &mut resources.#f;)
+        } else {
+            quote!(let #b = &resources.#f;)
+        }
+    });
+    quote!(#(#bindings)*)
+}
+
+/// The smallest `min_chunk` of the systems (they share one pass), or the default.
+fn min_chunk(model: &Model, systems: &[usize]) -> TokenStream {
+    let set: Vec<usize> = systems
+        .iter()
+        .filter_map(|&s| model.systems[s].min_chunk)
+        .collect();
+    let default = quote!(::sigecs::schedule::DEFAULT_MIN_CHUNK);
+    match set.iter().min() {
+        Some(&m) if set.len() == systems.len() => quote!(#m),
+        // By path: the generated file does not rely on the prelude's `Ord`.
+        Some(&m) => quote!(::core::cmp::min(#default, #m)),
+        None => default,
+    }
+}

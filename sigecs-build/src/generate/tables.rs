@@ -1,0 +1,381 @@
+//! The model as data: the component-set flags, the resources struct, the row structs of `rows`
+//! signatures, the static tables `sigecs` reads (components, stores with their columns and
+//! slots, systems, the schedule), and the impls that give each declared type its id.
+
+use super::*;
+use proc_macro2::Literal;
+
+pub(super) fn generate(model: &Model) -> TokenStream {
+    let words = Literal::usize_unsuffixed(model.set_words());
+    let flags = model.components.iter().enumerate().map(|(i, c)| {
+        let name = &c.ident;
+        let d = doc(format!("Component `{}` (id {i}).", c.ident));
+        let i = Literal::u32_unsuffixed(i as u32);
+        quote!(#d #name = #i,)
+    });
+
+    let res_fields = resource_fields(model);
+    let res_types: Vec<&syn::Path> = model.resources.iter().map(|r| &r.path).collect();
+    let res_docs = model
+        .resources
+        .iter()
+        .map(|r| doc(format!("The world's `{}`.", r.ident)));
+
+    let rows_structs = model
+        .signatures
+        .iter()
+        .filter(|s| s.layout == LayoutDecl::Rows)
+        .map(|sig| row_structs(model, sig));
+
+    let components = model.components.iter().map(|c| {
+        let (name, path) = (name(&c.ident), &c.path);
+        quote!(::sigecs::__private::ComponentInfo::of::<#path>(#name))
+    });
+    let stores = model.signatures.iter().map(|sig| store_info(model, sig));
+    let systems = model.systems.iter().map(|s| {
+        let name = name(&s.ident);
+        let ids = s.matches.iter().map(|&m| m as u32);
+        let list = |set: &crate::analyze::Bits| {
+            let ids = set.ids().map(|i| i as u32);
+            quote!(&[#(#ids),*])
+        };
+        let (required, excluded) = (list(&s.required), list(&s.excluded));
+        let per_row = !s.frame();
+        quote!(::sigecs::__private::SystemInfo {
+            name: #name,
+            stores: &[#(#ids),*],
+            required: #required,
+            excluded: #excluded,
+            per_row: #per_row,
+        })
+    });
+    let system_names: Vec<String> = model.systems.iter().map(|s| name(&s.ident)).collect();
+    let (n_comp, n_sig, n_sys) = (
+        model.components.len(),
+        model.signatures.len(),
+        model.systems.len(),
+    );
+    let schedule = schedule(model);
+    let (move_entries, move_fns) = typed_moves(model);
+    let n_moves = move_entries.len();
+    let strict = model.strict.then(|| {
+        quote!(
+            const STRICT: bool = true;
+        )
+    });
+    let passes = Literal::usize_unsuffixed(super::passes::pass_count(model));
+    let readers = Literal::usize_unsuffixed(model.readers);
+    let n_events = Literal::usize_unsuffixed(model.events.len());
+    let events = model.events.iter().map(|e| {
+        let (name, path) = (name(&e.ident), &e.path);
+        quote!(::sigecs::__private::EventInfo::of::<#path>(#name))
+    });
+    let event_impls = model.events.iter().enumerate().map(|(i, e)| {
+        let (path, id) = (&e.path, i as u32);
+        quote!(unsafe impl ::sigecs::EventOf<Model> for #path { const ID: u32 = #id; })
+    });
+
+    let component_impls = model.components.iter().enumerate().map(|(i, c)| {
+        let (path, id) = (&c.path, i as u32);
+        quote!(unsafe impl ::sigecs::ComponentOf<Model> for #path { const ID: u32 = #id; })
+    });
+    let signature_impls = model.signatures.iter().enumerate().map(|(i, s)| {
+        let (path, id) = (&s.path, i as u32);
+        quote!(unsafe impl ::sigecs::SignatureOf<Model> for #path { const STORE: u32 = #id; })
+    });
+    let resource_impls = res_types.iter().zip(&res_fields).map(|(path, field)| {
+        quote! {
+            unsafe impl ::sigecs::ResourceOf<Model> for #path {
+                #[inline]
+                fn get(resources: &Resources) -> &Self { &resources.#field }
+                #[inline]
+                fn get_mut(resources: &mut Resources) -> &mut Self { &mut resources.#field }
+            }
+        }
+    });
+
+    quote! {
+        ::sigecs::__component_set! {
+            /// A set of this world's components, one constant per component (ids in name
+            /// order): `ComponentSet::A | ComponentSet::B`.
+            pub struct ComponentSet: #words {
+                #(#flags)*
+            }
+        }
+
+        /// The world's resources, one field per `#[derive(Resource)]` type.
+        pub struct Resources {
+            #( #res_docs pub #res_fields: #res_types, )*
+        }
+
+        // Each initial value from its derive (the type's `Default`), so a resource that is not
+        // `Default` is an error at its declaration only, not here too.
+        impl ::core::default::Default for Resources {
+            fn default() -> Self {
+                Resources { #( #res_fields: <#res_types as ::sigecs::Resource>::__initial(), )* }
+            }
+        }
+
+        #(#rows_structs)*
+
+        /// The model of this world: the tables `sigecs` reads.
+        pub enum Model {}
+
+        static COMPONENTS: [::sigecs::__private::ComponentInfo; #n_comp] = [#(#components),*];
+        static STORES: [::sigecs::__private::StoreInfo; #n_sig] = [#(#stores),*];
+        static SYSTEMS: [::sigecs::__private::SystemInfo; #n_sys] = [#(#systems),*];
+
+        /// The systems, in declaration order.
+        pub static SYSTEM_NAMES: [&str; #n_sys] = [#(#system_names),*];
+
+        /// The generated schedule (see `World::schedule`).
+        pub static SCHEDULE: ::sigecs::schedule::Schedule = #schedule;
+
+        static MOVES: [::sigecs::__private::TypedMove; #n_moves] = [#(#move_entries),*];
+        #(#move_fns)*
+
+        static EVENTS: [::sigecs::__private::EventInfo; #n_events] = [#(#events),*];
+
+        unsafe impl ::sigecs::WorldModel for Model {
+            type Resources = Resources;
+            type Set = ::sigecs::ComponentBits<#words>;
+            #strict
+            const PASSES: usize = #passes;
+            const READERS: usize = #readers;
+            fn events() -> &'static [::sigecs::__private::EventInfo] { &EVENTS }
+            fn components() -> &'static [::sigecs::__private::ComponentInfo] { &COMPONENTS }
+            fn stores() -> &'static [::sigecs::__private::StoreInfo] { &STORES }
+            fn systems() -> &'static [::sigecs::__private::SystemInfo] { &SYSTEMS }
+            fn moves() -> &'static [::sigecs::__private::TypedMove] { &MOVES }
+            fn tables() -> &'static ::sigecs::__private::Tables<Self::Set> {
+                static TABLES: ::std::sync::OnceLock<::sigecs::__private::Tables<::sigecs::ComponentBits<#words>>> = ::std::sync::OnceLock::new();
+                TABLES.get_or_init(::sigecs::__private::Tables::build::<Model>)
+            }
+        }
+
+        #(#component_impls)*
+        #(#signature_impls)*
+        #(#resource_impls)*
+        #(#event_impls)*
+    }
+}
+
+/// The hot row struct and the cold struct of a `rows` signature.
+fn row_structs(model: &Model, sig: &Signature) -> TokenStream {
+    let name = name(&sig.ident);
+    let comp_ty = |id: usize| &model.components[id].path;
+    let (row, cold) = (row_type(sig), cold_type(sig));
+    let hot = part_fields(model, sig, false);
+    let colds = part_fields(model, sig, true);
+    let (hot_f, hot_t): (Vec<&Ident>, Vec<&syn::Path>) =
+        hot.iter().map(|(f, id)| (f, comp_ty(*id))).unzip();
+    let (cold_f, cold_t): (Vec<&Ident>, Vec<&syn::Path>) =
+        colds.iter().map(|(f, id)| (f, comp_ty(*id))).unzip();
+    let row_doc = doc(format!(
+        "One row of `{name}`: its hot components, packed together."
+    ));
+    let cold_doc = doc(format!(
+        "The cold components of one `{name}` row, kept apart so hot loops skip them."
+    ));
+    let cold_struct = (!colds.is_empty()).then(|| {
+        quote! {
+            #cold_doc
+            #[repr(C)]
+            pub struct #cold { #( #[allow(missing_docs)] pub #cold_f: #cold_t, )* }
+        }
+    });
+    quote! {
+        #row_doc
+        #[repr(C)]
+        pub struct #row { #( #[allow(missing_docs)] pub #hot_f: #hot_t, )* }
+        #cold_struct
+    }
+}
+
+/// A store's `StoreInfo`: its columns and the slot of each component, in field order.
+fn store_info(model: &Model, sig: &Signature) -> TokenStream {
+    let name = name(&sig.ident);
+    let path = &sig.path;
+    let columns: Vec<TokenStream> = column_types(model, sig)
+        .into_iter()
+        .map(|t| quote!(::sigecs::__private::ColumnType::of::<#t>()))
+        .collect();
+    let (layout, slots): (TokenStream, Vec<TokenStream>) = match sig.layout {
+        LayoutDecl::Columns => (
+            quote!(Columns),
+            sig.fields
+                .iter()
+                .enumerate()
+                .map(|(k, (_, id))| {
+                    let (c, k) = (*id as u32, k as u32);
+                    quote!(::sigecs::__private::Slot::new(#c, #k, 0))
+                })
+                .collect(),
+        ),
+        LayoutDecl::Rows => {
+            let (row, cold) = (row_type(sig), cold_type(sig));
+            let slots = sig
+                .fields
+                .iter()
+                .map(|(f, id)| {
+                    let c = *id as u32;
+                    let (column, holder) = if is_cold(model, sig, *id) {
+                        (1u32, &cold)
+                    } else {
+                        (0u32, &row)
+                    };
+                    quote!(::sigecs::__private::Slot::new(#c, #column, ::core::mem::offset_of!(#holder, #f)))
+                })
+                .collect();
+            (quote!(Rows), slots)
+        }
+    };
+    quote! {
+        ::sigecs::__private::StoreInfo {
+            name: #name,
+            layout: ::sigecs::Layout::#layout,
+            columns: &[#(#columns),*],
+            slots: &[#(#slots),*],
+            signature: ::core::any::TypeId::of::<#path>,
+        }
+    }
+}
+
+/// The element type of each column of a store of `sig`: a component per column, or the row
+/// struct and (when some component is cold) the cold struct.
+fn column_types(model: &Model, sig: &Signature) -> Vec<TokenStream> {
+    match sig.layout {
+        LayoutDecl::Columns => sig
+            .fields
+            .iter()
+            .map(|(_, id)| {
+                let p = &model.components[*id].path;
+                quote!(#p)
+            })
+            .collect(),
+        LayoutDecl::Rows => {
+            let (row, cold) = (row_type(sig), cold_type(sig));
+            let has_cold = sig.fields.iter().any(|(_, id)| is_cold(model, sig, *id));
+            let mut columns = vec![quote!(#row)];
+            if has_cold {
+                columns.push(quote!(#cold));
+            }
+            columns
+        }
+    }
+}
+
+/// The schedule as a static `Schedule` value.
+fn schedule(model: &Model) -> TokenStream {
+    let stages = model.stages.iter().map(|stage| {
+        let names: Vec<String> = stage
+            .iter()
+            .map(|&i| name(&model.systems[i].ident))
+            .collect();
+        let stores = model.signatures.iter().enumerate().filter_map(|(s, sig)| {
+            let here: Vec<String> = stage
+                .iter()
+                .filter(|&&i| model.systems[i].matches.contains(&s))
+                .map(|&i| name(&model.systems[i].ident))
+                .collect();
+            let name = name(&sig.ident);
+            (!here.is_empty()).then(|| quote!((#name, &[#(#here),*])))
+        });
+        let parallel = !stage.iter().any(|&i| model.systems[i].sequential());
+        let frame = stage.iter().any(|&i| model.systems[i].frame());
+        quote!(::sigecs::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], parallel: #parallel, frame: #frame })
+    });
+    let order = model.systems.iter().map(|s| {
+        let (name, at) = (name(&s.ident), &s.location);
+        quote!((#name, #at))
+    });
+    quote!(::sigecs::schedule::Schedule { systems: &[#(#order),*], stages: &[#(#stages),*] })
+}
+
+/// Where component `id` lives in a store of `sig`: its column and its byte offset in the
+/// column's element (as `store_info` lays it out), and that element's type.
+fn slot(model: &Model, sig: &Signature, id: usize) -> (Literal, TokenStream, TokenStream) {
+    match sig.layout {
+        LayoutDecl::Columns => {
+            let k = sig.fields.iter().position(|(_, c)| *c == id).expect("held");
+            let p = &model.components[id].path;
+            (Literal::usize_unsuffixed(k), quote!(0), quote!(#p))
+        }
+        LayoutDecl::Rows => {
+            let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
+            let (column, holder) = if is_cold(model, sig, id) {
+                (1usize, cold_type(sig))
+            } else {
+                (0, row_type(sig))
+            };
+            (
+                Literal::usize_unsuffixed(column),
+                quote!(::core::mem::offset_of!(#holder, #f)),
+                quote!(#holder),
+            )
+        }
+    }
+}
+
+/// The insert/remove moves with static types: one function per declared transition (a pair of
+/// signatures one component apart, each way) that copies each shared component from its slot
+/// in one store to its slot in the other, moves the changed component in or out, and fills
+/// the vacated source row from the source's last row column by column; and the table that
+/// keys them by (store, component).
+fn typed_moves(model: &Model) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let (mut entries, mut fns) = (Vec::new(), Vec::new());
+    for (s, c, t) in crate::analyze::transitions(model) {
+        let (from, to) = (&model.signatures[s], &model.signatures[t]);
+        let copies = to.fields.iter().filter(|(_, id)| *id != c).map(|(_, id)| {
+            let ty = &model.components[*id].path;
+            let ((sc, so, se), (dc, dof, de)) = (slot(model, from, *id), slot(model, to, *id));
+            quote!(m.copy::<#ty, #se, #de>(#sc, #so, #dc, #dof);)
+        });
+        let ty = &model.components[c].path;
+        let changed = if to.has(c) {
+            let (dc, dof, de) = slot(model, to, c);
+            quote!(m.insert::<#ty, #de>(#dc, #dof);)
+        } else {
+            let (sc, so, se) = slot(model, from, c);
+            quote!(m.take::<#ty, #se>(#sc, #so);)
+        };
+        let fills = column_types(model, from)
+            .into_iter()
+            .enumerate()
+            .map(|(k, ty)| {
+                let k = Literal::usize_unsuffixed(k);
+                quote!(m.fill::<#ty>(#k);)
+            });
+        let name = format_ident!("move_{}_{}", s, c);
+        let d = doc(format!(
+            "{} `{}`: `{}` to `{}`.",
+            if to.has(c) { "Insert" } else { "Remove" },
+            model.components[c].ident,
+            from.ident,
+            to.ident
+        ));
+        let (sid, cid, tid) = (s as u32, c as u32, t as u32);
+        entries.push(
+            quote!(::sigecs::__private::TypedMove { from: #sid, component: #cid, run: #name }),
+        );
+        fns.push(quote! {
+            #d
+            unsafe fn #name(
+                stores: *mut ::sigecs::__private::Store,
+                table: &mut ::sigecs::__private::EntityTable,
+                entity: ::sigecs::Entity,
+                loc: ::sigecs::__private::Location,
+                value: *mut u8,
+                _: u32,
+            ) {
+                unsafe {
+                    ::sigecs::__private::move_row(
+                        stores, table, entity, loc, value, [#sid, #tid],
+                        |m| { #(#copies)* #changed #(#fills)* },
+                    )
+                }
+            }
+        });
+    }
+    (entries, fns)
+}

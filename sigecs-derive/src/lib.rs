@@ -1,0 +1,91 @@
+//! # sigecs-derive: the sigecs declaration macros
+//!
+//! `#[derive(Component)]`, `#[derive(Signature)]`, `#[derive(Resource)]` and `#[system]`
+//! validate a declaration where it is written and report errors spanned on the offending token.
+//! What counts as valid is decided by `sigecs_decl`, which the build script uses too; this
+//! crate only dispatches and expands. Ids, masks and stores are the build script's job.
+//!
+//! Use them through `sigecs` (which re-exports them), as in:
+//!
+//! ```
+//! use sigecs::prelude::*;
+//!
+//! #[derive(Component)]
+//! pub struct Position(pub [f32; 3]);
+//!
+//! #[derive(Component)]
+//! #[component(cold)]
+//! pub struct DebugName(pub String);
+//!
+//! #[derive(Signature)]
+//! pub struct Named { pub position: Position, pub name: DebugName }
+//!
+//! #[derive(Resource, Default)]
+//! pub struct Time { pub dt: f32 }
+//!
+//! #[system]
+//! pub fn drift(position: &mut Position, time: &Time) {
+//!     position.0[0] += time.dt;
+//! }
+//! # fn main() {}
+//! ```
+
+mod expand;
+mod soa;
+
+use proc_macro::TokenStream;
+
+/// Declares a component. `#[component(cold)]` keeps it out of the hot row in `rows` signatures.
+/// `#[component(level = "name")]` lets levels hold it (needs `sigecs`'s
+/// `level` feature): stored as plain old data (`bytemuck::Pod`, the default) or, with
+/// `encoding = "serde"`, with postcard; `spawn_order = N` orders its spawn among component
+/// types; `map_entities` remaps the `Entity` values it holds (it implements
+/// `sigecs::level::MapEntities`).
+#[proc_macro_derive(Component, attributes(component))]
+pub fn derive_component(input: TokenStream) -> TokenStream {
+    expand::component(input.into()).into()
+}
+
+/// Declares a signature: a named set of components, stored in one packed array.
+/// `#[signature(layout = "rows")]` selects the rows layout (default `columns`).
+#[proc_macro_derive(Signature, attributes(signature))]
+pub fn derive_signature(input: TokenStream) -> TokenStream {
+    expand::signature(input.into()).into()
+}
+
+/// Declares a resource: a `Default` singleton owned by the world, passed to systems by `&R` or
+/// `&mut R`.
+#[proc_macro_derive(Resource)]
+pub fn derive_resource(input: TokenStream) -> TokenStream {
+    expand::resource(input.into()).into()
+}
+
+/// Declares an event: a value systems send through `Commands::send` and read with an
+/// `&EventReader<E>` parameter (each reader sees each event once, during the frame it was sent
+/// and the next).
+#[proc_macro_derive(Event)]
+pub fn derive_event(input: TokenStream) -> TokenStream {
+    expand::event(input.into()).into()
+}
+
+/// Declares a system. With a component or `Entity` parameter it runs once per row of every
+/// store that has its components; with none (only resources, `&mut Commands`, event readers)
+/// it runs once per call, as frame-level logic. Parameters: `&C`, `&mut C`, `Option<&C>`,
+/// `Option<&mut C>`, `&R`, `&mut R`, `Entity`, `&mut Commands`, `&EventReader<E>`. Options:
+/// `#[system(with(A), without(B))]` filters, `after(s)` / `before(s)` order constraints,
+/// `min_chunk = N`.
+#[proc_macro_attribute]
+pub fn system(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::system(args.into(), item.into()).into()
+}
+
+/// Generates a structure-of-arrays component manager from a struct declaration.
+/// Options: `#[soa(manager = "Name", lookup = "hash"|"dense")]`. With `level = "name"` (and
+/// optionally `spawn_order = N`), levels may hold the struct (it must be `Pod`, and
+/// `Deserialize` for JSON levels): in a file the build script scans, `level_registry()`
+/// registers it kept outside the stores, and a spawn hands it to the manager passed as a
+/// spawner.
+#[proc_macro_derive(SoaManager, attributes(soa))]
+pub fn derive_soa_manager(input: TokenStream) -> TokenStream {
+    soa::expand(input.into()).into()
+}

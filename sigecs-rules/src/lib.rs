@@ -1,0 +1,150 @@
+//! # sigecs-rules: the rules sigecs's build script and runtime share
+//!
+//! Two rules the build-time generator (`sigecs-build`) and the runtime (`sigecs`) must agree
+//! on, written once in a crate both depend on, so that a system matched to stores at build time
+//! and a query matched at run time cannot disagree. It depends on nothing (the build-time crate
+//! must not depend on the runtime). It is an implementation detail of sigecs: use sigecs through
+//! `sigecs`.
+//!
+//! A component set is a slice of 64-bit words: bit `i % 64` of word `i / 64` is component `i`,
+//! and a word past the end of a slice is zero, so sets of different widths compare as sets. The
+//! runtime passes fixed-size arrays (its loops unroll), the generator vectors as wide as the
+//! world needs: no width is fixed here.
+//!
+//! - [`matches()`]: which stores a system (at build time) or a query (at run time) visits.
+//! - [`Borrows::conflicts`]: when two sets of component borrows alias — two systems that must
+//!   not share a stage, or two elements of one query.
+//!
+//! ```
+//! use sigecs_rules::{matches, Borrows};
+//! // A store holding components 0, 1 and 2 is visited by a query needing 0 and 1 without 3.
+//! assert!(matches(&[0b0111], &[0b0011], &[0b1000]));
+//! // Component 64 is bit 0 of the second word.
+//! assert!(!matches(&[0b0111], &[0, 1], &[]));
+//! // `&mut C0` and `&C0` alias; two `&C0` do not.
+//! let (read, write) = (Borrows { reads: [1], writes: [0] }, Borrows { reads: [0], writes: [1] });
+//! assert!(read.conflicts(&write));
+//! assert!(!read.conflicts(&read));
+//! ```
+
+#![no_std]
+
+/// Word `i` of a set, zero past its end.
+#[inline]
+fn word(set: &[u64], i: usize) -> u64 {
+    set.get(i).copied().unwrap_or(0)
+}
+
+/// Do two sets share no component?
+#[inline]
+pub fn disjoint(a: &[u64], b: &[u64]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x & y == 0)
+}
+
+/// Does a store whose component set is `mask` match a system or query that needs every
+/// component of `required` and none of `excluded`?
+#[inline]
+pub fn matches(mask: &[u64], required: &[u64], excluded: &[u64]) -> bool {
+    required
+        .iter()
+        .enumerate()
+        .all(|(i, &r)| word(mask, i) & r == r)
+        && disjoint(mask, excluded)
+}
+
+/// Shared and exclusive borrows of components, as two component sets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Borrows<S> {
+    /// Components borrowed shared (`&C`, `Option<&C>`).
+    pub reads: S,
+    /// Components borrowed exclusively (`&mut C`, `Option<&mut C>`).
+    pub writes: S,
+}
+
+impl<S: AsRef<[u64]>> Borrows<S> {
+    /// Do the two alias: does one write a component the other reads or writes?
+    #[inline]
+    pub fn conflicts<T: AsRef<[u64]>>(&self, other: &Borrows<T>) -> bool {
+        let (r, w) = (self.reads.as_ref(), self.writes.as_ref());
+        let (or, ow) = (other.reads.as_ref(), other.writes.as_ref());
+        !(disjoint(w, or) && disjoint(w, ow) && disjoint(ow, r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_matches_when_it_has_every_required_and_no_excluded_component() {
+        assert!(matches(&[0b0111], &[0b0011], &[0b1000]));
+        assert!(
+            !matches(&[0b0101], &[0b0011], &[]),
+            "lacks a required component"
+        );
+        assert!(
+            !matches(&[0b1011], &[0b0011], &[0b1000]),
+            "has an excluded component"
+        );
+        assert!(
+            matches(&[0b0001], &[], &[]),
+            "nothing required: every store"
+        );
+    }
+
+    #[test]
+    fn words_past_the_end_are_empty() {
+        // Component 64 (word 1, bit 0) required of a one-word set: missing.
+        assert!(!matches(&[1], &[0, 1], &[]));
+        assert!(matches(&[1, 1], &[0, 1], &[]));
+        // A zero word of the requirement beyond the mask asks for nothing.
+        assert!(matches(&[1], &[1, 0, 0], &[]));
+        // Exclusions beyond the mask's words exclude nothing it has.
+        assert!(matches(&[1], &[1], &[0, 1]));
+        assert!(!matches(&[1, 1], &[1], &[0, 1]));
+        // Component 1000: word 15, bit 40.
+        let mut wide = [0u64; 16];
+        wide[15] = 1 << 40;
+        assert!(matches(&wide, &wide, &[1]));
+        assert!(!matches(&wide, &[0; 1], &wide));
+    }
+
+    #[test]
+    fn borrows_alias_only_when_one_side_writes() {
+        let b = |reads: u64, writes: u64| Borrows {
+            reads: [reads, 0],
+            writes: [writes, 0],
+        };
+        let (r0, w0, r1) = (b(1, 0), b(0, 1), b(2, 0));
+        assert!(!r0.conflicts(&r0), "two reads share");
+        assert!(
+            r0.conflicts(&w0) && w0.conflicts(&r0),
+            "read and write alias, both ways"
+        );
+        assert!(w0.conflicts(&w0));
+        assert!(!w0.conflicts(&r1), "different components");
+        let both = b(1, 2);
+        assert!(both.conflicts(&r1) && !both.conflicts(&r0));
+        // Different widths: a write of component 64 against a one-word read set.
+        let wide = Borrows {
+            reads: [0u64, 0],
+            writes: [0u64, 1],
+        };
+        assert!(!wide.conflicts(&Borrows {
+            reads: [u64::MAX, 0],
+            writes: [0, 0]
+        }));
+        assert!(!wide.conflicts(&Borrows {
+            reads: [0u64, 0, 1],
+            writes: [0u64, 0, 1]
+        }));
+        assert!(wide.conflicts(&Borrows {
+            reads: [0u64, 0, 0],
+            writes: [0u64, 1, 0]
+        }));
+        assert!(wide.conflicts(&Borrows {
+            reads: &[0u64, 1][..],
+            writes: &[][..]
+        }));
+    }
+}

@@ -1,0 +1,41 @@
+//! The traits that `#[derive(Component)]`, `#[derive(Signature)]` and `#[derive(Resource)]`
+//! implement. They carry no ids: ids, bits and stores are assigned by the build script for the
+//! whole crate at once (see `sigecs-build`), in the generated `crate::model` impls.
+
+/// A piece of per-entity data. Implemented by `#[derive(Component)]`.
+///
+/// `Send + Sync` because systems run over components on rayon's pool.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a component",
+    label = "not a component",
+    note = "derive it with `#[derive(Component)]`"
+)]
+pub trait Component: Send + Sync + 'static {
+    /// Set by `#[component(cold)]`: in a `rows` signature the component lives in a parallel
+    /// array, so loops over the hot row never pull it through the cache.
+    const COLD: bool;
+}
+
+/// Receives the component values of a signature, one call per field in declaration order.
+pub trait PartSink {
+    /// Takes the next component value.
+    fn put<C: Component>(&mut self, value: C);
+}
+
+/// A declared set of components: the value spawned as one entity, and the unit of storage (one
+/// packed store per signature). Implemented by `#[derive(Signature)]`.
+pub trait Signature: Send + Sized + 'static {
+    /// Number of components (fields).
+    const LEN: usize;
+    /// Moves the component values into `sink`, in field declaration order.
+    fn write_parts<S: PartSink>(self, sink: &mut S);
+}
+
+/// A singleton owned by the world and handed to systems by `&R` or `&mut R`. Implemented by
+/// `#[derive(Resource)]`; `Default` builds the world's initial value.
+pub trait Resource: Send + Sync + 'static {
+    /// The world's initial value: the type's `Default` (the derive writes it, and a type that
+    /// is not `Default` is an error at its `#[derive(Resource)]`).
+    #[doc(hidden)]
+    fn __initial() -> Self;
+}

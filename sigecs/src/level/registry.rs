@@ -1,0 +1,591 @@
+//! [`Registration`] and [`Registry`]: the components a level may hold, each with its level
+//! name, identifier, encoding, compile function and spawn order — the seed's
+//! `register_component_compiler(name, compile, spawn_order)`, as data.
+
+use std::any::{Any, TypeId};
+use std::fmt;
+
+use bytemuck::Pod;
+use rustc_hash::FxHashMap;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::codec::{self, CheckFn, CompileFn, EncodeFn, Encoding};
+use super::entities::{LocalTransform, MapEntities, NO_ENTITY};
+use super::error::{ComponentRef, LevelError};
+use super::format::component_identifier;
+use crate::entity::Entity;
+
+/// Where a run of consecutive instances goes: `len` values, the first at `ptr`, the next ones
+/// `stride` bytes apart (a store column, or a `rows` store's column of row structs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunTarget {
+    /// The first value's address.
+    pub(crate) ptr: *mut u8,
+    /// Bytes from one value to the next.
+    pub(crate) stride: usize,
+    /// Number of values.
+    pub(crate) len: usize,
+}
+
+/// Writes the postcard instances of `data`, in order, to the runs of `targets` in order (as
+/// many instances as the runs' lengths add up to): the spawner's way to fill store columns with
+/// a component that is not plain old data. On an error, the instances before the failing one
+/// (its index is given) are written, the others are not.
+pub(crate) type WriteFn = unsafe fn(&[u8], &[RunTarget]) -> Result<(), (u32, String)>;
+/// Appends the encoding of the value at a pointer (the registered type).
+pub(crate) type EncodeRawFn = unsafe fn(*const u8, &mut Vec<u8>) -> Result<(), String>;
+/// An entity map, as the entity-remapping functions take it.
+pub(crate) type EntityMapFn<'a> = &'a mut dyn FnMut(Entity) -> Entity;
+
+/// Calls the map on every entity held by `count` stored instances.
+pub(crate) type VisitFn = fn(Encoding, &[u8], u32, EntityMapFn<'_>) -> Result<(), (u32, String)>;
+
+/// The entity-remapping functions of a component that holds entities (see [`MapEntities`]).
+#[derive(Clone, Copy)]
+pub(crate) struct EntityFns {
+    /// Calls the map on every entity of the `count` stored instances (for the verifier's check).
+    pub(crate) visit: VisitFn,
+    /// Maps the entities of every value of the runs in place, from level indices to the
+    /// spawned entities (entity `i` of the level is `spawned[i]`; [`NO_ENTITY`] stays).
+    pub(crate) map_runs: unsafe fn(&[RunTarget], &[Entity]),
+    /// Clones the value at the pointer, maps its entities and encodes it with the encode function.
+    pub(crate) encode:
+        unsafe fn(*const u8, EntityMapFn<'_>, EncodeFn, &mut Vec<u8>) -> Result<(), String>,
+}
+
+fn visit_entities<T: MapEntities + Serialize + DeserializeOwned>(
+    encoding: Encoding,
+    data: &[u8],
+    count: u32,
+    map: EntityMapFn<'_>,
+) -> Result<(), (u32, String)> {
+    match encoding {
+        Encoding::Pod { size, .. } => {
+            debug_assert_eq!(size, std::mem::size_of::<T>());
+            if size == 0 {
+                return Ok(());
+            }
+            for chunk in data.chunks_exact(size) {
+                // SAFETY: `map_entities` checked that `T` is this registration's type, which
+                // `Registration::pod` registered as `Pod`: any `size_of::<T>()` bytes are a `T`,
+                // and a `Pod` type has no `Drop`.
+                let mut v: T = unsafe { chunk.as_ptr().cast::<T>().read_unaligned() };
+                v.map_entities(map);
+            }
+            Ok(())
+        }
+        Encoding::Postcard => codec::decode_postcard_each::<T>(data, count, |mut v, _| {
+            v.map_entities(map);
+        }),
+    }
+}
+
+/// # Safety
+/// Every value of the runs is an initialised, aligned `T` with no other reference to it.
+///
+/// # Panics
+/// When a value holds an entity that is neither [`NO_ENTITY`] nor below `spawned.len()` (the
+/// verifier checked the stored bytes; only a `Deserialize` that decodes differently from one
+/// time to the next can get here).
+unsafe fn map_runs<T: MapEntities>(targets: &[RunTarget], spawned: &[Entity]) {
+    let mut map = |e: Entity| -> Entity {
+        if e == NO_ENTITY {
+            return e;
+        }
+        match spawned.get(e.to_bits() as usize) {
+            Some(&mapped) => mapped,
+            None => panic!(
+                "entity {e} held by a spawned component is not an entity of the level \
+                 (the verified bytes decoded differently)"
+            ),
+        }
+    };
+    for t in targets {
+        for k in 0..t.len {
+            // SAFETY: guaranteed by the caller.
+            unsafe { &mut *t.ptr.wrapping_add(k * t.stride).cast::<T>() }.map_entities(&mut map);
+        }
+    }
+}
+
+/// # Safety
+/// `ptr` points to an initialised, aligned `T`.
+unsafe fn encode_mapped<T: MapEntities + Clone + 'static>(
+    ptr: *const u8,
+    map: EntityMapFn<'_>,
+    encode: EncodeFn,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    // SAFETY: guaranteed by the caller.
+    let mut v: T = unsafe { &*ptr.cast::<T>() }.clone();
+    v.map_entities(map);
+    encode(&v, out)
+}
+
+/// # Safety
+/// Every slot of the runs is valid for writing a `T`, aligned, and holds no value that needs
+/// dropping.
+unsafe fn write_postcard<T: DeserializeOwned>(
+    data: &[u8],
+    targets: &[RunTarget],
+) -> Result<(), (u32, String)> {
+    let mut rest = data;
+    let mut i = 0u32;
+    for t in targets {
+        for k in 0..t.len {
+            let (value, after) =
+                postcard::take_from_bytes::<T>(rest).map_err(|e| (i, e.to_string()))?;
+            // SAFETY: guaranteed by the caller.
+            unsafe { t.ptr.wrapping_add(k * t.stride).cast::<T>().write(value) };
+            rest = after;
+            i += 1;
+        }
+    }
+    Ok(())
+}
+
+/// # Safety
+/// Never called: plain old data is copied as bytes.
+unsafe fn write_nothing(_data: &[u8], _targets: &[RunTarget]) -> Result<(), (u32, String)> {
+    Ok(())
+}
+
+/// # Safety
+/// `ptr` points to an initialised `T` (a `Pod` type: no padding).
+unsafe fn encode_raw_pod<T: Pod>(ptr: *const u8, out: &mut Vec<u8>) -> Result<(), String> {
+    // SAFETY: guaranteed by the caller; `Pod` has no uninitialised bytes.
+    out.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr, std::mem::size_of::<T>()) });
+    Ok(())
+}
+
+/// # Safety
+/// `ptr` points to an initialised, aligned `T`.
+unsafe fn encode_raw_postcard<T: Serialize>(
+    ptr: *const u8,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    // SAFETY: guaranteed by the caller.
+    codec::encode_postcard(unsafe { &*ptr.cast::<T>() }, out)
+}
+
+/// One component that levels can hold.
+///
+/// A generated registration is one call: `Registration::pod::<Position>("position")` for a
+/// plain-old-data component, `Registration::serde::<Name>("name")` for any other serde type, with
+/// `.spawn_order(n)` when it must be spawned before or after others.
+#[derive(Clone)]
+pub struct Registration {
+    name: &'static str,
+    identifier: u64,
+    spawn_order: i32,
+    encoding: Encoding,
+    type_id: TypeId,
+    type_name: &'static str,
+    pub(crate) compile: CompileFn,
+    pub(crate) check: CheckFn,
+    pub(crate) encode: EncodeFn,
+    pub(crate) write: WriteFn,
+    pub(crate) encode_raw: EncodeRawFn,
+    pub(crate) entities: Option<EntityFns>,
+    kept_outside: bool,
+}
+
+impl Registration {
+    /// A plain-old-data component: stored as its in-memory bytes, read in place with no
+    /// decoding, compiled from JSON with its `Deserialize` impl.
+    ///
+    /// ```
+    /// use sigecs::level::Registration;
+    /// #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, serde::Deserialize)]
+    /// #[repr(C)]
+    /// struct Position { x: f32, y: f32 }
+    /// let r = Registration::pod::<Position>("position");
+    /// assert_eq!(r.name(), "position");
+    /// ```
+    pub fn pod<T: Pod + DeserializeOwned>(name: &'static str) -> Self {
+        Registration {
+            name,
+            identifier: component_identifier(name),
+            spawn_order: 0,
+            encoding: Encoding::Pod {
+                size: std::mem::size_of::<T>(),
+                align: std::mem::align_of::<T>(),
+            },
+            type_id: TypeId::of::<T>(),
+            type_name: std::any::type_name::<T>(),
+            compile: codec::compile_pod::<T>,
+            check: codec::check_nothing,
+            encode: codec::encode_pod_any::<T>,
+            write: write_nothing,
+            encode_raw: encode_raw_pod::<T>,
+            entities: None,
+            kept_outside: false,
+        }
+    }
+
+    /// A component that is not plain old data (`String`, `Vec`, enums with data): encoded with
+    /// postcard, compiled from JSON with its `Deserialize` impl. See [`codec`](super::codec) for
+    /// the two things such a type must not do.
+    pub fn serde<T: Serialize + DeserializeOwned + 'static>(name: &'static str) -> Self {
+        Registration {
+            name,
+            identifier: component_identifier(name),
+            spawn_order: 0,
+            encoding: Encoding::Postcard,
+            type_id: TypeId::of::<T>(),
+            type_name: std::any::type_name::<T>(),
+            compile: codec::compile_postcard::<T>,
+            check: codec::check_postcard::<T>,
+            encode: codec::encode_postcard_any::<T>,
+            write: write_postcard::<T>,
+            encode_raw: encode_raw_postcard::<T>,
+            entities: None,
+            kept_outside: false,
+        }
+    }
+
+    /// Sets the spawn order (default 0): component types spawn in ascending order, ties by
+    /// identifier. A component that looks at another one when it is created (the seed's mesh
+    /// looking for the transform) gets a larger number than the one it looks at.
+    pub fn spawn_order(mut self, order: i32) -> Self {
+        self.spawn_order = order;
+        self
+    }
+
+    /// Marks the component as holding entities (`#[component(map_entities)]`): the verifier
+    /// checks each is [`NO_ENTITY`](super::NO_ENTITY) or an entity of the level, the spawner
+    /// maps level indices to the spawned entities, save maps them back (see
+    /// [`MapEntities`]).
+    ///
+    /// # Panics
+    /// When `T` is not the registered type (a bug in the registration, not in data).
+    pub fn map_entities<T: MapEntities + Clone + Serialize + DeserializeOwned + 'static>(
+        mut self,
+    ) -> Self {
+        assert!(
+            self.is::<T>(),
+            "map_entities::<{}> on the registration of {}",
+            std::any::type_name::<T>(),
+            self.type_name
+        );
+        self.entities = Some(EntityFns {
+            visit: visit_entities::<T>,
+            map_runs: map_runs::<T>,
+            encode: encode_mapped::<T>,
+        });
+        self
+    }
+
+    /// Marks the component as kept outside the signature stores: its instances are taken by a
+    /// manager (an [`OutsideStores`](super::OutsideStores) spawner: the transform hierarchy, a
+    /// structure-of-arrays manager), never by a store. A world's signature check leaves it out of
+    /// an entity's set, and a spawn hands its instances to the spawner that
+    /// [takes](super::OutsideStores::takes) it.
+    pub fn kept_outside(mut self) -> Self {
+        self.kept_outside = true;
+        self
+    }
+
+    /// Whether the component is kept outside the signature stores ([`Registration::kept_outside`]).
+    pub fn is_kept_outside(&self) -> bool {
+        self.kept_outside
+    }
+
+    /// The transform hierarchy's local matrix, [`LocalTransform`] as `"local_transform"`, kept
+    /// outside the stores (a [`TransformManager`](crate::transform::TransformManager) takes it).
+    pub fn local_transform() -> Self {
+        Registration::pod::<LocalTransform>(LocalTransform::NAME).kept_outside()
+    }
+
+    /// Whether the component holds entities that are remapped ([`Registration::map_entities`]).
+    pub fn maps_entities(&self) -> bool {
+        self.entities.is_some()
+    }
+
+    /// The level name: the key in the JSON's `"components"` object.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The component identifier stored in blobs: [`component_identifier`] of the name.
+    pub fn identifier(&self) -> u64 {
+        self.identifier
+    }
+
+    /// The spawn order.
+    pub fn order(&self) -> i32 {
+        self.spawn_order
+    }
+
+    /// How instances are stored.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// The registered Rust type's `TypeId`, so a world can map a registration to its own
+    /// component id.
+    pub fn type_id(&self) -> TypeId {
+        self.type_id
+    }
+
+    /// The registered Rust type's name, for messages.
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    /// Whether `T` is the registered type.
+    pub fn is<T: Any>(&self) -> bool {
+        self.type_id == TypeId::of::<T>()
+    }
+
+    /// How errors name this component.
+    pub fn component_ref(&self) -> ComponentRef {
+        ComponentRef {
+            identifier: self.identifier,
+            name: Some(self.name),
+        }
+    }
+
+    pub(crate) fn wrong_type<T>(&self) -> LevelError {
+        LevelError::WrongType {
+            component: self.component_ref(),
+            expected: self.type_name,
+            found: std::any::type_name::<T>(),
+        }
+    }
+}
+
+impl fmt::Debug for Registration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registration")
+            .field("name", &self.name)
+            .field("identifier", &format_args!("{:#018x}", self.identifier))
+            .field("spawn_order", &self.spawn_order)
+            .field("encoding", &self.encoding)
+            .field("type_name", &self.type_name)
+            .field("maps_entities", &self.entities.is_some())
+            .field("kept_outside", &self.kept_outside)
+            .finish()
+    }
+}
+
+/// The components a level may hold: the seed's `EntityCompiler` registrations, checked once.
+///
+/// Registrations are kept in identifier order (a registration's index is its position in that
+/// order). Building a registry refuses two registrations with one name, two names with one
+/// identifier (an FNV-1a collision: rename one), one type under two names, and a POD type larger
+/// than the format's 32-bit sizes.
+#[derive(Clone, Debug, Default)]
+pub struct Registry {
+    registrations: Vec<Registration>,
+    by_name: FxHashMap<&'static str, usize>,
+    by_type: FxHashMap<TypeId, usize>,
+}
+
+impl Registry {
+    /// A registry of these components.
+    pub fn new(registrations: impl IntoIterator<Item = Registration>) -> Result<Self, LevelError> {
+        let mut registrations: Vec<Registration> = registrations.into_iter().collect();
+        registrations.sort_by(|a, b| a.identifier.cmp(&b.identifier).then(a.name.cmp(b.name)));
+        let mut by_name = FxHashMap::default();
+        let mut by_type = FxHashMap::default();
+        for (i, r) in registrations.iter().enumerate() {
+            if let Encoding::Pod { size, .. } = r.encoding {
+                if u32::try_from(size).is_err() {
+                    return Err(LevelError::TooLarge {
+                        what: "a plain-old-data component's size",
+                    });
+                }
+            }
+            if by_name.insert(r.name, i).is_some() {
+                return Err(LevelError::DuplicateName { name: r.name });
+            }
+            if i > 0 && registrations[i - 1].identifier == r.identifier {
+                return Err(LevelError::IdentifierCollision {
+                    first: registrations[i - 1].name,
+                    second: r.name,
+                    identifier: r.identifier,
+                });
+            }
+            if let Some(j) = by_type.insert(r.type_id, i) {
+                return Err(LevelError::DuplicateType {
+                    type_name: r.type_name,
+                    first: registrations[j].name,
+                    second: r.name,
+                });
+            }
+        }
+        Ok(Registry {
+            registrations,
+            by_name,
+            by_type,
+        })
+    }
+
+    /// The registry of a generated world: `registrations` plus the transform hierarchy's
+    /// [`LocalTransform`] ([`Registration::local_transform`]). The build script has already refused duplicate
+    /// names and identifier collisions at their declarations.
+    ///
+    /// # Panics
+    /// When [`Registry::new`] refuses the list (only a hand-written list can get here).
+    pub fn generated(registrations: impl IntoIterator<Item = Registration>) -> Self {
+        let all = registrations
+            .into_iter()
+            .chain([Registration::local_transform()]);
+        Registry::new(all).unwrap_or_else(|e| panic!("the generated level registry: {e}"))
+    }
+
+    /// A registry of these registrations and `more` (e.g. a generated registry and the
+    /// components of the world's structure-of-arrays managers), checked as [`Registry::new`]
+    /// checks.
+    ///
+    /// ```
+    /// use sigecs::level::{Registration, Registry};
+    /// let base = Registry::new([Registration::pod::<f32>("mass")]).unwrap();
+    /// let more = base.with([Registration::pod::<u32>("count").kept_outside()]).unwrap();
+    /// assert!(more.by_name("count").unwrap().is_kept_outside());
+    /// assert!(base.with([Registration::pod::<u64>("mass")]).is_err(), "one name twice");
+    /// ```
+    pub fn with(
+        &self,
+        more: impl IntoIterator<Item = Registration>,
+    ) -> Result<Registry, LevelError> {
+        Registry::new(self.registrations.iter().cloned().chain(more))
+    }
+
+    /// The registration of the type with this `TypeId`.
+    pub fn by_type_id(&self, type_id: TypeId) -> Option<&Registration> {
+        self.by_type.get(&type_id).map(|&i| &self.registrations[i])
+    }
+
+    /// The registrations, in identifier order.
+    pub fn registrations(&self) -> &[Registration] {
+        &self.registrations
+    }
+
+    /// Number of registrations.
+    pub fn len(&self) -> usize {
+        self.registrations.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.registrations.is_empty()
+    }
+
+    /// The index of the registration with this identifier.
+    pub fn index_of(&self, identifier: u64) -> Option<usize> {
+        self.registrations
+            .binary_search_by_key(&identifier, |r| r.identifier)
+            .ok()
+    }
+
+    /// The registration with this identifier.
+    pub fn get(&self, identifier: u64) -> Option<&Registration> {
+        self.index_of(identifier).map(|i| &self.registrations[i])
+    }
+
+    /// The registration with this level name.
+    pub fn by_name(&self, name: &str) -> Option<&Registration> {
+        self.by_name.get(name).map(|&i| &self.registrations[i])
+    }
+
+    /// The registration of the Rust type `T`.
+    pub fn by_type<T: Any>(&self) -> Option<&Registration> {
+        self.by_type
+            .get(&TypeId::of::<T>())
+            .map(|&i| &self.registrations[i])
+    }
+
+    /// How errors name the component with this identifier.
+    pub fn component_ref(&self, identifier: u64) -> ComponentRef {
+        ComponentRef {
+            identifier,
+            name: self.get(identifier).map(|r| r.name),
+        }
+    }
+
+    /// The registered names, sorted, comma-separated (for "unknown component" messages).
+    pub fn names(&self) -> String {
+        let mut names: Vec<&str> = self.registrations.iter().map(|r| r.name).collect();
+        names.sort_unstable();
+        names.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicates_are_refused() {
+        let e = Registry::new([Registration::pod::<u32>("a"), Registration::pod::<u64>("a")])
+            .unwrap_err();
+        assert_eq!(e, LevelError::DuplicateName { name: "a" });
+        let e = Registry::new([Registration::pod::<u32>("a"), Registration::pod::<u32>("b")])
+            .unwrap_err();
+        assert!(matches!(e, LevelError::DuplicateType { .. }), "{e}");
+    }
+
+    #[test]
+    fn lookups() {
+        let r = Registry::new([
+            Registration::pod::<u32>("a"),
+            Registration::serde::<String>("name").spawn_order(2),
+        ])
+        .unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r.by_name("name").unwrap().order(), 2);
+        assert_eq!(r.by_type::<u32>().unwrap().name(), "a");
+        assert_eq!(r.get(component_identifier("a")).unwrap().name(), "a");
+        assert!(r.get(1).is_none());
+        assert_eq!(r.names(), "a, name");
+        assert!(r
+            .registrations()
+            .windows(2)
+            .all(|w| w[0].identifier() < w[1].identifier()));
+        assert!(!r.is_empty() && Registry::default().is_empty());
+        let a = r.by_type_id(TypeId::of::<u32>()).unwrap();
+        assert_eq!(a.name(), "a");
+        assert!(r.by_type_id(TypeId::of::<u64>()).is_none());
+        assert_eq!(a.type_name(), "u32");
+        assert_eq!(
+            r.by_name("name").unwrap().type_name(),
+            "alloc::string::String"
+        );
+    }
+
+    #[test]
+    fn a_registration_describes_itself() {
+        let link = Registration::pod::<Entity>("link").map_entities::<Entity>();
+        assert!(link.maps_entities());
+        assert!(!Registration::pod::<u32>("a").maps_entities());
+        assert_eq!(
+            format!("{link:?}"),
+            format!(
+                "Registration {{ name: \"link\", identifier: {:#018x}, spawn_order: 0, \
+                 encoding: Pod {{ size: 4, align: 4 }}, type_name: \"{}\", maps_entities: true, \
+                 kept_outside: false }}",
+                component_identifier("link"),
+                std::any::type_name::<Entity>()
+            )
+        );
+    }
+
+    #[test]
+    fn generated_and_extended_registries() {
+        let g = Registry::generated([Registration::pod::<u32>("a")]);
+        assert_eq!(g.len(), 2);
+        assert!(g.by_name("a").is_some());
+        assert!(g.by_type::<LocalTransform>().unwrap().is_kept_outside());
+        let more = g.with([Registration::serde::<String>("name")]).unwrap();
+        assert_eq!(more.len(), 3);
+        assert_eq!(more.by_type::<String>().unwrap().name(), "name");
+        assert_eq!(g.len(), 2, "the base is unchanged");
+        assert_eq!(
+            g.with([Registration::pod::<u64>("a")]).unwrap_err(),
+            LevelError::DuplicateName { name: "a" }
+        );
+    }
+}

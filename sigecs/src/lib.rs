@@ -1,0 +1,84 @@
+//! # sigecs: the runtime
+//!
+//! sigecs generates its storage at build time: a build script (with `sigecs-build`) reads the
+//! crate's `#[derive(Component)]`, `#[derive(Signature)]`, `#[derive(Resource)]` and `#[system]`
+//! declarations and writes a `World` with one packed store per signature. The generated file
+//! holds only what needs static types — the model's tables, the row structs of `rows`
+//! signatures, and the system passes — and this crate holds everything else, once:
+//!
+//! - [`entity`]: generational 32-bit entity ids (22 index bits, 8 generation bits).
+//! - [`world`]: [`World`], generic over a model: spawn, despawn, get, insert/remove moves,
+//!   commands, statistics, invariants; and [`WorldError`].
+//! - [`component`]: the traits the derives implement.
+//! - [`events`]: events systems send through `Commands` and read with `&EventReader<E>`.
+//! - [`query`]: run-time queries over the stores chosen by bitmask.
+//! - [`schedule`]: parallel passes, [`Commands`], and the stage plan.
+//! - [`stats`]: memory statistics and the memory-efficiency measure.
+//! - [`soa`]: classic structure-of-arrays component managers.
+//! - `transform` (cargo feature `transform`): the transform hierarchy, with
+//!   glam's matrices (glam is re-exported as `sigecs::glam`).
+//! - `level` (cargo feature `level`): levels and prefabs compiled from
+//!   JSON to verified binary blobs.
+//!
+//! It also re-exports the derives and `#[system]` from `sigecs-derive`, so a user crate depends
+//! on `sigecs` alone (plus `sigecs-build` as a build-dependency).
+//!
+//! ```
+//! use sigecs::entity::EntityManager;
+//! let mut entities = EntityManager::new();
+//! let e = entities.create().unwrap();
+//! assert!(entities.alive(e));
+//! ```
+
+#![warn(unreachable_pub)]
+
+pub mod component;
+pub mod entity;
+pub mod events;
+#[cfg(feature = "level")]
+pub mod level;
+mod model;
+pub mod query;
+/// The store-matching and aliasing rules, shared with the build script (crate `sigecs-rules`).
+use sigecs_rules as rules;
+pub mod schedule;
+pub mod set;
+pub mod soa;
+pub mod stats;
+mod storage;
+#[cfg(feature = "transform")]
+pub mod transform;
+pub mod world;
+
+#[cfg(test)]
+mod test_model;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use component::{Component, PartSink, Resource, Signature};
+pub use entity::Entity;
+pub use events::{Event, EventReader};
+pub use model::{ComponentOf, EventOf, ResourceOf, SignatureOf, WorldModel};
+pub use schedule::Commands;
+pub use set::{AnyComponentBits, ComponentBits};
+pub use sigecs_derive::{system, Component, Event, Resource, Signature, SoaManager};
+pub use stats::{CacheStats, Layout, StoreStats, WorldStats};
+pub use world::{Change, CommandErrors, CommandFailure, UndeclaredSet, World, WorldError};
+
+/// The math library of the transform hierarchy, so its matrices are the same type as yours.
+#[cfg(feature = "transform")]
+pub use glam;
+#[doc(hidden)]
+pub use rayon;
+
+/// Everything a components file and a `main` usually need.
+pub mod prelude {
+    pub use crate::query::{With, Without};
+    pub use crate::schedule::Commands;
+    pub use crate::{
+        system, CommandErrors, Component, Entity, Event, EventReader, Resource, Signature,
+        UndeclaredSet, WorldError,
+    };
+}

@@ -1,0 +1,1126 @@
+//! Items that exist only for generated code: typed, checked access to the columns of the
+//! stores a system pass visits, the moves' shared half, and running the generated passes from
+//! their tables. Not part of the public API (hidden from the docs, may change
+//! without notice); safe to call, since every view is checked (column types, one mutable
+//! borrow per column) and no view can change a store's length or move a row. The one
+//! exception is [`StoresMut::trusted`], an `unsafe` promise by a generated pass that it takes
+//! each column as the type the model gives it, which drops the per-store type check.
+
+pub use crate::events::{EventInfo, EventQueues};
+pub use crate::storage::CHUNK;
+
+/// Hands `f` the rows of `part` that lie in `runs` (ascending, disjoint row ranges of the
+/// part's store), one piece per run: how a change-filtered system visits only the chunks that
+/// changed.
+#[inline]
+pub fn each_run<P: SplitRows>(part: P, runs: &[std::ops::Range<usize>], f: &mut impl FnMut(P)) {
+    let mut rest = part;
+    let mut at = 0;
+    for run in runs {
+        let (_, tail) = rest.split_at(run.start - at);
+        let (piece, tail) = tail.split_at(run.end - run.start);
+        f(piece);
+        rest = tail;
+        at = run.end;
+    }
+}
+pub use crate::schedule::parts::{
+    plan, run_jobs, run_parts, run_parts_inline, Parts, PassCost, Pending, Plan, SplitRows, Timer,
+};
+pub use crate::schedule::Commands;
+
+/// Runs a frame-level system's `body` (a system with no component or entity parameter) once,
+/// with a command buffer reserving ids from `entities`; returns the commands it requested.
+#[inline]
+pub fn run_once<'e>(entities: &'e EntityManager, body: impl FnOnce(&mut Commands<'e>)) -> Pending {
+    let mut commands = Commands::new(entities);
+    body(&mut commands);
+    Pending::of(commands)
+}
+
+// The tables a generated world describes itself with, and the types its moves name.
+pub use crate::model::{
+    ComponentInfo, CopyOp, Edge, MoveFn, MoveRef, Slot, StoreInfo, SystemInfo, Tables, Transition,
+    TypedMove,
+};
+pub use crate::storage::{ColumnType, Store};
+pub use crate::world::table::{EntityTable, Location};
+
+use crate::entity::{Entity, EntityManager};
+use crate::model::WorldModel;
+use crate::storage::{copy_bytes, Column};
+
+/// A generated pass: one system's, or one stage's fused systems, over every store they
+/// match; returns the commands its systems requested, which the runner applies.
+pub type PassFn<M> = fn(&mut crate::World<M>) -> Pending;
+
+/// Runs one pass and applies its commands; returns the commands that could not be applied.
+#[inline]
+pub fn run_one<M: WorldModel>(
+    world: &mut crate::World<M>,
+    pass: PassFn<M>,
+) -> Vec<crate::WorldError> {
+    let pending = pass(world);
+    world.apply_commands(pending)
+}
+
+/// Runs `passes` in order (every system, or every stage) as one frame: starts the frame for
+/// the events, then runs each pass and applies its commands before the next runs; collects
+/// the commands that could not be applied.
+pub fn run_passes<M: WorldModel>(
+    world: &mut crate::World<M>,
+    passes: &[PassFn<M>],
+) -> Vec<crate::WorldError> {
+    world.update_events();
+    let mut errors = Vec::new();
+    for &pass in passes {
+        errors.extend(run_one(world, pass));
+    }
+    errors
+}
+
+/// Runs pass `k` of `passes`: `Ok(false)` when there is none, `Err` with the commands that
+/// could not be applied.
+pub fn run_pass<M: WorldModel>(
+    world: &mut crate::World<M>,
+    passes: &[PassFn<M>],
+    k: usize,
+) -> Result<bool, crate::CommandErrors> {
+    match passes.get(k) {
+        Some(&pass) => crate::CommandErrors::into_result(run_one(world, pass)).map(|()| true),
+        None => Ok(false),
+    }
+}
+
+/// The end of a run of passes whose systems take no `Commands`: nothing can have failed.
+#[inline]
+pub fn no_commands(errors: Vec<crate::WorldError>) {
+    debug_assert!(errors.is_empty(), "no command can fail without Commands");
+}
+
+/// What a generated pass borrows from `world` at once: its stores (as checked views), its
+/// resources and its entity manager.
+#[inline]
+pub fn pass<M: WorldModel>(world: &mut crate::World<M>) -> Pass<'_, M> {
+    world.pass()
+}
+
+/// What a generated pass borrows from the world at once.
+pub struct Pass<'w, M: WorldModel> {
+    /// The stores, handed out by id in ascending order.
+    pub stores: StoresMut<'w>,
+    /// The resources.
+    pub resources: &'w mut M::Resources,
+    /// The entity manager, for [`Commands::spawn`]'s reservations.
+    pub entities: &'w EntityManager,
+    /// The world's `min_chunk` override.
+    pub min_chunk: Option<usize>,
+    /// The world wants ids independent of the thread count: a pass of systems with
+    /// `Commands` runs on one thread (it passes `Some(usize::MAX)` as the world's override).
+    pub deterministic: bool,
+    /// The dynamic stores each system visits.
+    pub dynamic: DynamicStores<'w>,
+    /// The world's record of each pass's cost, by pass index, for its split decision.
+    pub costs: &'w mut [PassCost],
+    /// The event queues, for readers.
+    pub events: crate::events::EventQueues<'w>,
+    /// Each event reader's cursor, by reader index.
+    pub cursors: &'w mut [u64],
+    /// The change stamp of this pass (the world's clock, moved on for it): what its writes
+    /// are stamped with, and what a change-filtered system records as its last run.
+    pub tick: u64,
+    /// Per system, the stamp of its last run, for its change filter.
+    pub last_run: &'w mut [u64],
+}
+
+impl<'w> StoresMut<'w> {
+    /// Views of `stores`, each handed out once, for a pass stamped `tick`.
+    pub(crate) fn new(stores: &'w mut [Store], tick: u64) -> Self {
+        StoresMut {
+            len: stores.len(),
+            ptr: stores.as_mut_ptr(),
+            tick,
+            next: 0,
+            _borrow: std::marker::PhantomData,
+        }
+    }
+}
+
+/// The dynamic stores a pass's systems visit (see `world/dynamic.rs`): per system, in
+/// declaration order, the ids of the dynamic stores whose component set matches it, ascending.
+/// A generated pass counts their rows with [`DynamicStores::rows`] and takes their columns in
+/// [`DynamicStores::each`], after its declared stores.
+#[derive(Clone, Copy, Debug)]
+pub struct DynamicStores<'w> {
+    matches: &'w [Vec<u32>],
+}
+
+impl<'w> DynamicStores<'w> {
+    /// The lists of `matches` (per system, its dynamic stores).
+    pub(crate) fn new(matches: &'w [Vec<u32>]) -> Self {
+        DynamicStores { matches }
+    }
+
+    /// The dynamic stores of system `s` (none for a system index out of range).
+    fn of(&self, s: u32) -> &'w [u32] {
+        self.matches.get(s as usize).map_or(&[], |m| &m[..])
+    }
+
+    /// True when none of `systems` visits a dynamic store (the common case: no allocation).
+    #[inline]
+    fn none(&self, systems: &[u32]) -> bool {
+        systems.iter().all(|&s| self.of(s).is_empty())
+    }
+
+    /// Rows of the dynamic stores any of `systems` visits, each store counted once.
+    #[inline]
+    pub fn rows<const TRUSTED: bool>(
+        &self,
+        stores: &StoresMut<'w, TRUSTED>,
+        systems: &[u32],
+    ) -> usize {
+        if self.none(systems) {
+            return 0;
+        }
+        let mut rows = 0;
+        self.merge(systems, |id, _, first| {
+            if first {
+                rows += stores.len_of(id);
+            }
+        });
+        rows
+    }
+
+    /// Calls `f(id, k, first)` for every pair of a dynamic store `id` and a system
+    /// `systems[k]` that visits it, in ascending store order, then in the order of `systems`;
+    /// `first` is true for the first pair of each store.
+    fn merge(&self, systems: &[u32], mut f: impl FnMut(u32, usize, bool)) {
+        let mut cursors: Vec<&[u32]> = systems.iter().map(|&s| self.of(s)).collect();
+        while let Some(id) = cursors.iter().filter_map(|c| c.first().copied()).min() {
+            let mut first = true;
+            for (k, c) in cursors.iter_mut().enumerate() {
+                if c.first() == Some(&id) {
+                    f(id, k, first);
+                    first = false;
+                    *c = &c[1..];
+                }
+            }
+        }
+    }
+
+    /// [`DynamicStores::each`] for a change-filtered system (alone in its pass): each dynamic
+    /// store it visits with the runs of rows where one of `changed` (component ids) changed
+    /// after `since`; a store with none is not taken.
+    #[inline]
+    pub fn each_changed<const TRUSTED: bool>(
+        &self,
+        stores: &mut StoresMut<'w, TRUSTED>,
+        system: u32,
+        changed: &[u32],
+        since: u64,
+        mut f: impl FnMut(&mut StoreColumns<'w, false>, &[std::ops::Range<usize>]),
+    ) {
+        for &id in self.of(system) {
+            let runs = stores.changed_components(id, changed, since);
+            if !runs.is_empty() {
+                f(&mut stores.take_checked(id), &runs);
+            }
+        }
+    }
+
+    /// Takes every dynamic store any of `systems` visits, in ascending id order, after every
+    /// declared store the pass takes, and calls `f(view, k)` once for each system `systems[k]`
+    /// that visits it, with the store's (checked) view.
+    #[inline]
+    pub fn each<const TRUSTED: bool>(
+        &self,
+        stores: &mut StoresMut<'w, TRUSTED>,
+        systems: &[u32],
+        mut f: impl FnMut(&mut StoreColumns<'w, false>, usize),
+    ) {
+        if self.none(systems) {
+            return;
+        }
+        let mut view = None;
+        self.merge(systems, |id, k, first| {
+            if first {
+                view = Some(stores.take_checked(id));
+            }
+            if let Some(view) = view.as_mut() {
+                f(view, k);
+            }
+        });
+    }
+}
+
+/// The stores a pass visits, as a `static` table of numbers written by the generator: `1 + W + K`
+/// numbers a store, in ascending store id order: the store's id, `W` numbers that only the pass
+/// reads (the store's shape when the pass has several, then the indices of the columns the
+/// shape takes) and, for a change-filtered pass, the `K` columns whose changes it watches. How a
+/// pass over many stores reaches them ([`StoresMut::each_in`]): a few numbers a store instead
+/// of a line of code.
+pub struct StoreTable<const W: usize, const K: usize = 0>(pub &'static [usize]);
+
+/// Hands out stores by id, each at most once, in ascending id order. Holds the pass's
+/// exclusive borrow of the stores as a pointer, so handing one out is a bounds check and an
+/// address (a pass over many small stores takes one per store).
+///
+/// `TRUSTED` views (from [`StoresMut::trusted`]) do not check a column's type when it is
+/// taken: for a pass over many small stores that check was most of the cost of a store
+/// (`frag_iter`: 26 stores of 20 rows, 1.3× the hand loop with it, 1.0–1.1× without).
+pub struct StoresMut<'w, const TRUSTED: bool = false> {
+    ptr: *mut Store,
+    len: usize,
+    /// The pass's change stamp, for the columns it takes mutably.
+    tick: u64,
+    /// Every id below this was handed out (or skipped) already.
+    next: usize,
+    _borrow: std::marker::PhantomData<&'w mut [Store]>,
+}
+
+// SAFETY: a `StoresMut` stands for the `&'w mut [Store]` it was made from, which is `Send`
+// and `Sync` (stores hold `Send + Sync` values); it adds no shared state.
+unsafe impl<const TRUSTED: bool> Send for StoresMut<'_, TRUSTED> {}
+// SAFETY: as above; `&StoresMut` only reads store lengths.
+unsafe impl<const TRUSTED: bool> Sync for StoresMut<'_, TRUSTED> {}
+
+impl<'w> StoresMut<'w> {
+    /// The same stores, handed out as views that do not check column types.
+    ///
+    /// # Safety
+    /// The caller (a generated pass over a world of its own model) takes every column, in
+    /// every store it takes with [`StoresMut::take`], by its index and as its type in that
+    /// store's [`StoreInfo::columns`](crate::model::StoreInfo::columns). (Stores taken with
+    /// [`StoresMut::take_checked`] are checked whatever the view.)
+    #[inline]
+    pub unsafe fn trusted(self) -> StoresMut<'w, true> {
+        StoresMut {
+            ptr: self.ptr,
+            len: self.len,
+            tick: self.tick,
+            next: self.next,
+            _borrow: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<'w, const TRUSTED: bool> StoresMut<'w, TRUSTED> {
+    /// Rows of the stores `ids` together: what a pass over them runs on, counted before it
+    /// takes any store.
+    ///
+    /// # Panics
+    /// When a store was taken already, or an id is out of range.
+    #[inline]
+    pub fn rows(&self, ids: &[u32]) -> usize {
+        assert_eq!(self.next, 0, "rows are counted before any store is taken");
+        // SAFETY: the pass holds the exclusive borrow of all `len` stores and has handed none
+        // out (`next` is 0), so a shared view of them aliases nothing for this `&self` call.
+        let stores = unsafe { std::slice::from_raw_parts(self.ptr.cast_const(), self.len) };
+        // One range check for all ids (a pass's ids are constants, so this folds to one
+        // comparison) instead of one per store: 26 stores' checks were about 50 instructions
+        // and 52 branches of `frag_iter`'s pass.
+        let top = ids.iter().copied().max().map_or(0, |id| id as usize + 1);
+        let Some(stores) = stores.get(..top) else {
+            panic!("store id {} is out of range ({} stores)", top - 1, self.len);
+        };
+        ids.iter().map(|&id| stores[id as usize].len()).sum()
+    }
+
+    /// [`StoresMut::rows`] of the stores of a pass's [`StoreTable`].
+    ///
+    /// # Panics
+    /// When a store was taken already, or an id is out of range.
+    #[inline]
+    pub fn table_rows<const W: usize, const K: usize>(&self, table: &StoreTable<W, K>) -> usize {
+        assert_eq!(self.next, 0, "rows are counted before any store is taken");
+        // SAFETY: as in `rows`: no store was handed out, so this shared view aliases nothing.
+        let stores = unsafe { std::slice::from_raw_parts(self.ptr.cast_const(), self.len) };
+        table
+            .0
+            .chunks_exact(1 + W + K)
+            .map(|entry| stores[entry[0]].len())
+            .sum()
+    }
+
+    /// Takes each store of a pass's [`StoreTable`] in turn and hands `f` its columns and the
+    /// rest of its entry (the part's shape, the column indices the shape takes): how a pass
+    /// over many stores reaches them, with one loop instead of a line of code per store. A
+    /// store may have several entries in a row (a part per system of a stage): they share one
+    /// view, so no column is taken mutably twice or both mutably and shared.
+    ///
+    /// # Panics
+    /// As [`StoresMut::take`], when the ids do not ascend or one is out of range; as
+    /// [`StoreColumns::col_mut`] when two parts of a store take a column in conflicting ways.
+    #[inline]
+    pub fn each_in<const W: usize>(
+        &mut self,
+        table: &StoreTable<W>,
+        mut f: impl FnMut(&mut StoreColumns<'w, TRUSTED>, &[usize; W]),
+    ) {
+        let mut view: Option<(usize, StoreColumns<'w, TRUSTED>)> = None;
+        for entry in table.0.chunks_exact(1 + W) {
+            let id = entry[0];
+            let rest: &[usize; W] = entry[1..].try_into().expect("W numbers after the id");
+            let columns = match &mut view {
+                Some((taken, columns)) if *taken == id => columns,
+                _ => &mut view.insert((id, self.take(id as u32))).1,
+            };
+            f(columns, rest);
+        }
+    }
+
+    /// [`StoresMut::each_in`] for a change-filtered pass: `f` gets only the stores where one of
+    /// the entry's `K` watched columns changed after `since`, with the runs of rows to visit
+    /// ([`StoresMut::changed`]).
+    #[inline]
+    pub fn each_changed_in<const W: usize, const K: usize>(
+        &mut self,
+        table: &StoreTable<W, K>,
+        since: u64,
+        mut f: impl FnMut(StoreColumns<'w, TRUSTED>, &[usize; W], &[std::ops::Range<usize>]),
+    ) {
+        for entry in table.0.chunks_exact(1 + W + K) {
+            let id = entry[0] as u32;
+            let runs = self.changed(id, &entry[1 + W..], since);
+            if !runs.is_empty() {
+                let rest: &[usize; W] = entry[1..1 + W].try_into().expect("W numbers");
+                f(self.take(id), rest, &runs);
+            }
+        }
+    }
+
+    /// Rows of store `id`, before any store is taken (0 for an id out of range).
+    fn len_of(&self, id: u32) -> usize {
+        assert_eq!(self.next, 0, "rows are counted before any store is taken");
+        if (id as usize) < self.len {
+            // SAFETY: in range; no store was handed out, so this shared read aliases nothing.
+            unsafe { (*self.ptr.add(id as usize)).len() }
+        } else {
+            0
+        }
+    }
+
+    /// The store `id`, handed out once.
+    ///
+    /// # Panics
+    /// When `id` is not above every id taken before, or out of range.
+    #[inline]
+    fn store(&mut self, id: u32) -> &'w Store {
+        let id = id as usize;
+        assert!(
+            id >= self.next && id < self.len,
+            "stores are taken once each, in ascending id order, in range"
+        );
+        self.next = id + 1;
+        // SAFETY: in range, and handed out once (ids ascend strictly); the pass holds the
+        // exclusive borrow of every store for 'w, and the views made of it cannot change the
+        // store's length or columns, only the values in them (through the checked column
+        // views).
+        unsafe { &*self.ptr.add(id) }
+    }
+
+    /// The columns of store `id`.
+    ///
+    /// # Panics
+    /// When `id` is not above every id taken before, or out of range.
+    #[inline]
+    pub fn take(&mut self, id: u32) -> StoreColumns<'w, TRUSTED> {
+        StoreColumns::of(self.store(id), self.tick)
+    }
+
+    /// The columns of store `id` as a view that checks every column's type (a dynamic store,
+    /// whose layout no generated pass knows).
+    ///
+    /// # Panics
+    /// As [`StoresMut::take`].
+    #[inline]
+    pub fn take_checked(&mut self, id: u32) -> StoreColumns<'w, false> {
+        StoreColumns::of(self.store(id), self.tick)
+    }
+
+    /// [`StoresMut::changed`] for components by id (a dynamic store's columns are found
+    /// from its slots).
+    fn changed_components(
+        &self,
+        id: u32,
+        components: &[u32],
+        since: u64,
+    ) -> Vec<std::ops::Range<usize>> {
+        assert!((id as usize) < self.len, "store id in range");
+        // SAFETY: in range; only the store's description is read.
+        let slots = unsafe { (*self.ptr.add(id as usize)).info().slots };
+        let mut columns: Vec<usize> = components
+            .iter()
+            .filter_map(|&c| slots.iter().find(|s| s.component == c))
+            .map(|s| s.column as usize)
+            .collect();
+        columns.sort_unstable();
+        columns.dedup();
+        self.changed(id, &columns, since)
+    }
+
+    /// The runs of rows of store `id` (not yet taken) in chunks where any of `columns`
+    /// changed after `since`: what a change-filtered system visits.
+    ///
+    /// # Panics
+    /// When `id` is out of range, or a store was taken already.
+    pub fn changed(&self, id: u32, columns: &[usize], since: u64) -> Vec<std::ops::Range<usize>> {
+        assert!(
+            (id as usize) >= self.next && (id as usize) < self.len,
+            "a store's changes are read before it is taken"
+        );
+        // SAFETY: in range and not handed out yet, so this shared read aliases nothing.
+        let store = unsafe { &*self.ptr.add(id as usize) };
+        store.changed(columns, since)
+    }
+}
+
+/// Typed slices of one store's columns, each column borrowed mutably at most once (or shared
+/// any number of times), checked; the column's type is checked too unless the view is
+/// `TRUSTED` (see [`StoresMut::trusted`]).
+pub struct StoreColumns<'w, const TRUSTED: bool = false> {
+    len: usize,
+    entities: &'w [Entity],
+    columns: &'w [Column],
+    slots: &'w [Slot],
+    /// Columns `0..128` borrowed mutably and shared, one bit each.
+    taken_mut: u128,
+    taken_ref: u128,
+    /// Columns from 128 on (a store of more than 128 components) borrowed, with whether
+    /// mutably: rare enough for a list.
+    taken_wide: Vec<(usize, bool)>,
+    /// The pass's change stamp: a column taken mutably is stamped with it.
+    tick: u64,
+}
+
+impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
+    fn of(store: &'w Store, tick: u64) -> Self {
+        StoreColumns {
+            len: store.len(),
+            entities: store.entities(),
+            columns: store.columns(),
+            slots: store.info().slots,
+            taken_mut: 0,
+            taken_ref: 0,
+            taken_wide: Vec::new(),
+            tick,
+        }
+    }
+
+    /// The column holding component `c` alone, if the store has `c`: a `columns` store's slot
+    /// of `c` (a column of `c`'s at offset 0).
+    ///
+    /// # Panics
+    /// When `c` lives in a row struct (a `rows` store), which no caller takes this way.
+    #[inline]
+    fn column_of(&self, c: u32) -> Option<usize> {
+        let slot = self.slots.iter().find(|s| s.component == c)?;
+        assert_eq!(slot.offset, 0, "component {c} is not a column of its own");
+        Some(slot.column as usize)
+    }
+
+    /// Component `c`'s column as a shared slice of `T`, in a store that holds it.
+    ///
+    /// # Panics
+    /// When the store has no column of `c` alone, `T` is not its type, or it is borrowed
+    /// mutably.
+    #[inline]
+    pub fn component<T: Sync + 'static>(&mut self, c: u32) -> &'w [T] {
+        let k = self.column_of(c).expect("the store holds the component");
+        self.col(k)
+    }
+
+    /// Component `c`'s column as a mutable slice of `T` (see [`StoreColumns::component`]).
+    #[inline]
+    pub fn component_mut<T: Send + 'static>(&mut self, c: u32) -> &'w mut [T] {
+        let k = self.column_of(c).expect("the store holds the component");
+        self.col_mut(k)
+    }
+
+    /// Component `c`'s column as a shared slice of `T`, or `None` when the store lacks `c`.
+    #[inline]
+    pub fn optional<T: Sync + 'static>(&mut self, c: u32) -> Option<&'w [T]> {
+        self.column_of(c).map(|k| self.col(k))
+    }
+
+    /// Component `c`'s column as a mutable slice of `T`, or `None` when the store lacks `c`.
+    #[inline]
+    pub fn optional_mut<T: Send + 'static>(&mut self, c: u32) -> Option<&'w mut [T]> {
+        self.column_of(c).map(|k| self.col_mut(k))
+    }
+
+    #[inline]
+    fn column<T: 'static>(&self, k: usize) -> &'w Column {
+        if TRUSTED {
+            debug_assert!(
+                self.columns.get(k).is_some_and(Column::is_type::<T>),
+                "a trusted pass took column {k} as {}, which it is not",
+                std::any::type_name::<T>()
+            );
+            // SAFETY: the column exists and holds `T`s (`StoresMut::trusted`'s contract).
+            return unsafe { self.columns.get_unchecked(k) };
+        }
+        let c = &self.columns[k];
+        assert!(
+            c.is_type::<T>(),
+            "column {k} is not a column of {}",
+            std::any::type_name::<T>()
+        );
+        c
+    }
+
+    /// Records a borrow of column `k`.
+    ///
+    /// # Panics
+    /// When it aliases an earlier one: a column borrowed mutably, or borrowed before when
+    /// `mutable`.
+    #[inline]
+    fn claim(&mut self, k: usize, mutable: bool) {
+        if k >= 128 {
+            return self.claim_wide(k, mutable);
+        }
+        let bit = 1u128 << k;
+        if mutable {
+            assert!(
+                (self.taken_mut | self.taken_ref) & bit == 0,
+                "column {k} is borrowed twice"
+            );
+            self.taken_mut |= bit;
+        } else {
+            assert!(self.taken_mut & bit == 0, "column {k} is borrowed mutably");
+            self.taken_ref |= bit;
+        }
+    }
+
+    #[cold]
+    fn claim_wide(&mut self, k: usize, mutable: bool) {
+        for &(taken, taken_mutably) in &self.taken_wide {
+            if taken == k {
+                assert!(!taken_mutably, "column {k} is borrowed mutably");
+                assert!(!mutable, "column {k} is borrowed twice");
+            }
+        }
+        self.taken_wide.push((k, mutable));
+    }
+
+    /// Column `k` as a shared slice of `T`.
+    ///
+    /// # Panics
+    /// When `T` is not the column's type or the column is borrowed mutably.
+    #[inline]
+    pub fn col<T: Sync + 'static>(&mut self, k: usize) -> &'w [T] {
+        self.claim(k, false);
+        let c = self.column::<T>(k);
+        // SAFETY: the column holds `len` initialised T (store invariant; the type checked by
+        // `column`, or promised to `StoresMut::trusted` by a trusted view's maker); no
+        // mutable slice of it was handed out (checked), and the store's `&'w mut` borrow held
+        // by the pass excludes every other access.
+        unsafe { std::slice::from_raw_parts(c.base().cast::<T>(), self.len) }
+    }
+
+    /// Column `k` as a mutable slice of `T`.
+    ///
+    /// # Panics
+    /// When `T` is not the column's type or the column is already borrowed.
+    #[inline]
+    pub fn col_mut<T: Send + 'static>(&mut self, k: usize) -> &'w mut [T] {
+        self.claim(k, true);
+        let c = self.column::<T>(k);
+        // Every row of the column is the pass's to write: one stamp for all its chunks.
+        c.mark_written(self.tick);
+        // SAFETY: as in `col`; this is the only slice of the column (checked), and the data is
+        // a separate allocation from the `Column` struct the shared borrow points at.
+        unsafe { std::slice::from_raw_parts_mut(c.base().cast::<T>(), self.len) }
+    }
+
+    /// The entity of each row.
+    #[inline]
+    pub fn entities(&self) -> &'w [Entity] {
+        self.entities
+    }
+}
+
+/// One insert/remove move in progress, as [`move_row`] hands it to the move's body: the source
+/// store and row, the target store and row (reserved, unwritten), the source's last row, and
+/// the changed component's value outside the stores (the inserted value, read from; or where
+/// the removed value goes, written to). A generated typed move's body calls [`RowMove::copy`]
+/// for every component the stores share, [`RowMove::insert`] or [`RowMove::take`] for the
+/// changed one, and [`RowMove::fill`] for every column of the source store (the swap-remove of
+/// the source row); `move_row` does the rest (entity ids and locations).
+pub struct RowMove<'a> {
+    pub(crate) from: &'a Store,
+    pub(crate) to: &'a Store,
+    pub(crate) row: usize,
+    pub(crate) to_row: usize,
+    pub(crate) last: usize,
+    pub(crate) value: *mut u8,
+}
+
+impl<'a> RowMove<'a> {
+    /// The move of `row` of `from` to the end of `to`: the target row is the target's first
+    /// unwritten one, and the source's last row fills the vacated one.
+    #[inline(always)]
+    pub(crate) fn new(from: &'a Store, to: &'a Store, row: usize, value: *mut u8) -> Self {
+        RowMove {
+            from,
+            to,
+            row,
+            to_row: to.len(),
+            last: from.len().wrapping_sub(1),
+            value,
+        }
+    }
+}
+
+/// Address of row `row`'s element of column `col` of `store`, as a `T`.
+///
+/// # Safety
+/// The column exists and its elements are `T`s.
+#[inline(always)]
+unsafe fn element<T>(store: &Store, col: usize, row: usize) -> *mut T {
+    // SAFETY: the column exists (the caller); `wrapping_add` needs no in-bounds proof, and the
+    // callers only dereference rows within the capacity.
+    unsafe {
+        store
+            .columns()
+            .get_unchecked(col)
+            .base()
+            .cast::<T>()
+            .wrapping_add(row)
+    }
+}
+
+/// Address of byte `offset` of row `row`'s element of column `col` of `store`, whose elements
+/// are `E`s: the stride is `E`'s size, known statically, rather than read from the column.
+///
+/// # Safety
+/// The column exists and its elements are `E`s.
+#[inline(always)]
+unsafe fn slot<E: 'static>(store: &Store, col: usize, offset: usize, row: usize) -> *mut u8 {
+    // SAFETY: as `element`; the offset stays inside the element (the callers' slots).
+    unsafe {
+        debug_assert!(
+            store.columns()[col].is_type::<E>(),
+            "column {col} is not of E"
+        );
+        element::<E>(store, col, row)
+            .cast::<u8>()
+            .wrapping_add(offset)
+    }
+}
+
+impl RowMove<'_> {
+    /// Copies the `T` at byte `src_off` of the source row's element in column `src_col` (of
+    /// `S`s) to byte `dst_off` of the target row's element in column `dst_col` (of `D`s). In a
+    /// columns store the element is the component itself (`S` or `D` is `T`, offset 0).
+    ///
+    /// # Safety
+    /// As [`MoveFn`](crate::model::MoveFn); the slots are the model's slots of a `T` in the two
+    /// stores, in columns of `S`s and `D`s.
+    #[inline(always)]
+    pub unsafe fn copy<T, S: 'static, D: 'static>(
+        &self,
+        src_col: usize,
+        src_off: usize,
+        dst_col: usize,
+        dst_off: usize,
+    ) {
+        // SAFETY: the columns exist (model slots), the source row is live and the target row
+        // reserved (the caller); both addresses hold or take a `T`, aligned (model contract).
+        unsafe {
+            let src = slot::<S>(self.from, src_col, src_off, self.row);
+            let dst = slot::<D>(self.to, dst_col, dst_off, self.to_row);
+            dst.cast::<T>().write(src.cast::<T>().read());
+        }
+    }
+
+    /// Writes the inserted `T` at byte `dst_off` of the target row's element in column
+    /// `dst_col` (of `D`s).
+    ///
+    /// # Safety
+    /// As [`MoveFn`](crate::model::MoveFn), for an insert of a `T` at that slot, in a column
+    /// of `D`s.
+    #[inline(always)]
+    pub unsafe fn insert<T, D: 'static>(&self, dst_col: usize, dst_off: usize) {
+        // SAFETY: `value` is the caller's owned `T`; the target slot is the model's, reserved.
+        unsafe {
+            let dst = slot::<D>(self.to, dst_col, dst_off, self.to_row);
+            dst.cast::<T>()
+                .write(self.value.cast::<T>().read_unaligned());
+        }
+    }
+
+    /// Moves the removed `T` at byte `src_off` of the source row's element in column `src_col`
+    /// (of `S`s) out, to `value`.
+    ///
+    /// # Safety
+    /// As [`MoveFn`](crate::model::MoveFn), for a remove of a `T` from that slot, in a column
+    /// of `S`s.
+    #[inline(always)]
+    pub unsafe fn take<T, S: 'static>(&self, src_col: usize, src_off: usize) {
+        // SAFETY: the source slot holds the live `T`; `value` has room for one (the caller).
+        unsafe {
+            let src = slot::<S>(self.from, src_col, src_off, self.row);
+            self.value
+                .cast::<T>()
+                .write_unaligned(src.cast::<T>().read());
+        }
+    }
+
+    /// Moves the source store's last element of column `col` (a `T`) into the source row,
+    /// whose values have all been moved out: the swap-remove of the row, with a static type.
+    ///
+    /// # Safety
+    /// As [`MoveFn`](crate::model::MoveFn); `T` is the element type of the source's column `col`.
+    #[inline(always)]
+    pub unsafe fn fill<T>(&self, col: usize) {
+        if self.row != self.last {
+            // SAFETY: the column exists and holds `T`s (model contract); `last` is the live
+            // last row, `row` a distinct row whose value was moved out.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    element::<T>(self.from, col, self.last),
+                    element::<T>(self.from, col, self.row),
+                    1,
+                );
+            }
+        }
+    }
+}
+
+/// The whole of one insert/remove move, written once for every [`MoveFn`](crate::model::MoveFn):
+/// `body` moves the values (a generated typed move, or the byte-wise `erased_move`), then
+/// the entity ids and locations. A typed move calls it with
+/// its two store ids as constants, so after inlining every store access is at a fixed offset
+/// and the bookkeeping runs inside the one indirect call, with nothing spilled around it.
+///
+/// # Safety
+/// The first five arguments are a [`MoveFn`](crate::model::MoveFn)'s, as its contract says;
+/// `from` is `loc.store` and `to` the transition's target (distinct stores), and `body` moves
+/// every value of the row as the transition says.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn move_row(
+    stores: *mut Store,
+    table: &mut EntityTable,
+    entity: Entity,
+    loc: Location,
+    value: *mut u8,
+    [from, to]: [u32; 2],
+    body: impl FnOnce(&RowMove<'_>),
+) {
+    debug_assert!(from == loc.store && from != to);
+    let row = loc.row();
+    // SAFETY: both are store ids of the model (the caller), so in bounds; they are distinct,
+    // so the two references do not alias.
+    let (src, dst) = unsafe {
+        (
+            &mut *stores.add(from as usize),
+            &mut *stores.add(to as usize),
+        )
+    };
+    let to_row = dst.len();
+    body(&RowMove::new(src, dst, row, value));
+    let stamp = table.stamp();
+    // SAFETY: `body` wrote every slot of the new row, within the capacity the caller reserved,
+    // and filled the source row with the source's last row.
+    let moved = unsafe {
+        dst.commit_row_reserved(entity, stamp);
+        src.swap_remove_entity(row, stamp)
+    };
+    if let Some(moved) = moved {
+        table.relocate(moved, Location::new(from, row));
+    }
+    table.relocate(entity, Location::new(to, to_row));
+}
+
+/// The [`MoveFn`](crate::model::MoveFn) of a transition the model has no typed move for: the
+/// transition's [`CopyOp`](crate::model::CopyOp)s (found by the store and component), the
+/// changed component by its size, and the swap-remove column by column, all as bytes.
+///
+/// # Safety
+/// As [`MoveFn`](crate::model::MoveFn).
+pub(crate) unsafe fn erased_move<M: WorldModel>(
+    stores: *mut Store,
+    table: &mut EntityTable,
+    entity: Entity,
+    loc: Location,
+    value: *mut u8,
+    c: u32,
+) {
+    let tables = M::tables();
+    let declared = tables
+        .insert_move(loc.store, c)
+        .or_else(|| tables.remove_move(loc.store, c));
+    let Some(m) = declared else {
+        unreachable!(
+            "the move of component {c} from store {} is declared",
+            loc.store
+        )
+    };
+    let edge = &m.transition().edge;
+    // SAFETY: as `MoveFn`; the target store is the transition's.
+    unsafe {
+        move_row(
+            stores,
+            table,
+            entity,
+            loc,
+            value,
+            [loc.store, edge.to],
+            |m| erased_body(m, edge),
+        )
+    }
+}
+
+/// The values' half of a byte-wise move along `t`: [`erased_move`]'s, and the moves in and
+/// out of dynamic stores.
+pub(crate) fn erased_body(m: &RowMove<'_>, t: &Edge) {
+    let (src, dst) = (m.from.columns(), m.to.columns());
+    // SAFETY: `Edge::between` made every copy from the two stores' slots, so its columns exist
+    // in both stores and pair one component (same type and size). The source row is live, the
+    // target row within the reserved capacity; `value` is the changed component's value or
+    // room for it (the `MoveFn` contract); the fills move the live last row into the vacated
+    // row of each column.
+    unsafe {
+        for op in t.copies.iter() {
+            let s = src.get_unchecked(op.src_col as usize).ptr_at(m.row);
+            let d = dst.get_unchecked(op.dst_col as usize).ptr_at(m.to_row);
+            copy_bytes(
+                s.add(op.src_off as usize),
+                d.add(op.dst_off as usize),
+                op.size as usize,
+            );
+        }
+        if t.inserts {
+            copy_bytes(m.value, m.to.slot_ptr(t.changed, m.to_row), t.changed_size);
+        } else {
+            copy_bytes(m.from.slot_ptr(t.changed, m.row), m.value, t.changed_size);
+        }
+        if m.row != m.last {
+            for c in src {
+                copy_bytes(c.ptr_at(m.last), c.ptr_at(m.row), c.elem_size());
+            }
+        }
+    }
+}
+
+/// Declares a pass's part enum (one variant per store, holding a tuple of that store's column
+/// slices) and its [`SplitRows`] impl, so the generated file holds only the variants.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __parts {
+    ($name:ident<$lt:lifetime> { $($variant:ident($ty:ty)),* $(,)? }) => {
+        enum $name<$lt> { $($variant($ty)),* }
+        impl $crate::__private::SplitRows for $name<'_> {
+            #[inline]
+            fn len(&self) -> usize {
+                match self { $($name::$variant(c) => $crate::__private::SplitRows::len(c),)* }
+            }
+            #[inline]
+            fn split_at(self, mid: usize) -> (Self, Self) {
+                match self {
+                    $($name::$variant(c) => {
+                        let (a, b) = $crate::__private::SplitRows::split_at(c, mid);
+                        ($name::$variant(a), $name::$variant(b))
+                    })*
+                }
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StoreColumns;
+    use crate::test_model::{world, Model, A, B};
+    use crate::World;
+
+    #[test]
+    fn checked_views_hand_out_each_column_as_its_type() {
+        let (mut w, es) = world();
+        let mut stores = super::pass(&mut w).stores;
+        assert_eq!(stores.rows(&[0, 1]), 4);
+        assert_eq!(stores.rows(&[1]), 2);
+        let mut just_a = stores.take(0);
+        assert_eq!(just_a.entities(), [es[0], es[2]]);
+        let a: &mut [A] = just_a.col_mut(0);
+        a[1].0 = 40;
+        let mut ab = stores.take(1);
+        // Shared slices of one column, any number of them, beside a mutable one of another.
+        let (a1, a2): (&[A], &[A]) = (ab.col(0), ab.col(0));
+        let b: &mut [B] = ab.col_mut(1);
+        b[0].0 = 30;
+        assert_eq!(a1.iter().map(|a| a.0).collect::<Vec<_>>(), [2, 5]);
+        assert_eq!(a1.as_ptr(), a2.as_ptr());
+        let got = |w: &World<Model>, e| (w.get::<A>(e).map(|a| a.0), w.get::<B>(e).map(|b| b.0));
+        assert_eq!(got(&w, es[2]), (Some(40), None));
+        assert_eq!(got(&w, es[1]), (Some(2), Some(30)));
+    }
+
+    /// The panic message of `take` on a fresh checked view of store `id`, if it panics.
+    fn refusal(id: u32, take: impl FnOnce(&mut StoreColumns<'_>)) -> Option<String> {
+        let (mut w, _) = world();
+        let mut stores = super::pass(&mut w).stores;
+        let mut view = stores.take(id);
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| take(&mut view)));
+        panicked.err().map(|p| match p.downcast::<String>() {
+            Ok(message) => *message,
+            Err(p) => p
+                .downcast::<&str>()
+                .map_or_else(|_| String::new(), |m| m.to_string()),
+        })
+    }
+
+    #[test]
+    fn checked_views_refuse_wrong_columns_and_second_borrows() {
+        let refused = |id, take: fn(&mut StoreColumns<'_>), expected: &str| {
+            let message = refusal(id, take).expect("the view refuses");
+            assert!(message.contains(expected), "{message:?} lacks {expected:?}");
+        };
+        refused(
+            1,
+            |s| {
+                s.col::<A>(1);
+            },
+            "column 1 is not a column of sigecs::test_model::A",
+        );
+        refused(
+            0,
+            |s| {
+                s.col::<A>(1);
+            },
+            "index out of bounds",
+        );
+        refused(
+            0,
+            |s| {
+                s.col_mut::<A>(0);
+                s.col_mut::<A>(0);
+            },
+            "column 0 is borrowed twice",
+        );
+        refused(
+            0,
+            |s| {
+                s.col::<A>(0);
+                s.col_mut::<A>(0);
+            },
+            "column 0 is borrowed twice",
+        );
+        refused(
+            1,
+            |s| {
+                s.col::<B>(1);
+                s.col_mut::<B>(1);
+            },
+            "column 1 is borrowed twice",
+        );
+        refused(
+            0,
+            |s| {
+                s.col_mut::<A>(0);
+                s.col::<A>(0);
+            },
+            "column 0 is borrowed mutably",
+        );
+        // Shared borrows of one column, and a mutable borrow of each of two, are fine.
+        let shared_twice = |s: &mut StoreColumns<'_>| {
+            s.col::<A>(0);
+            s.col::<A>(0);
+        };
+        let two_columns = |s: &mut StoreColumns<'_>| {
+            s.col_mut::<A>(0);
+            s.col_mut::<B>(1);
+        };
+        assert_eq!(refusal(1, shared_twice), None);
+        assert_eq!(refusal(1, two_columns), None);
+    }
+
+    #[test]
+    fn stores_are_taken_once_each_in_ascending_order() {
+        let taking = |ids: &'static [u32]| {
+            std::panic::catch_unwind(move || {
+                let (mut w, _) = world();
+                let mut stores = super::pass(&mut w).stores;
+                for &id in ids {
+                    stores.take(id);
+                }
+            })
+            .is_ok()
+        };
+        assert!(taking(&[0, 1]));
+        assert!(taking(&[1]));
+        assert!(!taking(&[1, 0]));
+        assert!(!taking(&[0, 0]));
+        assert!(!taking(&[2]));
+        // Rows are counted before any store is taken.
+        let (mut w, _) = world();
+        let mut stores = super::pass(&mut w).stores;
+        stores.take(0);
+        let counted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stores.rows(&[1])));
+        assert!(counted.is_err());
+    }
+
+    #[test]
+    fn rows_counts_any_ids_in_range_and_refuses_one_out_of_range() {
+        let (mut w, _) = world();
+        let stores = super::pass(&mut w).stores;
+        assert_eq!(stores.rows(&[]), 0);
+        // The single range check uses the largest id, wherever it stands.
+        assert_eq!(stores.rows(&[1, 0]), 4);
+        assert_eq!(stores.rows(&[1, 1]), 4);
+        for ids in [&[2u32][..], &[0, 2], &[2, 0], &[u32::MAX]] {
+            let counted =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stores.rows(ids)));
+            let message = *counted
+                .expect_err("out of range")
+                .downcast::<String>()
+                .unwrap();
+            assert!(message.contains("out of range (2 stores)"), "{message}");
+        }
+    }
+
+    #[test]
+    fn trusted_views_hand_out_the_same_columns() {
+        let (mut w, es) = world();
+        // SAFETY: the columns are taken as their types in the test model's STORES.
+        let mut stores = unsafe { super::pass(&mut w).stores.trusted() };
+        assert_eq!(stores.rows(&[0, 1]), 4);
+        let mut just_a = stores.take(0);
+        assert_eq!(just_a.entities(), [es[0], es[2]]);
+        let a: &mut [A] = just_a.col_mut(0);
+        assert_eq!(a.iter().map(|a| a.0).collect::<Vec<_>>(), [1, 4]);
+        a[0].0 = 10;
+        let mut ab = stores.take(1);
+        let b: &mut [B] = ab.col_mut(1);
+        assert_eq!(b.iter().map(|b| b.0).collect::<Vec<_>>(), [3, 6]);
+        b[1].0 = 60;
+        assert_eq!(w.get::<A>(es[0]), Some(&A(10)));
+        assert_eq!(w.get::<B>(es[3]), Some(&B(60)));
+    }
+
+    /// A trusted view still refuses a second mutable borrow: only the type check is dropped.
+    #[test]
+    #[should_panic(expected = "column 1 is borrowed twice")]
+    fn a_trusted_view_still_checks_borrows() {
+        let (mut w, _) = world();
+        // SAFETY: the columns are taken as their types in the test model's STORES.
+        let mut stores = unsafe { super::pass(&mut w).stores.trusted() };
+        let mut ab = stores.take(1);
+        let _: &mut [B] = ab.col_mut(1);
+        let _: &mut [B] = ab.col_mut(1);
+    }
+
+    /// In debug builds a trusted view checks the type anyway, so a generator bug is caught
+    /// by the tests (the assertion fires before any access).
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "a trusted pass took column 1 as sigecs::test_model::A")]
+    fn debug_builds_check_a_trusted_views_types() {
+        let (mut w, _) = world();
+        // SAFETY: not upheld on purpose; the debug assertion fires before the column is used.
+        let mut stores = unsafe { super::pass(&mut w).stores.trusted() };
+        let _: &[A] = stores.take(1).col(1);
+    }
+}

@@ -1,0 +1,1473 @@
+//! The transform hierarchy: a scene graph of entities with immediate world updates.
+//!
+//! A [`TransformManager`] gives entities a position in one world. The transform is optional per
+//! entity, and every world owns its own manager, so the same [`Entity`] can have a transform in
+//! several managers at different places (the seed's pickaxe that lives both in the game world and
+//! in the inventory world). Each instance stores its entity, a local matrix relative to its
+//! parent, the resulting world matrix, and four instance links: `parent`, `first_child`,
+//! `next_sibling` and `prev_sibling`. The children of a node are its `first_child` followed by the
+//! `next_sibling` chain; `prev_sibling` makes unlinking O(1).
+//!
+//! # Layout
+//!
+//! The data is structure-of-arrays: one `Vec` per field (entity, local, world, and the four link
+//! arrays), all of length [`TransformManager::len`], indexed by [`Instance`]. The seed packs the
+//! same arrays into one allocation; separate `Vec`s keep the code free of `unsafe` while giving the
+//! same access pattern (each field is contiguous, a walk touches only the fields it needs). An
+//! `FxHashMap<Entity, Instance>` maps entities to instances.
+//!
+//! # Convention
+//!
+//! glam uses column vectors (`p' = M * p`), so a point in a child's space reaches world space as
+//! `parent_world * (local * p)`, and **`world = parent_world * local`**. A root's world matrix is
+//! its local matrix. (The seed writes `local * parent` because its engine uses row vectors; it is
+//! the same transform.)
+//!
+//! # Immediate updates
+//!
+//! [`TransformManager::set_local`] recomputes the world matrices of the node and its whole subtree
+//! before it returns, so [`TransformManager::world`] is always exact: no dirty flags, no stale
+//! last-frame positions, no "force an update here" hacks. The seed chose this because entity
+//! hierarchies are shallow and rarely move all at once; the worst case (every node of a chain of
+//! n moving) is O(n²) with one call per node, which [`TransformManager::set_local_many`] brings
+//! back to O(n): it sets all locals first and then updates each affected subtree exactly once (a
+//! node whose ancestor is also in the batch is updated only by the ancestor's pass). The subtree
+//! walk is iterative, with an explicit stack kept in the manager and reused, so it neither
+//! recurses (a chain of any depth is fine) nor allocates once the stack has grown.
+//!
+//! # Swapping instances
+//!
+//! Swapping two instances must keep every link that points at them right, which is hairy when the
+//! two are related (parent and child, adjacent siblings). Following the seed,
+//! [`TransformManager::swap`] never does it in one go; it uses a spare slot at the end of the
+//! arrays, index `size`, and three moves, each of which copies one slot and redirects every link
+//! (and the entity map) that pointed at the source to the destination:
+//!
+//! 1. `[size] <- [A]`: afterwards nothing refers to `A`;
+//! 2. `[A] <- [B]`: safe because nothing refers to `A`; afterwards nothing refers to `B`;
+//! 3. `[B] <- [size]`: and the spare slot is dropped again.
+//!
+//! [`TransformManager::destroy`] is a swap-erase built from the same move (the last instance moves
+//! into the hole), and [`TransformManager::sort_parents_first`] is a sequence of swaps that lays
+//! every tree out in depth-first order: parents before children, each subtree contiguous, in the
+//! same order the update walk visits them.
+//!
+//! Like the seed's `Instance`, a handle is a plain array index: [`TransformManager::swap`],
+//! [`TransformManager::destroy`] and [`TransformManager::sort_parents_first`] move instances, so
+//! handles held across those calls must be looked up again with [`TransformManager::lookup`].
+//!
+//! # Errors
+//!
+//! Bad input is a [`TransformError`], never a panic, and a call that fails changes nothing: an
+//! instance out of range, an entity that already has a transform here, a link of a node to
+//! itself or to one of its own descendants (which would make a cycle).
+//!
+//! # Example
+//!
+//! ```
+//! use sigecs::entity::EntityManager;
+//! use sigecs::transform::{TransformError, TransformManager};
+//! use glam::{Mat4, Vec3};
+//!
+//! let mut entities = EntityManager::new();
+//! let car = entities.create().unwrap();
+//! let wheel = entities.create().unwrap();
+//!
+//! let mut tm = TransformManager::new();
+//! let c = tm.create(car, Mat4::from_translation(Vec3::new(10.0, 0.0, 0.0)))?;
+//! let w = tm.create(wheel, Mat4::from_translation(Vec3::new(1.0, -0.5, 2.0)))?;
+//! tm.link(w, c)?;
+//! assert_eq!(tm.world(w)?.transform_point3(Vec3::ZERO), Vec3::new(11.0, -0.5, 2.0));
+//!
+//! // Moving the car moves the wheel at once.
+//! tm.set_local(c, Mat4::from_translation(Vec3::new(20.0, 0.0, 0.0)))?;
+//! assert_eq!(tm.world(w)?.transform_point3(Vec3::ZERO), Vec3::new(21.0, -0.5, 2.0));
+//! assert_eq!(tm.children(c)?.collect::<Vec<_>>(), vec![w]);
+//!
+//! // A car cannot be linked below its own wheel.
+//! assert!(matches!(tm.link(c, w), Err(TransformError::Cycle { .. })));
+//! assert_eq!(tm.lookup(wheel), Some(w));
+//! # Ok::<(), TransformError>(())
+//! ```
+
+use std::fmt;
+use std::iter::FusedIterator;
+
+use glam::Mat4;
+use rustc_hash::FxHashMap;
+
+use crate::entity::Entity;
+
+/// The most instances one manager can hold. Index `u32::MAX` is [`Instance::NIL`] and one more
+/// index is needed for the spare slot that [`TransformManager::swap`] moves through.
+pub const MAX_INSTANCES: usize = u32::MAX as usize - 1;
+
+/// A handle to one transform in a [`TransformManager`]: an index into its arrays.
+///
+/// Handles are positions, not identities: [`TransformManager::swap`],
+/// [`TransformManager::destroy`] and [`TransformManager::sort_parents_first`] move instances, after
+/// which an old handle may name another entity's transform. Keep [`Entity`] ids across those calls
+/// and [`TransformManager::lookup`] them again.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(transparent)]
+pub struct Instance(u32);
+
+impl Instance {
+    /// The invalid instance, used for "no link". Every manager reports it out of range.
+    pub const NIL: Instance = Instance(u32::MAX);
+
+    /// An instance handle from an array index (checked when used, so any value is safe).
+    #[inline]
+    pub const fn new(index: u32) -> Self {
+        Instance(index)
+    }
+
+    /// The array index of this instance.
+    #[inline]
+    pub const fn index(self) -> u32 {
+        self.0
+    }
+
+    /// False for [`Instance::NIL`].
+    #[inline]
+    pub const fn is_valid(self) -> bool {
+        self.0 != u32::MAX
+    }
+
+    /// The index as `usize`, for array access.
+    #[inline]
+    const fn idx(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Debug for Instance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_valid() {
+            write!(f, "Instance({})", self.0)
+        } else {
+            f.write_str("Instance(nil)")
+        }
+    }
+}
+
+impl fmt::Display for Instance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_valid() {
+            write!(f, "#{}", self.0)
+        } else {
+            f.write_str("#nil")
+        }
+    }
+}
+
+/// Why a [`TransformManager`] operation was refused. A refused operation changes nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TransformError {
+    /// The instance is [`Instance::NIL`] or not below [`TransformManager::len`].
+    InvalidInstance {
+        /// The instance that was passed.
+        instance: Instance,
+        /// The number of instances at the time.
+        len: usize,
+    },
+    /// The entity already has a transform in this manager.
+    AlreadyPresent {
+        /// The entity that was passed.
+        entity: Entity,
+        /// Its existing instance.
+        instance: Instance,
+    },
+    /// An instance cannot be its own parent.
+    SelfParent {
+        /// The instance linked to itself.
+        instance: Instance,
+    },
+    /// The parent is a descendant of the child, so the link would make a cycle.
+    Cycle {
+        /// The instance that was to be linked.
+        child: Instance,
+        /// The requested parent, which lies in the child's subtree.
+        parent: Instance,
+    },
+    /// The manager already holds [`MAX_INSTANCES`] instances.
+    Full,
+}
+
+impl fmt::Display for TransformError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TransformError::InvalidInstance { instance, len } => write!(
+                f,
+                "transform instance {instance} is out of range: the manager holds {len} instances \
+                 (handles move on swap, destroy and sort; look the entity up again)"
+            ),
+            TransformError::AlreadyPresent { entity, instance } => write!(
+                f,
+                "entity {entity} already has a transform in this manager (instance {instance}); \
+                 use set_local to move it"
+            ),
+            TransformError::SelfParent { instance } => {
+                write!(f, "cannot link transform instance {instance} to itself")
+            }
+            TransformError::Cycle { child, parent } => write!(
+                f,
+                "cannot link transform instance {child} under {parent}: {parent} is a descendant \
+                 of {child}, so the link would make a cycle; unlink {parent} first"
+            ),
+            TransformError::Full => write!(
+                f,
+                "transform manager is full: it already holds {MAX_INSTANCES} instances"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TransformError {}
+
+/// Mark states used by [`TransformManager::set_local_many`] (two low bits of a mark).
+const MARK_BATCH: u32 = 1; // in the batch, not resolved yet
+const MARK_DIRTY: u32 = 2; // in the batch (resolved) or below a batched node
+const MARK_CLEAN: u32 = 3; // neither it nor any ancestor is in the batch
+const MARK_STATE: u32 = 3;
+const MARK_EPOCH_SHIFT: u32 = 2;
+const MARK_EPOCH_MAX: u32 = u32::MAX >> MARK_EPOCH_SHIFT;
+
+/// The transform manager of one world: local and world matrices of entities linked
+/// into trees, with immediate world updates. See the [module docs](self) for the design.
+#[derive(Clone, Default)]
+pub struct TransformManager {
+    /// The entity owning each instance.
+    entity: Vec<Entity>,
+    /// Local transform with respect to the parent (or the world, for roots).
+    local: Vec<Mat4>,
+    /// World transform: `world[parent] * local`, or `local` for roots.
+    world: Vec<Mat4>,
+    /// Parent instance, or NIL.
+    parent: Vec<Instance>,
+    /// First child, or NIL.
+    first_child: Vec<Instance>,
+    /// Next sibling, or NIL.
+    next_sibling: Vec<Instance>,
+    /// Previous sibling, or NIL (always NIL for a first child).
+    prev_sibling: Vec<Instance>,
+    /// Entity → instance.
+    map: FxHashMap<Entity, Instance>,
+    /// Reused work stack of the subtree walk and of the ancestor walk in `set_local_many`.
+    stack: Vec<Instance>,
+    /// Per-instance marks of `set_local_many`: `epoch << 2 | state`.
+    marks: Vec<u32>,
+    /// Epoch of the current `set_local_many` call; marks of other epochs read as unseen.
+    epoch: u32,
+    /// State of the pseudo-random probe of [`TransformManager::gc`].
+    gc_state: u32,
+    /// A level spawn's entities that get an instance, parents first: found by the spawner's
+    /// check phase, used (and emptied) by its write phase.
+    #[cfg(feature = "level")]
+    pub(crate) spawn_members: Vec<u32>,
+}
+
+impl fmt::Debug for TransformManager {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TransformManager")
+            .field("len", &self.len())
+            .field(
+                "roots",
+                &self.parent.iter().filter(|p| !p.is_valid()).count(),
+            )
+            .finish()
+    }
+}
+
+impl TransformManager {
+    /// An empty manager.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty manager with room for `capacity` instances (plus the spare slot of `swap`).
+    pub fn with_capacity(capacity: usize) -> Self {
+        let mut tm = Self::default();
+        tm.reserve(capacity);
+        tm
+    }
+
+    /// Reserves room for `additional` more instances (plus the spare slot of `swap`).
+    pub fn reserve(&mut self, additional: usize) {
+        let n = additional + 1;
+        self.entity.reserve(n);
+        self.local.reserve(n);
+        self.world.reserve(n);
+        self.parent.reserve(n);
+        self.first_child.reserve(n);
+        self.next_sibling.reserve(n);
+        self.prev_sibling.reserve(n);
+        self.map.reserve(additional);
+    }
+
+    /// Instances the manager holds without reallocating, beside the spare slot of `swap`.
+    pub fn capacity(&self) -> usize {
+        [
+            self.entity.capacity(),
+            self.local.capacity(),
+            self.world.capacity(),
+            self.parent.capacity(),
+            self.first_child.capacity(),
+            self.next_sibling.capacity(),
+            self.prev_sibling.capacity(),
+        ]
+        .into_iter()
+        .min()
+        .unwrap_or(0)
+        .saturating_sub(1)
+        .min(self.map.capacity())
+    }
+
+    /// Number of instances.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.entity.len()
+    }
+
+    /// True when the manager holds no instance.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.entity.is_empty()
+    }
+
+    /// The instance of `e`'s transform in this manager, if it has one.
+    #[inline]
+    pub fn lookup(&self, e: Entity) -> Option<Instance> {
+        self.map.get(&e).copied()
+    }
+
+    /// Gives `e` a transform: a new root instance whose world matrix is `local`.
+    ///
+    /// Fails with [`TransformError::AlreadyPresent`] when `e` already has one here (other
+    /// managers are independent), or [`TransformError::Full`].
+    pub fn create(&mut self, e: Entity, local: Mat4) -> Result<Instance, TransformError> {
+        if let Some(&instance) = self.map.get(&e) {
+            return Err(TransformError::AlreadyPresent {
+                entity: e,
+                instance,
+            });
+        }
+        if self.len() >= MAX_INSTANCES {
+            return Err(TransformError::Full);
+        }
+        Ok(self.create_checked(e, local))
+    }
+
+    /// [`TransformManager::create`] without its checks: the caller has checked that `e` has no
+    /// instance here and that the manager is not full (`create` itself, and a level spawn's
+    /// second phase).
+    pub(crate) fn create_checked(&mut self, e: Entity, local: Mat4) -> Instance {
+        debug_assert!(!self.map.contains_key(&e) && self.len() < MAX_INSTANCES);
+        let i = Instance(self.len() as u32);
+        self.entity.push(e);
+        self.local.push(local);
+        self.world.push(local);
+        self.parent.push(Instance::NIL);
+        self.first_child.push(Instance::NIL);
+        self.next_sibling.push(Instance::NIL);
+        self.prev_sibling.push(Instance::NIL);
+        self.map.insert(e, i);
+        i
+    }
+
+    /// Removes instance `i` and returns its entity.
+    ///
+    /// `i` is unlinked from its parent. Its children are unlinked and become roots: each keeps its
+    /// local matrix, which is now also its world matrix, and its subtree's world matrices are
+    /// updated to match. (This is what [`TransformManager::unlink`] does to a single child; the
+    /// alternative, keeping their world matrices by rewriting their locals, would silently change
+    /// values the user set.) The slot is then filled by a swap-erase: the last instance moves
+    /// into `i`, with every link to it redirected, so the handle of the last instance changes.
+    pub fn destroy(&mut self, i: Instance) -> Result<Entity, TransformError> {
+        let idx = self.check(i)?;
+        self.detach(idx);
+        let mut c = self.first_child[idx];
+        while c.is_valid() {
+            let ci = c.idx();
+            let next = self.next_sibling[ci];
+            self.parent[ci] = Instance::NIL;
+            self.prev_sibling[ci] = Instance::NIL;
+            self.next_sibling[ci] = Instance::NIL;
+            self.refresh(ci);
+            c = next;
+        }
+        self.first_child[idx] = Instance::NIL;
+        let e = self.entity[idx];
+        self.map.remove(&e);
+        let last = self.len() - 1;
+        if idx != last {
+            self.move_slot(last, idx);
+        }
+        self.pop_slot();
+        Ok(e)
+    }
+
+    /// Removes every instance, keeping the memory for the next ones.
+    pub fn clear(&mut self) {
+        self.entity.clear();
+        self.local.clear();
+        self.world.clear();
+        self.parent.clear();
+        self.first_child.clear();
+        self.next_sibling.clear();
+        self.prev_sibling.clear();
+        self.map.clear();
+    }
+
+    /// Appends the entities of `i`'s subtree to `out`, `i` first, each parent before its
+    /// children (pre-order).
+    pub fn subtree(&self, i: Instance, out: &mut Vec<Entity>) -> Result<(), TransformError> {
+        let idx = self.check(i)?;
+        out.push(self.entity[idx]);
+        let mut stack = vec![self.first_child[idx]];
+        while let Some(c) = stack.pop() {
+            if !c.is_valid() {
+                continue;
+            }
+            out.push(self.entity[c.idx()]);
+            stack.push(self.next_sibling[c.idx()]);
+            stack.push(self.first_child[c.idx()]);
+        }
+        Ok(())
+    }
+
+    /// Removes `i` and its whole subtree (leaves first, so no world matrix is recomputed), and
+    /// appends their entities to `out` in pre-order (`i` first). Handles of other instances
+    /// may change, as with [`TransformManager::destroy`].
+    pub fn destroy_subtree(
+        &mut self,
+        i: Instance,
+        out: &mut Vec<Entity>,
+    ) -> Result<(), TransformError> {
+        let start = out.len();
+        self.subtree(i, out)?;
+        for k in (start..out.len()).rev() {
+            let instance = self.map[&out[k]];
+            let destroyed = self.destroy(instance);
+            debug_assert!(destroyed.is_ok(), "an instance of the subtree");
+        }
+        Ok(())
+    }
+
+    /// Lazy garbage collection (the entity manager's model: a manager outside the world does
+    /// not hear of despawns, so it checks its own entities from time to time): looks at
+    /// instances in a pseudo-random order and destroys those whose entity `alive` says is gone,
+    /// until it has seen four live ones in a row. Cheap enough to call every frame; returns the
+    /// number destroyed. [`TransformManager::gc_all`] sweeps every instance.
+    pub fn gc(&mut self, mut alive: impl FnMut(Entity) -> bool) -> usize {
+        let mut destroyed = 0;
+        let mut alive_in_row = 0;
+        while !self.is_empty() && alive_in_row < 4 {
+            // xorshift32 over the manager's own state: deterministic, no shared RNG.
+            let mut x = self.gc_state.max(1);
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            self.gc_state = x;
+            let idx = x as usize % self.len();
+            if alive(self.entity[idx]) {
+                alive_in_row += 1;
+            } else {
+                alive_in_row = 0;
+                let _ = self.destroy(Instance(idx as u32));
+                destroyed += 1;
+            }
+        }
+        destroyed
+    }
+
+    /// Destroys every instance whose entity `alive` says is gone (their children become roots,
+    /// as with [`TransformManager::destroy`]); returns the number destroyed.
+    pub fn gc_all(&mut self, mut alive: impl FnMut(Entity) -> bool) -> usize {
+        let mut destroyed = 0;
+        let mut idx = self.len();
+        while idx > 0 {
+            idx -= 1;
+            // A destroy moves the last instance into `idx`; it was already looked at.
+            if !alive(self.entity[idx]) {
+                let _ = self.destroy(Instance(idx as u32));
+                destroyed += 1;
+            }
+        }
+        destroyed
+    }
+
+    /// Links `child` below `parent` (as its first child), unlinking it from any previous parent.
+    ///
+    /// The child keeps its local matrix, now relative to `parent`, and the world matrices of its
+    /// subtree are updated at once. Linking a child to its current parent changes nothing. Fails
+    /// with [`TransformError::SelfParent`] or [`TransformError::Cycle`] when `parent` is `child`
+    /// or lies in its subtree.
+    pub fn link(&mut self, child: Instance, parent: Instance) -> Result<(), TransformError> {
+        let ci = self.check(child)?;
+        let pi = self.check(parent)?;
+        if ci == pi {
+            return Err(TransformError::SelfParent { instance: child });
+        }
+        let mut a = parent;
+        while a.is_valid() {
+            if a == child {
+                return Err(TransformError::Cycle { child, parent });
+            }
+            a = self.parent[a.idx()];
+        }
+        if self.parent[ci] == parent {
+            return Ok(());
+        }
+        self.detach(ci);
+        let old_first = self.first_child[pi];
+        self.parent[ci] = parent;
+        self.next_sibling[ci] = old_first;
+        if old_first.is_valid() {
+            self.prev_sibling[old_first.idx()] = child;
+        }
+        self.first_child[pi] = child;
+        self.refresh(ci);
+        Ok(())
+    }
+
+    /// Unlinks `child` from its parent, making it a root whose world matrix is its local matrix
+    /// (its subtree is updated at once). Unlinking a root changes nothing.
+    pub fn unlink(&mut self, child: Instance) -> Result<(), TransformError> {
+        let ci = self.check(child)?;
+        if self.parent[ci].is_valid() {
+            self.detach(ci);
+            self.refresh(ci);
+        }
+        Ok(())
+    }
+
+    /// Sets the local matrix of `i` and immediately updates the world matrices of `i` and its
+    /// whole subtree (iteratively, without allocating once the internal stack has grown).
+    #[inline]
+    pub fn set_local(&mut self, i: Instance, m: Mat4) -> Result<(), TransformError> {
+        let idx = self.check(i)?;
+        self.local[idx] = m;
+        self.refresh(idx);
+        Ok(())
+    }
+
+    /// Sets many local matrices, then updates every affected subtree exactly once, and returns
+    /// how many world matrices were recomputed.
+    ///
+    /// A node whose ancestor is also in the batch is updated only by that ancestor's pass, so a
+    /// whole chain of n moving nodes costs O(n) instead of the O(n²) of n [`set_local`] calls.
+    /// When an instance appears more than once its last matrix wins. All instances are checked
+    /// before anything changes.
+    ///
+    /// [`set_local`]: TransformManager::set_local
+    pub fn set_local_many(&mut self, batch: &[(Instance, Mat4)]) -> Result<usize, TransformError> {
+        for &(i, _) in batch {
+            self.check(i)?;
+        }
+        match batch {
+            [] => return Ok(0),
+            [(i, m)] => {
+                self.local[i.idx()] = *m;
+                return Ok(self.refresh(i.idx()));
+            }
+            _ => {}
+        }
+        if self.marks.len() < self.len() {
+            self.marks.resize(self.len(), 0);
+        }
+        if self.epoch >= MARK_EPOCH_MAX {
+            self.marks.fill(0);
+            self.epoch = 0;
+        }
+        self.epoch += 1;
+        let tag = self.epoch << MARK_EPOCH_SHIFT;
+        for &(i, m) in batch {
+            self.local[i.idx()] = m;
+            self.marks[i.idx()] = tag | MARK_BATCH;
+        }
+        let mut updated = 0;
+        let mut path = std::mem::take(&mut self.stack);
+        for &(i, _) in batch {
+            let idx = i.idx();
+            if self.marks[idx] != tag | MARK_BATCH {
+                continue; // resolved already (a duplicate)
+            }
+            // Is any proper ancestor in the batch? Walk up until the answer is known, memoizing
+            // it for every node passed, so the walks of the whole batch cost O(nodes visited).
+            path.clear();
+            let mut a = self.parent[idx];
+            let covered = loop {
+                if !a.is_valid() {
+                    break false;
+                }
+                let mark = self.marks[a.idx()];
+                if mark >> MARK_EPOCH_SHIFT == self.epoch {
+                    break mark & MARK_STATE != MARK_CLEAN;
+                }
+                path.push(a);
+                a = self.parent[a.idx()];
+            };
+            let state = if covered { MARK_DIRTY } else { MARK_CLEAN };
+            for a in &path {
+                self.marks[a.idx()] = tag | state;
+            }
+            self.marks[idx] = tag | MARK_DIRTY;
+            if !covered {
+                self.stack = std::mem::take(&mut path);
+                updated += self.refresh(idx);
+                path = std::mem::take(&mut self.stack);
+            }
+        }
+        self.stack = path;
+        Ok(updated)
+    }
+
+    /// The local matrix of `i` (relative to its parent).
+    #[inline]
+    pub fn local(&self, i: Instance) -> Result<Mat4, TransformError> {
+        Ok(self.local[self.check(i)?])
+    }
+
+    /// The world matrix of `i`: `world(parent) * local(i)`, or `local(i)` for a root.
+    #[inline]
+    pub fn world(&self, i: Instance) -> Result<Mat4, TransformError> {
+        Ok(self.world[self.check(i)?])
+    }
+
+    /// The entity owning `i`.
+    #[inline]
+    pub fn entity(&self, i: Instance) -> Result<Entity, TransformError> {
+        Ok(self.entity[self.check(i)?])
+    }
+
+    /// The parent of `i`, or `None` for a root.
+    #[inline]
+    pub fn parent(&self, i: Instance) -> Result<Option<Instance>, TransformError> {
+        Ok(valid(self.parent[self.check(i)?]))
+    }
+
+    /// The first child of `i`, or `None` for a leaf.
+    #[inline]
+    pub fn first_child(&self, i: Instance) -> Result<Option<Instance>, TransformError> {
+        Ok(valid(self.first_child[self.check(i)?]))
+    }
+
+    /// The next sibling of `i` in its parent's child list, or `None` for the last child or a root.
+    #[inline]
+    pub fn next_sibling(&self, i: Instance) -> Result<Option<Instance>, TransformError> {
+        Ok(valid(self.next_sibling[self.check(i)?]))
+    }
+
+    /// The previous sibling of `i`, or `None` for a first child or a root.
+    #[inline]
+    pub fn prev_sibling(&self, i: Instance) -> Result<Option<Instance>, TransformError> {
+        Ok(valid(self.prev_sibling[self.check(i)?]))
+    }
+
+    /// The children of `i`: its first child, then the next-sibling chain.
+    pub fn children(&self, i: Instance) -> Result<Children<'_>, TransformError> {
+        let idx = self.check(i)?;
+        Ok(Children {
+            next_sibling: &self.next_sibling,
+            current: self.first_child[idx],
+        })
+    }
+
+    /// The entities of all instances, indexed by instance.
+    #[inline]
+    pub fn entities(&self) -> &[Entity] {
+        &self.entity
+    }
+
+    /// The local matrices of all instances, indexed by instance.
+    #[inline]
+    pub fn locals(&self) -> &[Mat4] {
+        &self.local
+    }
+
+    /// The world matrices of all instances, indexed by instance (always up to date).
+    #[inline]
+    pub fn worlds(&self) -> &[Mat4] {
+        &self.world
+    }
+
+    /// Swaps the slots of `a` and `b`, keeping every link and the entity map right: afterwards
+    /// handle `a` names what `b` named and vice versa. Uses the seed's three moves through a spare
+    /// slot at the end of the arrays (see the [module docs](self#swapping-instances)).
+    pub fn swap(&mut self, a: Instance, b: Instance) -> Result<(), TransformError> {
+        let ai = self.check(a)?;
+        let bi = self.check(b)?;
+        if ai != bi {
+            self.swap_slots(ai, bi);
+        }
+        Ok(())
+    }
+
+    /// Reorders the instances, by swaps, into depth-first order of each tree: every parent comes
+    /// before its children, a first child right after its parent, and every subtree occupies a
+    /// contiguous range, in the order the update walk of [`TransformManager::set_local`] visits it
+    /// (so that walk writes memory front to back). Trees keep the relative order of their roots.
+    /// Links, matrices and the entity map stay right; handles move. Returns the number of swaps.
+    pub fn sort_parents_first(&mut self) -> usize {
+        let n = self.len();
+        let mut order: Vec<u32> = Vec::with_capacity(n);
+        for root in 0..n {
+            if self.parent[root].is_valid() {
+                continue;
+            }
+            // Pre-order walk along the links, no stack needed: down to the first child, else on
+            // to the next sibling, else up until an ancestor below `root` has a next sibling.
+            let mut node = root;
+            'walk: loop {
+                order.push(node as u32);
+                let first = self.first_child[node];
+                if first.is_valid() {
+                    node = first.idx();
+                    continue;
+                }
+                loop {
+                    if node == root {
+                        break 'walk;
+                    }
+                    let next = self.next_sibling[node];
+                    if next.is_valid() {
+                        node = next.idx();
+                        break;
+                    }
+                    node = self.parent[node].idx();
+                }
+            }
+        }
+        debug_assert_eq!(order.len(), n, "every instance lies in exactly one tree");
+        // pos_of[original index] = current slot; at[slot] = original index there.
+        let mut pos_of: Vec<u32> = (0..n as u32).collect();
+        let mut at = pos_of.clone();
+        let mut swaps = 0;
+        for (slot, &orig) in order.iter().enumerate() {
+            let src = pos_of[orig as usize] as usize;
+            if src != slot {
+                let displaced = at[slot];
+                self.swap_slots(slot, src);
+                at[slot] = orig;
+                at[src] = displaced;
+                pos_of[orig as usize] = slot as u32;
+                pos_of[displaced as usize] = src as u32;
+                swaps += 1;
+            }
+        }
+        swaps
+    }
+
+    /// Checks that `i` is in range and returns its index.
+    #[inline]
+    fn check(&self, i: Instance) -> Result<usize, TransformError> {
+        let idx = i.idx();
+        if idx < self.len() {
+            Ok(idx)
+        } else {
+            Err(TransformError::InvalidInstance {
+                instance: i,
+                len: self.len(),
+            })
+        }
+    }
+
+    /// Recomputes the world matrix of `root` from its parent and those of its whole subtree, in
+    /// pre-order with the reused explicit stack. Returns the number of nodes updated.
+    #[inline]
+    fn refresh(&mut self, root: usize) -> usize {
+        let p = self.parent[root];
+        self.world[root] = if p.is_valid() {
+            self.world[p.idx()] * self.local[root]
+        } else {
+            self.local[root]
+        };
+        let first = self.first_child[root];
+        if !first.is_valid() {
+            return 1;
+        }
+        self.refresh_descendants(first)
+    }
+
+    /// The subtree walk below a node whose own world matrix is current, starting at its first
+    /// child. Each node's parent is visited before it, so `world[parent]` is always current.
+    fn refresh_descendants(&mut self, first: Instance) -> usize {
+        let mut updated = 1;
+        let stack = &mut self.stack;
+        stack.clear();
+        stack.push(first);
+        while let Some(c) = stack.pop() {
+            let ci = c.idx();
+            self.world[ci] = self.world[self.parent[ci].idx()] * self.local[ci];
+            updated += 1;
+            let next = self.next_sibling[ci];
+            if next.is_valid() {
+                stack.push(next);
+            }
+            let child = self.first_child[ci];
+            if child.is_valid() {
+                stack.push(child);
+            }
+        }
+        updated
+    }
+
+    /// Removes `idx` from its parent's child list; it becomes a root (world not updated).
+    fn detach(&mut self, idx: usize) {
+        let p = self.parent[idx];
+        if !p.is_valid() {
+            return;
+        }
+        let prev = self.prev_sibling[idx];
+        let next = self.next_sibling[idx];
+        if prev.is_valid() {
+            self.next_sibling[prev.idx()] = next;
+        } else {
+            self.first_child[p.idx()] = next;
+        }
+        if next.is_valid() {
+            self.prev_sibling[next.idx()] = prev;
+        }
+        self.parent[idx] = Instance::NIL;
+        self.prev_sibling[idx] = Instance::NIL;
+        self.next_sibling[idx] = Instance::NIL;
+    }
+
+    /// The seed's three-step swap of two distinct, in-range slots via the spare slot `[size]`.
+    fn swap_slots(&mut self, a: usize, b: usize) {
+        let size = self.len();
+        // [size] <- [A]; afterwards nothing refers to A.
+        self.entity.push(self.entity[a]);
+        self.local.push(self.local[a]);
+        self.world.push(self.world[a]);
+        self.parent.push(self.parent[a]);
+        self.first_child.push(self.first_child[a]);
+        self.next_sibling.push(self.next_sibling[a]);
+        self.prev_sibling.push(self.prev_sibling[a]);
+        self.redirect(a, size);
+        // [A] <- [B]; afterwards nothing refers to B.
+        self.move_slot(b, a);
+        // [B] <- [size]; then drop the spare slot.
+        self.move_slot(size, b);
+        self.pop_slot();
+    }
+
+    /// Copies slot `from` into slot `to` and redirects every reference to `from` to `to`.
+    /// Nothing may refer to `to` beforehand.
+    fn move_slot(&mut self, from: usize, to: usize) {
+        self.entity[to] = self.entity[from];
+        self.local[to] = self.local[from];
+        self.world[to] = self.world[from];
+        self.parent[to] = self.parent[from];
+        self.first_child[to] = self.first_child[from];
+        self.next_sibling[to] = self.next_sibling[from];
+        self.prev_sibling[to] = self.prev_sibling[from];
+        self.redirect(from, to);
+    }
+
+    /// Rewrites the links of `to`'s neighbours (read from slot `to`) and the entity map so that
+    /// everything that referred to `from` refers to `to`.
+    fn redirect(&mut self, from: usize, to: usize) {
+        let to_inst = Instance(to as u32);
+        let p = self.parent[to];
+        if p.is_valid() && self.first_child[p.idx()].idx() == from {
+            self.first_child[p.idx()] = to_inst;
+        }
+        let prev = self.prev_sibling[to];
+        if prev.is_valid() {
+            self.next_sibling[prev.idx()] = to_inst;
+        }
+        let next = self.next_sibling[to];
+        if next.is_valid() {
+            self.prev_sibling[next.idx()] = to_inst;
+        }
+        let mut c = self.first_child[to];
+        while c.is_valid() {
+            self.parent[c.idx()] = to_inst;
+            c = self.next_sibling[c.idx()];
+        }
+        if let Some(slot) = self.map.get_mut(&self.entity[to]) {
+            *slot = to_inst;
+        }
+    }
+
+    /// Drops the last slot of every array.
+    fn pop_slot(&mut self) {
+        self.entity.pop();
+        self.local.pop();
+        self.world.pop();
+        self.parent.pop();
+        self.first_child.pop();
+        self.next_sibling.pop();
+        self.prev_sibling.pop();
+    }
+}
+
+#[inline]
+fn valid(i: Instance) -> Option<Instance> {
+    i.is_valid().then_some(i)
+}
+
+/// Iterator over the children of an instance, from [`TransformManager::children`].
+#[derive(Clone)]
+pub struct Children<'a> {
+    next_sibling: &'a [Instance],
+    current: Instance,
+}
+
+impl fmt::Debug for Children<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Children")
+            .field("next", &self.current)
+            .finish()
+    }
+}
+
+impl Iterator for Children<'_> {
+    type Item = Instance;
+
+    #[inline]
+    fn next(&mut self) -> Option<Instance> {
+        let c = valid(self.current)?;
+        self.current = self.next_sibling[c.idx()];
+        Some(c)
+    }
+}
+
+impl FusedIterator for Children<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::{Quat, Vec3};
+
+    fn e(n: u32) -> Entity {
+        Entity::new(n, 0)
+    }
+
+    fn t(x: f32, y: f32, z: f32) -> Mat4 {
+        Mat4::from_translation(Vec3::new(x, y, z))
+    }
+
+    fn origin(m: Mat4) -> Vec3 {
+        m.transform_point3(Vec3::ZERO)
+    }
+
+    /// Checks every structural invariant and that world matrices match a from-scratch
+    /// recomputation; panics with a description otherwise.
+    fn assert_integrity(tm: &TransformManager) {
+        let n = tm.len();
+        for v in [
+            tm.local.len(),
+            tm.world.len(),
+            tm.parent.len(),
+            tm.first_child.len(),
+            tm.next_sibling.len(),
+            tm.prev_sibling.len(),
+        ] {
+            assert_eq!(v, n, "array lengths differ");
+        }
+        assert_eq!(tm.map.len(), n, "entity map size");
+        let mut listed = vec![0usize; n];
+        for i in 0..n {
+            assert_eq!(tm.map[&tm.entity[i]], Instance(i as u32), "map points back");
+            let mut prev = Instance::NIL;
+            let mut c = tm.first_child[i];
+            let mut count = 0;
+            while c.is_valid() {
+                assert!(c.idx() < n);
+                assert_eq!(tm.parent[c.idx()], Instance(i as u32), "child's parent");
+                assert_eq!(tm.prev_sibling[c.idx()], prev, "prev_sibling of {c:?}");
+                listed[c.idx()] += 1;
+                prev = c;
+                c = tm.next_sibling[c.idx()];
+                count += 1;
+                assert!(count <= n, "sibling list loops");
+            }
+            let p = tm.parent[i];
+            if p.is_valid() {
+                assert!(p.idx() < n);
+            } else {
+                assert!(!tm.prev_sibling[i].is_valid() && !tm.next_sibling[i].is_valid());
+            }
+        }
+        // Worlds from scratch: walk up to the nearest node already computed (memoized, so a deep
+        // chain stays linear), then multiply back down.
+        let mut fresh: Vec<Option<Mat4>> = vec![None; n];
+        for i in 0..n {
+            let mut chain = vec![i];
+            let mut a = tm.parent[i];
+            while a.is_valid() && fresh[a.idx()].is_none() {
+                chain.push(a.idx());
+                assert!(chain.len() <= n, "cycle");
+                a = tm.parent[a.idx()];
+            }
+            let mut acc = if a.is_valid() {
+                fresh[a.idx()].unwrap()
+            } else {
+                Mat4::IDENTITY
+            };
+            for &k in chain.iter().rev() {
+                acc *= tm.local[k];
+                fresh[k] = Some(acc);
+            }
+            let w = fresh[i].unwrap();
+            assert!(
+                w.abs_diff_eq(tm.world[i], 1e-3),
+                "world of {i}: {w} vs {}",
+                tm.world[i]
+            );
+        }
+        for (i, (&count, p)) in listed.iter().zip(&tm.parent).enumerate() {
+            let expected = usize::from(p.is_valid());
+            assert_eq!(count, expected, "instance {i} listed by its parent once");
+        }
+    }
+
+    /// A manager holding the tree
+    /// ```text
+    /// 0 ─┬─ 1 ─┬─ 3
+    ///    │     └─ 4 ── 6
+    ///    └─ 2 ── 5
+    /// 7 (root)
+    /// ```
+    fn sample() -> TransformManager {
+        let mut tm = TransformManager::new();
+        for n in 0..8 {
+            tm.create(e(n), t(n as f32, 1.0, 0.0)).unwrap();
+        }
+        let link = |tm: &mut TransformManager, c: u32, p: u32| {
+            tm.link(Instance(c), Instance(p)).unwrap();
+        };
+        link(&mut tm, 2, 0);
+        link(&mut tm, 1, 0);
+        link(&mut tm, 4, 1);
+        link(&mut tm, 3, 1);
+        link(&mut tm, 5, 2);
+        link(&mut tm, 6, 4);
+        assert_integrity(&tm);
+        tm
+    }
+
+    fn worlds_by_entity(tm: &TransformManager) -> Vec<(Entity, Mat4, Option<Entity>)> {
+        let mut v: Vec<_> = (0..tm.len())
+            .map(|i| {
+                let p = tm.parent[i];
+                (
+                    tm.entity[i],
+                    tm.world[i],
+                    p.is_valid().then(|| tm.entity[p.idx()]),
+                )
+            })
+            .collect();
+        v.sort_by_key(|x| x.0);
+        v
+    }
+
+    #[test]
+    fn transform_create_lookup_and_duplicate() {
+        let mut tm = TransformManager::new();
+        let a = tm.create(e(1), t(1.0, 2.0, 3.0)).unwrap();
+        assert_eq!(tm.lookup(e(1)), Some(a));
+        assert_eq!(tm.lookup(e(2)), None);
+        assert_eq!(tm.world(a).unwrap(), t(1.0, 2.0, 3.0));
+        assert_eq!(tm.parent(a).unwrap(), None);
+        assert_eq!(tm.entity(a).unwrap(), e(1));
+        let err = tm.create(e(1), Mat4::IDENTITY).unwrap_err();
+        assert_eq!(
+            err,
+            TransformError::AlreadyPresent {
+                entity: e(1),
+                instance: a
+            }
+        );
+        assert!(err.to_string().contains("already has a transform"));
+        assert_eq!(tm.len(), 1);
+        assert_eq!(tm.local(a).unwrap(), t(1.0, 2.0, 3.0));
+    }
+
+    #[test]
+    fn reserved_room_covers_the_instances_and_the_spare_slot() {
+        assert_eq!(TransformManager::new().capacity(), 0);
+        let mut tm = TransformManager::with_capacity(100);
+        assert!(tm.capacity() >= 100, "{}", tm.capacity());
+        for n in 0..100 {
+            tm.create(e(n), Mat4::IDENTITY).unwrap();
+        }
+        assert!(tm.capacity() >= 100);
+        tm.reserve(50);
+        assert!(tm.capacity() >= 150, "{}", tm.capacity());
+        // Every array has the spare slot: a swap through it does not exceed the capacity.
+        assert!(tm.entity.capacity() > 150 && tm.prev_sibling.capacity() > 150);
+    }
+
+    #[test]
+    fn transform_same_entity_in_two_managers() {
+        let mut game = TransformManager::new();
+        let mut inventory = TransformManager::new();
+        game.create(e(9), Mat4::IDENTITY).unwrap();
+        let g = game.create(e(1), t(100.0, 0.0, 0.0)).unwrap();
+        let i = inventory.create(e(1), t(0.0, 5.0, 0.0)).unwrap();
+        assert_eq!(origin(game.world(g).unwrap()), Vec3::new(100.0, 0.0, 0.0));
+        assert_eq!(
+            origin(inventory.world(i).unwrap()),
+            Vec3::new(0.0, 5.0, 0.0)
+        );
+        assert_ne!(g, i);
+        inventory.set_local(i, t(0.0, 6.0, 0.0)).unwrap();
+        assert_eq!(origin(game.world(g).unwrap()), Vec3::new(100.0, 0.0, 0.0));
+        game.destroy(g).unwrap();
+        assert_eq!(game.lookup(e(1)), None);
+        assert_eq!(inventory.lookup(e(1)), Some(i));
+    }
+
+    #[test]
+    fn transform_world_is_parent_times_local() {
+        let mut tm = TransformManager::new();
+        let rot = Mat4::from_quat(Quat::from_rotation_z(std::f32::consts::FRAC_PI_2));
+        let p = tm.create(e(0), t(10.0, 0.0, 0.0) * rot).unwrap();
+        let c = tm.create(e(1), t(1.0, 0.0, 0.0)).unwrap();
+        tm.link(c, p).unwrap();
+        // The child's offset (1,0,0) is rotated by the parent into (0,1,0), then translated.
+        let o = origin(tm.world(c).unwrap());
+        assert!(o.abs_diff_eq(Vec3::new(10.0, 1.0, 0.0), 1e-5), "{o}");
+        // Locals are kept on link and unlink.
+        assert_eq!(tm.local(c).unwrap(), t(1.0, 0.0, 0.0));
+        tm.unlink(c).unwrap();
+        assert_eq!(tm.world(c).unwrap(), t(1.0, 0.0, 0.0));
+        tm.unlink(c).unwrap();
+        assert_eq!(tm.parent(c).unwrap(), None);
+        assert_integrity(&tm);
+    }
+
+    #[test]
+    fn transform_set_local_updates_subtree_immediately() {
+        let mut tm = sample();
+        tm.set_local(Instance(0), t(100.0, 0.0, 0.0)).unwrap();
+        // 6 hangs below 4 below 1 below 0: x = 100 + 1 + 4 + 6, y = 0 + 1 + 1 + 1.
+        assert_eq!(
+            origin(tm.world(Instance(6)).unwrap()),
+            Vec3::new(111.0, 3.0, 0.0)
+        );
+        assert_eq!(
+            origin(tm.world(Instance(7)).unwrap()),
+            Vec3::new(7.0, 1.0, 0.0)
+        );
+        assert_integrity(&tm);
+        tm.set_local(Instance(4), Mat4::IDENTITY).unwrap();
+        assert_eq!(
+            origin(tm.world(Instance(6)).unwrap()),
+            Vec3::new(107.0, 2.0, 0.0)
+        );
+        assert_integrity(&tm);
+    }
+
+    #[test]
+    fn transform_children_and_sibling_links() {
+        let tm = sample();
+        let kids: Vec<_> = tm.children(Instance(0)).unwrap().collect();
+        assert_eq!(kids, vec![Instance(1), Instance(2)]);
+        let kids: Vec<_> = tm.children(Instance(1)).unwrap().collect();
+        assert_eq!(kids, vec![Instance(3), Instance(4)]);
+        assert_eq!(tm.children(Instance(7)).unwrap().count(), 0);
+        assert_eq!(tm.first_child(Instance(1)).unwrap(), Some(Instance(3)));
+        assert_eq!(tm.next_sibling(Instance(3)).unwrap(), Some(Instance(4)));
+        assert_eq!(tm.prev_sibling(Instance(4)).unwrap(), Some(Instance(3)));
+        assert_eq!(tm.prev_sibling(Instance(3)).unwrap(), None);
+        assert_eq!(tm.parent(Instance(6)).unwrap(), Some(Instance(4)));
+    }
+
+    #[test]
+    fn transform_bad_input_is_an_error_and_changes_nothing() {
+        let mut tm = sample();
+        let before = worlds_by_entity(&tm);
+        let oob = Instance(8);
+        let invalid = TransformError::InvalidInstance {
+            instance: oob,
+            len: 8,
+        };
+        assert_eq!(tm.world(oob), Err(invalid.clone()));
+        assert_eq!(tm.local(Instance::NIL).unwrap_err().to_string(), {
+            let s = TransformError::InvalidInstance {
+                instance: Instance::NIL,
+                len: 8,
+            }
+            .to_string();
+            assert!(s.contains("#nil") && s.contains("out of range"), "{s}");
+            s
+        });
+        assert_eq!(tm.set_local(oob, Mat4::IDENTITY), Err(invalid.clone()));
+        assert_eq!(tm.link(oob, Instance(0)), Err(invalid.clone()));
+        assert_eq!(tm.link(Instance(0), oob), Err(invalid.clone()));
+        assert_eq!(tm.unlink(oob), Err(invalid.clone()));
+        assert_eq!(tm.destroy(oob), Err(invalid.clone()));
+        assert_eq!(tm.swap(Instance(0), oob), Err(invalid.clone()));
+        assert_eq!(tm.entity(oob), Err(invalid.clone()));
+        assert_eq!(tm.parent(oob), Err(invalid.clone()));
+        assert!(tm.children(oob).is_err());
+        // A batch with one bad instance changes nothing, not even the good entries.
+        assert_eq!(
+            tm.set_local_many(&[(Instance(0), t(9.0, 9.0, 9.0)), (oob, Mat4::IDENTITY)]),
+            Err(invalid)
+        );
+        let err = tm.link(Instance(3), Instance(3)).unwrap_err();
+        assert_eq!(
+            err,
+            TransformError::SelfParent {
+                instance: Instance(3)
+            }
+        );
+        assert!(err.to_string().contains("itself"));
+        for (child, parent) in [(0, 6), (0, 1), (1, 6), (4, 6), (2, 5)] {
+            let err = tm.link(Instance(child), Instance(parent)).unwrap_err();
+            assert_eq!(
+                err,
+                TransformError::Cycle {
+                    child: Instance(child),
+                    parent: Instance(parent)
+                }
+            );
+            assert!(err.to_string().contains("cycle"));
+        }
+        assert_eq!(worlds_by_entity(&tm), before);
+        assert_eq!(tm.local(Instance(0)).unwrap(), t(0.0, 1.0, 0.0));
+        assert_integrity(&tm);
+    }
+
+    #[test]
+    fn transform_relink_moves_subtree() {
+        let mut tm = sample();
+        tm.link(Instance(1), Instance(7)).unwrap();
+        assert_eq!(tm.parent(Instance(1)).unwrap(), Some(Instance(7)));
+        assert_eq!(
+            tm.children(Instance(0)).unwrap().collect::<Vec<_>>(),
+            vec![Instance(2)]
+        );
+        // 6: 7 + 1 + 4 + 6 = 18 in x.
+        assert_eq!(
+            origin(tm.world(Instance(6)).unwrap()),
+            Vec3::new(18.0, 4.0, 0.0)
+        );
+        // Re-linking to the current parent keeps the order.
+        tm.link(Instance(3), Instance(1)).unwrap();
+        assert_eq!(
+            tm.children(Instance(1)).unwrap().collect::<Vec<_>>(),
+            vec![Instance(3), Instance(4)]
+        );
+        // Linking a middle sibling elsewhere repairs both neighbours.
+        tm.link(Instance(5), Instance(0)).unwrap();
+        tm.link(Instance(1), Instance(0)).unwrap();
+        assert_eq!(
+            tm.children(Instance(0)).unwrap().collect::<Vec<_>>(),
+            vec![Instance(1), Instance(5), Instance(2)]
+        );
+        tm.link(Instance(5), Instance(7)).unwrap();
+        assert_eq!(
+            tm.children(Instance(0)).unwrap().collect::<Vec<_>>(),
+            vec![Instance(1), Instance(2)]
+        );
+        assert_integrity(&tm);
+    }
+
+    #[test]
+    fn transform_every_swap_keeps_links_and_values() {
+        let base = sample();
+        let expected = worlds_by_entity(&base);
+        for a in 0..8u32 {
+            for b in 0..8u32 {
+                let mut tm = base.clone();
+                tm.swap(Instance(a), Instance(b)).unwrap();
+                assert_integrity(&tm);
+                assert_eq!(worlds_by_entity(&tm), expected, "swap({a}, {b})");
+                assert_eq!(tm.entity(Instance(a)).unwrap(), e(b));
+                assert_eq!(tm.entity(Instance(b)).unwrap(), e(a));
+                assert_eq!(tm.lookup(e(a)), Some(Instance(b)));
+                // Swapping back restores the exact arrays.
+                tm.swap(Instance(a), Instance(b)).unwrap();
+                assert_eq!(tm.entity, base.entity);
+                assert_eq!(tm.parent, base.parent);
+                assert_eq!(tm.first_child, base.first_child);
+                assert_eq!(tm.next_sibling, base.next_sibling);
+                assert_eq!(tm.prev_sibling, base.prev_sibling);
+            }
+        }
+    }
+
+    #[test]
+    fn transform_destroy_orphans_children_and_swap_erases() {
+        for victim in 0..8u32 {
+            let mut tm = sample();
+            let kids: Vec<Entity> = tm
+                .children(Instance(victim))
+                .unwrap()
+                .map(|c| tm.entity[c.idx()])
+                .collect();
+            assert_eq!(tm.destroy(Instance(victim)).unwrap(), e(victim));
+            assert_eq!(tm.len(), 7);
+            assert_eq!(tm.lookup(e(victim)), None);
+            assert_integrity(&tm);
+            for k in kids {
+                let i = tm.lookup(k).unwrap();
+                assert_eq!(tm.parent(i).unwrap(), None);
+                assert_eq!(tm.world(i).unwrap(), tm.local(i).unwrap());
+            }
+            if victim != 7 {
+                // The last instance moved into the hole.
+                assert_eq!(tm.lookup(e(7)), Some(Instance(victim)));
+            }
+        }
+        let mut tm = sample();
+        while !tm.is_empty() {
+            tm.destroy(Instance(0)).unwrap();
+            assert_integrity(&tm);
+        }
+    }
+
+    #[test]
+    fn transform_set_local_many_updates_each_subtree_once() {
+        let mut tm = sample();
+        let mut reference = sample();
+        let batch = [
+            (Instance(4), t(0.0, 0.0, 4.0)),
+            (Instance(0), t(0.0, 0.0, 1.0)),
+            (Instance(6), t(0.0, 0.0, 6.0)),
+            (Instance(7), t(0.0, 0.0, 7.0)),
+            (Instance(4), t(0.0, 0.0, 44.0)),
+        ];
+        // 0's subtree (7 nodes: 0..=6) and 7: 8 updates, though 4 and 6 are also in the batch
+        // and 4 appears twice.
+        assert_eq!(tm.set_local_many(&batch).unwrap(), 8);
+        for (i, m) in batch {
+            reference.set_local(i, m).unwrap();
+        }
+        assert_eq!(tm.local(Instance(4)).unwrap(), t(0.0, 0.0, 44.0));
+        assert_eq!(tm.worlds(), reference.worlds());
+        assert_integrity(&tm);
+        assert_eq!(
+            tm.set_local_many(&[(Instance(5), Mat4::IDENTITY), (Instance(3), Mat4::IDENTITY)])
+                .unwrap(),
+            2
+        );
+        assert_eq!(tm.set_local_many(&[]).unwrap(), 0);
+        assert_eq!(
+            tm.set_local_many(&[(Instance(1), Mat4::IDENTITY)]).unwrap(),
+            4
+        );
+        assert_integrity(&tm);
+    }
+
+    #[test]
+    fn transform_set_local_many_epoch_wrap() {
+        let mut tm = sample();
+        tm.epoch = MARK_EPOCH_MAX - 1;
+        let batch = [
+            (Instance(6), t(1.0, 0.0, 0.0)),
+            (Instance(1), Mat4::IDENTITY),
+        ];
+        for _ in 0..3 {
+            assert_eq!(tm.set_local_many(&batch).unwrap(), 4);
+        }
+        assert!(tm.epoch < 4);
+        assert_integrity(&tm);
+    }
+
+    #[test]
+    fn transform_sort_parents_first_gives_depth_first_order() {
+        let mut tm = sample();
+        // Scramble: put children before parents.
+        tm.swap(Instance(0), Instance(6)).unwrap();
+        tm.swap(Instance(1), Instance(5)).unwrap();
+        tm.swap(Instance(2), Instance(7)).unwrap();
+        let expected = worlds_by_entity(&tm);
+        let swaps = tm.sort_parents_first();
+        assert!(swaps > 0);
+        assert_integrity(&tm);
+        assert_eq!(worlds_by_entity(&tm), expected);
+        for i in 0..tm.len() {
+            if let Some(p) = tm.parent(Instance(i as u32)).unwrap() {
+                assert!(p.index() < i as u32);
+            }
+            if let Some(c) = tm.first_child(Instance(i as u32)).unwrap() {
+                assert_eq!(c.index(), i as u32 + 1);
+            }
+        }
+        // Already sorted: no swaps, and the order is a fixed point.
+        let entities = tm.entities().to_vec();
+        assert_eq!(tm.sort_parents_first(), 0);
+        assert_eq!(tm.entities(), &entities[..]);
+    }
+
+    #[test]
+    fn transform_deep_chain_has_no_recursion() {
+        const DEPTH: u32 = if cfg!(miri) { 40 } else { 10_000 };
+        let mut tm = TransformManager::with_capacity(DEPTH as usize);
+        // Built leaf-first, so every child sits before its parent.
+        for n in 0..DEPTH {
+            tm.create(e(n), t(1.0, 0.0, 0.0)).unwrap();
+        }
+        for n in 0..DEPTH - 1 {
+            tm.link(Instance(n), Instance(n + 1)).unwrap();
+        }
+        let leaf = Instance(0);
+        let root = Instance(DEPTH - 1);
+        assert_eq!(
+            origin(tm.world(leaf).unwrap()),
+            Vec3::new(DEPTH as f32, 0.0, 0.0)
+        );
+        tm.set_local(root, t(5.0, 0.0, 0.0)).unwrap();
+        assert_eq!(
+            origin(tm.world(leaf).unwrap()),
+            Vec3::new(DEPTH as f32 + 4.0, 0.0, 0.0)
+        );
+        assert_eq!(
+            tm.link(root, leaf),
+            Err(TransformError::Cycle {
+                child: root,
+                parent: leaf
+            })
+        );
+        let batch: Vec<_> = (0..DEPTH)
+            .map(|n| (Instance(n), t(2.0, 0.0, 0.0)))
+            .collect();
+        assert_eq!(tm.set_local_many(&batch).unwrap(), DEPTH as usize);
+        assert_eq!(
+            origin(tm.world(leaf).unwrap()),
+            Vec3::new(2.0 * DEPTH as f32, 0.0, 0.0)
+        );
+        assert_eq!(tm.sort_parents_first(), DEPTH as usize / 2);
+        assert_eq!(tm.entity(Instance(0)).unwrap(), e(DEPTH - 1));
+        let leaf = tm.lookup(e(0)).unwrap();
+        assert_eq!(leaf, Instance(DEPTH - 1));
+        assert_eq!(
+            origin(tm.world(leaf).unwrap()),
+            Vec3::new(2.0 * DEPTH as f32, 0.0, 0.0)
+        );
+        tm.destroy(Instance(DEPTH / 2)).unwrap();
+        assert_eq!(tm.len(), DEPTH as usize - 1);
+        assert_integrity(&tm);
+        drop(tm);
+    }
+
+    #[test]
+    fn transform_display_and_debug() {
+        assert_eq!(format!("{:?}", Instance(3)), "Instance(3)");
+        assert_eq!(format!("{:?}", Instance::NIL), "Instance(nil)");
+        assert!(!Instance::NIL.is_valid());
+        assert_eq!(Instance::new(4).index(), 4);
+        let tm = sample();
+        assert_eq!(format!("{tm:?}"), "TransformManager { len: 8, roots: 2 }");
+        let first = tm.first_child(Instance(0)).unwrap().unwrap();
+        assert_eq!(
+            format!("{:?}", tm.children(Instance(0)).unwrap()),
+            format!("Children {{ next: {first:?} }}")
+        );
+        let s = TransformError::Cycle {
+            child: Instance(1),
+            parent: Instance(2),
+        }
+        .to_string();
+        assert!(s.contains("#1") && s.contains("#2"), "{s}");
+        assert!(TransformError::Full.to_string().contains("full"));
+    }
+}

@@ -2,7 +2,7 @@
 //!
 //! A [`TransformManager`] gives entities a position in one world. The transform is optional per
 //! entity, and every world owns its own manager, so the same [`Entity`] can have a transform in
-//! several managers at different places (the seed's pickaxe that lives both in the game world and
+//! several managers at different places (Bitsquid's pickaxe that lives both in the game world and
 //! in the inventory world). Each instance stores its entity, a local matrix relative to its
 //! parent, the resulting world matrix, and four instance links: `parent`, `first_child`,
 //! `next_sibling` and `prev_sibling`. The children of a node are its `first_child` followed by the
@@ -11,7 +11,7 @@
 //! # Layout
 //!
 //! The data is structure-of-arrays: one `Vec` per field (entity, local, world, and the four link
-//! arrays), all of length [`TransformManager::len`], indexed by [`Instance`]. The seed packs the
+//! arrays), all of length [`TransformManager::len`], indexed by [`Instance`]. Bitsquid packs the
 //! same arrays into one allocation; separate `Vec`s keep the code free of `unsafe` while giving the
 //! same access pattern (each field is contiguous, a walk touches only the fields it needs). An
 //! `FxHashMap<Entity, Instance>` maps entities to instances.
@@ -20,14 +20,14 @@
 //!
 //! glam uses column vectors (`p' = M * p`), so a point in a child's space reaches world space as
 //! `parent_world * (local * p)`, and **`world = parent_world * local`**. A root's world matrix is
-//! its local matrix. (The seed writes `local * parent` because its engine uses row vectors; it is
+//! its local matrix. (Bitsquid writes `local * parent` because its engine uses row vectors; it is
 //! the same transform.)
 //!
 //! # Immediate updates
 //!
 //! [`TransformManager::set_local`] recomputes the world matrices of the node and its whole subtree
 //! before it returns, so [`TransformManager::world`] is always exact: no dirty flags, no stale
-//! last-frame positions, no "force an update here" hacks. The seed chose this because entity
+//! last-frame positions, no "force an update here" hacks. Bitsquid chose this because entity
 //! hierarchies are shallow and rarely move all at once; the worst case (every node of a chain of
 //! n moving) is O(n²) with one call per node, which [`TransformManager::set_local_many`] brings
 //! back to O(n): it sets all locals first and then updates each affected subtree exactly once (a
@@ -38,7 +38,7 @@
 //! # Swapping instances
 //!
 //! Swapping two instances must keep every link that points at them right, which is hairy when the
-//! two are related (parent and child, adjacent siblings). Following the seed,
+//! two are related (parent and child, adjacent siblings). Following Bitsquid,
 //! [`TransformManager::swap`] never does it in one go; it uses a spare slot at the end of the
 //! arrays, index `size`, and three moves, each of which copies one slot and redirects every link
 //! (and the entity map) that pointed at the source to the destination:
@@ -52,7 +52,7 @@
 //! every tree out in depth-first order: parents before children, each subtree contiguous, in the
 //! same order the update walk visits them.
 //!
-//! Like the seed's `Instance`, a handle is a plain array index: [`TransformManager::swap`],
+//! Like Bitsquid's `Instance`, a handle is a plain array index: [`TransformManager::swap`],
 //! [`TransformManager::destroy`] and [`TransformManager::sort_parents_first`] move instances, so
 //! handles held across those calls must be looked up again with [`TransformManager::lookup`].
 //!
@@ -693,7 +693,7 @@ impl TransformManager {
     }
 
     /// Swaps the slots of `a` and `b`, keeping every link and the entity map right: afterwards
-    /// handle `a` names what `b` named and vice versa. Uses the seed's three moves through a spare
+    /// handle `a` names what `b` named and vice versa. Uses Bitsquid's three moves through a spare
     /// slot at the end of the arrays (see the [module docs](self#swapping-instances)).
     pub fn swap(&mut self, a: Instance, b: Instance) -> Result<(), TransformError> {
         let ai = self.check(a)?;
@@ -834,7 +834,7 @@ impl TransformManager {
         self.next_sibling[idx] = Instance::NIL;
     }
 
-    /// The seed's three-step swap of two distinct, in-range slots via the spare slot `[size]`.
+    /// Bitsquid's three-step swap of two distinct, in-range slots via the spare slot `[size]`.
     fn swap_slots(&mut self, a: usize, b: usize) {
         let size = self.len();
         // [size] <- [A]; afterwards nothing refers to A.

@@ -1,4 +1,4 @@
-//! [`EntityCompiler`]: JSON levels and prefabs to blobs — the seed's `EntityCompiler`, whose
+//! [`EntityCompiler`]: JSON levels and prefabs to blobs — Bitsquid's `EntityCompiler`, whose
 //! registrations are the [`Registry`].
 //!
 //! ## Input

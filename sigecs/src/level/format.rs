@@ -1,8 +1,8 @@
 //! The blob layout, byte by byte, and the bounds-checked reader every other part of the module
 //! reads it with.
 //!
-//! A level is the seed's final `EntityResource` (Bitsquid, "Building a Data-Oriented
-//! Entity System", part 4) behind a header. Every integer is **little-endian**. There are no
+//! A level is Bitsquid's final `EntityResource` ("Building a Data-Oriented
+//! Entity System") behind a header. Every integer is **little-endian**. There are no
 //! pointers: everything is found by walking the blob from its start, and the only "offsets" are
 //! the sizes that let a reader jump over a whole component type. Offsets below are from the first
 //! byte of the blob.
@@ -54,7 +54,7 @@
 //! |        | 0–7                   | zero padding to a multiple of 8                           |
 //!
 //! The blob ends exactly at the end of the last record's padding, and `total_len` says so. The
-//! `encoding` and `element_size` fields are this format's addition to the seed's record: with
+//! `encoding` and `element_size` fields are this format's addition to Bitsquid's record: with
 //! them a reader can check a record without knowing the component, and a spawner can refuse a
 //! component whose layout changed since the blob was compiled.
 //!

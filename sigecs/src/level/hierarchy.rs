@@ -62,7 +62,7 @@ mod tests {
 
     #[test]
     fn seed_example() {
-        // The seed's {UINT_MAX, 0, 1, 1, 2}: A - B - C - E, B - D.
+        // Bitsquid's {UINT_MAX, 0, 1, 1, 2}: A - B - C - E, B - D.
         assert_eq!(run(&[ROOT, 0, 1, 1, 2]).unwrap(), [0, 1, 2, 2, 3]);
     }
 

@@ -5,7 +5,7 @@
 //! cost 37 µs, against 12 µs for copying the whole blob and creating every entity). Short text
 //! that names or tags things (a debug name, a spawn point's label) fits in a fixed number of
 //! bytes, and as plain old data it is copied with its column, read in place, with no decoding
-//! and no allocation — the seed's point, and what data-oriented engines do for names.
+//! and no allocation — Bitsquid's point, and what data-oriented engines do for names.
 //!
 //! The bytes come from blobs as they are, so every bit pattern is a valid `InlineStr`: reading it
 //! never panics, and a length or bytes that a corrupted blob made invalid read as the longest

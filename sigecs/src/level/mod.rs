@@ -3,13 +3,13 @@
 //!
 //! The pieces, one concept per file:
 //!
-//! - [`format`](mod@format): the blob's layout, byte by byte — the seed's final `EntityResource`
+//! - [`format`](mod@format): the blob's layout, byte by byte — Bitsquid's final `EntityResource`
 //!   (`num_entities`, `num_component_types`, `parent_index[]`, then per component type its
 //!   identifier, instance count, size, `entity_index[]` and `instance_data`), little-endian, behind
 //!   a header with magic, version, length and checksum.
 //! - [`codec`]: how one instance is stored — plain old data as its bytes (read in place), anything
 //!   else with postcard (and why postcard).
-//! - [`Registry`] of [`Registration`]s: the seed's `register_component_compiler(name, compile,
+//! - [`Registry`] of [`Registration`]s: Bitsquid's `register_component_compiler(name, compile,
 //!   spawn_order)`; a generated registration is one call, `Registration::pod::<T>("position")`
 //!   or `Registration::serde::<T>("name")`.
 //! - [`EntityCompiler`]: JSON (the shape is in [`mod@compile`]) to blob, errors with JSON paths.
@@ -74,7 +74,7 @@
 //! [`World::spawn_level`](crate::World::spawn_level) (and `spawn_level_with` /
 //! `spawn_level_with_all`, which also hand the components kept outside the stores to their
 //! [`OutsideStores`] managers: a [`TransformManager`](crate::transform::TransformManager) links
-//! `parent_index`) is the seed's batched spawn:
+//! `parent_index`) is Bitsquid's batched spawn:
 //! create [`num_entities`](VerifiedLevel::num_entities) entities at once (one run per
 //! store); reserve each store once ([`store_counts`](VerifiedLevel::store_counts)); then, for
 //! each component type in [`spawn_order`](VerifiedLevel::spawn_order), write all its

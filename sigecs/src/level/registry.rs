@@ -1,5 +1,5 @@
 //! [`Registration`] and [`Registry`]: the components a level may hold, each with its level
-//! name, identifier, encoding, compile function and spawn order — the seed's
+//! name, identifier, encoding, compile function and spawn order — Bitsquid's
 //! `register_component_compiler(name, compile, spawn_order)`, as data.
 
 use std::any::{Any, TypeId};
@@ -246,7 +246,7 @@ impl Registration {
     }
 
     /// Sets the spawn order (default 0): component types spawn in ascending order, ties by
-    /// identifier. A component that looks at another one when it is created (the seed's mesh
+    /// identifier. A component that looks at another one when it is created (Bitsquid's mesh
     /// looking for the transform) gets a larger number than the one it looks at.
     pub fn spawn_order(mut self, order: i32) -> Self {
         self.spawn_order = order;
@@ -370,7 +370,7 @@ impl fmt::Debug for Registration {
     }
 }
 
-/// The components a level may hold: the seed's `EntityCompiler` registrations, checked once.
+/// The components a level may hold: Bitsquid's `EntityCompiler` registrations, checked once.
 ///
 /// Registrations are kept in identifier order (a registration's index is its position in that
 /// order). Building a registry refuses two registrations with one name, two names with one

@@ -54,7 +54,7 @@ use crate::entity::Entity;
 /// What the verifier does with a component type the registry does not know.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum UnknownComponents {
-    /// Jump over the whole record (the seed's default): the entities are spawned without it.
+    /// Jump over the whole record (Bitsquid's default): the entities are spawned without it.
     #[default]
     Skip,
     /// Refuse the blob with [`LevelError::UnknownComponent`].
@@ -749,7 +749,7 @@ impl<'r, B: AsRef<[u8]> + ?Sized> VerifiedLevel<'r, B> {
     }
 }
 
-/// One component type's instances in a verified level: the seed's `ComponentTypeData`, the
+/// One component type's instances in a verified level: Bitsquid's `ComponentTypeData`, the
 /// `(num_instances, entity_index, data)` a component spawner takes.
 #[derive(Clone, Copy, Debug)]
 pub struct ComponentData<'a> {

@@ -1,6 +1,6 @@
-//! The type-erased structure-of-arrays storage of part 2: [`ColumnInfo`] describes a column,
-//! [`SoaBuffer`] holds an entity column and the field columns in one allocation. The invariants
-//! its `unsafe` code keeps are in the [module docs](super#safety).
+//! The type-erased structure-of-arrays storage of Bitsquid's component managers: [`ColumnInfo`]
+//! describes a column, [`SoaBuffer`] holds an entity column and the field columns in one
+//! allocation. The invariants its `unsafe` code keeps are in the [module docs](super#safety).
 
 use std::alloc::{self, Layout};
 use std::fmt;
@@ -93,8 +93,8 @@ fn dangling(align: usize) -> NonNull<u8> {
     NonNull::new(ptr::without_provenance_mut(align)).expect("alignments are non-zero")
 }
 
-/// The type-erased structure-of-arrays storage of part 2: an entity column followed by one
-/// column per field, all in a single allocation.
+/// The type-erased structure-of-arrays storage of Bitsquid's component managers: an entity
+/// column followed by one column per field, all in a single allocation.
 ///
 /// The safe API can read the entity column, reserve and reallocate, swap-remove and clear rows;
 /// only [`SoaBuffer::push_entity`] (unsafe) adds a row, after the caller wrote its field values

@@ -26,7 +26,7 @@ impl Instance {
 /// Why a component manager refused an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SoaError {
-    /// The entity already has an instance (one instance per entity, as in part 2).
+    /// The entity already has an instance (one instance per entity, as in Bitsquid's managers).
     AlreadyExists {
         /// The entity passed to `create`.
         entity: Entity,

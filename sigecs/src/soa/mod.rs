@@ -38,17 +38,17 @@
 //!   undefined behaviour).
 //! - **Destroy** is the classic SoA manager's swap-erase: the last row moves into the hole and its entity's
 //!   lookup entry is updated.
-//! - **Clean-up of dead entities**, two ways as in part 2. Lazily, [`SoaStore::gc`] picks random
-//!   rows (seeded xorshift, deterministic) and destroys those whose entity is dead until it meets
-//!   four live ones in a row; [`SoaStore::gc_all`] is the exhaustive version. Immediately, a
-//!   manager registers a hook with [`EntityManager::on_destroy`]. The hook must be
+//! - **Clean-up of dead entities**, two ways, as Bitsquid's managers do. Lazily, [`SoaStore::gc`]
+//!   picks random rows (seeded xorshift, deterministic) and destroys those whose entity is dead
+//!   until it meets four live ones in a row; [`SoaStore::gc_all`] is the exhaustive version.
+//!   Immediately, a manager registers a hook with [`EntityManager::on_destroy`]. The hook must be
 //!   `Send + Sync + 'static`, so it cannot borrow the manager; it pushes the entity onto a shared
 //!   [`DestroyQueue`] (an `Arc<Mutex<Vec<Entity>>>`) that the manager drains in
 //!   [`SoaStore::flush_destroyed`]. This keeps ownership simple — the manager is not shared, no
 //!   `Weak` or lock guards its data, and the hot loops never touch the mutex — at the price that
 //!   the components go away when you flush, not inside `EntityManager::destroy`. If a field's
-//!   `Drop` panics during a flush, the entities the flush had not reached stay queued for the
-//!   next one.
+//!   `Drop` panics during a flush, the entities the flush had not reached stay queued for the next
+//!   one.
 //!
 //! # Files
 //!

@@ -110,8 +110,8 @@ impl<C: Columns, L: Lookup> SoaStore<C, L> {
         &self.buf
     }
 
-    /// The instance of `entity`, or `None` if it has none (part 2 returns a nil instance here;
-    /// an `Option` cannot be used by mistake). Stale ids find nothing.
+    /// The instance of `entity`, or `None` if it has none (Bitsquid's manager returns a nil
+    /// instance here; an `Option` cannot be used by mistake). Stale ids find nothing.
     #[inline]
     pub fn lookup(&self, entity: Entity) -> Option<Instance> {
         self.lookup
@@ -203,8 +203,8 @@ impl<C: Columns, L: Lookup> SoaStore<C, L> {
         Ok(Instance::new(instance))
     }
 
-    /// Destroys instance `i` by swap-erase (part 2): the last instance moves into its row and
-    /// its lookup entry follows. Panics if `i` is out of range.
+    /// Destroys instance `i` by swap-erase (as Bitsquid's managers do): the last instance moves
+    /// into its row and its lookup entry follows. Panics if `i` is out of range.
     pub fn destroy(&mut self, i: Instance) {
         let entities = self.buf.entities();
         let row = i.index();

@@ -14,7 +14,7 @@
 //! prints. Levels spawn into it and save from it without a manager passed by hand.
 //!
 //! A [`TransformManager`] the world does not own stays available (several scene graphs over
-//! one world's entities, the seed's inventory world); it does not hear of despawns, so it
+//! one world's entities, Bitsquid's inventory world); it does not hear of despawns, so it
 //! calls [`TransformManager::gc`] with [`World::is_alive`] from time to time.
 
 use super::{World, WorldError};

@@ -12,11 +12,16 @@
 //! Workloads: `simple_iter` (10,000 rows, `run_advance`), `schedule` (4 × 10,000 rows,
 //! `run_schedule`), `frag_iter` (26 stores × 20 rows, `run_double`), `frag_tables` (the same,
 //! its pass taking the 26 stores from a table instead of a line of code each), `frag_floor`
-//! (the same 520 values in one `Vec`, doubled by a hand loop).
+//! (the same 520 values in one `Vec`, doubled by a hand loop), `soa_churn` (a structure-of-arrays
+//! manager of `(f32, [f32; 3], [f32; 3], [f32; 3])` filled with 1,000,000 instances from empty,
+//! then half of them destroyed) and `soa_churn_presized` (the same with the room reserved first:
+//! the difference is the cost of growing).
 
 #![allow(missing_docs)]
 
 use sigecs::rayon;
+use sigecs::soa::{DenseLookup, SoaStore};
+use sigecs::Entity;
 use sigecs_fixtures::bench::{frag_iter as fi, schedule as sc, simple_iter_columns as columns};
 use std::hint::black_box;
 
@@ -27,7 +32,7 @@ fn main() {
     let (workload, iterations) = match (args.get(1), args.get(2)) {
         (Some(w), Some(n)) => (w.as_str(), n.parse::<usize>().expect("ITERATIONS")),
         _ => {
-            eprintln!("usage: instructions simple_iter|schedule|frag_iter|frag_tables|frag_floor ITERATIONS");
+            eprintln!("usage: instructions simple_iter|schedule|frag_iter|frag_tables|frag_floor|soa_churn|soa_churn_presized ITERATIONS");
             std::process::exit(2);
         }
     };
@@ -68,9 +73,42 @@ fn main() {
                 }
             }
         }
+        "soa_churn" => {
+            for _ in 0..iterations {
+                soa_churn(false);
+            }
+        }
+        "soa_churn_presized" => {
+            for _ in 0..iterations {
+                soa_churn(true);
+            }
+        }
         other => {
             eprintln!("unknown workload {other}");
             std::process::exit(2);
         }
     });
+}
+
+/// Mass, position, velocity, acceleration.
+type PointMassFields = (f32, [f32; 3], [f32; 3], [f32; 3]);
+
+/// Fills a structure-of-arrays manager with 1,000,000 instances (growing it from empty unless
+/// `presized`), then destroys every other one.
+fn soa_churn(presized: bool) {
+    const N: u32 = 1_000_000;
+    let mut store: SoaStore<PointMassFields, DenseLookup> = SoaStore::new();
+    if presized {
+        store.reserve(N as usize);
+    }
+    for i in 0..N {
+        let x = i as f32;
+        store
+            .create(Entity::new(i, 0), (x, [x; 3], [0.0; 3], [1.0; 3]))
+            .expect("one instance per entity");
+    }
+    for i in (0..N).step_by(2) {
+        store.destroy_entity(Entity::new(i, 0));
+    }
+    black_box(&store);
 }

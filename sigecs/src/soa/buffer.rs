@@ -1,136 +1,93 @@
-//! The type-erased structure-of-arrays storage of Bitsquid's component managers: [`ColumnInfo`]
-//! describes a column, [`SoaBuffer`] holds an entity column and the field columns in one
-//! allocation. The invariants its `unsafe` code keeps are in the [module docs](super#safety).
+//! The type-erased storage of the structure-of-arrays managers: [`ColumnInfo`] describes a
+//! column, [`SoaBuffer`] holds an entity column and one column per field. The columns are the
+//! world's store columns (`storage/column.rs`), so growth, dropping and alignment are written
+//! once for both. The invariants its `unsafe` code keeps are in the
+//! [module docs](super#safety).
 
-use std::alloc::{self, Layout};
+use std::alloc::Layout;
 use std::fmt;
 use std::iter;
+use std::marker::PhantomData;
 use std::mem;
-use std::ptr::{self, NonNull};
+use std::ptr;
 use std::slice;
 
 use crate::entity::Entity;
+use crate::storage::{Column, ColumnType};
 
 /// How one column stores its elements: the element [`Layout`] and, if the type needs dropping,
 /// a function that drops elements in place. Only [`ColumnInfo::of`] builds one, so the drop
 /// function always matches the layout.
 #[derive(Clone, Copy)]
 pub struct ColumnInfo {
-    layout: Layout,
-    drop: Option<unsafe fn(*mut u8, usize)>,
-    type_name: &'static str,
+    ty: &'static ColumnType,
 }
 
 impl ColumnInfo {
     /// The description of a column of `T`.
-    pub fn of<T>() -> Self {
+    pub fn of<T: 'static>() -> Self {
         ColumnInfo {
-            layout: Layout::new::<T>(),
-            drop: if mem::needs_drop::<T>() {
-                Some(drop_elements::<T>)
-            } else {
-                None
-            },
-            type_name: std::any::type_name::<T>(),
+            ty: const { &ColumnType::of::<T>() },
         }
     }
 
     /// Size and alignment of one element.
     pub fn layout(&self) -> Layout {
-        self.layout
+        Layout::from_size_align(self.ty.size, self.ty.align).expect("a type's own layout")
     }
 
     /// Does dropping an element run code?
     pub fn needs_drop(&self) -> bool {
-        self.drop.is_some()
+        self.ty.drop_slice.is_some()
     }
 
     /// The element type's name, for debugging.
     pub fn type_name(&self) -> &'static str {
-        self.type_name
+        (self.ty.type_name)()
     }
 }
 
 impl fmt::Debug for ColumnInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ColumnInfo")
-            .field("type", &self.type_name)
-            .field("size", &self.layout.size())
-            .field("align", &self.layout.align())
+            .field("type", &self.type_name())
+            .field("size", &self.ty.size)
+            .field("align", &self.ty.align)
             .field("needs_drop", &self.needs_drop())
             .finish()
     }
 }
 
-/// Drops `count` values of `T` in place, starting at `ptr`.
-///
-/// # Safety
-///
-/// `ptr` must point to `count` initialized, aligned values of `T` that are not used afterwards.
-unsafe fn drop_elements<T>(ptr: *mut u8, count: usize) {
-    // SAFETY: the caller guarantees `count` initialized, aligned `T`s at `ptr`, never used again.
-    // Dropping a slice keeps dropping the other elements if one of them panics.
-    unsafe { ptr::drop_in_place(ptr::slice_from_raw_parts_mut(ptr.cast::<T>(), count)) }
-}
-
-/// Computes the block layout for `capacity` rows and writes each column's byte offset into
-/// `offsets`. `None` when the size overflows.
-fn block_layout(columns: &[ColumnInfo], capacity: usize, offsets: &mut [usize]) -> Option<Layout> {
-    let mut size = 0usize;
-    let mut align = 1usize;
-    for (column, offset) in columns.iter().zip(offsets.iter_mut()) {
-        let a = column.layout.align();
-        size = size.checked_next_multiple_of(a)?;
-        *offset = size;
-        size = size.checked_add(column.layout.size().checked_mul(capacity)?)?;
-        align = align.max(a);
-    }
-    Layout::from_size_align(size, align).ok()
-}
-
-/// A non-null, unallocated pointer aligned to `align` (a power of two).
-fn dangling(align: usize) -> NonNull<u8> {
-    NonNull::new(ptr::without_provenance_mut(align)).expect("alignments are non-zero")
-}
-
 /// The type-erased structure-of-arrays storage of Bitsquid's component managers: an entity
-/// column followed by one column per field, all in a single allocation.
+/// column followed by one column per field, each its own allocation.
 ///
 /// The safe API can read the entity column, reserve and reallocate, swap-remove and clear rows;
 /// only [`SoaBuffer::push_entity`] (unsafe) adds a row, after the caller wrote its field values
 /// through [`SoaBuffer::column_ptr`]. [`SoaStore`](super::SoaStore) is the typed wrapper that
 /// does that.
 pub struct SoaBuffer {
-    /// Column 0 is the entity column; column `k + 1` is field `k`.
-    columns: Box<[ColumnInfo]>,
-    /// Byte offset of each column in the block.
-    offsets: Box<[usize]>,
-    /// Start of the block (dangling while `capacity == 0`).
-    base: NonNull<u8>,
-    /// Layout of the current block; its size is zero exactly when nothing is allocated.
-    block: Layout,
-    /// The largest column alignment: the block's alignment.
-    align: usize,
+    /// Column 0 is the entity column; column `k + 1` is field `k`. Each has room for at least
+    /// `capacity` elements.
+    columns: Box<[Column]>,
     len: usize,
     capacity: usize,
+    /// The columns hold values of any type, `Send` or not: the typed `SoaStore` says when the
+    /// buffer may cross threads.
+    _not_send: PhantomData<*mut u8>,
 }
 
 impl SoaBuffer {
     /// An empty buffer with an entity column followed by the `fields` columns. Allocates nothing.
     pub fn new(fields: &[ColumnInfo]) -> Self {
-        let columns: Box<[ColumnInfo]> = iter::once(ColumnInfo::of::<Entity>())
+        let columns = iter::once(ColumnInfo::of::<Entity>())
             .chain(fields.iter().copied())
+            .map(|info| Column::new(info.ty))
             .collect();
-        let mut offsets = vec![0; columns.len()].into_boxed_slice();
-        let block = block_layout(&columns, 0, &mut offsets).expect("an empty block always fits");
         SoaBuffer {
-            base: dangling(block.align()),
-            align: block.align(),
             columns,
-            offsets,
-            block,
             len: 0,
             capacity: 0,
+            _not_send: PhantomData,
         }
     }
 
@@ -146,7 +103,7 @@ impl SoaBuffer {
         self.len == 0
     }
 
-    /// Number of rows the current block holds.
+    /// Number of rows the columns hold without reallocating.
     #[inline]
     pub fn capacity(&self) -> usize {
         self.capacity
@@ -159,17 +116,14 @@ impl SoaBuffer {
 
     /// The description of column `c` (0 is the entity column). Panics if out of range.
     pub fn column_info(&self, c: usize) -> ColumnInfo {
-        self.columns[c]
+        ColumnInfo {
+            ty: self.columns[c].ty(),
+        }
     }
 
-    /// Byte offset of column `c` within the block. Panics if out of range.
-    pub fn column_offset(&self, c: usize) -> usize {
-        self.offsets[c]
-    }
-
-    /// Layout of the current block (size 0 when nothing is allocated).
-    pub fn block_layout(&self) -> Layout {
-        self.block
+    /// Bytes the columns have allocated (zero-sized fields take none).
+    pub fn allocated_bytes(&self) -> usize {
+        self.columns.iter().map(Column::allocated_bytes).sum()
     }
 
     /// Pointer to the first element of column `c`, aligned for its element type. Reading or
@@ -177,8 +131,7 @@ impl SoaBuffer {
     /// `len..capacity` are not. Panics if `c` is out of range.
     #[inline]
     pub fn column_ptr(&self, c: usize) -> *mut u8 {
-        // In bounds of the block (or zero for the dangling base): see the module invariants.
-        self.base.as_ptr().wrapping_add(self.offsets[c])
+        self.columns[c].base()
     }
 
     /// The owning entity of every row.
@@ -198,53 +151,18 @@ impl SoaBuffer {
         }
     }
 
-    /// The classic SoA manager's `allocate`: moves the rows to a new block of exactly `capacity` rows (growing or
-    /// shrinking) and frees the old one. Panics if `capacity < len` or the size overflows.
+    /// The classic SoA manager's `allocate`: moves the rows to columns of exactly `capacity`
+    /// rows (growing or shrinking). Panics if `capacity < len` or the size overflows.
     pub fn allocate(&mut self, capacity: usize) {
         assert!(
             capacity >= self.len,
             "cannot shrink an SoA buffer to {capacity} rows below its {} rows",
             self.len
         );
-        let mut offsets = vec![0; self.columns.len()].into_boxed_slice();
-        let block = block_layout(&self.columns, capacity, &mut offsets).expect("capacity overflow");
-        let base = if block.size() == 0 {
-            dangling(block.align())
-        } else {
-            // SAFETY: `block` has a non-zero size.
-            let raw = unsafe { alloc::alloc(block) };
-            NonNull::new(raw).unwrap_or_else(|| alloc::handle_alloc_error(block))
-        };
-        for (c, column) in self.columns.iter().enumerate() {
-            let bytes = column.layout.size() * self.len;
-            // SAFETY: the old column holds `len` initialized elements at `column_ptr(c)`; the new
-            // block has room for `capacity >= len` of them at `base + offsets[c]`, aligned the
-            // same way. The blocks are distinct allocations, so the ranges do not overlap. A
-            // bitwise copy is a move: the old block is freed below without dropping anything.
-            unsafe {
-                ptr::copy_nonoverlapping(self.column_ptr(c), base.as_ptr().add(offsets[c]), bytes);
-            }
+        for column in self.columns.iter_mut() {
+            column.set_capacity(self.len, capacity);
         }
-        self.free_block();
-        self.base = base;
-        self.block = block;
-        self.offsets = offsets;
         self.capacity = capacity;
-    }
-
-    /// Frees the block without dropping any element; leaves a dangling base and capacity 0
-    /// (`len` is left as is: the caller has moved or dropped the rows).
-    fn free_block(&mut self) {
-        if self.block.size() != 0 {
-            // SAFETY: a non-zero-sized `block` means `base` was allocated with exactly `block`
-            // (`allocate`), and it has not been freed since: every free replaces `block`.
-            unsafe { alloc::dealloc(self.base.as_ptr(), self.block) };
-        }
-        // With capacity 0 every column starts at offset 0.
-        self.offsets.fill(0);
-        self.block = Layout::from_size_align(0, self.align).expect("a valid alignment");
-        self.base = dangling(self.align);
-        self.capacity = 0;
     }
 
     /// Appends a row whose field values the caller has already written.
@@ -257,8 +175,8 @@ impl SoaBuffer {
     #[inline]
     pub unsafe fn push_entity(&mut self, entity: Entity) {
         debug_assert!(self.len < self.capacity);
-        // SAFETY: `len < capacity` (caller), so row `len` of the entity column is inside the
-        // block and aligned for `Entity`; it is uninitialized, so nothing is overwritten.
+        // SAFETY: `len < capacity` (caller), so row `len` of the entity column is inside its
+        // allocation and aligned for `Entity`; it is uninitialized, so nothing is overwritten.
         unsafe {
             self.column_ptr(0)
                 .cast::<Entity>()
@@ -268,8 +186,8 @@ impl SoaBuffer {
         self.len += 1;
     }
 
-    /// The classic SoA manager's swap-erase: moves the last row into `row` and drops the removed values.
-    /// Panics if `row >= len`.
+    /// The classic SoA manager's swap-erase: moves the last row into `row` and drops the
+    /// removed values. Panics if `row >= len`.
     pub fn swap_remove(&mut self, row: usize) {
         assert!(
             row < self.len,
@@ -278,13 +196,12 @@ impl SoaBuffer {
         );
         let last = self.len - 1;
         if row != last {
-            for (c, column) in self.columns.iter().enumerate() {
-                let size = column.layout.size();
-                let p = self.column_ptr(c);
+            for column in self.columns.iter() {
+                let size = column.elem_size();
                 // SAFETY: rows `row` and `last` are distinct rows below `len`, so both element
                 // ranges are initialized, inside the column and disjoint. Swapping bytes swaps
                 // the two values without dropping either.
-                unsafe { ptr::swap_nonoverlapping(p.add(row * size), p.add(last * size), size) };
+                unsafe { ptr::swap_nonoverlapping(column.ptr_at(row), column.ptr_at(last), size) };
             }
         }
         // Take the removed row out of `0..len` before running any `Drop`.
@@ -294,7 +211,7 @@ impl SoaBuffer {
         unsafe { self.drop_rows(last, 1) };
     }
 
-    /// Drops every row, keeping the block.
+    /// Drops every row, keeping the allocations.
     pub fn clear(&mut self) {
         let len = self.len;
         self.len = 0;
@@ -340,51 +257,38 @@ impl SoaBuffer {
             next: first,
         };
         while rest.next < self.columns.len() {
-            let c = rest.next;
+            let column = &self.columns[rest.next];
             rest.next += 1;
-            if let Some(drop) = self.columns[c].drop {
-                let size = self.columns[c].layout.size();
-                // SAFETY: the caller guarantees `count` initialized elements of column `c`'s type
-                // from `row` on, never used again; `drop` was built by `ColumnInfo::of` for that
-                // type.
-                unsafe { drop(self.column_ptr(c).add(row * size), count) };
+            if let Some(drop) = column.ty().drop_slice {
+                // SAFETY: the caller guarantees `count` initialized elements of the column's
+                // type from `row` on, never used again; `drop` was built by `ColumnType::of`
+                // for that type.
+                unsafe { drop(column.ptr_at(row), count) };
             }
         }
         mem::forget(rest);
     }
+
     /// Checks the layout invariants of the [module docs](super#safety).
     #[cfg(test)]
     pub(super) fn assert_invariants(&self) {
         assert!(self.len <= self.capacity);
-        assert_eq!(self.block.size() == 0, self.capacity == 0);
-        assert_eq!(self.base.as_ptr() as usize % self.block.align(), 0);
-        let mut end = 0;
-        for (c, col) in self.columns.iter().enumerate() {
-            let align = col.layout.align();
-            assert_eq!(self.offsets[c] % align, 0, "column {c} misaligned");
-            assert_eq!(self.column_ptr(c) as usize % align, 0);
-            assert!(
-                self.offsets[c] >= end,
-                "column {c} overlaps the previous one"
+        for (c, column) in self.columns.iter().enumerate() {
+            assert!(column.capacity() >= self.capacity, "column {c} too small");
+            assert_eq!(
+                column.base() as usize % column.ty().align,
+                0,
+                "column {c} misaligned"
             );
-            end = self.offsets[c] + col.layout.size() * self.capacity;
-            assert!(end <= self.block.size() || self.capacity == 0);
-            assert!(align <= self.block.align());
         }
     }
 }
 
 impl Drop for SoaBuffer {
     fn drop(&mut self) {
-        /// Frees the block even if a field's `Drop` panics.
-        struct Free<'a>(&'a mut SoaBuffer);
-        impl Drop for Free<'_> {
-            fn drop(&mut self) {
-                self.0.free_block();
-            }
-        }
-        let guard = Free(self);
-        guard.0.clear();
+        // The columns free their allocations when dropped, also while unwinding from a
+        // panicking field `Drop` here.
+        self.clear();
     }
 }
 
@@ -393,8 +297,12 @@ impl fmt::Debug for SoaBuffer {
         f.debug_struct("SoaBuffer")
             .field("len", &self.len)
             .field("capacity", &self.capacity)
-            .field("columns", &self.columns)
-            .field("offsets", &self.offsets)
+            .field(
+                "columns",
+                &(0..self.columns.len())
+                    .map(|c| self.column_info(c))
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -408,14 +316,14 @@ mod tests {
     use crate::soa::{ent, DenseLookup, Instance, SoaStore};
 
     #[test]
-    fn layout_is_one_aligned_block_in_declaration_order() {
+    fn columns_keep_declaration_order_and_alignment() {
         #[derive(Clone, Copy, Debug, PartialEq)]
         #[repr(align(16))]
         struct A16([u8; 16]);
         let mut s: SoaStore<(u8, A16, (), u64, glam::Vec3A)> = SoaStore::new();
         s.assert_invariants();
         assert_eq!(s.capacity(), 0);
-        assert_eq!(s.buffer().block_layout().size(), 0, "nothing allocated yet");
+        assert_eq!(s.buffer().allocated_bytes(), 0, "nothing allocated yet");
         for n in 0..37u8 {
             s.create(
                 ent(n.into(), 0),
@@ -434,17 +342,12 @@ mod tests {
         assert_eq!(buf.column_count(), 6);
         let cap = buf.capacity();
         assert_eq!(cap, 64);
-        assert_eq!(buf.block_layout().align(), 16);
-        // entity (4 bytes, or 8 with `wide-entity`), u8, A16 at the next multiple of 16, ()
-        // (no bytes), u64, Vec3A.
+        let names: Vec<&str> = (0..6).map(|c| buf.column_info(c).type_name()).collect();
+        assert!(names[0].ends_with("Entity") && names[1] == "u8" && names[3] == "()");
+        assert!(names[2].ends_with("A16") && names[4] == "u64" && names[5].ends_with("Vec3A"));
+        // entity (4 bytes, or 8 with `wide-entity`), u8, A16, () (no bytes), u64, Vec3A.
         let e = std::mem::size_of::<Entity>();
-        assert_eq!(buf.column_offset(0), 0);
-        assert_eq!(buf.column_offset(1), e * cap);
-        assert_eq!(buf.column_offset(2), ((e + 1) * cap).next_multiple_of(16));
-        assert_eq!(buf.column_offset(3), buf.column_offset(2) + 16 * cap);
-        assert_eq!(buf.column_offset(4), buf.column_offset(3));
-        assert_eq!(buf.column_offset(5), buf.column_offset(4) + 8 * cap);
-        assert_eq!(buf.block_layout().size(), buf.column_offset(5) + 16 * cap);
+        assert_eq!(buf.allocated_bytes(), (e + 1 + 16 + 8 + 16) * cap);
         let (a, b, _, d, v) = s.fields();
         for n in 0..37u8 {
             assert_eq!(a[n as usize], n);
@@ -486,7 +389,7 @@ mod tests {
         s.clear();
         assert!(s.is_empty());
         s.shrink_to_fit();
-        assert_eq!((s.capacity(), s.buffer().block_layout().size()), (0, 0));
+        assert_eq!((s.capacity(), s.buffer().allocated_bytes()), (0, 0));
         s.assert_invariants();
     }
 
@@ -520,7 +423,7 @@ mod tests {
         drop(s);
         assert_eq!(DROPS.with(Cell::get), 8);
 
-        // Panic while dropping the whole store: every other value is dropped, the block freed.
+        // Panic while dropping the whole store: every other value is dropped, the columns freed.
         DROPS.with(|d| d.set(0));
         let mut s: SoaStore<(Bomb, Bomb)> = SoaStore::new();
         for n in 0..4 {
@@ -545,7 +448,7 @@ mod tests {
             s.create(ent(n, 0), ((), Marker)).unwrap();
         }
         assert_eq!(
-            s.buffer().block_layout().size(),
+            s.buffer().allocated_bytes(),
             std::mem::size_of::<Entity>() * s.capacity(),
             "only entities take bytes"
         );

@@ -64,9 +64,9 @@ pub trait Columns: Sized + sealed::Sealed {
 
 macro_rules! impl_columns {
     ($(($k:tt $t:ident $v:ident))*) => {
-        impl<$($t),*> sealed::Sealed for ($($t,)*) {}
+        impl<$($t: 'static),*> sealed::Sealed for ($($t,)*) {}
 
-        impl<$($t),*> Columns for ($($t,)*) {
+        impl<$($t: 'static),*> Columns for ($($t,)*) {
             type Slices<'a> = ($(&'a [$t],)*) where Self: 'a;
             type SlicesMut<'a> = ($(&'a mut [$t],)*) where Self: 'a;
 

@@ -5,21 +5,16 @@
 //!
 //! # Design
 //!
-//! - **One allocation.** [`SoaBuffer`] holds the entity column followed by one column per field
-//!   in a single heap block. Growing allocates a new block, copies each column's live prefix and
-//!   frees the old block — the classic SoA manager's `allocate`. Columns keep declaration order; each starts at
-//!   the next multiple of its element alignment, and the block is aligned to the largest one, so
-//!   any alignment works (tested up to 16). Zero-sized fields take no bytes.
-//! - **Two column types.** The world's stores have their own type-erased column
-//!   (`storage/column.rs`): one allocation per column, capacity only (the store keeps one
-//!   length for all), a `TypeId` checked once per pass, and a change stamp. [`SoaBuffer`]
-//!   owns its length and entity column and keeps the classic single block. The layout does not
-//!   change iteration (both hand out slices); it changes growth. Instruction counts (callgrind)
-//!   for creating 1,000,000 instances of `(f32, [f32; 3], [f32; 3], [f32; 3])` from empty and
-//!   destroying half: growth costs 17.1M of [`SoaStore`]'s 397.5M instructions (380.4M
-//!   presized), while per-column `realloc` growth (`Vec`s, as the stores' column grows) costs
-//!   1.3M of 127.1M. One block is kept for the classic design, not for speed: moving these
-//!   managers onto the stores' column would cost nothing measurable.
+//! - **A column per field.** [`SoaBuffer`] holds the entity column and one column per field,
+//!   each its own allocation: the type-erased column of the world's stores
+//!   (`storage/column.rs`), so growth, alignment and dropping are written once for both. The
+//!   buffer keeps the length and grows every column together (the classic SoA manager's
+//!   `allocate`, by `realloc`). Bitsquid's managers put all columns in one block instead; the
+//!   layout does not change iteration (both hand out slices), only growth, where one block is
+//!   the costlier: filling a manager of `(f32, [f32; 3], [f32; 3], [f32; 3])` with 1,000,000
+//!   instances from empty and destroying half costs 368.0M instructions with a column per
+//!   field (0.9M of them growing) against 396.7M in one block (17.1M growing), by callgrind
+//!   over `benches/instructions.rs`'s `soa_churn` and `soa_churn_presized`.
 //! - **Type-erased runtime, thin typed layer.** The buffer knows each column only by its
 //!   [`ColumnInfo`] (element layout and drop function). [`SoaStore<C, L>`] adds the typed view:
 //!   `C` is a tuple of field types (up to 16 fields; sealed trait [`Columns`]) and `L` the
@@ -64,10 +59,8 @@
 //! Invariants the `unsafe` code relies on, established in [`SoaBuffer::new`] and kept by every
 //! method:
 //!
-//! - `base` is either a block allocated with layout `block`, or (capacity 0) a dangling pointer
-//!   aligned to `block.align()`; `block.align()` is the largest column alignment.
-//! - Column `c` starts at `base + offsets[c]`, a multiple of its alignment, and spans
-//!   `size_of(c) * capacity` bytes; the spans are disjoint and inside the block.
+//! - Every column has room for at least `capacity` elements, at a pointer aligned for its
+//!   element type (the column's own invariant).
 //! - Rows `0..len` of every column are initialized; rows `len..capacity` are not.
 //! - Column 0 holds [`Entity`]; the typed [`SoaStore<C, _>`] built its buffer from
 //!   `C`'s column infos, so column `k + 1` holds field `k` of `C`.

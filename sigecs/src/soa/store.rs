@@ -30,9 +30,9 @@ pub struct SoaStore<C: Columns, L: Lookup = HashLookup> {
     _fields: PhantomData<C>,
 }
 
-// SAFETY: the store owns its field values like a `Vec` of them would (the raw block pointer is
-// the only reason the auto trait is missing); sending the store sends those values, so it is
-// `Send` exactly when every field type (the tuple `C`) and the lookup are `Send`.
+// SAFETY: the store owns its field values like a `Vec` of them would (the buffer's raw column
+// pointers are the only reason the auto trait is missing); sending the store sends those values,
+// so it is `Send` exactly when every field type (the tuple `C`) and the lookup are `Send`.
 unsafe impl<C: Columns + Send, L: Lookup + Send> Send for SoaStore<C, L> {}
 
 // SAFETY: through `&SoaStore` only shared references to field values are handed out (and the

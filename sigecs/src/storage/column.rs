@@ -6,8 +6,8 @@
 //! Typed views are taken by the system passes (`StoreColumns`), which check the `TypeId` once
 //! per column and pass, so a wrong type is a panic, never a misread.
 //!
-//! The structure-of-arrays managers keep a second column type, one block for all columns
-//! (`soa/buffer.rs`); `sigecs::soa`'s module docs say why, with the measurements.
+//! The structure-of-arrays managers (`soa/buffer.rs`) keep their fields in columns of this type
+//! too, with a length of their own.
 
 use std::alloc::{self, Layout};
 use std::any::TypeId;
@@ -144,11 +144,31 @@ impl Column {
         if needed <= self.cap {
             return;
         }
-        let new_cap = needed.max(self.cap.saturating_mul(2)).max(4);
-        let new_layout = array_layout(self.ty, new_cap);
-        // SAFETY: the layout has a non-zero size (size > 0 here: ZST capacity is usize::MAX,
-        // so they return above). For a first allocation `alloc`; otherwise `realloc` of the
-        // block allocated with `array_layout(ty, cap)`, which keeps the first `len` elements.
+        self.set_capacity(len, needed.max(self.cap.saturating_mul(2)).max(4));
+    }
+
+    /// Moves the `len` initialised elements to an allocation of exactly `cap` elements,
+    /// growing or shrinking (0 frees it). Zero-sized types keep their unbounded capacity.
+    ///
+    /// # Panics
+    /// When `cap < len`, or the size overflows.
+    pub(crate) fn set_capacity(&mut self, len: usize, cap: usize) {
+        assert!(
+            cap >= len,
+            "a column of {len} elements cannot hold only {cap}"
+        );
+        if self.ty.size == 0 || cap == self.cap {
+            return;
+        }
+        if cap == 0 {
+            self.free();
+            return;
+        }
+        let new_layout = array_layout(self.ty, cap);
+        // SAFETY: the layout has a non-zero size (size > 0 and cap > 0 here). For a first
+        // allocation `alloc`; otherwise `realloc` of the block allocated with
+        // `array_layout(ty, self.cap)`, which keeps the first `min(self.cap, cap) >= len`
+        // elements.
         let ptr = unsafe {
             if self.cap == 0 {
                 alloc::alloc(new_layout)
@@ -161,7 +181,7 @@ impl Column {
             }
         };
         self.data = NonNull::new(ptr).unwrap_or_else(|| alloc::handle_alloc_error(new_layout));
-        self.cap = new_cap;
+        self.cap = cap;
     }
 
     /// Pointer to element `row` (in bounds of the capacity, or one past for a write).
@@ -253,7 +273,7 @@ impl Drop for Column {
 
 fn dangling(align: usize) -> NonNull<u8> {
     // An aligned, non-null address that is never dereferenced for more than 0 bytes.
-    NonNull::new(align as *mut u8).expect("alignment is non-zero")
+    NonNull::new(std::ptr::without_provenance_mut(align)).expect("alignment is non-zero")
 }
 
 fn array_layout(ty: &ColumnType, n: usize) -> Layout {
@@ -333,6 +353,35 @@ mod tests {
         assert_eq!(s[0], 0);
         assert_eq!(s[99], 297);
         assert_eq!(c.allocated_bytes(), c.capacity() * 4);
+    }
+
+    #[test]
+    fn set_capacity_shrinks_to_exactly_the_rows_kept_and_frees_at_zero() {
+        let mut c = Column::new(&U32);
+        c.reserve(0, 50);
+        for i in 0..10u32 {
+            // SAFETY: 50 reserved.
+            unsafe { c.ptr_at(i as usize).cast::<u32>().write(i + 7) };
+        }
+        c.set_capacity(10, 10);
+        assert_eq!((c.capacity(), c.allocated_bytes()), (10, 40));
+        // SAFETY: the 10 values written above survive the reallocation.
+        assert_eq!(
+            unsafe { c.as_slice::<u32>(10) },
+            &(7..17).collect::<Vec<_>>()[..]
+        );
+        c.set_capacity(0, 0);
+        assert_eq!((c.capacity(), c.allocated_bytes()), (0, 0));
+        c.reserve(0, 1);
+        assert_eq!(c.capacity(), 4, "a freed column grows again from empty");
+    }
+
+    #[test]
+    #[should_panic(expected = "cannot hold only")]
+    fn set_capacity_below_the_length_panics() {
+        let mut c = Column::new(&U32);
+        c.reserve(0, 8);
+        c.set_capacity(8, 4);
     }
 
     #[test]

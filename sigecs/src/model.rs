@@ -66,6 +66,49 @@ impl Slot {
     }
 }
 
+/// The column type of each entry of `components` (component ids), from `infos`. A generated
+/// world lists the components of all its `columns` stores in one array, store after store,
+/// and derives their columns and slots from it with this and [`column_slots`] (in its
+/// statics, at compile time), each store taking its run of them with [`sub_slice`], rather
+/// than naming each column's type and slot again. Panics if an id is out of bounds.
+pub const fn column_types<const N: usize>(
+    infos: &[ComponentInfo],
+    components: &[u32; N],
+) -> [ColumnType; N] {
+    let mut out = [ColumnType::of::<()>(); N];
+    let mut k = 0;
+    while k < N {
+        out[k] = infos[components[k] as usize].ty;
+        k += 1;
+    }
+    out
+}
+
+/// The slots of consecutive `columns` stores whose components are `components`, store after
+/// store, the `k`th store having `counts[k]` of them: each component in its column of its
+/// store (the first column is 0 in every store), at offset 0 (see [`column_types`]). Panics
+/// unless `counts` adds up to `N`.
+pub const fn column_slots<const N: usize>(components: &[u32; N], counts: &[u32]) -> [Slot; N] {
+    let mut out = [Slot::new(0, 0, 0); N];
+    let (mut at, mut store) = (0, 0);
+    while store < counts.len() {
+        let mut column = 0;
+        while column < counts[store] {
+            out[at] = Slot::new(components[at], column, 0);
+            (at, column) = (at + 1, column + 1);
+        }
+        store += 1;
+    }
+    assert!(at == N, "the counts add up to the components");
+    out
+}
+
+/// The `len` items of `all` from index `at`: a store's run of the tables [`column_types`] and
+/// [`column_slots`] make. Panics if they are out of bounds.
+pub const fn sub_slice<T>(all: &'static [T], at: usize, len: usize) -> &'static [T] {
+    all.split_at(at).1.split_at(len).0
+}
+
 /// A declared signature's store.
 #[derive(Debug)]
 pub struct StoreInfo {
@@ -687,6 +730,42 @@ mod tests {
             static TABLES: OnceLock<Tables<crate::ComponentBits<1>>> = OnceLock::new();
             TABLES.get_or_init(Tables::build::<Model>)
         }
+    }
+
+    /// Two `columns` stores derived as a generated world derives them: store A, then a store
+    /// of fields C, A, B (a column per field, in field order).
+    #[test]
+    fn columns_stores_derived_from_their_component_ids() {
+        use super::{column_slots, column_types, sub_slice};
+        static IDS: [u32; 4] = [0, 2, 0, 1];
+        static TYPES: [ColumnType; 4] = column_types(&COMPONENTS, &IDS);
+        static SLOTS: [Slot; 4] = column_slots(&IDS, &[1, 3]);
+        let (a, cab) = (sub_slice(&SLOTS, 0, 1), sub_slice(&SLOTS, 1, 3));
+        assert_eq!(a, &[Slot::new(0, 0, 0)]);
+        assert_eq!(
+            cab,
+            &[Slot::new(2, 0, 0), Slot::new(0, 1, 0), Slot::new(1, 2, 0)]
+        );
+        let ids = |t: &[ColumnType]| t.iter().map(|t| (t.type_id)()).collect::<Vec<_>>();
+        let of = |c: &[u32]| {
+            c.iter()
+                .map(|&c| (COMPONENTS[c as usize].ty.type_id)())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(sub_slice(&TYPES, 0, 1)), of(&[0]));
+        assert_eq!(ids(sub_slice(&TYPES, 1, 3)), of(&[2, 0, 1]));
+        assert_eq!(
+            (TYPES[1].size, TYPES[2].size, TYPES[3].size),
+            (2, 4, 8),
+            "C, A, B"
+        );
+    }
+
+    /// Counts that do not add up to the components are refused.
+    #[test]
+    #[should_panic(expected = "the counts add up to the components")]
+    fn column_slots_refuse_counts_that_do_not_add_up() {
+        let _ = super::column_slots(&[0, 1, 2], &[1, 1]);
     }
 
     fn op(src_col: u32, src_off: u32, dst_col: u32, dst_off: u32, size: u32) -> CopyOp {

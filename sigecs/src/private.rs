@@ -40,8 +40,8 @@ pub fn run_once<'e>(entities: &'e EntityManager, body: impl FnOnce(&mut Commands
 
 // The tables a generated world describes itself with, and the types its moves name.
 pub use crate::model::{
-    ComponentInfo, CopyOp, Edge, MoveFn, MoveRef, Slot, StoreInfo, SystemInfo, Tables, Transition,
-    TypedMove,
+    column_slots, column_types, sub_slice, ComponentInfo, CopyOp, Edge, MoveFn, MoveRef, Slot,
+    StoreInfo, SystemInfo, Tables, Transition, TypedMove,
 };
 pub use crate::storage::{ColumnType, Store};
 pub use crate::world::table::{EntityTable, Location};

@@ -31,7 +31,20 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         let (name, path) = (name(&c.ident), &c.path);
         quote!(::sigecs::__private::ComponentInfo::of::<#path>(#name))
     });
-    let stores = model.signatures.iter().map(|sig| store_info(model, sig));
+    // The component of each column of every `columns` store, store after store, and their
+    // numbers of columns: each store's columns and slots are its run of the tables derived
+    // from them.
+    let (mut column_ids, mut column_counts) = (Vec::new(), Vec::new());
+    let stores: Vec<TokenStream> = model
+        .signatures
+        .iter()
+        .map(|sig| store_info(model, sig, &mut column_ids, &mut column_counts))
+        .collect();
+    let (n_column_ids, n_columns_stores) = (column_ids.len(), column_counts.len());
+    let column_ids = column_ids
+        .into_iter()
+        .map(|c| Literal::u32_unsuffixed(c as u32));
+    let column_counts = column_counts.into_iter().map(Literal::u32_unsuffixed);
     let systems = model.systems.iter().map(|s| {
         let name = name(&s.ident);
         let ids = s.matches.iter().map(|&m| m as u32);
@@ -122,6 +135,15 @@ pub(super) fn generate(model: &Model) -> TokenStream {
         pub enum Model {}
 
         static COMPONENTS: [::sigecs::__private::ComponentInfo; #n_comp] = [#(#components),*];
+        /// The component of each column of every `columns` store (in field order), store after
+        /// store.
+        static COLUMN_IDS: [u32; #n_column_ids] = [#(#column_ids),*];
+        /// The number of columns of each `columns` store, in store order.
+        static COLUMN_COUNTS: [u32; #n_columns_stores] = [#(#column_counts),*];
+        static COLUMN_TYPES: [::sigecs::__private::ColumnType; #n_column_ids] =
+            ::sigecs::__private::column_types(&COMPONENTS, &COLUMN_IDS);
+        static COLUMN_SLOTS: [::sigecs::__private::Slot; #n_column_ids] =
+            ::sigecs::__private::column_slots(&COLUMN_IDS, &COLUMN_COUNTS);
         static STORES: [::sigecs::__private::StoreInfo; #n_sig] = [#(#stores),*];
         static SYSTEMS: [::sigecs::__private::SystemInfo; #n_sys] = [#(#systems),*];
 
@@ -192,50 +214,57 @@ fn row_structs(model: &Model, sig: &Signature) -> TokenStream {
     }
 }
 
-/// A store's `StoreInfo`: its columns and the slot of each component, in field order.
-fn store_info(model: &Model, sig: &Signature) -> TokenStream {
+/// A store's `StoreInfo`: its columns and the slot of each component, in field order. A
+/// `columns` store's columns and slots are its run of `COLUMN_TYPES` and `COLUMN_SLOTS`,
+/// derived from its components, which it appends to `column_ids` (and their number to
+/// `column_counts`); a `rows` store's are written out.
+fn store_info(
+    model: &Model,
+    sig: &Signature,
+    column_ids: &mut Vec<usize>,
+    column_counts: &mut Vec<u32>,
+) -> TokenStream {
     let name = name(&sig.ident);
     let path = &sig.path;
-    let columns: Vec<TokenStream> = column_types(model, sig)
-        .into_iter()
-        .map(|t| quote!(::sigecs::__private::ColumnType::of::<#t>()))
-        .collect();
-    let (layout, slots): (TokenStream, Vec<TokenStream>) = match sig.layout {
-        LayoutDecl::Columns => (
-            quote!(Columns),
-            sig.fields
-                .iter()
-                .enumerate()
-                .map(|(k, (_, id))| {
-                    let (c, k) = (*id as u32, k as u32);
-                    quote!(::sigecs::__private::Slot::new(#c, #k, 0))
-                })
-                .collect(),
-        ),
+    let (layout, columns, slots) = match sig.layout {
+        LayoutDecl::Columns => {
+            let at = Literal::usize_unsuffixed(column_ids.len());
+            let n = Literal::usize_unsuffixed(sig.fields.len());
+            column_ids.extend(sig.fields.iter().map(|(_, id)| *id));
+            column_counts.push(sig.fields.len() as u32);
+            (
+                quote!(Columns),
+                quote!(::sigecs::__private::sub_slice(&COLUMN_TYPES, #at, #n)),
+                quote!(::sigecs::__private::sub_slice(&COLUMN_SLOTS, #at, #n)),
+            )
+        }
         LayoutDecl::Rows => {
+            let columns = column_types(model, sig)
+                .into_iter()
+                .map(|t| quote!(::sigecs::__private::ColumnType::of::<#t>()));
             let (row, cold) = (row_type(sig), cold_type(sig));
-            let slots = sig
-                .fields
-                .iter()
-                .map(|(f, id)| {
-                    let c = *id as u32;
-                    let (column, holder) = if is_cold(model, sig, *id) {
-                        (1u32, &cold)
-                    } else {
-                        (0u32, &row)
-                    };
-                    quote!(::sigecs::__private::Slot::new(#c, #column, ::core::mem::offset_of!(#holder, #f)))
-                })
-                .collect();
-            (quote!(Rows), slots)
+            let slots = sig.fields.iter().map(|(f, id)| {
+                let c = *id as u32;
+                let (column, holder) = if is_cold(model, sig, *id) {
+                    (1u32, &cold)
+                } else {
+                    (0u32, &row)
+                };
+                quote!(::sigecs::__private::Slot::new(#c, #column, ::core::mem::offset_of!(#holder, #f)))
+            });
+            (
+                quote!(Rows),
+                quote!(&[#(#columns),*]),
+                quote!(&[#(#slots),*]),
+            )
         }
     };
     quote! {
         ::sigecs::__private::StoreInfo {
             name: #name,
             layout: ::sigecs::Layout::#layout,
-            columns: &[#(#columns),*],
-            slots: &[#(#slots),*],
+            columns: #columns,
+            slots: #slots,
             signature: ::core::any::TypeId::of::<#path>,
         }
     }

@@ -54,12 +54,25 @@ mod sigecs_world {
         ::sigecs::__private::ComponentInfo::of::<crate::bare::Mass>("Mass"),
         ::sigecs::__private::ComponentInfo::of::<crate::bare::Tag>("Tag"),
     ];
+    /// The component of each column of every `columns` store (in field order), store after
+    /// store.
+    static COLUMN_IDS: [u32; 1usize] = [0];
+    /// The number of columns of each `columns` store, in store order.
+    static COLUMN_COUNTS: [u32; 1usize] = [1];
+    static COLUMN_TYPES: [::sigecs::__private::ColumnType; 1usize] = ::sigecs::__private::column_types(
+        &COMPONENTS,
+        &COLUMN_IDS,
+    );
+    static COLUMN_SLOTS: [::sigecs::__private::Slot; 1usize] = ::sigecs::__private::column_slots(
+        &COLUMN_IDS,
+        &COLUMN_COUNTS,
+    );
     static STORES: [::sigecs::__private::StoreInfo; 2usize] = [
         ::sigecs::__private::StoreInfo {
             name: "Plain",
             layout: ::sigecs::Layout::Columns,
-            columns: &[::sigecs::__private::ColumnType::of::<crate::bare::Mass>()],
-            slots: &[::sigecs::__private::Slot::new(0u32, 0u32, 0)],
+            columns: ::sigecs::__private::sub_slice(&COLUMN_TYPES, 0, 1),
+            slots: ::sigecs::__private::sub_slice(&COLUMN_SLOTS, 0, 1),
             signature: ::core::any::TypeId::of::<crate::bare::Plain>,
         },
         ::sigecs::__private::StoreInfo {

@@ -388,7 +388,7 @@ fn safety_comment(line: &str) -> Option<&'static str> {
              `MoveFn` contract the caller upholds).",
         );
     }
-    if line == "let stores = unsafe { stores.trusted() };" {
+    if line == "let stores = unsafe { pass.stores.trusted() };" {
         return Some(
             "// SAFETY: the pass takes each store's columns by their indices and types in \
              STORES (the generator wrote both from one model), so the views need not check \

@@ -422,15 +422,17 @@ impl<M: WorldModel> World<M> {
         crate::__private::Pass {
             stores: crate::__private::StoresMut::new(&mut self.stores, tick),
             resources: &mut self.resources,
-            entities: self.table.entities(),
-            min_chunk: self.min_chunk,
-            deterministic: self.deterministic,
-            dynamic: crate::__private::DynamicStores::new(self.dynamic.matches()),
-            costs: &mut self.costs,
             events: crate::events::EventQueues(&self.events),
             cursors: &mut self.cursors,
             tick,
             last_run: &mut self.last_run,
+            run: crate::__private::PassRun {
+                dynamic: crate::__private::DynamicStores::new(self.dynamic.matches()),
+                entities: self.table.entities(),
+                min_chunk: self.min_chunk,
+                deterministic: self.deterministic,
+                costs: &mut self.costs,
+            },
         }
     }
 

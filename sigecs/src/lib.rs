@@ -45,6 +45,7 @@ pub mod schedule;
 pub mod set;
 pub mod soa;
 pub mod stats;
+#[doc(hidden)]
 mod storage;
 #[cfg(feature = "transform")]
 pub mod transform;
@@ -57,7 +58,7 @@ mod test_model;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use component::{Component, PartSink, Resource, Signature};
+pub use component::{Component, Resource, Signature};
 pub use entity::Entity;
 pub use events::{Event, EventReader};
 pub use model::{ComponentOf, EventOf, ResourceOf, SignatureOf, WorldModel};

@@ -217,7 +217,9 @@ fn pass(
             consts.extend(quote!(const MIN_CHUNK: usize = #m;));
         }
         if super::world::has_commands(model, systems) {
-            consts.extend(quote!(const COMMANDS: bool = true;));
+            consts.extend(quote!(
+                const COMMANDS: bool = true;
+            ));
         }
     }
     if !model.strict {

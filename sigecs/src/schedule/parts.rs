@@ -26,11 +26,11 @@ const CHUNKS_PER_THREAD: usize = 4;
 /// floats per row, 40,000 rows in about 10 µs) run faster inline, while passes like the bundled
 /// `integrate` over 60 stores of 1,000 rows (about 100 µs) gain from two threads. Measured
 /// with `cargo bench --bench parallel` (groups `schedule`, `many_stores`, `min_chunk`).
-pub const SPLIT_WORK_NS: u64 = 20_000;
+pub(crate) const SPLIT_WORK_NS: u64 = 20_000;
 
 /// The least measured work of one job when a pass is split on its cost: a few times what a
 /// hand-off to another thread costs.
-pub const MIN_JOB_WORK_NS: u64 = 5_000;
+pub(crate) const MIN_JOB_WORK_NS: u64 = 5_000;
 
 /// How many recent inline measurements a pass keeps: its estimate is the cheapest of them, so
 /// one slow run (a cold cache, another process on the core) cannot make it split.
@@ -38,7 +38,7 @@ const WINDOW: usize = 4;
 
 /// A split pass is run inline (and measured) once in this many runs, to notice that its work
 /// fell under [`SPLIT_WORK_NS`].
-pub const PROBE_EVERY: u32 = 64;
+pub(crate) const PROBE_EVERY: u32 = 64;
 
 /// What a pass learned about its own cost, in one world (a world keeps one per generated pass,
 /// so two worlds of one model decide apart). Every inline run that could have split is timed;
@@ -238,8 +238,8 @@ pub fn job_rows(total: usize, min_chunk: usize, threads: usize) -> Option<usize>
 
 /// Rows per chunk for a single store of `len` rows on the current pool: `len` itself (one
 /// chunk, inline) when the pass is too small to split or the pool has one thread.
-#[inline]
-pub fn chunk_len(len: usize, min_chunk: usize) -> usize {
+#[cfg(test)]
+fn chunk_len(len: usize, min_chunk: usize) -> usize {
     // The size test first: asking rayon for its thread count is not free (and starts its
     // global pool), and most stores are too small to split anyway.
     if len / 2 < min_chunk.max(1) {

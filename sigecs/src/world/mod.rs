@@ -35,11 +35,13 @@ mod load;
 mod save;
 mod spawn;
 mod structural;
+#[doc(hidden)]
 pub(crate) mod table;
 
 pub use commands::CommandErrors;
 pub use dynamic::UndeclaredSet;
-pub use error::{set_names, Change, CommandFailure, WorldError};
+pub(crate) use error::set_names;
+pub use error::{Change, CommandFailure, WorldError};
 pub(crate) use table::{EntityTable, Location};
 
 use crate::entity::{Entity, EntityManager};
@@ -422,7 +424,7 @@ impl<M: WorldModel> World<M> {
         crate::__private::Pass {
             stores: crate::__private::StoresMut::new(&mut self.stores, tick),
             resources: &mut self.resources,
-            events: crate::events::EventQueues(&self.events),
+            events: crate::__private::EventQueues(&self.events),
             cursors: &mut self.cursors,
             tick,
             last_run: &mut self.last_run,

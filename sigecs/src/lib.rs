@@ -21,7 +21,9 @@
 //!   JSON to verified binary blobs.
 //!
 //! It also re-exports the derives and `#[system]` from `sigecs-derive`, so a user crate depends
-//! on `sigecs` alone (plus `sigecs-build` as a build-dependency).
+//! on `sigecs` alone (plus `sigecs-build` as a build-dependency). What the generated file and
+//! the derives call, and a user does not, is in one hidden module, `__private`: the model's
+//! tables, the passes' shared scaffolding, the store views and the moves.
 //!
 //! ```
 //! use sigecs::entity::EntityManager;

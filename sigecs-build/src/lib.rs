@@ -498,8 +498,8 @@ mod tests {
         // `age` and `react` fewer than 32.
         assert_eq!(count(&default, "static PASS_STORES"), 3);
         assert_eq!(count(&default, ".each_in("), 3);
-        assert_eq!(count(&default, "self.stores.take("), 20 + 20 + 14);
-        assert_eq!(count(&tables, "self.stores.take("), 0);
+        assert_eq!(count(&default, "s = stores.take("), 20 + 20 + 14);
+        assert_eq!(count(&tables, "s = stores.take("), 0);
         assert_eq!(count(&tables, ".each_changed_in("), 1);
         assert_eq!(count(&lines, "static PASS_STORES"), 0);
         let (model, _, _) = Builder::new()

@@ -33,7 +33,7 @@ pub(crate) use tables::{
 ///   `T`, lives at `offset` bytes into each element of column `column`, aligned for `T`, with
 ///   every byte of `T` inside the element; slots of one store do not overlap; every byte of a
 ///   column's element that is not padding belongs to some slot (so writing every slot
-///   initialises the element). In a store whose `layout` is [`Layout::Columns`], every slot
+///   initialises the element). In a store whose `layout` is [`Layout::Columns`](crate::stats::Layout::Columns), every slot
 ///   is at offset 0 of a column whose elements are exactly its component's type.
 /// - `tables()` returns `Tables::build::<Self>()` (computed once).
 /// - Each entry of `moves()` is for a declared transition (the stores of sets `m` and `m`

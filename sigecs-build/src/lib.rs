@@ -2,7 +2,7 @@
 //!
 //! A build script hands [`Builder`] one or more (directory, module path) pairs. The builder
 //! parses every `.rs` file under them with syn (`scan`), validates each declaration
-//! ([`decl`], shared with the `sigecs-derive` macros), resolves names, assigns component ids and
+//! (`sigecs-decl`, shared with the `sigecs-derive` macros), resolves names, assigns component ids and
 //! bits and matches systems to signatures by bitmask (`analyze`), and writes the `World`
 //! (`generate`) to `OUT_DIR/world.rs`: formatted, marked `@generated`, and rewritten only when
 //! its content changes. Errors name file, line and column and say how to fix them.
@@ -20,14 +20,15 @@
 
 mod analyze;
 mod cfg;
-pub use sigecs_decl as decl;
-pub mod diagnostic;
+use sigecs_decl as decl;
+mod diagnostic;
 mod generate;
 /// The store-matching and aliasing rules, shared with the runtime (the crate `sigecs-rules`, which
 /// `sigecs` uses too, so the build script and queries cannot disagree).
 use sigecs_rules as rules;
 mod scan;
 
+#[doc(hidden)]
 pub use analyze::Model;
 pub use diagnostic::{BuildError, Diagnostic};
 pub use generate::TABLE_FROM;
@@ -74,7 +75,8 @@ pub struct Generated {
     pub path: PathBuf,
     /// False when the file already had this content and was not touched.
     pub written: bool,
-    /// The analysed world.
+    /// The analysed world (for the generator's tests).
+    #[doc(hidden)]
     pub model: Model,
 }
 
@@ -148,7 +150,9 @@ impl Builder {
         self
     }
 
-    /// Scans and analyses the declarations.
+    /// Scans and analyses the declarations (for the generator's tests: the analysed world is
+    /// not a stable interface).
+    #[doc(hidden)]
     pub fn model(&self) -> Result<(Model, Vec<PathBuf>), BuildError> {
         let (model, read, _) = self.analyze()?;
         Ok((model, read))
@@ -203,7 +207,7 @@ impl Builder {
     /// the tables and the `World` wrapper ([`generate::head`]); [`join_tail`] puts the two
     /// together. Nearly all the time goes to syn parsing the generated tokens again for
     /// prettyplease, and the items of a module are formatted independently of each other, so
-    /// the parts join into the text [`render`] gives.
+    /// the parts join into the text `render` gives.
     ///
     /// A model cannot be handed to another thread (proc-macro2's and syn's types are not
     /// `Send`), so the worker analyses the declarations itself, at the same time as this
@@ -299,7 +303,7 @@ struct Tail {
     receive: std::sync::mpsc::Receiver<Option<(u64, String)>>,
 }
 
-/// [`render`], with the passes formatted by `tail` when there is one: the same text.
+/// `render`, with the passes formatted by `tail` when there is one: the same text.
 fn render_with(tail: Option<Tail>, model: &Model, digest: u64, table_from: usize) -> String {
     tail.and_then(|tail| join_tail(tail, model, digest))
         .unwrap_or_else(|| render_from(model, table_from))
@@ -337,11 +341,12 @@ fn join_tail(tail: Tail, model: &Model, digest: u64) -> Option<String> {
 
 /// Formats the generated tokens with prettyplease, under the `@generated` header, and puts a
 /// `// SAFETY:` comment above every `unsafe impl` (comments cannot travel through tokens).
-pub fn render(model: &Model) -> String {
+#[cfg(test)]
+fn render(model: &Model) -> String {
     render_from(model, TABLE_FROM)
 }
 
-/// [`render`] with passes over `table_from` stores or more reaching them through a table
+/// `render` with passes over `table_from` stores or more reaching them through a table
 /// ([`Builder::store_tables_from`]).
 fn render_from(model: &Model, table_from: usize) -> String {
     format!(
@@ -388,7 +393,7 @@ fn safety_comment(line: &str) -> Option<&'static str> {
              `MoveFn` contract the caller upholds).",
         );
     }
-    if line == "let stores = unsafe { stores.trusted() };" {
+    if line == "let stores = unsafe { pass.stores.trusted() };" {
         return Some(
             "// SAFETY: the pass takes each store's columns by their indices and types in \
              STORES (the generator wrote both from one model), so the views need not check \
@@ -493,8 +498,8 @@ mod tests {
         // `age` and `react` fewer than 32.
         assert_eq!(count(&default, "static PASS_STORES"), 3);
         assert_eq!(count(&default, ".each_in("), 3);
-        assert_eq!(count(&default, "self.stores.take("), 20 + 20 + 14);
-        assert_eq!(count(&tables, "self.stores.take("), 0);
+        assert_eq!(count(&default, "s = stores.take("), 20 + 20 + 14);
+        assert_eq!(count(&tables, "s = stores.take("), 0);
         assert_eq!(count(&tables, ".each_changed_in("), 1);
         assert_eq!(count(&lines, "static PASS_STORES"), 0);
         let (model, _, _) = Builder::new()

@@ -1075,9 +1075,9 @@ pub fn count(died: &EventReader<Died>, score: &mut Score, commands: &mut Command
         ),
     ]);
     let src = r.unwrap();
-    assert!(src.contains("run_once("), "a frame pass:\n{src}");
+    assert!(src.contains(".once(|commands|"), "a frame pass:\n{src}");
     assert!(
-        src.contains("events.read::<crate::components::b::Died>(0u32, &mut cursors[0usize])"),
+        src.contains(".read::<crate::components::b::Died>(0u32, &mut pass.cursors[0usize])"),
         "{src}"
     );
 }

@@ -2,6 +2,8 @@
 //! implement. They carry no ids: ids, bits and stores are assigned by the build script for the
 //! whole crate at once (see `sigecs-build`), in the generated `crate::model` impls.
 
+use crate::__private::PartSink;
+
 /// A piece of per-entity data. Implemented by `#[derive(Component)]`.
 ///
 /// `Send + Sync` because systems run over components on rayon's pool.
@@ -16,18 +18,14 @@ pub trait Component: Send + Sync + 'static {
     const COLD: bool;
 }
 
-/// Receives the component values of a signature, one call per field in declaration order.
-pub trait PartSink {
-    /// Takes the next component value.
-    fn put<C: Component>(&mut self, value: C);
-}
-
 /// A declared set of components: the value spawned as one entity, and the unit of storage (one
 /// packed store per signature). Implemented by `#[derive(Signature)]`.
 pub trait Signature: Send + Sized + 'static {
     /// Number of components (fields).
     const LEN: usize;
-    /// Moves the component values into `sink`, in field declaration order.
+    /// Moves the component values into `sink`, in field declaration order (for the runtime's
+    /// spawns; the derive writes it).
+    #[doc(hidden)]
     fn write_parts<S: PartSink>(self, sink: &mut S);
 }
 

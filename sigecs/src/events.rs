@@ -17,7 +17,7 @@
 //! queue does not grow without bound). Running systems one by one (`run_<system>`) does not
 //! start a frame: call [`World::update_events`](crate::World::update_events) between frames.
 
-use std::any::{Any, TypeId};
+use std::any::Any;
 use std::fmt;
 
 /// A value a system sends to the systems that read it (implemented by `#[derive(Event)]`).
@@ -166,53 +166,6 @@ impl<E: Event> AnyEvents for Events<E> {
     }
 }
 
-/// A declared event type, in the model's tables: its name, its type, and how to make its
-/// queue.
-#[derive(Debug)]
-pub struct EventInfo {
-    /// Its type name as declared.
-    pub name: &'static str,
-    /// Its `TypeId`.
-    pub type_id: fn() -> TypeId,
-    /// An empty queue of its type.
-    pub(crate) queue: fn() -> Box<dyn AnyEvents>,
-}
-
-impl EventInfo {
-    /// The entry of event type `E` named `name`.
-    pub const fn of<E: Event>(name: &'static str) -> Self {
-        EventInfo {
-            name,
-            type_id: TypeId::of::<E>,
-            queue: || Box::new(Events::<E>::default()),
-        }
-    }
-}
-
-/// The world's event queues, as a generated pass reads them.
-#[derive(Clone, Copy)]
-pub struct EventQueues<'w>(pub(crate) &'w [Box<dyn AnyEvents>]);
-
-impl fmt::Debug for EventQueues<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("EventQueues").field(&self.0.len()).finish()
-    }
-}
-
-impl<'w> EventQueues<'w> {
-    /// The events of type `E` (queue `id`) from `*cursor` on, and the cursor moved past
-    /// them: a reading system's view, each event once.
-    ///
-    /// # Panics
-    /// When queue `id` does not exist or is not of type `E`.
-    pub fn read<E: Event>(&self, id: u32, cursor: &mut u64) -> EventReader<'w, E> {
-        let queue = typed::<E>(self.0, id);
-        let reader = queue.reader(*cursor);
-        *cursor = queue.end();
-        reader
-    }
-}
-
 /// The typed queue of event type `E` among `queues`.
 ///
 /// # Panics
@@ -269,7 +222,7 @@ mod tests {
 
     #[test]
     fn erased_queues_take_only_their_type() {
-        let info = EventInfo::of::<Hit>("Hit");
+        let info = crate::__private::EventInfo::of::<Hit>("Hit");
         let mut queues = vec![(info.queue)()];
         assert!(queues[0].send_any(Box::new(Hit(1))).is_ok());
         assert!(queues[0].send_any(Box::new(7u8)).is_err());
@@ -279,6 +232,6 @@ mod tests {
             typed::<Hit>(&queues, 0).iter().collect::<Vec<_>>(),
             [&Hit(1), &Hit(2)]
         );
-        assert_eq!((info.type_id)(), TypeId::of::<Hit>());
+        assert_eq!((info.type_id)(), std::any::TypeId::of::<Hit>());
     }
 }

@@ -21,7 +21,9 @@
 //!   JSON to verified binary blobs.
 //!
 //! It also re-exports the derives and `#[system]` from `sigecs-derive`, so a user crate depends
-//! on `sigecs` alone (plus `sigecs-build` as a build-dependency).
+//! on `sigecs` alone (plus `sigecs-build` as a build-dependency). What the generated file and
+//! the derives call, and a user does not, is in one hidden module, `__private`: the model's
+//! tables, the passes' shared scaffolding, the store views and the moves.
 //!
 //! ```
 //! use sigecs::entity::EntityManager;
@@ -45,6 +47,7 @@ pub mod schedule;
 pub mod set;
 pub mod soa;
 pub mod stats;
+#[doc(hidden)]
 mod storage;
 #[cfg(feature = "transform")]
 pub mod transform;
@@ -57,7 +60,7 @@ mod test_model;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use component::{Component, PartSink, Resource, Signature};
+pub use component::{Component, Resource, Signature};
 pub use entity::Entity;
 pub use events::{Event, EventReader};
 pub use model::{ComponentOf, EventOf, ResourceOf, SignatureOf, WorldModel};

@@ -1,13 +1,85 @@
-//! Items that exist only for generated code: typed, checked access to the columns of the
-//! stores a system pass visits, the moves' shared half, and running the generated passes from
-//! their tables. Not part of the public API (hidden from the docs, may change
-//! without notice); safe to call, since every view is checked (column types, one mutable
-//! borrow per column) and no view can change a store's length or move a row. The one
-//! exception is [`StoresMut::trusted`], an `unsafe` promise by a generated pass that it takes
-//! each column as the type the model gives it, which drops the per-store type check.
+//! The contract with generated code, in one place: every item that exists only for the code
+//! the build script and the derives write, and nothing a user calls. Not part of the public
+//! API (hidden from the docs, may change without notice), but public, so every function here
+//! is safe for any arguments or `unsafe` with its contract (`tests/public_api.rs` checks it).
+//!
+//! - **The model's tables** ([`ComponentInfo`], [`StoreInfo`], [`SystemInfo`], [`TypedMove`],
+//!   [`EventInfo`], ..., defined in `model/tables.rs`) that a generated world describes itself
+//!   with, and the store and entity-table types its moves name ([`Store`], [`EntityTable`],
+//!   [`Location`]).
+//! - **A pass's scaffolding**, written once: [`pass`] borrows what a pass needs from the
+//!   world; the pass's `Part` enum (declared with [`__parts!`](crate::__parts)) implements
+//!   [`PassParts`], which says only what differs between passes (which stores it takes, and
+//!   how it takes their columns); [`PassRun`] walks the declared and then the dynamic stores
+//!   and runs the body inline or split into jobs (`schedule/parts.rs`, the pass runner).
+//! - **Typed, checked access** to the columns of the stores a pass visits ([`StoresMut`],
+//!   [`StoreColumns`]): every view is checked (column types, one mutable borrow per column) and
+//!   no view can change a store's length or move a row. The one exception is
+//!   [`StoresMut::trusted`], an `unsafe` promise by a generated pass that it takes each column
+//!   as the type the model gives it, which drops the per-store type check.
+//! - **The moves' shared half** ([`move_row`], [`RowMove`]), and running the passes from the
+//!   world's tables ([`run_passes`], [`run_pass`]).
+//! - [`PartSink`], which `#[derive(Signature)]`'s `write_parts` writes the fields into.
 
-pub use crate::events::{EventInfo, EventQueues};
+/// Receives the component values of a signature, one call per field in declaration order
+/// (`Signature::write_parts`, which `#[derive(Signature)]` writes).
+pub trait PartSink {
+    /// Takes the next component value.
+    fn put<C: crate::Component>(&mut self, value: C);
+}
+
 pub use crate::storage::CHUNK;
+
+use crate::events::{typed, AnyEvents, Event, EventReader, Events};
+use std::any::TypeId;
+use std::fmt;
+
+/// A declared event type, in the model's tables: its name, its type, and how to make its
+/// queue.
+#[derive(Debug)]
+pub struct EventInfo {
+    /// Its type name as declared.
+    pub name: &'static str,
+    /// Its `TypeId`.
+    pub type_id: fn() -> TypeId,
+    /// An empty queue of its type.
+    pub(crate) queue: fn() -> Box<dyn AnyEvents>,
+}
+
+impl EventInfo {
+    /// The entry of event type `E` named `name`.
+    pub const fn of<E: Event>(name: &'static str) -> Self {
+        EventInfo {
+            name,
+            type_id: TypeId::of::<E>,
+            queue: || Box::new(Events::<E>::default()),
+        }
+    }
+}
+
+/// The world's event queues, as a generated pass reads them.
+#[derive(Clone, Copy)]
+pub struct EventQueues<'w>(pub(crate) &'w [Box<dyn AnyEvents>]);
+
+impl fmt::Debug for EventQueues<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("EventQueues").field(&self.0.len()).finish()
+    }
+}
+
+impl<'w> EventQueues<'w> {
+    /// The events of type `E` (queue `id`) from `*cursor` on, and the cursor moved past
+    /// them: a reading system's view, each event once.
+    ///
+    /// # Panics
+    /// When queue `id` does not exist or is not of type `E`.
+    pub fn read<E: Event>(&self, id: u32, cursor: &mut u64) -> EventReader<'w, E> {
+        let queue = typed::<E>(self.0, id);
+        let reader = queue.reader(*cursor);
+        *cursor = queue.end();
+        reader
+    }
+}
 
 /// Hands `f` the rows of `part` that lie in `runs` (ascending, disjoint row ranges of the
 /// part's store), one piece per run: how a change-filtered system visits only the chunks that
@@ -25,7 +97,8 @@ pub fn each_run<P: SplitRows>(part: P, runs: &[std::ops::Range<usize>], f: &mut 
     }
 }
 pub use crate::schedule::parts::{
-    plan, run_jobs, run_parts, run_parts_inline, Parts, PassCost, Pending, Plan, SplitRows, Timer,
+    job_rows, plan, run_jobs, run_parts, run_parts_inline, Parts, PassCost, Pending, Plan,
+    SplitRows, Timer,
 };
 pub use crate::schedule::Commands;
 
@@ -39,7 +112,7 @@ pub fn run_once<'e>(entities: &'e EntityManager, body: impl FnOnce(&mut Commands
 }
 
 // The tables a generated world describes itself with, and the types its moves name.
-pub use crate::model::{
+pub use crate::model::tables::{
     column_slots, column_types, sub_slice, ComponentInfo, CopyOp, Edge, MoveFn, MoveRef, Slot,
     StoreInfo, SystemInfo, Tables, Transition, TypedMove,
 };
@@ -105,25 +178,15 @@ pub fn pass<M: WorldModel>(world: &mut crate::World<M>) -> Pass<'_, M> {
     world.pass()
 }
 
-/// What a generated pass borrows from the world at once.
+/// What a generated pass borrows from the world at once. A pass reads its fields apart (its
+/// body borrows the resources while [`Pass::run`] runs it).
 pub struct Pass<'w, M: WorldModel> {
     /// The stores, handed out by id in ascending order.
     pub stores: StoresMut<'w>,
     /// The resources.
     pub resources: &'w mut M::Resources,
-    /// The entity manager, for [`Commands::spawn`]'s reservations.
-    pub entities: &'w EntityManager,
-    /// The world's `min_chunk` override.
-    pub min_chunk: Option<usize>,
-    /// The world wants ids independent of the thread count: a pass of systems with
-    /// `Commands` runs on one thread (it passes `Some(usize::MAX)` as the world's override).
-    pub deterministic: bool,
-    /// The dynamic stores each system visits.
-    pub dynamic: DynamicStores<'w>,
-    /// The world's record of each pass's cost, by pass index, for its split decision.
-    pub costs: &'w mut [PassCost],
     /// The event queues, for readers.
-    pub events: crate::events::EventQueues<'w>,
+    pub events: EventQueues<'w>,
     /// Each event reader's cursor, by reader index.
     pub cursors: &'w mut [u64],
     /// The change stamp of this pass (the world's clock, moved on for it): what its writes
@@ -131,6 +194,170 @@ pub struct Pass<'w, M: WorldModel> {
     pub tick: u64,
     /// Per system, the stamp of its last run, for its change filter.
     pub last_run: &'w mut [u64],
+    /// What running the pass's parts needs.
+    pub run: PassRun<'w>,
+}
+
+/// What running a pass's parts borrows from the world: the dynamic stores, the entity manager
+/// (for the commands' reservations), the world's split settings and its record of each pass's
+/// cost.
+pub struct PassRun<'w> {
+    /// The dynamic stores each system visits.
+    pub(crate) dynamic: DynamicStores<'w>,
+    /// The entity manager, for [`Commands::spawn`]'s reservations.
+    pub(crate) entities: &'w EntityManager,
+    /// The world's `min_chunk` override.
+    pub(crate) min_chunk: Option<usize>,
+    /// The world wants ids independent of the thread count: a pass of systems with
+    /// `Commands` runs on one thread.
+    pub(crate) deterministic: bool,
+    /// The world's record of each pass's cost, by pass index, for its split decision.
+    pub(crate) costs: &'w mut [PassCost],
+}
+
+impl<'w> PassRun<'w> {
+    /// Runs `body` over the parts `P` of `stores` and of the dynamic stores, inline or split
+    /// into jobs ([`run_parts`]), recording the cost of pass [`PassParts::PASS`]; a
+    /// change-filtered pass visits the rows changed after `since`.
+    ///
+    /// # Panics
+    /// When [`PassParts::PASS`] is not a pass of the world's model.
+    #[inline]
+    pub fn parts<P: PassParts<'w>>(
+        self,
+        stores: StoresMut<'w, true>,
+        since: u64,
+        body: &(impl Fn(P, &mut Commands<'_>) + Sync),
+    ) -> Pending {
+        // Spawns reserve ids in row order only on one thread: in a deterministic world a pass
+        // with `Commands` never splits.
+        let world_min_chunk = if P::COMMANDS && self.deterministic {
+            Some(usize::MAX)
+        } else {
+            self.min_chunk
+        };
+        run_parts(
+            PassStores::<P>::new(stores, self.dynamic, since),
+            world_min_chunk,
+            P::MIN_CHUNK,
+            &mut self.costs[P::PASS],
+            self.entities,
+            body,
+        )
+    }
+
+    /// [`PassRun::parts`] on the calling thread ([`run_parts_inline`]): the pass of a system
+    /// that writes a resource.
+    #[inline]
+    pub fn inline<P: PassParts<'w>>(
+        self,
+        stores: StoresMut<'w, true>,
+        since: u64,
+        body: &mut impl FnMut(P, &mut Commands<'_>),
+    ) -> Pending {
+        run_parts_inline(
+            PassStores::<P>::new(stores, self.dynamic, since),
+            self.entities,
+            body,
+        )
+    }
+
+    /// Runs a frame-level system's `body` once ([`run_once`]).
+    #[inline]
+    pub fn once(self, body: impl FnOnce(&mut Commands<'w>)) -> Pending {
+        run_once(self.entities, body)
+    }
+}
+
+/// The parts of one generated pass: the pass's `Part` enum (a variant per store shape)
+/// implements it, and [`PassRun::parts`] walks them. What a pass says here is what differs
+/// between passes: which it is, how its declared stores' columns are taken, and how a dynamic
+/// store's are.
+pub trait PassParts<'a>: SplitRows + Sized {
+    /// The pass's index in the world's record of pass costs.
+    const PASS: usize;
+    /// The smallest `min_chunk` of its systems.
+    const MIN_CHUNK: usize = crate::schedule::DEFAULT_MIN_CHUNK;
+    /// One of its systems takes `Commands`: in a deterministic world it runs on one thread.
+    const COMMANDS: bool = false;
+    /// Its systems (indices in the model), whose dynamic stores it visits after its declared
+    /// ones; empty in a strict world.
+    const SYSTEMS: &'static [u32] = &[];
+    /// For a change-filtered system (alone in its pass): the component ids whose changes it
+    /// watches, so that it visits only the changed runs of its dynamic stores.
+    const CHANGED: &'static [u32] = &[];
+
+    /// Rows of the pass's declared stores.
+    fn rows(stores: &StoresMut<'a, true>) -> usize;
+
+    /// Hands `f` the parts of the declared stores in ascending id order; a change-filtered
+    /// pass visits only the rows changed after `since`.
+    fn each(stores: &mut StoresMut<'a, true>, since: u64, f: &mut impl FnMut(Self));
+
+    /// The part of the `k`th of [`PassParts::SYSTEMS`] in a dynamic store it visits, taken
+    /// from the store's checked view.
+    ///
+    /// # Panics
+    /// When `k` is not an index of [`PassParts::SYSTEMS`] (the default: a pass with none).
+    #[inline]
+    fn dynamic(k: usize, view: &mut StoreColumns<'a, false>) -> Self {
+        let _ = view;
+        unreachable!("a pass without dynamic stores took part {k} of one")
+    }
+}
+
+/// The stores of a pass whose parts are `P`: its declared stores (trusted views), then the
+/// dynamic stores its systems visit, for a change-filtered pass from its last run on.
+struct PassStores<'a, P> {
+    stores: StoresMut<'a, true>,
+    dynamic: DynamicStores<'a>,
+    since: u64,
+    _parts: std::marker::PhantomData<fn() -> P>,
+}
+
+impl<'a, P: PassParts<'a>> PassStores<'a, P> {
+    #[inline]
+    fn new(stores: StoresMut<'a, true>, dynamic: DynamicStores<'a>, since: u64) -> Self {
+        PassStores {
+            stores,
+            dynamic,
+            since,
+            _parts: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<'a, P: PassParts<'a>> Parts for PassStores<'a, P> {
+    type Part = P;
+
+    // Inline wherever the pass's code lands: across codegen units a call of its own was about
+    // 3% of `frag_iter`.
+    #[inline]
+    fn rows(&self) -> usize {
+        let declared = P::rows(&self.stores);
+        if P::SYSTEMS.is_empty() {
+            return declared;
+        }
+        declared + self.dynamic.rows(&self.stores, P::SYSTEMS)
+    }
+
+    #[inline]
+    fn each(mut self, f: &mut impl FnMut(P)) {
+        P::each(&mut self.stores, self.since, f);
+        match (P::SYSTEMS, P::CHANGED) {
+            ([], _) => {}
+            (systems, []) => self
+                .dynamic
+                .each(&mut self.stores, systems, |view, k| f(P::dynamic(k, view))),
+            ([system, ..], changed) => self.dynamic.each_changed(
+                &mut self.stores,
+                *system,
+                changed,
+                self.since,
+                |view, runs| each_run(P::dynamic(0, view), runs, f),
+            ),
+        }
+    }
 }
 
 impl<'w> StoresMut<'w> {
@@ -715,7 +942,7 @@ impl RowMove<'_> {
     /// columns store the element is the component itself (`S` or `D` is `T`, offset 0).
     ///
     /// # Safety
-    /// As [`MoveFn`](crate::model::MoveFn); the slots are the model's slots of a `T` in the two
+    /// As [`MoveFn`](crate::model::tables::MoveFn); the slots are the model's slots of a `T` in the two
     /// stores, in columns of `S`s and `D`s.
     #[inline(always)]
     pub unsafe fn copy<T, S: 'static, D: 'static>(
@@ -738,7 +965,7 @@ impl RowMove<'_> {
     /// `dst_col` (of `D`s).
     ///
     /// # Safety
-    /// As [`MoveFn`](crate::model::MoveFn), for an insert of a `T` at that slot, in a column
+    /// As [`MoveFn`](crate::model::tables::MoveFn), for an insert of a `T` at that slot, in a column
     /// of `D`s.
     #[inline(always)]
     pub unsafe fn insert<T, D: 'static>(&self, dst_col: usize, dst_off: usize) {
@@ -754,7 +981,7 @@ impl RowMove<'_> {
     /// (of `S`s) out, to `value`.
     ///
     /// # Safety
-    /// As [`MoveFn`](crate::model::MoveFn), for a remove of a `T` from that slot, in a column
+    /// As [`MoveFn`](crate::model::tables::MoveFn), for a remove of a `T` from that slot, in a column
     /// of `S`s.
     #[inline(always)]
     pub unsafe fn take<T, S: 'static>(&self, src_col: usize, src_off: usize) {
@@ -771,7 +998,7 @@ impl RowMove<'_> {
     /// whose values have all been moved out: the swap-remove of the row, with a static type.
     ///
     /// # Safety
-    /// As [`MoveFn`](crate::model::MoveFn); `T` is the element type of the source's column `col`.
+    /// As [`MoveFn`](crate::model::tables::MoveFn); `T` is the element type of the source's column `col`.
     #[inline(always)]
     pub unsafe fn fill<T>(&self, col: usize) {
         if self.row != self.last {
@@ -788,14 +1015,14 @@ impl RowMove<'_> {
     }
 }
 
-/// The whole of one insert/remove move, written once for every [`MoveFn`](crate::model::MoveFn):
+/// The whole of one insert/remove move, written once for every [`MoveFn`](crate::model::tables::MoveFn):
 /// `body` moves the values (a generated typed move, or the byte-wise `erased_move`), then
 /// the entity ids and locations. A typed move calls it with
 /// its two store ids as constants, so after inlining every store access is at a fixed offset
 /// and the bookkeeping runs inside the one indirect call, with nothing spilled around it.
 ///
 /// # Safety
-/// The first five arguments are a [`MoveFn`](crate::model::MoveFn)'s, as its contract says;
+/// The first five arguments are a [`MoveFn`](crate::model::tables::MoveFn)'s, as its contract says;
 /// `from` is `loc.store` and `to` the transition's target (distinct stores), and `body` moves
 /// every value of the row as the transition says.
 #[inline(always)]
@@ -834,12 +1061,12 @@ pub unsafe fn move_row(
     table.relocate(entity, Location::new(to, to_row));
 }
 
-/// The [`MoveFn`](crate::model::MoveFn) of a transition the model has no typed move for: the
-/// transition's [`CopyOp`](crate::model::CopyOp)s (found by the store and component), the
+/// The [`MoveFn`](crate::model::tables::MoveFn) of a transition the model has no typed move for: the
+/// transition's [`CopyOp`](crate::model::tables::CopyOp)s (found by the store and component), the
 /// changed component by its size, and the swap-remove column by column, all as bytes.
 ///
 /// # Safety
-/// As [`MoveFn`](crate::model::MoveFn).
+/// As [`MoveFn`](crate::model::tables::MoveFn).
 pub(crate) unsafe fn erased_move<M: WorldModel>(
     stores: *mut Store,
     table: &mut EntityTable,

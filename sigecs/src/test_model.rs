@@ -2,11 +2,12 @@
 //! each), signatures `JustA` and `AB` in `columns` stores, no typed moves (so inserts and
 //! removes take the byte-wise move), and a small world of four entities.
 
-use crate::component::{Component, PartSink, Signature};
+use crate::__private::PartSink;
+use crate::component::{Component, Signature};
 use crate::model::{
-    ComponentInfo, ComponentOf, Layout, SignatureOf, Slot, StoreInfo, SystemInfo, Tables,
-    WorldModel,
+    ComponentInfo, ComponentOf, SignatureOf, Slot, StoreInfo, SystemInfo, Tables, WorldModel,
 };
+use crate::stats::Layout;
 use crate::storage::ColumnType;
 use crate::world::World;
 use std::any::TypeId;

@@ -5,13 +5,15 @@
 //! A pass declares an enum `Part` with one variant per store *shape* — the column types and
 //! system calls a store needs; stores of one shape (most of a pass's stores) share it —
 //! holding a store's typed column slices, and a body with one arm per shape that runs the
-//! systems over a part with a plain zipped loop, so the inner loop is a hand-written one. Its
-//! `Stores` lists the stores once: a line each, taking a store's columns as its variant, in a
-//! pass over fewer than [`TABLE_FROM`] stores; from there a static table of store ids and
-//! column indices that one loop in `sigecs` walks, so that a pass's code grows with its
-//! shapes and not with its stores.
-//! `sigecs::__private::run_parts` (instantiated once per pass) runs the body on each part
-//! in turn when the pass is small, or cuts the parts into jobs for rayon's pool.
+//! systems over a part with a plain zipped loop, so the inner loop is a hand-written one.
+//! `Part` implements `sigecs::__private::PassParts`, which says what differs between passes:
+//! how the declared stores' columns are taken (a line each, as the store's variant, in a pass
+//! over fewer than [`TABLE_FROM`] stores; from there a static table of store ids and column
+//! indices that one loop in `sigecs` walks, so that a pass's code grows with its shapes and
+//! not with its stores) and how a dynamic store's are. Everything else is written once in
+//! `sigecs`: `PassStores` walks the declared and then the dynamic stores, and
+//! `PassRun::parts` (instantiated once per pass) runs the body on each part in turn when the
+//! pass is small, or cuts the parts into jobs for rayon's pool.
 
 use super::world::{stage_fn, system_fn};
 use super::*;
@@ -206,8 +208,20 @@ fn pass(
     };
 
     // An open world's pass also visits the dynamic stores its systems match: one part per
-    // system (a typed loop over columns taken by component id), after the declared stores.
-    let (mut dyn_rows, mut dyn_each) = (quote!(), quote!());
+    // system (a typed loop over columns taken by component id), after the declared stores;
+    // `sigecs` walks them (`PassStores`), the pass says how a part is taken.
+    let mut dynamic = quote!();
+    let mut consts = quote!(const PASS: usize = #index;);
+    if !sequential {
+        if let Some(m) = min_chunk(model, systems) {
+            consts.extend(quote!(const MIN_CHUNK: usize = #m;));
+        }
+        if super::world::has_commands(model, systems) {
+            consts.extend(quote!(
+                const COMMANDS: bool = true;
+            ));
+        }
+    }
     if !model.strict {
         let ids: Vec<u32> = systems.iter().map(|&i| i as u32).collect();
         let mut picks = Vec::new();
@@ -217,45 +231,33 @@ fn pass(
             arms.push(d.arm);
             picks.push(d.take);
         }
-        dyn_rows = quote!(+ self.dynamic.rows(&self.stores, &[#(#ids),*]));
-        dyn_each = match filtered {
-            None => quote! {
-                self.dynamic.each(&mut self.stores, &[#(#ids),*], |s, k| match k {
+        let changed = filtered.map(|i| {
+            let watched = model.systems[i].changed.iter().map(|&c| c as u32);
+            quote!(const CHANGED: &'static [u32] = &[#(#watched),*];)
+        });
+        consts.extend(quote! {
+            const SYSTEMS: &'static [u32] = &[#(#ids),*];
+            #changed
+        });
+        dynamic = quote! {
+            #[inline]
+            fn dynamic(k: usize, s: &mut ::sigecs::__private::StoreColumns<'a>) -> Self {
+                match k {
                     #(#picks)*
-                    _ => {}
-                });
-            },
-            Some(i) => {
-                let d = dynamic_part(model, i, 0);
-                let take = d.part;
-                let (sys, watched) = (i as u32, model.systems[i].changed.iter().map(|&c| c as u32));
-                quote! {
-                    self.dynamic.each_changed(&mut self.stores, #sys, &[#(#watched),*], self.since, |s, runs| {
-                        ::sigecs::__private::each_run(#take, runs, f)
-                    });
+                    _ => ::core::unreachable!("a system of the pass"),
                 }
             }
         };
     }
-    // What the pass's `Parts` holds: its stores, and the dynamic stores of an open world, and
-    // the last run of a change-filtered system.
-    let mut fields = vec![quote!(stores: ::sigecs::__private::StoresMut<'a, true>)];
-    let mut values = vec![quote!(stores)];
-    if !model.strict {
-        fields.push(quote!(dynamic: ::sigecs::__private::DynamicStores<'a>));
-        values.push(quote!(dynamic));
-    }
-    let mut since = quote!();
-    if let Some(i) = filtered {
-        fields.push(quote!(since: u64));
-        values.push(quote!(since));
-        // What changed since the system's last run; this run is its new last one.
-        since = quote!(let since = ::core::mem::replace(&mut last_run[#i], tick););
-    }
-    let (stores_type, stores_value) = (
-        quote!(struct Stores<'a> { #(#fields,)* }),
-        quote!(Stores { #(#values,)* }),
-    );
+    // What changed since a change-filtered system's last run; this run is its new last one.
+    let since = match filtered {
+        Some(i) => quote!(let since = ::core::mem::replace(&mut pass.last_run[#i], pass.tick);),
+        None => quote!(),
+    };
+    let since_value = match filtered {
+        Some(_) => quote!(since),
+        None => quote!(0),
+    };
 
     let resources = resource_bindings(model, systems);
     let readers = reader_bindings(model, systems);
@@ -264,24 +266,12 @@ fn pass(
         // resource's `&mut`.
         quote! {
             let mut body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part { #(#arms)* };
-            ::sigecs::__private::run_parts_inline(stores, entities, &mut body)
+            pass.run.inline::<Part>(stores, #since_value, &mut body)
         }
     } else {
-        let min_chunk = min_chunk(model, systems);
-        // Spawns reserve ids in row order only on one thread: in a deterministic world a pass
-        // with `Commands` never splits (`Some(usize::MAX)` overrides the world's own setting).
-        let world_min_chunk = if super::world::has_commands(model, systems) {
-            quote!(if deterministic {
-                ::core::option::Option::Some(usize::MAX)
-            } else {
-                min_chunk
-            })
-        } else {
-            quote!(min_chunk)
-        };
         quote! {
             let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part { #(#arms)* };
-            ::sigecs::__private::run_parts(stores, #world_min_chunk, #min_chunk, &mut costs[#index], entities, &body)
+            pass.run.parts::<Part>(stores, #since_value, &body)
         }
     };
     quote! {
@@ -289,25 +279,21 @@ fn pass(
         fn #name(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
             ::sigecs::__parts!(Part<'a> { #(#variants,)* });
             #static_table
-            #stores_type
-            impl<'a> ::sigecs::__private::Parts for Stores<'a> {
-                type Part = Part<'a>;
-                // Inline wherever the pass's code lands: across codegen units a call of its
-                // own was about 3% of `frag_iter`.
+            impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
+                #consts
                 #[inline]
-                fn rows(&self) -> usize {
-                    #rows #dyn_rows
+                fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
+                    #rows
                 }
                 #[inline]
-                fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
+                fn each(stores: &mut ::sigecs::__private::StoresMut<'a, true>, since: u64, f: &mut impl ::core::ops::FnMut(Self)) {
                     #takes
-                    #dyn_each
                 }
+                #dynamic
             }
-            let ::sigecs::__private::Pass { stores, resources, entities, min_chunk, deterministic, dynamic, costs, events, cursors, tick, last_run } = ::sigecs::__private::pass(world);
+            let mut pass = ::sigecs::__private::pass(world);
             #since
-            let stores = unsafe { stores.trusted() };
-            let stores = #stores_value;
+            let stores = unsafe { pass.stores.trusted() };
             #resources
             #readers
             #run
@@ -352,20 +338,20 @@ fn per_store_form(
         let id = *store as u32;
         takes.push(if filtered {
             quote! {
-                let runs = self.stores.changed(#id, &[#(#watched),*], self.since);
+                let runs = stores.changed(#id, &[#(#watched),*], since);
                 if !runs.is_empty() {
-                    let mut s = self.stores.take(#id);
+                    let mut s = stores.take(#id);
                     ::sigecs::__private::each_run(Part::#variant(#columns), &runs, f);
                 }
             }
         } else {
-            quote!(f({ let mut s = self.stores.take(#id); Part::#variant(#columns) });)
+            quote!(f({ let mut s = stores.take(#id); Part::#variant(#columns) });)
         });
         ids.push(Literal::u32_unsuffixed(id));
     }
     (
         quote!(),
-        quote!(self.stores.rows(&[#(#ids),*])),
+        quote!(stores.rows(&[#(#ids),*])),
         quote!(#(#takes)*),
     )
 }
@@ -446,14 +432,14 @@ fn table_form(
     };
     let each = if filtered {
         quote! {
-            self.stores.each_changed_in(&PASS_STORES, self.since, |mut s, e, runs| {
+            stores.each_changed_in(&PASS_STORES, since, |mut s, e, runs| {
                 ::sigecs::__private::each_run(#part, runs, f)
             });
         }
     } else {
-        quote!(self.stores.each_in(&PASS_STORES, |s, e| f(#part));)
+        quote!(stores.each_in(&PASS_STORES, |s, e| f(#part));)
     };
-    (table, quote!(self.stores.table_rows(&PASS_STORES)), each)
+    (table, quote!(stores.table_rows(&PASS_STORES)), each)
 }
 
 /// The pass of frame-level system `index` (no component or entity parameter): the system
@@ -482,10 +468,10 @@ fn frame_pass(model: &Model, index: usize, name: Ident, d: TokenStream) -> Token
     quote! {
         #d
         fn #name(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-            let ::sigecs::__private::Pass { resources, entities, events, cursors, .. } = ::sigecs::__private::pass(world);
+            let mut pass = ::sigecs::__private::pass(world);
             #resources
             #readers
-            ::sigecs::__private::run_once(entities, |commands| #path(#(#args),*))
+            pass.run.once(|commands| #path(#(#args),*))
         }
     }
 }
@@ -507,7 +493,7 @@ fn reader_bindings(model: &Model, systems: &[usize]) -> TokenStream {
                 &model.events[event].path,
                 event as u32,
             );
-            quote!(let #e = events.read::<#path>(#id, &mut cursors[#reader]);)
+            quote!(let #e = pass.events.read::<#path>(#id, &mut pass.cursors[#reader]);)
         });
     quote!(#(#bindings)*)
 }
@@ -585,13 +571,11 @@ fn nest(items: Vec<TokenStream>) -> TokenStream {
 /// What a pass writes for system `index` (its `k`th) over the dynamic stores it matches: the
 /// part's variant (the entity column, then one column slice per component parameter,
 /// `Option` for an optional one), the body's arm (a loop over the rows calling the system),
-/// and the line of `each` that takes the part from a store's checked view.
+/// and the arm of `PassParts::dynamic` that takes the part from a store's checked view.
 struct DynamicPart {
     variant: TokenStream,
     arm: TokenStream,
     take: TokenStream,
-    /// The part itself, taken from the view `s`.
-    part: TokenStream,
 }
 
 fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
@@ -632,25 +616,25 @@ fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
                 let (ty, take, hoist, arg) = match (mutable, optional) {
                     (false, false) => (
                         quote!(&'a [#path]),
-                        quote!(s.component::<#path>(#cid)),
+                        quote!(s.component(#cid)),
                         quote!(let #c = &#c[..n];),
                         quote!(&#c[i]),
                     ),
                     (true, false) => (
                         quote!(&'a mut [#path]),
-                        quote!(s.component_mut::<#path>(#cid)),
+                        quote!(s.component_mut(#cid)),
                         quote!(let #c = &mut #c[..n];),
                         quote!(&mut #c[i]),
                     ),
                     (false, true) => (
                         quote!(::core::option::Option<&'a [#path]>),
-                        quote!(s.optional::<#path>(#cid)),
+                        quote!(s.optional(#cid)),
                         quote!(let #c = ::core::option::Option::map(#c, |c| &c[..n]);),
                         quote!(::core::option::Option::map(#c, |c| &c[i])),
                     ),
                     (true, true) => (
                         quote!(::core::option::Option<&'a mut [#path]>),
-                        quote!(s.optional_mut::<#path>(#cid)),
+                        quote!(s.optional_mut(#cid)),
                         quote!(let mut #c = ::core::option::Option::map(#c, |c| &mut c[..n]);),
                         quote!(::core::option::Option::map(::core::option::Option::as_deref_mut(&mut #c), |c| &mut c[i])),
                     ),
@@ -679,8 +663,7 @@ fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
                 }
             }
         },
-        take: quote!(#k => f(Part::#variant(#take)),),
-        part: quote!(Part::#variant(#take)),
+        take: quote!(#k => Part::#variant(#take),),
     }
 }
 
@@ -792,25 +775,26 @@ fn resource_bindings(model: &Model, systems: &[usize]) -> TokenStream {
     let bindings = used.iter().map(|&(id, mutable)| {
         let (b, f) = (resource(id), &fields[id]);
         if mutable {
-            quote!(let #b = &mut resources.#f;)
+            quote!(let #b = &mut pass.resources.#f;)
         } else {
-            quote!(let #b = &resources.#f;)
+            quote!(let #b = &pass.resources.#f;)
         }
     });
     quote!(#(#bindings)*)
 }
 
-/// The smallest `min_chunk` of the systems (they share one pass), or the default.
-fn min_chunk(model: &Model, systems: &[usize]) -> TokenStream {
+/// The smallest `min_chunk` of the systems (they share one pass), when one of them sets it
+/// (`PassParts::MIN_CHUNK` defaults to `sigecs::schedule::DEFAULT_MIN_CHUNK`).
+fn min_chunk(model: &Model, systems: &[usize]) -> Option<TokenStream> {
     let set: Vec<usize> = systems
         .iter()
         .filter_map(|&s| model.systems[s].min_chunk)
         .collect();
     let default = quote!(::sigecs::schedule::DEFAULT_MIN_CHUNK);
     match set.iter().min() {
-        Some(&m) if set.len() == systems.len() => quote!(#m),
-        // By path: the generated file does not rely on the prelude's `Ord`.
-        Some(&m) => quote!(::core::cmp::min(#default, #m)),
-        None => default,
+        Some(&m) if set.len() == systems.len() => Some(quote!(#m)),
+        // A constant: `Ord::min` is not a `const fn`.
+        Some(&m) => Some(quote!(if #m < #default { #m } else { #default })),
+        None => None,
     }
 }

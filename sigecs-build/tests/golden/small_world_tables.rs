@@ -442,20 +442,20 @@ mod sigecs_world {
         static PASS_STORES: ::sigecs::__private::StoreTable<3, 0> = ::sigecs::__private::StoreTable(
             &[0, 0, 0, 0, 1, 1, 0, 1],
         );
-        struct Stores<'a> {
-            stores: ::sigecs::__private::StoresMut<'a, true>,
-            dynamic: ::sigecs::__private::DynamicStores<'a>,
-        }
-        impl<'a> ::sigecs::__private::Parts for Stores<'a> {
-            type Part = Part<'a>;
+        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
+            const PASS: usize = 0usize;
+            const SYSTEMS: &'static [u32] = &[0u32];
             #[inline]
-            fn rows(&self) -> usize {
-                self.stores.table_rows(&PASS_STORES)
-                    + self.dynamic.rows(&self.stores, &[0u32])
+            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
+                stores.table_rows(&PASS_STORES)
             }
             #[inline]
-            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
-                self.stores
+            fn each(
+                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
+                since: u64,
+                f: &mut impl ::core::ops::FnMut(Self),
+            ) {
+                stores
                     .each_in(
                         &PASS_STORES,
                         |s, e| f(
@@ -466,42 +466,25 @@ mod sigecs_world {
                             },
                         ),
                     );
-                self.dynamic
-                    .each(
-                        &mut self.stores,
-                        &[0u32],
-                        |s, k| match k {
-                            0 => {
-                                f(
-                                    Part::Dynamic0((
-                                        s.entities(),
-                                        s.component_mut::<crate::bare::Mass>(0u32),
-                                        s.optional::<crate::bare::Tag>(1u32),
-                                    )),
-                                )
-                            }
-                            _ => {}
-                        },
-                    );
+            }
+            #[inline]
+            fn dynamic(k: usize, s: &mut ::sigecs::__private::StoreColumns<'a>) -> Self {
+                match k {
+                    0 => {
+                        Part::Dynamic0((
+                            s.entities(),
+                            s.component_mut(0u32),
+                            s.optional(1u32),
+                        ))
+                    }
+                    _ => ::core::unreachable!("a system of the pass"),
+                }
             }
         }
-        let ::sigecs::__private::Pass {
-            stores,
-            resources,
-            entities,
-            min_chunk,
-            deterministic,
-            dynamic,
-            costs,
-            events,
-            cursors,
-            tick,
-            last_run,
-        } = ::sigecs::__private::pass(world);
+        let mut pass = ::sigecs::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-        let stores = unsafe { stores.trusted() };
-        let stores = Stores { stores, dynamic };
-        let r1 = &resources.scale;
+        let stores = unsafe { pass.stores.trusted() };
+        let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
             Part::Shape0((c0,)) => {
                 for v0 in c0.iter_mut() {
@@ -533,14 +516,7 @@ mod sigecs_world {
                 }
             }
         };
-        ::sigecs::__private::run_parts(
-            stores,
-            min_chunk,
-            ::sigecs::schedule::DEFAULT_MIN_CHUNK,
-            &mut costs[0usize],
-            entities,
-            &body,
-        )
+        pass.run.parts::<Part>(stores, 0, &body)
     }
     ///The pass of system `total`.
     fn system_1(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
@@ -553,20 +529,20 @@ mod sigecs_world {
         static PASS_STORES: ::sigecs::__private::StoreTable<2, 0> = ::sigecs::__private::StoreTable(
             &[0, 0, 0, 1, 1, 0],
         );
-        struct Stores<'a> {
-            stores: ::sigecs::__private::StoresMut<'a, true>,
-            dynamic: ::sigecs::__private::DynamicStores<'a>,
-        }
-        impl<'a> ::sigecs::__private::Parts for Stores<'a> {
-            type Part = Part<'a>;
+        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
+            const PASS: usize = 1usize;
+            const SYSTEMS: &'static [u32] = &[1u32];
             #[inline]
-            fn rows(&self) -> usize {
-                self.stores.table_rows(&PASS_STORES)
-                    + self.dynamic.rows(&self.stores, &[1u32])
+            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
+                stores.table_rows(&PASS_STORES)
             }
             #[inline]
-            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
-                self.stores
+            fn each(
+                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
+                since: u64,
+                f: &mut impl ::core::ops::FnMut(Self),
+            ) {
+                stores
                     .each_in(
                         &PASS_STORES,
                         |s, e| f(
@@ -577,41 +553,19 @@ mod sigecs_world {
                             },
                         ),
                     );
-                self.dynamic
-                    .each(
-                        &mut self.stores,
-                        &[1u32],
-                        |s, k| match k {
-                            0 => {
-                                f(
-                                    Part::Dynamic0((
-                                        s.entities(),
-                                        s.component::<crate::bare::Mass>(0u32),
-                                    )),
-                                )
-                            }
-                            _ => {}
-                        },
-                    );
+            }
+            #[inline]
+            fn dynamic(k: usize, s: &mut ::sigecs::__private::StoreColumns<'a>) -> Self {
+                match k {
+                    0 => Part::Dynamic0((s.entities(), s.component(0u32))),
+                    _ => ::core::unreachable!("a system of the pass"),
+                }
             }
         }
-        let ::sigecs::__private::Pass {
-            stores,
-            resources,
-            entities,
-            min_chunk,
-            deterministic,
-            dynamic,
-            costs,
-            events,
-            cursors,
-            tick,
-            last_run,
-        } = ::sigecs::__private::pass(world);
+        let mut pass = ::sigecs::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-        let stores = unsafe { stores.trusted() };
-        let stores = Stores { stores, dynamic };
-        let r2 = &mut resources.sum;
+        let stores = unsafe { pass.stores.trusted() };
+        let r2 = &mut pass.resources.sum;
         let mut body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
             Part::Shape0((c0, c1)) => {
                 for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
@@ -631,7 +585,7 @@ mod sigecs_world {
                 }
             }
         };
-        ::sigecs::__private::run_parts_inline(stores, entities, &mut body)
+        pass.run.inline::<Part>(stores, 0, &mut body)
     }
     ///The pass of system `rename`.
     fn system_2(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
@@ -643,56 +597,33 @@ mod sigecs_world {
         static PASS_STORES: ::sigecs::__private::StoreTable<1, 0> = ::sigecs::__private::StoreTable(
             &[1, 1],
         );
-        struct Stores<'a> {
-            stores: ::sigecs::__private::StoresMut<'a, true>,
-            dynamic: ::sigecs::__private::DynamicStores<'a>,
-        }
-        impl<'a> ::sigecs::__private::Parts for Stores<'a> {
-            type Part = Part<'a>;
+        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
+            const PASS: usize = 2usize;
+            const SYSTEMS: &'static [u32] = &[2u32];
             #[inline]
-            fn rows(&self) -> usize {
-                self.stores.table_rows(&PASS_STORES)
-                    + self.dynamic.rows(&self.stores, &[2u32])
+            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
+                stores.table_rows(&PASS_STORES)
             }
             #[inline]
-            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
-                self.stores
-                    .each_in(&PASS_STORES, |s, e| f(Part::Shape0((s.col_mut(e[0]),))));
-                self.dynamic
-                    .each(
-                        &mut self.stores,
-                        &[2u32],
-                        |s, k| match k {
-                            0 => {
-                                f(
-                                    Part::Dynamic0((
-                                        s.entities(),
-                                        s.component_mut::<crate::bare::Tag>(1u32),
-                                    )),
-                                )
-                            }
-                            _ => {}
-                        },
-                    );
+            fn each(
+                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
+                since: u64,
+                f: &mut impl ::core::ops::FnMut(Self),
+            ) {
+                stores.each_in(&PASS_STORES, |s, e| f(Part::Shape0((s.col_mut(e[0]),))));
+            }
+            #[inline]
+            fn dynamic(k: usize, s: &mut ::sigecs::__private::StoreColumns<'a>) -> Self {
+                match k {
+                    0 => Part::Dynamic0((s.entities(), s.component_mut(1u32))),
+                    _ => ::core::unreachable!("a system of the pass"),
+                }
             }
         }
-        let ::sigecs::__private::Pass {
-            stores,
-            resources,
-            entities,
-            min_chunk,
-            deterministic,
-            dynamic,
-            costs,
-            events,
-            cursors,
-            tick,
-            last_run,
-        } = ::sigecs::__private::pass(world);
+        let mut pass = ::sigecs::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-        let stores = unsafe { stores.trusted() };
-        let stores = Stores { stores, dynamic };
-        let r1 = &resources.scale;
+        let stores = unsafe { pass.stores.trusted() };
+        let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
             Part::Shape0((c0,)) => {
                 for cold in c0.iter_mut() {
@@ -707,14 +638,7 @@ mod sigecs_world {
                 }
             }
         };
-        ::sigecs::__private::run_parts(
-            stores,
-            min_chunk,
-            ::sigecs::schedule::DEFAULT_MIN_CHUNK,
-            &mut costs[2usize],
-            entities,
-            &body,
-        )
+        pass.run.parts::<Part>(stores, 0, &body)
     }
     ///The pass of system `mark`.
     fn system_3(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
@@ -726,60 +650,40 @@ mod sigecs_world {
         static PASS_STORES: ::sigecs::__private::StoreTable<1, 0> = ::sigecs::__private::StoreTable(
             &[0, 0],
         );
-        struct Stores<'a> {
-            stores: ::sigecs::__private::StoresMut<'a, true>,
-            dynamic: ::sigecs::__private::DynamicStores<'a>,
-        }
-        impl<'a> ::sigecs::__private::Parts for Stores<'a> {
-            type Part = Part<'a>;
+        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
+            const PASS: usize = 3usize;
+            const MIN_CHUNK: usize = 100000usize;
+            const COMMANDS: bool = true;
+            const SYSTEMS: &'static [u32] = &[3u32];
             #[inline]
-            fn rows(&self) -> usize {
-                self.stores.table_rows(&PASS_STORES)
-                    + self.dynamic.rows(&self.stores, &[3u32])
+            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
+                stores.table_rows(&PASS_STORES)
             }
             #[inline]
-            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
-                self.stores
+            fn each(
+                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
+                since: u64,
+                f: &mut impl ::core::ops::FnMut(Self),
+            ) {
+                stores
                     .each_in(
                         &PASS_STORES,
                         |s, e| f(Part::Shape0((s.col(e[0]), s.entities()))),
                     );
-                self.dynamic
-                    .each(
-                        &mut self.stores,
-                        &[3u32],
-                        |s, k| match k {
-                            0 => {
-                                f(
-                                    Part::Dynamic0((
-                                        s.entities(),
-                                        s.component::<crate::bare::Mass>(0u32),
-                                    )),
-                                )
-                            }
-                            _ => {}
-                        },
-                    );
+            }
+            #[inline]
+            fn dynamic(k: usize, s: &mut ::sigecs::__private::StoreColumns<'a>) -> Self {
+                match k {
+                    0 => Part::Dynamic0((s.entities(), s.component(0u32))),
+                    _ => ::core::unreachable!("a system of the pass"),
+                }
             }
         }
-        let ::sigecs::__private::Pass {
-            stores,
-            resources,
-            entities,
-            min_chunk,
-            deterministic,
-            dynamic,
-            costs,
-            events,
-            cursors,
-            tick,
-            last_run,
-        } = ::sigecs::__private::pass(world);
+        let mut pass = ::sigecs::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-        let stores = unsafe { stores.trusted() };
-        let stores = Stores { stores, dynamic };
-        let r1 = &resources.scale;
-        let r0 = &resources.limit;
+        let stores = unsafe { pass.stores.trusted() };
+        let r1 = &pass.resources.scale;
+        let r0 = &pass.resources.limit;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
             Part::Shape0((c0, c1)) => {
                 for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
@@ -794,18 +698,7 @@ mod sigecs_world {
                 }
             }
         };
-        ::sigecs::__private::run_parts(
-            stores,
-            if deterministic {
-                ::core::option::Option::Some(usize::MAX)
-            } else {
-                min_chunk
-            },
-            100000usize,
-            &mut costs[3usize],
-            entities,
-            &body,
-        )
+        pass.run.parts::<Part>(stores, 0, &body)
     }
     ///Stage 2 of the schedule: rename, mark, fused into one pass.
     fn stage_2(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
@@ -819,20 +712,28 @@ mod sigecs_world {
         static PASS_STORES: ::sigecs::__private::StoreTable<2, 0> = ::sigecs::__private::StoreTable(
             &[0, 0, 0, 1, 1, 1],
         );
-        struct Stores<'a> {
-            stores: ::sigecs::__private::StoresMut<'a, true>,
-            dynamic: ::sigecs::__private::DynamicStores<'a>,
-        }
-        impl<'a> ::sigecs::__private::Parts for Stores<'a> {
-            type Part = Part<'a>;
+        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
+            const PASS: usize = 4usize;
+            const MIN_CHUNK: usize = if 100000usize
+                < ::sigecs::schedule::DEFAULT_MIN_CHUNK
+            {
+                100000usize
+            } else {
+                ::sigecs::schedule::DEFAULT_MIN_CHUNK
+            };
+            const COMMANDS: bool = true;
+            const SYSTEMS: &'static [u32] = &[2u32, 3u32];
             #[inline]
-            fn rows(&self) -> usize {
-                self.stores.table_rows(&PASS_STORES)
-                    + self.dynamic.rows(&self.stores, &[2u32, 3u32])
+            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
+                stores.table_rows(&PASS_STORES)
             }
             #[inline]
-            fn each(mut self, f: &mut impl ::core::ops::FnMut(Part<'a>)) {
-                self.stores
+            fn each(
+                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
+                since: u64,
+                f: &mut impl ::core::ops::FnMut(Self),
+            ) {
+                stores
                     .each_in(
                         &PASS_STORES,
                         |s, e| f(
@@ -843,50 +744,21 @@ mod sigecs_world {
                             },
                         ),
                     );
-                self.dynamic
-                    .each(
-                        &mut self.stores,
-                        &[2u32, 3u32],
-                        |s, k| match k {
-                            0 => {
-                                f(
-                                    Part::Dynamic0((
-                                        s.entities(),
-                                        s.component_mut::<crate::bare::Tag>(1u32),
-                                    )),
-                                )
-                            }
-                            1 => {
-                                f(
-                                    Part::Dynamic1((
-                                        s.entities(),
-                                        s.component::<crate::bare::Mass>(0u32),
-                                    )),
-                                )
-                            }
-                            _ => {}
-                        },
-                    );
+            }
+            #[inline]
+            fn dynamic(k: usize, s: &mut ::sigecs::__private::StoreColumns<'a>) -> Self {
+                match k {
+                    0 => Part::Dynamic0((s.entities(), s.component_mut(1u32))),
+                    1 => Part::Dynamic1((s.entities(), s.component(0u32))),
+                    _ => ::core::unreachable!("a system of the pass"),
+                }
             }
         }
-        let ::sigecs::__private::Pass {
-            stores,
-            resources,
-            entities,
-            min_chunk,
-            deterministic,
-            dynamic,
-            costs,
-            events,
-            cursors,
-            tick,
-            last_run,
-        } = ::sigecs::__private::pass(world);
+        let mut pass = ::sigecs::__private::pass(world);
         // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
-        let stores = unsafe { stores.trusted() };
-        let stores = Stores { stores, dynamic };
-        let r1 = &resources.scale;
-        let r0 = &resources.limit;
+        let stores = unsafe { pass.stores.trusted() };
+        let r1 = &pass.resources.scale;
+        let r0 = &pass.resources.limit;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
             Part::Shape0((c0, c1)) => {
                 for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
@@ -913,18 +785,7 @@ mod sigecs_world {
                 }
             }
         };
-        ::sigecs::__private::run_parts(
-            stores,
-            if deterministic {
-                ::core::option::Option::Some(usize::MAX)
-            } else {
-                min_chunk
-            },
-            ::core::cmp::min(::sigecs::schedule::DEFAULT_MIN_CHUNK, 100000usize),
-            &mut costs[4usize],
-            entities,
-            &body,
-        )
+        pass.run.parts::<Part>(stores, 0, &body)
     }
 }
 pub use self::sigecs_world::*;

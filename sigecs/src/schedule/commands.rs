@@ -1,7 +1,8 @@
 //! [`Commands`]: structural changes a system requests while it runs, applied by the world at
 //! the end of the system's stage (or of `run_<system>`), in row order.
 
-use crate::component::{Component, PartSink, Signature};
+use crate::__private::PartSink;
+use crate::component::{Component, Signature};
 use crate::entity::{Entity, EntityManager};
 use crate::world::WorldError;
 use std::any::{Any, TypeId};

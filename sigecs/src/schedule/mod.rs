@@ -1,4 +1,4 @@
-//! Running systems: how a pass's rows are split across rayon's pool ([`parts`]), the
+//! Running systems: how a pass's rows are split across rayon's pool (`parts`), the
 //! structural changes systems request ([`Commands`]), and the build-time schedule of stages
 //! ([`Schedule`]).
 //!
@@ -18,12 +18,12 @@
 //! that `run_all` (declaration order) gives.
 
 mod commands;
-pub mod parts;
+#[doc(hidden)]
+pub(crate) mod parts;
 mod plan;
 
 pub use commands::Commands;
 pub(crate) use commands::{Command, RawSink, SpawnValue};
-pub use parts::chunk_len;
 pub use plan::{Schedule, Stage};
 
 /// Default minimum rows per parallel chunk, from `cargo bench --bench parallel` on the 2-core

@@ -7,7 +7,7 @@
 //! are cut and grouped into equal jobs, a multiple of the thread count, so many small stores
 //! share the cores as well as one large store does. A pass split because its measured work is
 //! large ([`PassCost`]) gets up to `CHUNKS_PER_THREAD` jobs per thread of at least
-//! [`MIN_JOB_WORK_NS`] each; a split forced by the world's `min_chunk` gets jobs of at least
+//! `MIN_JOB_WORK_NS` each; a split forced by the world's `min_chunk` gets jobs of at least
 //! `min_chunk` rows ([`job_rows`]). Jobs
 //! run on rayon's pool; each has its own [`Commands`] buffer, and the buffers are applied in
 //! job order, which is row order.
@@ -26,28 +26,28 @@ const CHUNKS_PER_THREAD: usize = 4;
 /// floats per row, 40,000 rows in about 10 µs) run faster inline, while passes like the bundled
 /// `integrate` over 60 stores of 1,000 rows (about 100 µs) gain from two threads. Measured
 /// with `cargo bench --bench parallel` (groups `schedule`, `many_stores`, `min_chunk`).
-pub const SPLIT_WORK_NS: u64 = 20_000;
+pub(crate) const SPLIT_WORK_NS: u64 = 20_000;
 
 /// The least measured work of one job when a pass is split on its cost: a few times what a
 /// hand-off to another thread costs.
-pub const MIN_JOB_WORK_NS: u64 = 5_000;
+pub(crate) const MIN_JOB_WORK_NS: u64 = 5_000;
 
 /// How many recent inline measurements a pass keeps: its estimate is the cheapest of them, so
 /// one slow run (a cold cache, another process on the core) cannot make it split.
 const WINDOW: usize = 4;
 
 /// A split pass is run inline (and measured) once in this many runs, to notice that its work
-/// fell under [`SPLIT_WORK_NS`].
-pub const PROBE_EVERY: u32 = 64;
+/// fell under `SPLIT_WORK_NS`.
+pub(crate) const PROBE_EVERY: u32 = 64;
 
 /// What a pass learned about its own cost, in one world (a world keeps one per generated pass,
 /// so two worlds of one model decide apart). Every inline run that could have split is timed;
 /// the estimate (picoseconds per row) is the cheapest of the last `WINDOW` of them, and none
 /// is made before two: the first run of a fresh world is cold (allocation, page faults, cold
 /// caches: 20× the steady cost was measured) and must not decide alone. A pass splits when
-/// its estimated work is at least [`SPLIT_WORK_NS`]; a split pass is timed too, and runs inline
+/// its estimated work is at least `SPLIT_WORK_NS`; a split pass is timed too, and runs inline
 /// again to measure itself when its split run was so short that the work may have fallen under
-/// the threshold, and anyway once in [`PROBE_EVERY`] runs. The decision changes how a pass
+/// the threshold, and anyway once in `PROBE_EVERY` runs. The decision changes how a pass
 /// runs, never what it computes (jobs apply their commands in row order).
 #[derive(Clone, Debug, Default)]
 pub struct PassCost {
@@ -88,7 +88,7 @@ impl PassCost {
     }
 
     /// Records a run split across `threads` threads that took `elapsed`: if even all of its
-    /// threads' time together was under [`SPLIT_WORK_NS`], the work may no longer be worth
+    /// threads' time together was under `SPLIT_WORK_NS`, the work may no longer be worth
     /// splitting, and the next run measures it inline.
     pub fn record_split(&mut self, elapsed: std::time::Duration, threads: usize) {
         self.since_probe = self.since_probe.saturating_add(1);
@@ -99,7 +99,7 @@ impl PassCost {
 
     /// Rows per job for a pass of `rows` rows worth splitting (see [`PassCost::worth_splitting`])
     /// on `threads` threads: `CHUNKS_PER_THREAD` equal jobs per thread, or fewer (a multiple of
-    /// `threads`, at least `threads`) so that each job holds at least [`MIN_JOB_WORK_NS`] of
+    /// `threads`, at least `threads`) so that each job holds at least `MIN_JOB_WORK_NS` of
     /// measured work. Sized by work rather than by `min_chunk`: while one thread wakes up or
     /// is held up by another process, the others take the remaining jobs, which two large jobs
     /// cannot do (`many_stores`: 60,000 light rows were 2 jobs of 30,000).
@@ -238,8 +238,8 @@ pub fn job_rows(total: usize, min_chunk: usize, threads: usize) -> Option<usize>
 
 /// Rows per chunk for a single store of `len` rows on the current pool: `len` itself (one
 /// chunk, inline) when the pass is too small to split or the pool has one thread.
-#[inline]
-pub fn chunk_len(len: usize, min_chunk: usize) -> usize {
+#[cfg(test)]
+fn chunk_len(len: usize, min_chunk: usize) -> usize {
     // The size test first: asking rayon for its thread count is not free (and starts its
     // global pool), and most stores are too small to split anyway.
     if len / 2 < min_chunk.max(1) {
@@ -442,7 +442,7 @@ pub fn run_jobs<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
 /// `world_min_chunk` is the world's override ([`crate::World::set_min_chunk`]): when set, the
 /// pass splits whenever it has at least twice that many rows, whatever its measured cost (so
 /// tests and users can force parallel runs); otherwise `min_chunk` (the systems' own or the
-/// default) applies and the pass must also have measured enough work ([`SPLIT_WORK_NS`]),
+/// default) applies and the pass must also have measured enough work (`SPLIT_WORK_NS`),
 /// which `cost` (the world's record of this pass) keeps measuring.
 #[inline]
 pub fn run_parts<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(

@@ -221,7 +221,7 @@ impl Store {
     }
 
     /// Removes `row`'s entity by moving the last row's entity into it, once the columns did
-    /// the same (the column half of a swap-remove, done by a [`MoveFn`](crate::model::MoveFn)).
+    /// the same (the column half of a swap-remove, done by a [`MoveFn`](crate::model::tables::MoveFn)).
     /// Returns the entity that moved into `row`, if any.
     ///
     /// # Safety
@@ -326,7 +326,7 @@ impl Drop for Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Layout;
+    use crate::stats::Layout;
     use crate::storage::ColumnType;
     use std::cell::RefCell;
 
@@ -453,7 +453,7 @@ mod tests {
 #[cfg(test)]
 mod panicking_drops {
     use super::*;
-    use crate::model::Layout;
+    use crate::stats::Layout;
     use crate::storage::ColumnType;
     use std::cell::Cell;
     use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -256,7 +256,7 @@ impl<M: WorldModel> World<M> {
         Some(i)
     }
 
-    /// Moves `entity` from `loc` along edge `i` (see [`MoveFn`](crate::model::MoveFn) for
+    /// Moves `entity` from `loc` along edge `i` (see [`MoveFn`](crate::model::tables::MoveFn) for
     /// `value`), and records the move in the dynamic stores' usage.
     ///
     /// # Safety

@@ -159,7 +159,7 @@ impl std::error::Error for WorldError {
 
 /// `{A, B}`: the names of components `ids` (ascending), each looked up in `names` (`?` for an
 /// id past its end).
-pub fn set_names(ids: impl Iterator<Item = u32>, names: &[&str]) -> String {
+pub(crate) fn set_names(ids: impl Iterator<Item = u32>, names: &[&str]) -> String {
     let parts: Vec<&str> = ids
         .map(|i| names.get(i as usize).copied().unwrap_or("?"))
         .collect();

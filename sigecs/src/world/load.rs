@@ -452,15 +452,16 @@ fn write_pod_runs(data: &ComponentData<'_>, targets: &[RunTarget]) {
 #[cfg(test)]
 mod tests {
     use super::super::World;
-    use crate::component::{Component, PartSink, Signature};
+    use crate::__private::PartSink;
+    use crate::component::{Component, Signature};
     use crate::entity::Entity;
     use crate::level::{
         EntityCompiler, LevelError, MapEntities, Registration, Registry, VerifyOptions,
     };
     use crate::model::{
-        ComponentInfo, ComponentOf, Layout, SignatureOf, Slot, StoreInfo, SystemInfo, Tables,
-        WorldModel,
+        ComponentInfo, ComponentOf, SignatureOf, Slot, StoreInfo, SystemInfo, Tables, WorldModel,
     };
+    use crate::stats::Layout;
     use crate::storage::ColumnType;
     use serde::{Deserialize, Deserializer, Serialize};
     use std::any::TypeId;

@@ -35,11 +35,13 @@ mod load;
 mod save;
 mod spawn;
 mod structural;
+#[doc(hidden)]
 pub(crate) mod table;
 
 pub use commands::CommandErrors;
 pub use dynamic::UndeclaredSet;
-pub use error::{set_names, Change, CommandFailure, WorldError};
+pub(crate) use error::set_names;
+pub use error::{Change, CommandFailure, WorldError};
 pub(crate) use table::{EntityTable, Location};
 
 use crate::entity::{Entity, EntityManager};
@@ -422,15 +424,17 @@ impl<M: WorldModel> World<M> {
         crate::__private::Pass {
             stores: crate::__private::StoresMut::new(&mut self.stores, tick),
             resources: &mut self.resources,
-            entities: self.table.entities(),
-            min_chunk: self.min_chunk,
-            deterministic: self.deterministic,
-            dynamic: crate::__private::DynamicStores::new(self.dynamic.matches()),
-            costs: &mut self.costs,
-            events: crate::events::EventQueues(&self.events),
+            events: crate::__private::EventQueues(&self.events),
             cursors: &mut self.cursors,
             tick,
             last_run: &mut self.last_run,
+            run: crate::__private::PassRun {
+                dynamic: crate::__private::DynamicStores::new(self.dynamic.matches()),
+                entities: self.table.entities(),
+                min_chunk: self.min_chunk,
+                deterministic: self.deterministic,
+                costs: &mut self.costs,
+            },
         }
     }
 

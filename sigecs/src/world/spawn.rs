@@ -2,7 +2,8 @@
 //! type-erased signature value.
 
 use super::{Location, World, WorldError};
-use crate::component::{Component, PartSink, Signature};
+use crate::__private::PartSink;
+use crate::component::{Component, Signature};
 use crate::entity::{Entity, EntityError};
 use crate::model::{SignatureOf, WorldModel};
 use crate::storage::{copy_bytes, Store};

@@ -270,7 +270,7 @@ impl<M: WorldModel> World<M> {
     }
 
     /// Moves `entity` from `loc` to the end of store `t.to` with the transition's move (see
-    /// [`MoveFn`](crate::model::MoveFn)): its shared components, the inserted value from
+    /// [`MoveFn`](crate::model::tables::MoveFn)): its shared components, the inserted value from
     /// `value` or the removed one out to `value`, the swap-remove of the source row, the entity
     /// ids and the locations. This is the whole cost of `insert`/`remove` (the `add_remove`
     /// benchmark): one indirect call to a move with static types and constant store ids, found

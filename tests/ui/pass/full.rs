@@ -117,7 +117,7 @@ fn main() {
 
     // A signature hands its parts out in field order.
     struct Names(Vec<&'static str>);
-    impl sigecs::PartSink for Names {
+    impl sigecs::__private::PartSink for Names {
         fn put<C: Component>(&mut self, _: C) {
             self.0.push(std::any::type_name::<C>().rsplit("::").next().unwrap());
         }

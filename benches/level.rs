@@ -1,4 +1,4 @@
-//! Spawning the bundled 11,300-entity level (`assets/level.bin`, issue 9 item 8), one criterion
+//! Spawning the bundled 11,300-entity level (`assets/level.bin`), one criterion
 //! group, `level_spawn`. A fresh world per iteration (made outside the timing, dropped after):
 //!
 //! - `blob_spawn`: `spawn_level` of the verified blob (components, entity references);

@@ -1,4 +1,4 @@
-//! Component managers against signature arrays (issue 5), one criterion group each:
+//! Component managers against signature arrays, one criterion group each:
 //!
 //! - `point_mass` at 10,000 and 1,000,000 instances: `PointMassManager::simulate(dt)`
 //!   (`manager_simulate`) against the generated `integrate` system over one `columns` store of

@@ -200,7 +200,7 @@ fn min_chunk(c: &mut Criterion) {
     group.finish();
 }
 
-/// Issue 8, item 12: 60 signatures × 1,000 entities, `integrate`-like work per row. The runner
+/// Many stores: 60 signatures × 1,000 entities, `integrate`-like work per row. The runner
 /// counts the rows of every store a pass visits, so the many small stores share the cores.
 /// Target: 2 threads at least 1.7× faster than 1.
 fn many_stores(c: &mut Criterion) {

@@ -1,4 +1,4 @@
-//! Structural workloads of ecs_bench_suite (issue 4), one criterion group each, the generated
+//! Structural workloads of ecs_bench_suite, one criterion group each, the generated
 //! world beside hand-written baselines:
 //!
 //! - `add_remove`: 10,000 entities with an `A`; add a `B` to every entity, then remove it from

@@ -1,4 +1,4 @@
-//! Model-based test of systems with commands (issue 8, item 13). A random initial world and a
+//! Model-based test of systems with commands. A random initial world and a
 //! random sequence of steps drive, side by side:
 //!
 //! - a reference world running `run_all` (systems one by one in declaration order),

@@ -1,4 +1,4 @@
-//! Issue 11, item 4: any declared name works. The `names` fixture world declares types whose
+//! Any declared name works. The `names` fixture world declares types whose
 //! snake-case names are keywords (`Crate`, `Box`, `Type`, `Match`, `Loop`), raw identifiers
 //! (`r#move`, `fn r#match`), names that snake-case alike (`HTTPClient`/`HttpClient`,
 //! `HTTPServer`/`HttpServer`), fields named like generated internals (`entities`, `len`,

@@ -1117,7 +1117,7 @@ mod tests {
             place_in_stages(&[acc(2, 0), cmd.clone(), acc(4, 0), acc(8, 0)]),
             [0, 0, 1, 1]
         );
-        // Issue 8, bug 1: a commands system declared after two conflicting writers goes no
+        // A commands system declared after two conflicting writers goes no
         // earlier than the later of them, so its changes apply after both ran.
         let expire = Access {
             commands: true,

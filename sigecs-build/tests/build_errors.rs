@@ -985,7 +985,7 @@ fn system_names_that_collide_with_generated_methods() {
 
 #[test]
 fn more_than_128_resources_stay_independent() {
-    // Issue 8, item 5: resource bits past 128 used to wrap onto the first resources.
+    // Resource bits past 128 must not wrap onto the first resources.
     let mut decls = String::from(COMPONENTS);
     for i in 0..130 {
         decls.push_str(&format!(

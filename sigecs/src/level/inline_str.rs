@@ -1,7 +1,7 @@
 //! [`InlineStr`]: a short string stored inline, as plain old data.
 //!
 //! A `String` component has to be decoded and given a heap allocation for every instance a level
-//! spawns; in the bundled level that was three quarters of the spawn time (issue 9: 1,300 names
+//! spawns; in the bundled level that was three quarters of the spawn time (1,300 names
 //! cost 37 µs, against 12 µs for copying the whole blob and creating every entity). Short text
 //! that names or tags things (a debug name, a spawn point's label) fits in a fixed number of
 //! bytes, and as plain old data it is copied with its column, read in place, with no decoding

@@ -1,4 +1,4 @@
-// Issue 11's reproduction: a safe impl of the trait that ties a type to a component id would
+// A safe impl of the trait that ties a type to a component id would
 // let a query read one column as another type. The trait is `unsafe` to implement.
 use sigecs::prelude::*;
 use sigecs_fixtures::fixture::Model;

@@ -1,4 +1,4 @@
-// Issue 11's reproduction: the generated world's stores are not reachable from user code, so
+// The generated world's stores are not reachable from user code, so
 // no row can be pushed behind the entity table's back.
 fn main() {
     let mut world = sigecs_fixtures::fixture::World::new();

@@ -15,14 +15,18 @@
 //! (the same 520 values in one `Vec`, doubled by a hand loop), `soa_churn` (a structure-of-arrays
 //! manager of `(f32, [f32; 3], [f32; 3], [f32; 3])` filled with 1,000,000 instances from empty,
 //! then half of them destroyed) and `soa_churn_presized` (the same with the room reserved first:
-//! the difference is the cost of growing).
+//! the difference is the cost of growing), `add_remove` (10,000 entities with an `A`: insert a
+//! `B` into each, then remove it, moving every entity between two declared stores and back) and
+//! `add_remove_dynamic` (the same with a component no signature declares with `A`).
 
 #![allow(missing_docs)]
 
 use sigecs::rayon;
 use sigecs::soa::{DenseLookup, SoaStore};
 use sigecs::Entity;
-use sigecs_fixtures::bench::{frag_iter as fi, schedule as sc, simple_iter_columns as columns};
+use sigecs_fixtures::bench::{
+    add_remove as ar, frag_iter as fi, schedule as sc, simple_iter_columns as columns,
+};
 use std::hint::black_box;
 
 const ROWS: usize = 10_000;
@@ -32,7 +36,7 @@ fn main() {
     let (workload, iterations) = match (args.get(1), args.get(2)) {
         (Some(w), Some(n)) => (w.as_str(), n.parse::<usize>().expect("ITERATIONS")),
         _ => {
-            eprintln!("usage: instructions simple_iter|schedule|frag_iter|frag_tables|frag_floor|soa_churn|soa_churn_presized ITERATIONS");
+            eprintln!("usage: instructions simple_iter|schedule|frag_iter|frag_tables|frag_floor|soa_churn|soa_churn_presized|add_remove|add_remove_dynamic ITERATIONS");
             std::process::exit(2);
         }
     };
@@ -83,6 +87,8 @@ fn main() {
                 soa_churn(true);
             }
         }
+        "add_remove" => add_remove(iterations, false),
+        "add_remove_dynamic" => add_remove(iterations, true),
         other => {
             eprintln!("unknown workload {other}");
             std::process::exit(2);
@@ -111,4 +117,31 @@ fn soa_churn(presized: bool) {
         store.destroy_entity(Entity::new(i, 0));
     }
     black_box(&store);
+}
+
+/// Inserts a component into 10,000 entities of `{A}` and removes it again, `iterations` times:
+/// `B` moves them to the declared `{A, B}`, `Extra` (`dynamic`) to a dynamic store.
+fn add_remove(iterations: usize, dynamic: bool) {
+    let mut world = ar::World::new();
+    let entities: Vec<Entity> =
+        world.spawn_batch((0..ROWS).map(|i| ar::JustA { a: ar::A(i as f32) }));
+    let mut sum = 0.0f32;
+    for _ in 0..iterations {
+        let world = black_box(&mut world);
+        for &e in &entities {
+            if dynamic {
+                world.insert(e, ar::Extra(1.0)).expect("live entity");
+            } else {
+                world.insert(e, ar::B(1.0)).expect("live entity");
+            }
+        }
+        for &e in &entities {
+            sum += if dynamic {
+                world.remove::<ar::Extra>(e).expect("has Extra").0
+            } else {
+                world.remove::<ar::B>(e).expect("has B").0
+            };
+        }
+    }
+    black_box(sum);
 }

@@ -161,6 +161,7 @@ pub mod outside;
 mod plan;
 mod registry;
 mod soa_spawner;
+#[cfg(feature = "transform")]
 mod transform_spawner;
 pub mod verify;
 mod write;
@@ -171,6 +172,8 @@ pub use compile::{CompileError, EntityCompiler, PathError};
 pub use entities::{LocalTransform, MapEntities, NO_ENTITY};
 pub use error::{ComponentRef, LevelError};
 pub use format::{component_identifier, reseal};
+#[cfg(not(feature = "transform"))]
+pub(crate) use hierarchy::first_in_hierarchy;
 pub use inline_str::{InlineStr, TooLong};
 pub use inspect::{inspect, ComponentReport, LevelReport, SetReport};
 pub use outside::{OutsideSave, OutsideSpawn, OutsideStores};

@@ -147,8 +147,10 @@ impl<M: WorldModel> World<M> {
     /// Spawns every entity of a verified level with its components that live in the
     /// signature stores, and returns the entities in level order (entity `i` of the level
     /// is element `i`). The hierarchy (`local_transform`, `parent_index`) goes to the world's
-    /// own ([`World::hierarchy`]); the components of structure-of-arrays managers are left out
-    /// (see [`World::spawn_level_with`]). All or nothing.
+    /// own ([`World::hierarchy`]); without the `transform` feature there is none, and a level
+    /// that has a hierarchy is refused ([`LevelError::NeedsTransform`]). The components of
+    /// structure-of-arrays managers are left out (see [`World::spawn_level_with`]). All or
+    /// nothing.
     pub fn spawn_level<B: AsRef<[u8]>>(
         &mut self,
         level: &VerifiedLevel<'_, B>,

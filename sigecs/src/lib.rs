@@ -18,7 +18,9 @@
 //! - `transform` (cargo feature `transform`): the transform hierarchy, with
 //!   glam's matrices (glam is re-exported as `sigecs::glam`).
 //! - `level` (cargo feature `level`): levels and prefabs compiled from
-//!   JSON to verified binary blobs.
+//!   JSON to verified binary blobs. It does not need `transform`, but a level whose entities
+//!   have parents or local transforms spawns into the transform hierarchy: without
+//!   `transform` such a level is refused.
 //!
 //! It also re-exports the derives and `#[system]` from `sigecs-derive`, so a user crate depends
 //! on `sigecs` alone (plus `sigecs-build` as a build-dependency). What the generated file and

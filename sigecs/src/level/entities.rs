@@ -23,8 +23,11 @@
 //! the local matrix of an entity in a [`TransformManager`](crate::transform::TransformManager).
 //! It is kept outside the signature stores, so it never counts towards an entity's signature; a
 //! spawn given a transform manager (an [`OutsideStores`](super::OutsideStores) spawner) creates
-//! the entity's instance with it and links `parent_index`.
+//! the entity's instance with it and links `parent_index`. The type is there without the
+//! `transform` feature too, so that every build reads the same levels (and refuses one with a
+//! hierarchy it cannot spawn); only its conversions to and from glam's `Mat4` need the feature.
 
+#[cfg(feature = "transform")]
 use glam::Mat4;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -147,12 +150,14 @@ impl LocalTransform {
     ]);
 }
 
+#[cfg(feature = "transform")]
 impl From<Mat4> for LocalTransform {
     fn from(m: Mat4) -> Self {
         LocalTransform(m.to_cols_array())
     }
 }
 
+#[cfg(feature = "transform")]
 impl From<LocalTransform> for Mat4 {
     fn from(t: LocalTransform) -> Self {
         Mat4::from_cols_array(&t.0)
@@ -208,6 +213,7 @@ mod tests {
         assert_eq!(err, Err(postcard::Error::SerdeDeCustom));
     }
 
+    #[cfg(feature = "transform")]
     #[test]
     fn local_transform_is_glam_column_major() {
         let m = Mat4::from_translation(glam::Vec3::new(1.0, 2.0, 3.0));

@@ -213,7 +213,15 @@ pub enum LevelError {
     /// was spawned.
     Entities(crate::entity::EntityError),
     /// The transform manager refused an instance or a link; nothing was spawned.
+    #[cfg(feature = "transform")]
     Transform(crate::transform::TransformError),
+    /// The level holds a hierarchy (an entity with a parent or a `local_transform`) and this
+    /// build has no transform hierarchy to spawn it into (sigecs's `transform` feature is off),
+    /// nor was a spawner given that takes `local_transform`; nothing was spawned.
+    NeedsTransform {
+        /// The first entity in the hierarchy.
+        entity: u32,
+    },
     /// The level holds instances of a component kept outside the stores
     /// ([`Registration::kept_outside`](super::Registration::kept_outside)) and none of the
     /// spawners given takes it; nothing was spawned.
@@ -397,7 +405,12 @@ impl fmt::Display for LevelError {
                 super::NO_ENTITY.to_bits()
             ),
             Entities(e) => write!(f, "cannot spawn the level: {e}"),
+            #[cfg(feature = "transform")]
             Transform(e) => write!(f, "cannot link the level's hierarchy: {e}"),
+            NeedsTransform { entity } => write!(
+                f,
+                "the level has a hierarchy (entity {entity} has a parent or a `local_transform`), and spawning one needs sigecs's `transform` feature: enable it, or pass a spawner that takes `local_transform`"
+            ),
             NoSpawner { component } => write!(
                 f,
                 "the level holds component {component}, which is kept outside the stores, and no spawner given takes it: pass its manager (or use spawn_level, which spawns the stores' components only)"

@@ -3,6 +3,8 @@
 
 use super::error::LevelError;
 use super::format::ROOT;
+#[cfg(not(feature = "transform"))]
+use super::{entities::LocalTransform, verify::VerifiedLevel};
 
 const UNSET: u32 = u32::MAX;
 const VISITING: u32 = u32::MAX - 1;
@@ -52,6 +54,22 @@ pub(crate) fn depths(n: u32, parent: impl Fn(u32) -> u32) -> Result<Vec<u32>, Le
     Ok(depth)
 }
 
+/// The first entity of `level` in a hierarchy (one with a parent or a `local_transform`), if
+/// any: without the `transform` feature a spawn has nowhere to put it, so it refuses the level
+/// instead of dropping the hierarchy.
+#[cfg(not(feature = "transform"))]
+pub(crate) fn first_in_hierarchy<B: AsRef<[u8]> + ?Sized>(
+    level: &VerifiedLevel<'_, B>,
+) -> Option<u32> {
+    let parented = level.parents().position(|p| p.is_some()).map(|e| e as u32);
+    let local = level
+        .registry()
+        .by_type::<LocalTransform>()
+        .and_then(|r| level.component(r.name()))
+        .and_then(|d| d.entity_indices().next());
+    parented.into_iter().chain(local).min()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +116,58 @@ mod tests {
             .map(|i| if i == n - 1 { ROOT } else { i + 1 })
             .collect();
         assert_eq!(run(&reversed).unwrap()[0], n - 1);
+    }
+}
+
+/// Without the `transform` feature, a level with a hierarchy is found and refused with
+/// [`LevelError::NeedsTransform`]; one without is not.
+#[cfg(all(test, not(feature = "transform")))]
+mod without_transform {
+    use super::first_in_hierarchy;
+    use crate::level::{
+        verify, AnySet, EntityCompiler, LevelError, Registration, Registry, VerifyOptions,
+    };
+
+    fn first(json: &str) -> Option<u32> {
+        let registry = Registry::new([
+            Registration::pod::<u32>("p"),
+            Registration::local_transform(),
+        ])
+        .unwrap();
+        let blob = EntityCompiler::new(&registry).compile_str(json).unwrap();
+        let level = verify(
+            &blob[..],
+            &registry,
+            AnySet::default(),
+            &VerifyOptions::default(),
+        )
+        .unwrap();
+        first_in_hierarchy(&level)
+    }
+
+    #[test]
+    fn parents_and_local_transforms_make_a_hierarchy() {
+        let flat = r#"{"entities": [{"components": {"p": 1}}, {"components": {"p": 2}}]}"#;
+        assert_eq!(first(flat), None);
+        let parented = r#"{"entities": [
+            {"components": {"p": 1}}, {"components": {"p": 2}}, {"parent": 1, "components": {}}
+        ]}"#;
+        assert_eq!(first(parented), Some(2));
+        let local = r#"{"entities": [
+            {"components": {"p": 1}},
+            {"components": {"local_transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, 5,0,0,1]}}
+        ]}"#;
+        assert_eq!(first(local), Some(1));
+    }
+
+    #[test]
+    fn the_error_names_the_feature() {
+        let text = LevelError::NeedsTransform { entity: 2 }.to_string();
+        assert_eq!(
+            text,
+            "the level has a hierarchy (entity 2 has a parent or a `local_transform`), and \
+             spawning one needs sigecs's `transform` feature: enable it, or pass a spawner that \
+             takes `local_transform`"
+        );
     }
 }

@@ -22,8 +22,9 @@
 //! - [`MapEntities`], [`NO_ENTITY`]: components that hold entities (stored as level indices,
 //!   remapped when spawned and saved); [`LocalTransform`]: the hierarchy's local matrix.
 //! - [`OutsideStores`] (in [`mod@outside`]): managers that keep components outside the signature
-//!   stores and spawn and save them — the transform hierarchy (`transform_spawner.rs`) and every
-//!   structure-of-arrays manager of a plain-old-data struct (`soa_spawner.rs`).
+//!   stores and spawn and save them — the transform hierarchy (`transform_spawner.rs`, with the
+//!   `transform` feature) and every structure-of-arrays manager of a plain-old-data struct
+//!   (`soa_spawner.rs`).
 //!
 //! ## In a generated world
 //!
@@ -85,6 +86,17 @@
 //! things left (the ids can be issued, the level was verified for this world, the managers
 //! outside the stores accept their instances) before it writes anything, and either completes
 //! or spawns nothing. One verified level spawns any number of times (prefab instances).
+//!
+//! ## Without the `transform` feature
+//!
+//! This module does not need sigecs's `transform` feature, so a world without a hierarchy does
+//! not compile glam. Compiling, verifying, inspecting and writing levels work the same either
+//! way, and the format keeps `parent_index` and `local_transform`, so both builds read the same
+//! blobs. Without `transform` the world has no hierarchy to spawn parents and local matrices
+//! into, so a spawn refuses a level that holds any ([`LevelError::NeedsTransform`]: nothing is
+//! dropped silently) unless a spawner given takes `local_transform`; the save functions that
+//! take a `TransformManager` (`save_entities`, `save_level`, `save_subtrees`) are absent, and
+//! the `_with` ones save no parents.
 //!
 //! ## Saving
 //!
@@ -161,6 +173,7 @@ pub mod outside;
 mod plan;
 mod registry;
 mod soa_spawner;
+#[cfg(feature = "transform")]
 mod transform_spawner;
 pub mod verify;
 mod write;
@@ -171,6 +184,8 @@ pub use compile::{CompileError, EntityCompiler, PathError};
 pub use entities::{LocalTransform, MapEntities, NO_ENTITY};
 pub use error::{ComponentRef, LevelError};
 pub use format::{component_identifier, reseal};
+#[cfg(not(feature = "transform"))]
+pub(crate) use hierarchy::first_in_hierarchy;
 pub use inline_str::{InlineStr, TooLong};
 pub use inspect::{inspect, ComponentReport, LevelReport, SetReport};
 pub use outside::{OutsideSave, OutsideSpawn, OutsideStores};

@@ -33,7 +33,7 @@
 //! did with `local_transform`.
 //!
 //! The bundled implementations: [`TransformManager`](crate::transform::TransformManager) (takes
-//! `local_transform`, links `parent_index`) and every structure-of-arrays manager whose instance
+//! `local_transform`, links `parent_index`; with the `transform` feature) and every structure-of-arrays manager whose instance
 //! struct is plain old data (see [`SoaManager`](crate::soa::SoaManager)).
 
 use std::any::Any;

@@ -47,6 +47,7 @@ use crate::level::{
 use crate::model::WorldModel;
 use crate::set::AnyComponentBits;
 use crate::storage::copy_bytes;
+#[cfg(feature = "transform")]
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// The text of a component set that no signature declares, as `insert` words it.
@@ -146,8 +147,10 @@ impl<M: WorldModel> World<M> {
     /// Spawns every entity of a verified level with its components that live in the
     /// signature stores, and returns the entities in level order (entity `i` of the level
     /// is element `i`). The hierarchy (`local_transform`, `parent_index`) goes to the world's
-    /// own ([`World::hierarchy`]); the components of structure-of-arrays managers are left out
-    /// (see [`World::spawn_level_with`]). All or nothing.
+    /// own ([`World::hierarchy`]); without the `transform` feature there is none, and a level
+    /// that has a hierarchy is refused ([`LevelError::NeedsTransform`]). The components of
+    /// structure-of-arrays managers are left out (see [`World::spawn_level_with`]). All or
+    /// nothing.
     pub fn spawn_level<B: AsRef<[u8]>>(
         &mut self,
         level: &VerifiedLevel<'_, B>,
@@ -197,25 +200,37 @@ impl<M: WorldModel> World<M> {
         if spawners.iter().any(|s| s.takes(&local)) {
             return self.spawn_level_inner(level, spawners, all_outside);
         }
+        // Without the `transform` feature the world has no hierarchy: a level that holds one is
+        // refused rather than spawned without it.
+        #[cfg(not(feature = "transform"))]
+        {
+            if let Some(entity) = crate::level::first_in_hierarchy(level) {
+                return Err(LevelError::NeedsTransform { entity });
+            }
+            self.spawn_level_inner(level, spawners, all_outside)
+        }
         // The world's manager joins the spawners for this call (taken out of the world so the
         // spawn can borrow both), and is put back whatever happens.
-        let mut own = std::mem::take(&mut self.hierarchy);
-        let spawned = {
-            let mut all: Vec<&mut dyn OutsideStores> = Vec::with_capacity(spawners.len() + 1);
-            all.extend(
-                spawners
-                    .iter_mut()
-                    .map(|s| &mut **s as &mut dyn OutsideStores),
-            );
-            all.push(&mut own);
-            catch_unwind(AssertUnwindSafe(|| {
-                self.spawn_level_inner(level, &mut all, all_outside)
-            }))
-        };
-        self.hierarchy = own;
-        match spawned {
-            Ok(result) => result,
-            Err(payload) => resume_unwind(payload),
+        #[cfg(feature = "transform")]
+        {
+            let mut own = std::mem::take(&mut self.hierarchy);
+            let spawned = {
+                let mut all: Vec<&mut dyn OutsideStores> = Vec::with_capacity(spawners.len() + 1);
+                all.extend(
+                    spawners
+                        .iter_mut()
+                        .map(|s| &mut **s as &mut dyn OutsideStores),
+                );
+                all.push(&mut own);
+                catch_unwind(AssertUnwindSafe(|| {
+                    self.spawn_level_inner(level, &mut all, all_outside)
+                }))
+            };
+            self.hierarchy = own;
+            match spawned {
+                Ok(result) => result,
+                Err(payload) => resume_unwind(payload),
+            }
         }
     }
 
@@ -714,7 +729,7 @@ mod tests {
         let undeclared = w.undeclared();
         assert_eq!(undeclared.len(), 2);
         assert_eq!((undeclared[0].rows, undeclared[1].rows), (2, 1));
-        let saved = w.save_entities(&e, registry(), None).unwrap();
+        let saved = w.save_entities_with(&e, registry(), &[]).unwrap();
         assert_eq!(saved, blob, "saved back byte-identical");
         // Moves out of and back into a dynamic store keep every value.
         assert_eq!(w.remove::<L>(e[0]), Ok(L(e[3])));
@@ -749,6 +764,52 @@ mod tests {
         let (set, fix) = message.split_once(". ").unwrap();
         assert!(text.contains(set) && text.contains(fix), "{text}");
         assert!(w.undeclared().is_empty());
+    }
+
+    /// Without the `transform` feature the world has no hierarchy: a level with one is refused
+    /// before anything is spawned; a level without one spawns and saves back byte for byte.
+    #[cfg(not(feature = "transform"))]
+    #[test]
+    fn without_transform_a_level_with_a_hierarchy_is_refused() {
+        let registry = registry().with([Registration::local_transform()]).unwrap();
+        let compile = |json: &str| EntityCompiler::new(&registry).compile_str(json).unwrap();
+        let (mut w, old) = prefilled();
+        let cases = [
+            (
+                r#"{"entities": [{"components": {"p": 0}}, {"parent": 0, "components": {"p": 1}}]}"#,
+                1,
+            ),
+            (
+                r#"{"entities": [{"components": {"p": 0}}, {"components": {"p": 1,
+                "local_transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, 2,0,0,1]}}]}"#,
+                1,
+            ),
+        ];
+        for (json, entity) in cases {
+            let blob = compile(json);
+            let level = w
+                .verify_level(&blob[..], &registry, &VerifyOptions::default())
+                .unwrap();
+            assert_eq!(
+                w.spawn_level(&level),
+                Err(LevelError::NeedsTransform { entity })
+            );
+            assert_eq!(
+                w.spawn_level_with_all(&level, &mut []),
+                Err(LevelError::NeedsTransform { entity })
+            );
+            assert_eq!(w.len(), 2, "nothing spawned");
+            w.check_invariants().unwrap();
+        }
+        assert_eq!(w.get::<P>(old[0]), Some(&P(100)));
+
+        let blob = compile(LEVEL);
+        let level = w
+            .verify_level(&blob[..], &registry, &VerifyOptions::default())
+            .unwrap();
+        let e = w.spawn_level(&level).unwrap();
+        assert_eq!(w.save_entities_with(&e, &registry, &[]).unwrap(), blob);
+        w.check_invariants().unwrap();
     }
 
     fn registry() -> &'static Registry {

@@ -12,6 +12,9 @@
 //! to the identity on an entity in the hierarchy (one with a parent or a child: its link makes
 //! its instance, so save leaves the identity out; a lone root's identity is written, since it
 //! alone gives the root its transform instance).
+//!
+//! Without the `transform` feature the world has no hierarchy: the functions that take a
+//! [`TransformManager`] are absent, and the `_with` ones save no parents.
 
 use super::World;
 use crate::entity::{Entity, EntityBits};
@@ -19,6 +22,7 @@ use crate::level::{
     LevelError, LevelWriter, OutsideSave, OutsideStores, Registration, Registry, NO_ENTITY,
 };
 use crate::model::WorldModel;
+#[cfg(feature = "transform")]
 use crate::transform::TransformManager;
 use rustc_hash::FxHashMap;
 
@@ -26,6 +30,7 @@ impl<M: WorldModel> World<M> {
     /// Saves `entities` (entity `i` of the blob is `entities[i]`). Parents and local
     /// transforms come from `transforms`, or without it from the world's own hierarchy (an
     /// entity whose parent is not saved is a root). Errors: a dead or repeated entity, or a value the codec refuses.
+    #[cfg(feature = "transform")]
     pub fn save_entities(
         &self,
         entities: &[Entity],
@@ -65,13 +70,19 @@ impl<M: WorldModel> World<M> {
         w.add_entities(entities.len() as u32)?;
 
         // Components kept outside the stores, and the hierarchy: the world's own unless a
-        // manager passed here keeps `local_transform`.
-        let local = Registration::local_transform();
-        let own: Option<&dyn OutsideStores> = if outside.iter().any(|m| m.takes(&local)) {
-            None
-        } else {
-            Some(&self.hierarchy)
+        // manager passed here keeps `local_transform` (without the `transform` feature the
+        // world has none).
+        #[cfg(feature = "transform")]
+        let own: Option<&dyn OutsideStores> = {
+            let local = Registration::local_transform();
+            if outside.iter().any(|m| m.takes(&local)) {
+                None
+            } else {
+                Some(&self.hierarchy)
+            }
         };
+        #[cfg(not(feature = "transform"))]
+        let own: Option<&dyn OutsideStores> = None;
         for m in outside.iter().copied().chain(own) {
             m.save(&mut OutsideSave::new(entities, &index, registry, &mut w))?;
         }
@@ -122,6 +133,7 @@ impl<M: WorldModel> World<M> {
 
     /// Saves every live entity, store by store in store order, rows in order (see
     /// [`World::save_entities`]).
+    #[cfg(feature = "transform")]
     pub fn save_level(
         &self,
         registry: &Registry,
@@ -145,6 +157,7 @@ impl<M: WorldModel> World<M> {
     /// Saves `roots` and all their descendants in `transforms` (each root, then its subtree
     /// breadth first; a descendant reached twice is saved once). Descendants that are not
     /// alive in this world are skipped.
+    #[cfg(feature = "transform")]
     pub fn save_subtrees(
         &self,
         roots: &[Entity],
@@ -156,6 +169,7 @@ impl<M: WorldModel> World<M> {
 
     /// [`World::save_subtrees`], with the components the `outside` managers keep outside the
     /// stores (the subtrees, parents and local matrices still come from `transforms`).
+    #[cfg(feature = "transform")]
     pub fn save_subtrees_with(
         &self,
         roots: &[Entity],

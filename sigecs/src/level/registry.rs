@@ -565,9 +565,10 @@ mod tests {
             format!("{link:?}"),
             format!(
                 "Registration {{ name: \"link\", identifier: {:#018x}, spawn_order: 0, \
-                 encoding: Pod {{ size: 4, align: 4 }}, type_name: \"{}\", maps_entities: true, \
+                 encoding: Pod {{ size: {1}, align: {1} }}, type_name: \"{2}\", maps_entities: true, \
                  kept_outside: false }}",
                 component_identifier("link"),
+                size_of::<Entity>(),
                 std::any::type_name::<Entity>()
             )
         );

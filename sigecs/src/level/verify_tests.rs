@@ -3,6 +3,7 @@
 //! so a writer bug cannot hide a verifier bug), and expects the exact error.
 
 use super::*;
+use crate::entity::EntityBits;
 use crate::level::format::{component_identifier, reseal, ENCODING_POD, ENCODING_POSTCARD};
 
 /// One component type record, field by field; `num_instances` and `size` default to what
@@ -120,9 +121,9 @@ fn base() -> Raw {
             num_instances: None,
             size: None,
             encoding: ENCODING_POD,
-            element_size: 4,
+            element_size: size_of::<Entity>() as u32,
             index: vec![1],
-            data: 0u32.to_le_bytes().to_vec(),
+            data: (0 as EntityBits).to_le_bytes().to_vec(),
         },
     ];
     records.sort_by_key(|r| r.id);
@@ -717,7 +718,9 @@ fn entity_indices_are_in_range_ascending_and_unique() {
     record(&mut raw, "link").index = vec![3];
     check(&raw.bytes()).unwrap();
     let mut raw = base();
-    *record(&mut raw, "link") = RawRecord::pod_u32("link", &[], &[]);
+    let empty = record(&mut raw, "link");
+    empty.index.clear();
+    empty.data.clear();
     check(&raw.bytes()).unwrap();
 }
 
@@ -749,7 +752,7 @@ fn postcard_instances_must_decode_canonically_and_fill_the_data() {
 #[test]
 fn entity_references_stay_inside_the_level() {
     let mut raw = base();
-    record(&mut raw, "link").data = 4u32.to_le_bytes().to_vec();
+    record(&mut raw, "link").data = (4 as EntityBits).to_le_bytes().to_vec();
     assert_eq!(
         check(&raw.bytes()),
         Err(LevelError::ReferenceOutOfRange {
@@ -758,7 +761,7 @@ fn entity_references_stay_inside_the_level() {
             num_entities: 4
         })
     );
-    for ok in [3, NO_ENTITY.to_bits()] {
+    for ok in [3 as EntityBits, NO_ENTITY.to_bits()] {
         let mut raw = base();
         record(&mut raw, "link").data = ok.to_le_bytes().to_vec();
         check(&raw.bytes()).unwrap();

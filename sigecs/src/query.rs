@@ -583,7 +583,7 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
                 continue;
             }
             let mut rows = if changed.is_empty() {
-                vec![0..len]
+                std::iter::once(0..len).collect()
             } else {
                 world.changed_rows(s, changed, since)
             };

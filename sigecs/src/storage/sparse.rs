@@ -118,6 +118,55 @@ impl SparseSet {
         self.slots[index] = len as u32 + 1;
     }
 
+    /// [`SparseSet::push`] of a typed value: the path of `World::insert`, with a typed write
+    /// instead of a copy of a run-time size.
+    ///
+    /// # Safety
+    /// `T` is the set's type; `entity` has no value here.
+    #[inline]
+    pub(crate) unsafe fn push_typed<T>(&mut self, entity: Entity, value: T, stamp: u64) {
+        debug_assert!(self.position(entity).is_none());
+        let index = entity.index() as usize;
+        if self.slots.len() <= index {
+            self.slots.resize(index + 1, 0);
+        }
+        let len = self.len();
+        if len == self.values.capacity() {
+            self.values.reserve(len, 1);
+        }
+        // SAFETY: `len` is below the capacity; the set's values are `T`s (the caller).
+        unsafe { self.values.ptr_at(len).cast::<T>().write(value) };
+        self.entities.push(entity);
+        self.stamps.push(stamp);
+        self.slots[index] = len as u32 + 1;
+    }
+
+    /// [`SparseSet::take`] of a typed value (the path of `World::remove`).
+    ///
+    /// # Safety
+    /// `at < len`; `T` is the set's type.
+    #[inline]
+    pub(crate) unsafe fn take_typed<T>(&mut self, at: usize) -> T {
+        let last = self.len() - 1;
+        let values = self.values.base().cast::<T>();
+        // SAFETY: `at` and `last` are initialised values of type T (the caller); the value at
+        // `at` is read out once, then the last one moved into its place.
+        let value = unsafe {
+            let value = values.add(at).read();
+            if at != last {
+                std::ptr::copy_nonoverlapping(values.add(last), values.add(at), 1);
+            }
+            value
+        };
+        let entity = self.entities.swap_remove(at);
+        self.stamps.swap_remove(at);
+        if let Some(&moved) = self.entities.get(at) {
+            self.slots[moved.index() as usize] = at as u32 + 1;
+        }
+        self.slots[entity.index() as usize] = 0;
+        value
+    }
+
     /// Moves the value at `at` out to `out` and the last value into its place.
     ///
     /// # Safety
@@ -203,6 +252,11 @@ mod tests {
     static COUNTED: ColumnType = ColumnType::of::<Counted>();
 
     fn push(s: &mut SparseSet, e: Entity, v: u32, armed: bool) {
+        if e.index() % 2 == 0 {
+            // SAFETY: the set holds Counted values; `e` is new to it.
+            unsafe { s.push_typed(e, Counted(v, armed), 7) };
+            return;
+        }
         let value = ManuallyDrop::new(Counted(v, armed));
         // SAFETY: `value` is an owned Counted, not used again; `e` is new to the set.
         unsafe { s.push(e, (&*value as *const Counted).cast(), 7) };
@@ -216,6 +270,14 @@ mod tests {
 
     fn take(s: &mut SparseSet, e: Entity) -> Option<u32> {
         let at = s.position(e)?;
+        if e.index() % 2 == 0 {
+            // Both paths, typed and by bytes, alike.
+            // SAFETY: `at` is a position; the set holds Counted values.
+            let v = unsafe { s.take_typed::<Counted>(at) };
+            let n = v.0;
+            drop(v);
+            return Some(n);
+        }
         let mut out = MaybeUninit::<Counted>::uninit();
         // SAFETY: `at` is a position; `out` has room for a Counted, owned afterwards.
         let v = unsafe {

@@ -9,7 +9,6 @@ use crate::entity::Entity;
 use crate::model::{ComponentOf, WorldModel};
 use crate::set::AnyComponentBits;
 use crate::storage::{Column, SparseSet};
-use std::mem::ManuallyDrop;
 
 /// The sparse sets of a world, and where each component's set is.
 pub(super) struct Sparse<S> {
@@ -93,17 +92,22 @@ impl<S: AnyComponentBits> Sparse<S> {
     }
 
     /// Empties every set, dropping the values; a panicking `Drop` still leaves every set
-    /// empty.
+    /// empty (the sets after it are emptied while unwinding).
     pub(super) fn clear(&mut self) {
-        struct Rest<'a>(&'a mut [SparseSet]);
-        impl Drop for Rest<'_> {
-            fn drop(&mut self) {
-                for set in self.0.iter_mut() {
-                    set.clear();
+        fn empty(sets: &mut [SparseSet]) {
+            struct Rest<'a>(&'a mut [SparseSet]);
+            impl Drop for Rest<'_> {
+                fn drop(&mut self) {
+                    empty(self.0);
                 }
             }
+            if let Some((first, rest)) = sets.split_first_mut() {
+                let rest = Rest(rest);
+                first.clear();
+                drop(rest);
+            }
         }
-        drop(Rest(&mut self.sets));
+        empty(&mut self.sets);
     }
 
     /// Every set is consistent and holds only entities `alive` accepts.
@@ -177,11 +181,31 @@ impl<M: WorldModel> World<M> {
             let old = unsafe { &mut *set.ptr_at(at).cast::<C>() };
             return Ok(Some(std::mem::replace(old, component)));
         }
-        let value = ManuallyDrop::new(component);
-        // SAFETY: `value` is an owned C, moved into the set and never used again; the entity
-        // has no C (checked above).
-        unsafe { set.push(entity, (&*value as *const C).cast(), stamp) };
+        // SAFETY: the set holds values of C; the entity has no C (checked above).
+        unsafe { set.push_typed(entity, component, stamp) };
         Ok(None)
+    }
+
+    /// [`World::remove`] of a sparse component.
+    #[inline]
+    pub(super) fn remove_sparse<C: ComponentOf<M>>(
+        &mut self,
+        entity: Entity,
+    ) -> Result<C, WorldError> {
+        // A set holds live entities only, so finding the exact id proves it alive: the entity
+        // table is asked only to word the error.
+        let set = self
+            .sparse
+            .set_mut(C::ID)
+            .expect("a sparse component has a set");
+        let Some(at) = set.position(entity) else {
+            return Err(match self.table.locate(entity) {
+                Some(loc) => self.missing(entity, loc, C::ID),
+                None => WorldError::NoSuchEntity(entity),
+            });
+        };
+        // SAFETY: `at` is a value's position in the set of C's values.
+        Ok(unsafe { set.take_typed::<C>(at) })
     }
 
     /// Moves the value of sparse component `c` of the live entity at `loc` out to `value`.

@@ -157,20 +157,18 @@ impl<M: WorldModel> World<M> {
     /// declared signature's, or else a dynamic store). On error the entity is unchanged.
     #[inline]
     pub fn remove<C: ComponentOf<M>>(&mut self, entity: Entity) -> Result<C, WorldError> {
+        if C::SPARSE {
+            return self.remove_sparse(entity);
+        }
         // Not `ok_or(..)?`: that builds the error on every call and drops it (a call per
         // remove once `WorldError` holds a boxed `WorldError`; `add_remove` 1.07×).
         let Some(loc) = self.table.locate(entity) else {
             return Err(WorldError::NoSuchEntity(entity));
         };
         let mut value = MaybeUninit::<C>::uninit();
-        // SAFETY: on `Ok` the move (or the sparse set) wrote the removed C into `value`, which
-        // then owns it.
+        // SAFETY: on `Ok` the move wrote the removed C into `value`, which then owns it.
         unsafe {
-            if C::SPARSE {
-                self.remove_sparse_into(entity, loc, C::ID, value.as_mut_ptr().cast())?;
-            } else {
-                self.remove_into(entity, loc, C::ID, value.as_mut_ptr().cast())?;
-            }
+            self.remove_into(entity, loc, C::ID, value.as_mut_ptr().cast())?;
             Ok(value.assume_init())
         }
     }

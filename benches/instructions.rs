@@ -17,7 +17,8 @@
 //! then half of them destroyed) and `soa_churn_presized` (the same with the room reserved first:
 //! the difference is the cost of growing), `add_remove` (10,000 entities with an `A`: insert a
 //! `B` into each, then remove it, moving every entity between two declared stores and back) and
-//! `add_remove_dynamic` (the same with a component no signature declares with `A`).
+//! `add_remove_dynamic` (the same with a component no signature declares with `A`) and
+//! `add_remove_sparse` (the same with a `#[component(sparse)]` one).
 
 #![allow(missing_docs)]
 
@@ -36,7 +37,7 @@ fn main() {
     let (workload, iterations) = match (args.get(1), args.get(2)) {
         (Some(w), Some(n)) => (w.as_str(), n.parse::<usize>().expect("ITERATIONS")),
         _ => {
-            eprintln!("usage: instructions simple_iter|schedule|frag_iter|frag_tables|frag_floor|soa_churn|soa_churn_presized|add_remove|add_remove_dynamic ITERATIONS");
+            eprintln!("usage: instructions simple_iter|schedule|frag_iter|frag_tables|frag_floor|soa_churn|soa_churn_presized|add_remove|add_remove_dynamic|add_remove_sparse ITERATIONS");
             std::process::exit(2);
         }
     };
@@ -87,8 +88,9 @@ fn main() {
                 soa_churn(true);
             }
         }
-        "add_remove" => add_remove(iterations, false),
-        "add_remove_dynamic" => add_remove(iterations, true),
+        "add_remove" => add_remove(iterations, Target::Declared),
+        "add_remove_dynamic" => add_remove(iterations, Target::Dynamic),
+        "add_remove_sparse" => add_remove(iterations, Target::Sparse),
         other => {
             eprintln!("unknown workload {other}");
             std::process::exit(2);
@@ -119,9 +121,19 @@ fn soa_churn(presized: bool) {
     black_box(&store);
 }
 
-/// Inserts a component into 10,000 entities of `{A}` and removes it again, `iterations` times:
-/// `B` moves them to the declared `{A, B}`, `Extra` (`dynamic`) to a dynamic store.
-fn add_remove(iterations: usize, dynamic: bool) {
+/// Where `add_remove` moves the component it inserts.
+#[derive(Clone, Copy, PartialEq)]
+enum Target {
+    /// `B`: the declared `{A, B}`.
+    Declared,
+    /// `Extra`: a dynamic store.
+    Dynamic,
+    /// `SparseB`: its sparse set (the row stays).
+    Sparse,
+}
+
+/// Inserts a component into 10,000 entities of `{A}` and removes it again, `iterations` times.
+fn add_remove(iterations: usize, target: Target) {
     let mut world = ar::World::new();
     let entities: Vec<Entity> =
         world.spawn_batch((0..ROWS).map(|i| ar::JustA { a: ar::A(i as f32) }));
@@ -129,17 +141,17 @@ fn add_remove(iterations: usize, dynamic: bool) {
     for _ in 0..iterations {
         let world = black_box(&mut world);
         for &e in &entities {
-            if dynamic {
-                world.insert(e, ar::Extra(1.0)).expect("live entity");
-            } else {
-                world.insert(e, ar::B(1.0)).expect("live entity");
+            match target {
+                Target::Declared => drop(world.insert(e, ar::B(1.0)).expect("live entity")),
+                Target::Dynamic => drop(world.insert(e, ar::Extra(1.0)).expect("live entity")),
+                Target::Sparse => drop(world.insert(e, ar::SparseB(1.0)).expect("live entity")),
             }
         }
         for &e in &entities {
-            sum += if dynamic {
-                world.remove::<ar::Extra>(e).expect("has Extra").0
-            } else {
-                world.remove::<ar::B>(e).expect("has B").0
+            sum += match target {
+                Target::Declared => world.remove::<ar::B>(e).expect("has B").0,
+                Target::Dynamic => world.remove::<ar::Extra>(e).expect("has Extra").0,
+                Target::Sparse => world.remove::<ar::SparseB>(e).expect("has SparseB").0,
             };
         }
     }

@@ -7,7 +7,8 @@
 //!   indexed by entity (set, then cleared); `hand_tables` moves rows between two hand-written
 //!   tables with a location array, the same work the generated world does;
 //!   `generated_dynamic` adds and removes a component no signature declares with `A`, so
-//!   every entity moves to and from a dynamic store (byte-wise moves along cached edges).
+//!   every entity moves to and from a dynamic store (byte-wise moves along cached edges);
+//!   `generated_sparse` adds and removes a `#[component(sparse)]` one (no row moves).
 //!   Target: `generated` under 100 µs.
 //! - `frag_iter`: 26 signatures of 20 entities, each with a `Data` and its own letter; double
 //!   every `Data`. `generated_system` runs `#[system] fn double`, `query_for_each` uses
@@ -160,6 +161,23 @@ fn add_remove(c: &mut Criterion) {
         })
     });
     assert!(world.undeclared().iter().all(|u| u.rows == 0));
+    // A sparse component: set and cleared in its sparse set, no row moves.
+    group.bench_function(BenchmarkId::new("generated_sparse", n), |b| {
+        b.iter(|| {
+            let world = black_box(&mut world);
+            for &e in &entities {
+                world.insert(e, ar::SparseB(1.0)).unwrap();
+            }
+            let mut sum = 0.0f32;
+            for &e in &entities {
+                sum += world.remove::<ar::SparseB>(e).unwrap().0;
+            }
+            sum
+        })
+    });
+    assert!(entities
+        .iter()
+        .all(|&e| world.get::<ar::SparseB>(e).is_none()));
     drop(world);
 
     let mut sparse = Sparse {

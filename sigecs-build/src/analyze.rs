@@ -20,6 +20,8 @@ pub struct Component {
     pub path: syn::Path,
     /// `#[component(cold)]`.
     pub cold: bool,
+    /// `#[component(sparse)]`: in a sparse set, never in a store.
+    pub sparse: bool,
     /// `#[component(level = "…")]`: its level registration.
     pub level: Option<crate::decl::LevelOpt>,
 }
@@ -428,6 +430,19 @@ fn full_path(module: &str, ident: &Ident) -> syn::Path {
     syn::parse_str(&format!("{module}::{ident}")).unwrap_or_else(|_| ident.clone().into())
 }
 
+/// A system names sparse component `ty`: systems are matched to stores at build
+/// time, and a sparse component is in none.
+fn sparse_in_system<T>(f: &Found<T>, ty: &Ident, system: &Ident) -> Diagnostic {
+    diag(
+        f,
+        ty.span(),
+        format!("system `{system}` takes `{ty}`, a sparse component: systems run over stores, and a sparse component is in none"),
+    )
+    .with_help(format!(
+        "read it with a query (`world.query::<(&A, &{ty})>()`), which looks it up row by row; or drop `sparse` from `{ty}`'s `#[component(..)]`"
+    ))
+}
+
 fn diag<T>(f: &Found<T>, span: Span, msg: impl Into<String>) -> Diagnostic {
     Diagnostic::at(&f.file, span, msg)
 }
@@ -561,6 +576,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             ident: f.decl.ident.clone(),
             path: full_path(&f.module, &f.decl.ident),
             cold: f.decl.cold,
+            sparse: f.decl.sparse,
             level: f.decl.level.clone(),
         })
         .collect();
@@ -603,6 +619,16 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         let mut ok = true;
         for (field, ty) in &f.decl.fields {
             match comp_id.get(&ty.unraw().to_string()) {
+                Some(&id) if components[id].sparse => {
+                    ok = false;
+                    diags.push(
+                        diag(f, ty.span(), format!(
+                            "`{ty}` is a sparse component: it lives beside the stores, so it cannot be a field of signature `{}`",
+                            f.decl.ident
+                        ))
+                        .with_help(format!("spawn the entity without it, then add it with `world.insert(entity, ..)` or `commands.insert(entity, ..)`; or drop `sparse` from `{ty}`'s `#[component(..)]`")),
+                    );
+                }
                 Some(&id) => {
                     fields.push((field.clone(), id));
                     mask.insert(id);
@@ -727,7 +753,10 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
                     optional,
                 } => {
                     let name = ty.unraw().to_string();
-                    if let Some(&id) = comp_id.get(&name) {
+                    if comp_id.get(&name).is_some_and(|&id| components[id].sparse) {
+                        ok = false;
+                        diags.push(sparse_in_system(f, ty, &d.ident));
+                    } else if let Some(&id) = comp_id.get(&name) {
                         if !optional {
                             required.insert(id);
                         }
@@ -775,6 +804,10 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         ] {
             for ty in list {
                 match comp_id.get(&ty.unraw().to_string()) {
+                    Some(&id) if components[id].sparse => {
+                        ok = false;
+                        diags.push(sparse_in_system(f, ty, &d.ident));
+                    }
                     Some(&id) => mask.insert(id),
                     None => {
                         ok = false;

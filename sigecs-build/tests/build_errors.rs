@@ -187,6 +187,55 @@ pub fn f(p: &mut Position, h: &Health) {}
 }
 
 #[test]
+fn sparse_component_in_a_signature_or_a_system() {
+    let (dir, ds) = errors(&[
+        ("a.rs", COMPONENTS),
+        (
+            "sparse.rs",
+            "use sigecs::prelude::*;
+#[derive(Component)]
+#[component(sparse)]
+pub struct Stunned(pub f32);
+#[derive(Signature)]
+pub struct S { pub p: Position, pub s: Stunned }
+#[derive(Signature)]
+pub struct Plain { pub p: Position }
+#[system(without(Stunned))]
+pub fn f(p: &mut Position, s: Option<&Stunned>) {}
+",
+        ),
+    ]);
+    assert_eq!(ds.len(), 3, "{ds:#?}");
+    check(
+        &ds[0],
+        dir.path(),
+        "sparse.rs",
+        6,
+        40,
+        "`Stunned` is a sparse component: it lives beside the stores, so it cannot be a field of signature `S`",
+        "add it with `world.insert(entity, ..)`",
+    );
+    let messages: Vec<String> = ds[1..].iter().map(|d| d.to_string()).collect();
+    for d in &ds[1..] {
+        assert!(
+            d.message
+                .contains("system `f` takes `Stunned`, a sparse component"),
+            "{messages:#?}"
+        );
+        assert!(d
+            .help
+            .as_deref()
+            .unwrap_or("")
+            .contains("world.query::<(&A, &Stunned)>()"));
+    }
+    assert_eq!(
+        (ds[1].line, ds[2].line),
+        (9, 10),
+        "the filter, then the parameter (in file order): {messages:#?}"
+    );
+}
+
+#[test]
 fn two_components_with_one_name() {
     let (dir, ds) = errors(&[
         ("a.rs", COMPONENTS),

@@ -32,6 +32,8 @@ pub struct ComponentDecl {
     pub ident: Ident,
     /// `#[component(cold)]`.
     pub cold: bool,
+    /// `#[component(sparse)]`: kept in a sparse set beside the stores.
+    pub sparse: bool,
     /// `#[component(level = "name", ...)]`: the component can be stored in levels.
     pub level: Option<LevelOpt>,
 }
@@ -234,6 +236,7 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
     errors.check(require_no_generics(&input.generics, "a component"));
     errors.check(require_visible(&input.vis, &input.ident, "component"));
     let mut cold = false;
+    let mut sparse: Option<Span> = None;
     let mut name: Option<LitStr> = None;
     let mut encoding: Option<(LevelEncoding, Span)> = None;
     let mut spawn_order: Option<(i32, Span)> = None;
@@ -246,6 +249,8 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
         let r = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("cold") {
                 cold = true;
+            } else if meta.path.is_ident("sparse") {
+                sparse = Some(meta.path.span());
             } else if meta.path.is_ident("level") {
                 name = Some(level_name(&meta)?);
             } else if meta.path.is_ident("encoding") {
@@ -270,8 +275,9 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
                 map_entities = Some(meta.path.span());
             } else {
                 return Err(meta.error(
-                    "unknown component option; the options are `cold`, `level = \"name\"`, \
-                     `encoding = \"pod\"|\"serde\"`, `spawn_order = N` and `map_entities`",
+                    "unknown component option; the options are `cold`, `sparse`, \
+                     `level = \"name\"`, `encoding = \"pod\"|\"serde\"`, `spawn_order = N` and \
+                     `map_entities`",
                 ));
             }
             Ok(())
@@ -304,9 +310,26 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
             None
         }
     };
+    if let Some(span) = sparse {
+        if cold {
+            errors.push(syn::Error::new(
+                span,
+                "a component is `sparse` or `cold`, not both: `cold` places it in a `rows` \
+                 store's cold array, and a sparse component is in no store",
+            ));
+        }
+        if level.is_some() {
+            errors.push(syn::Error::new(
+                span,
+                "a `sparse` component cannot be stored in levels (levels spawn rows into \
+                 stores); drop `level = ...`, or make it a table component",
+            ));
+        }
+    }
     errors.finish(ComponentDecl {
         ident: input.ident.clone(),
         cold,
+        sparse: sparse.is_some(),
         level,
     })
 }
@@ -879,6 +902,19 @@ mod tests {
         assert!(c.cold);
         assert_eq!(c.ident, "Name");
         assert!(c.level.is_none());
+        let c = parse_component(&derive(quote! { #[component(sparse)] pub struct A; })).unwrap();
+        assert!(c.sparse && !c.cold);
+        let e = parse_component(&derive(quote! { #[component(sparse, cold)] pub struct A; }))
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("`sparse` or `cold`, not both"),
+            "{e}"
+        );
+        let e = parse_component(&derive(
+            quote! { #[component(sparse, level = "a")] pub struct A; },
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("cannot be stored in levels"), "{e}");
         let e = parse_component(&derive(quote! { #[component(hot)] pub struct A; })).unwrap_err();
         assert!(e.to_string().contains("unknown component option"), "{e}");
         let e = parse_component(&derive(quote! { pub struct A<T>(T); })).unwrap_err();

@@ -19,11 +19,17 @@ pub fn component(input: TokenStream) -> TokenStream {
         Ok(c) => {
             let ident = &c.ident;
             let cold = c.cold;
+            let sparse = c.sparse.then(|| {
+                quote!(
+                    const SPARSE: bool = true;
+                )
+            });
             let level_check = c.level.as_ref().map(|r| level_check(ident, r));
             quote! {
                 const _: () = {
                     impl ::sigecs::Component for #ident {
                         const COLD: bool = #cold;
+                        #sparse
                     }
                     #level_check
                 };

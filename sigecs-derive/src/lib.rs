@@ -36,6 +36,9 @@ mod soa;
 use proc_macro::TokenStream;
 
 /// Declares a component. `#[component(cold)]` keeps it out of the hot row in `rows` signatures.
+/// `#[component(sparse)]` keeps it in a sparse set beside the stores: adding or removing it
+/// moves no row (tags and short-lived states toggled often), queries see it (looked up per
+/// row), while signatures and systems cannot name it (a build error says so).
 /// `#[component(level = "name")]` lets levels hold it (needs `sigecs`'s
 /// `level` feature): stored as plain old data (`bytemuck::Pod`, the default) or, with
 /// `encoding = "serde"`, with postcard; `spawn_order = N` orders its spawn among component

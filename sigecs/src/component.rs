@@ -16,6 +16,9 @@ pub trait Component: Send + Sync + 'static {
     /// Set by `#[component(cold)]`: in a `rows` signature the component lives in a parallel
     /// array, so loops over the hot row never pull it through the cache.
     const COLD: bool;
+    /// Set by `#[component(sparse)]`: the component lives in a sparse set beside the stores,
+    /// so adding or removing it moves no row (see [`crate::World::insert`]).
+    const SPARSE: bool = false;
 }
 
 /// A declared set of components: the value spawned as one entity, and the unit of storage (one

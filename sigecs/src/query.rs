@@ -36,6 +36,67 @@ pub struct RawColumn {
     pub stride: usize,
 }
 
+/// How a query element reaches its component in one store: a column of the store (row `r` at
+/// `ptr + r * stride`), or, for a sparse component, the component's sparse set through the
+/// slot of each row's entity.
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnState {
+    column: RawColumn,
+    /// For a sparse component: the store's entity column (null for a store column).
+    entities: *const Entity,
+    /// For a sparse component: the set's slots, 1 + the position of an entity index's value.
+    slots: *const u32,
+    slots_len: usize,
+}
+
+impl ColumnState {
+    /// Component `C` in store `store`: its column, or its sparse set; `None` when the store
+    /// has no such column.
+    fn of<M: WorldModel, C: ComponentOf<M>>(world: &World<M>, store: usize) -> Option<Self> {
+        if C::SPARSE {
+            let (column, slots) = world.sparse_column(C::ID)?;
+            Some(ColumnState {
+                column,
+                entities: world.store_entities(store).as_ptr(),
+                slots: slots.as_ptr(),
+                slots_len: slots.len(),
+            })
+        } else {
+            Some(ColumnState {
+                column: world.raw_column(store, C::ID)?,
+                entities: std::ptr::null(),
+                slots: std::ptr::null(),
+                slots_len: 0,
+            })
+        }
+    }
+
+    /// The value of `row`, if it has one (`sparse`: the state is of a sparse set).
+    ///
+    /// # Safety
+    /// `row` is below the store's length, and the state came from [`ColumnState::of`] under
+    /// the borrow the value is used in.
+    #[inline(always)]
+    unsafe fn value(self, sparse: bool, row: usize) -> Option<*mut u8> {
+        if !sparse {
+            // SAFETY: `ptr + row * stride` is in the column's allocation for row < len.
+            return Some(unsafe { self.column.ptr.add(row * self.column.stride) });
+        }
+        // SAFETY: the entity column has the store's length; `row` is below it.
+        let index = unsafe { *self.entities.add(row) }.index() as usize;
+        if index >= self.slots_len {
+            return None;
+        }
+        // SAFETY: `index < slots_len`. A non-zero slot is the position + 1 of the value of
+        // the live entity with that index (a set holds live entities only), which is this
+        // row's entity: the value belongs to this row and to no other.
+        let slot = unsafe { *self.slots.add(index) } as usize;
+        let at = slot.checked_sub(1)?;
+        // SAFETY: `at` is below the set's length, so in its allocation.
+        Some(unsafe { self.column.ptr.add(at * self.column.stride) })
+    }
+}
+
 /// Components a query reads and writes, for the aliasing check, as sets of the world's width.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Access<S> {
@@ -112,16 +173,43 @@ pub unsafe trait Fetch<'w, M: WorldModel> {
     unsafe fn fetch(state: Self::State, row: usize) -> Self::Item;
 }
 
-fn column_of<M: WorldModel>(world: &World<M>, store: usize, id: u32) -> RawColumn {
-    world
-        .raw_column(store, id)
+fn column_of<M: WorldModel, C: ComponentOf<M>>(world: &World<M>, store: usize) -> ColumnState {
+    ColumnState::of::<M, C>(world, store)
         .expect("store selection guarantees the store holds every required component")
+}
+
+/// A mutable element may write every value of its column (or sparse set): stamped for change
+/// filters.
+fn mark_written<M: WorldModel, C: ComponentOf<M>>(world: &World<M>, store: usize) {
+    if C::SPARSE {
+        world.mark_sparse_written(C::ID);
+    } else {
+        world.mark_written(store, C::ID);
+    }
+}
+
+/// The value of a required component at `row`.
+///
+/// # Safety
+/// As [`ColumnState::value`]; the row has a `C` (the store's column, or the entity's value in
+/// the sparse set, which the query's row selection checked).
+#[inline(always)]
+unsafe fn required_value<M: WorldModel, C: ComponentOf<M>>(
+    state: ColumnState,
+    row: usize,
+) -> *mut u8 {
+    // SAFETY: as the caller guarantees.
+    match unsafe { state.value(C::SPARSE, row) } {
+        Some(p) => p,
+        // Unreachable by the row selection; a clear panic rather than a wild pointer.
+        None => panic!("query row {row} has no {}", std::any::type_name::<C>()),
+    }
 }
 
 // SAFETY: reads component C only (recorded in `access`), from stores that hold it.
 unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for &'w C {
     type Item = &'w C;
-    type State = RawColumn;
+    type State = ColumnState;
     fn access(access: &mut Access<M::Set>) {
         access.read(C::ID);
     }
@@ -131,21 +219,22 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for &'w C {
     fn required_name() -> Option<&'static str> {
         Some(M::components()[C::ID as usize].name)
     }
-    fn prepare(world: &World<M>, store: usize) -> RawColumn {
-        column_of(world, store, C::ID)
+    fn prepare(world: &World<M>, store: usize) -> ColumnState {
+        column_of::<M, C>(world, store)
     }
     #[inline]
-    unsafe fn fetch(state: RawColumn, row: usize) -> &'w C {
-        // SAFETY: by the model's slot tables `ptr + row * stride` is a valid, aligned C for
-        // row < len (the caller's precondition), and the access check rules out a `&mut` to it.
-        unsafe { &*(state.ptr.add(row * state.stride) as *const C) }
+    unsafe fn fetch(state: ColumnState, row: usize) -> &'w C {
+        // SAFETY: by the model's slot tables (or the sparse set's slots, which the query's
+        // row selection found for this row) the value is a valid, aligned C for row < len
+        // (the caller's precondition), and the access check rules out a `&mut` to it.
+        unsafe { &*(required_value::<M, C>(state, row) as *const C) }
     }
 }
 
 // SAFETY: writes component C only (recorded in `access`), from stores that hold it.
 unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for &'w mut C {
     type Item = &'w mut C;
-    type State = RawColumn;
+    type State = ColumnState;
     fn access(access: &mut Access<M::Set>) {
         access.write(C::ID);
     }
@@ -155,23 +244,24 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for &'w mut 
     fn required_name() -> Option<&'static str> {
         Some(M::components()[C::ID as usize].name)
     }
-    fn prepare(world: &World<M>, store: usize) -> RawColumn {
+    fn prepare(world: &World<M>, store: usize) -> ColumnState {
         // Every row of the column may be written: stamped for change filters.
-        world.mark_written(store, C::ID);
-        column_of(world, store, C::ID)
+        mark_written::<M, C>(world, store);
+        column_of::<M, C>(world, store)
     }
     #[inline]
-    unsafe fn fetch(state: RawColumn, row: usize) -> &'w mut C {
+    unsafe fn fetch(state: ColumnState, row: usize) -> &'w mut C {
         // SAFETY: as for `&C`; the access check guarantees no other item borrows this C, and
-        // each row is yielded once, so this is the only reference to the value.
-        unsafe { &mut *(state.ptr.add(row * state.stride) as *mut C) }
+        // each row is yielded once (and each row's sparse value is its entity's own), so this
+        // is the only reference to the value.
+        unsafe { &mut *(required_value::<M, C>(state, row) as *mut C) }
     }
 }
 
 // SAFETY: reads C where present; stores without C yield None.
 unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&'w C> {
     type Item = Option<&'w C>;
-    type State = Option<RawColumn>;
+    type State = Option<ColumnState>;
     fn access(access: &mut Access<M::Set>) {
         access.read(C::ID);
     }
@@ -181,20 +271,20 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&
     fn required_name() -> Option<&'static str> {
         None
     }
-    fn prepare(world: &World<M>, store: usize) -> Option<RawColumn> {
-        world.raw_column(store, C::ID)
+    fn prepare(world: &World<M>, store: usize) -> Option<ColumnState> {
+        ColumnState::of::<M, C>(world, store)
     }
     #[inline]
-    unsafe fn fetch(state: Option<RawColumn>, row: usize) -> Option<&'w C> {
-        // SAFETY: as for `&C`, when the store holds C.
-        state.map(|s| unsafe { &*(s.ptr.add(row * s.stride) as *const C) })
+    unsafe fn fetch(state: Option<ColumnState>, row: usize) -> Option<&'w C> {
+        // SAFETY: as for `&C`, when the store (or the row's entity) has a C.
+        unsafe { state?.value(C::SPARSE, row).map(|p| &*(p as *const C)) }
     }
 }
 
 // SAFETY: writes C where present; stores without C yield None.
 unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&'w mut C> {
     type Item = Option<&'w mut C>;
-    type State = Option<RawColumn>;
+    type State = Option<ColumnState>;
     fn access(access: &mut Access<M::Set>) {
         access.write(C::ID);
     }
@@ -204,14 +294,14 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&
     fn required_name() -> Option<&'static str> {
         None
     }
-    fn prepare(world: &World<M>, store: usize) -> Option<RawColumn> {
-        world.mark_written(store, C::ID);
-        world.raw_column(store, C::ID)
+    fn prepare(world: &World<M>, store: usize) -> Option<ColumnState> {
+        mark_written::<M, C>(world, store);
+        ColumnState::of::<M, C>(world, store)
     }
     #[inline]
-    unsafe fn fetch(state: Option<RawColumn>, row: usize) -> Option<&'w mut C> {
-        // SAFETY: as for `&mut C`, when the store holds C.
-        state.map(|s| unsafe { &mut *(s.ptr.add(row * s.stride) as *mut C) })
+    unsafe fn fetch(state: Option<ColumnState>, row: usize) -> Option<&'w mut C> {
+        // SAFETY: as for `&mut C`, when the store (or the row's entity) has a C.
+        unsafe { state?.value(C::SPARSE, row).map(|p| &mut *(p as *mut C)) }
     }
 }
 
@@ -475,20 +565,35 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
     /// [`ReadOnly`], exclusively otherwise.
     unsafe fn new<F: Filter<M>>(world: &World<M>, since: u64) -> Result<Self, WorldError> {
         check_access::<M, Q>()?;
-        let required = Q::required().union(F::required());
-        let excluded = F::excluded();
-        let changed = F::changed();
+        // Stores are chosen by their table components; sparse ones are checked per row.
+        let sparse = world.sparse_mask();
+        let (required, excluded, changed) = (
+            Q::required().union(F::required()),
+            F::excluded(),
+            F::changed(),
+        );
+        let by_row = [required, excluded, changed].map(|set| set.intersection(sparse));
+        let [required, excluded, changed] =
+            [required, excluded, changed].map(|set| set.difference(sparse));
+        let per_row = by_row.iter().any(|set| !set.is_empty());
         let mut runs = Vec::new();
         for s in 0..world.store_count() {
             let (mask, len) = (world.store_mask(s), world.store_entities(s).len());
             if !matches(mask.as_ref(), required.as_ref(), excluded.as_ref()) || len == 0 {
                 continue;
             }
-            if changed.is_empty() {
-                runs.push((Q::prepare(world, s), 0..len));
-                continue;
+            let mut rows = if changed.is_empty() {
+                std::iter::once(0..len).collect()
+            } else {
+                world.changed_rows(s, changed, since)
+            };
+            if per_row {
+                let [r, x, c] = by_row;
+                rows = rows
+                    .into_iter()
+                    .flat_map(|rows| world.sparse_rows(s, rows, r, x, c, since))
+                    .collect();
             }
-            let rows = world.changed_rows(s, changed, since);
             if !rows.is_empty() {
                 let state = Q::prepare(world, s);
                 runs.extend(rows.into_iter().map(|r| (state, r)));
@@ -564,7 +669,8 @@ unsafe fn query_one<'w, M: WorldModel, Q: Query<'w, M>>(
         return Err(WorldError::NoSuchEntity(entity));
     };
     let store = loc.store as usize;
-    if let Some(component) = Q::first_missing(world.store_mask(store)) {
+    let mask = world.signature_of(entity).unwrap_or(M::Set::EMPTY);
+    if let Some(component) = Q::first_missing(mask) {
         return Err(WorldError::MissingComponent {
             entity,
             signature: world.signature_name_of(entity).unwrap_or_default(),

@@ -1,5 +1,5 @@
 //! A hand-written two-store model for sigecs's unit tests: components `A` and `B` (a `u32`
-//! each), signatures `JustA` and `AB` in `columns` stores, no typed moves (so inserts and
+//! each) and the sparse `S` (a `u32` in a sparse set, in no store), signatures `JustA` and `AB` in `columns` stores, no typed moves (so inserts and
 //! removes take the byte-wise move), and a small world of four entities.
 
 use crate::__private::PartSink;
@@ -24,6 +24,12 @@ impl Component for A {
 impl Component for B {
     const COLD: bool = false;
 }
+#[derive(Debug, PartialEq)]
+pub(crate) struct S(pub(crate) u32);
+impl Component for S {
+    const COLD: bool = false;
+    const SPARSE: bool = true;
+}
 pub(crate) struct JustA(pub(crate) A);
 pub(crate) struct AB(pub(crate) A, pub(crate) B);
 impl Signature for JustA {
@@ -40,7 +46,11 @@ impl Signature for AB {
     }
 }
 
-static COMPONENTS: [ComponentInfo; 2] = [ComponentInfo::of::<A>("A"), ComponentInfo::of::<B>("B")];
+static COMPONENTS: [ComponentInfo; 3] = [
+    ComponentInfo::of::<A>("A"),
+    ComponentInfo::of::<B>("B"),
+    ComponentInfo::of::<S>("S"),
+];
 static STORES: [StoreInfo; 2] = [
     StoreInfo {
         name: "JustA",
@@ -84,6 +94,10 @@ unsafe impl ComponentOf<Model> for A {
 // SAFETY: as above.
 unsafe impl ComponentOf<Model> for B {
     const ID: u32 = 1;
+}
+// SAFETY: as above.
+unsafe impl ComponentOf<Model> for S {
+    const ID: u32 = 2;
 }
 // SAFETY: as above.
 unsafe impl SignatureOf<Model> for JustA {

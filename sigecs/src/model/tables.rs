@@ -20,14 +20,17 @@ pub struct ComponentInfo {
     pub name: &'static str,
     /// Its size, alignment, drop and `TypeId`.
     pub ty: ColumnType,
+    /// `#[component(sparse)]`: kept in a sparse set beside the stores, never in a store.
+    pub sparse: bool,
 }
 
 impl ComponentInfo {
     /// The entry of component type `T` named `name`.
-    pub const fn of<T: 'static>(name: &'static str) -> Self {
+    pub const fn of<T: crate::Component>(name: &'static str) -> Self {
         ComponentInfo {
             name,
             ty: ColumnType::of::<T>(),
+            sparse: T::SPARSE,
         }
     }
 }
@@ -543,6 +546,15 @@ mod tests {
     struct A(#[allow(dead_code)] u32);
     struct B(#[allow(dead_code)] u64);
     struct C(#[allow(dead_code)] u16);
+    impl crate::Component for A {
+        const COLD: bool = false;
+    }
+    impl crate::Component for B {
+        const COLD: bool = false;
+    }
+    impl crate::Component for C {
+        const COLD: bool = false;
+    }
     struct SigA;
     struct SigAB;
     struct SigABC;

@@ -342,6 +342,9 @@ mod tests {
         DROPPED.with(|d| std::mem::take(&mut *d.borrow_mut()))
     }
 
+    impl crate::Component for Logged {
+        const COLD: bool = false;
+    }
     static COMPONENTS: [ComponentInfo; 1] = [ComponentInfo::of::<Logged>("Logged")];
     static INFO: StoreInfo = StoreInfo {
         name: "Logs",
@@ -478,6 +481,12 @@ mod panicking_drops {
         }
     }
 
+    impl crate::Component for Bomb {
+        const COLD: bool = false;
+    }
+    impl crate::Component for Mate {
+        const COLD: bool = false;
+    }
     static COMPONENTS: [ComponentInfo; 2] = [
         ComponentInfo::of::<Bomb>("Bomb"),
         ComponentInfo::of::<Mate>("Mate"),

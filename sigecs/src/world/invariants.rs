@@ -6,7 +6,8 @@ use std::collections::HashSet;
 
 impl<M: WorldModel> World<M> {
     /// Checks the world's invariants: every row's entity is alive and located at that row; no
-    /// entity is in two rows; the entity count matches the rows; every entity in the transform hierarchy is alive; every declared store is the
+    /// entity is in two rows; the entity count matches the rows; every entity in the transform hierarchy and in a sparse set is alive, and every sparse set
+    /// is consistent; every declared store is the
     /// one its model describes, and every dynamic store holds a set no signature declares, the
     /// one the world finds it by. Returns the first violation. O(entities); for tests and
     /// debugging.
@@ -51,6 +52,7 @@ impl<M: WorldModel> World<M> {
                 self.table.len()
             ));
         }
+        self.sparse.check(|e| self.table.locate(e).is_some())?;
         #[cfg(feature = "transform")]
         for &e in self.hierarchy.entities() {
             if self.table.locate(e).is_none() {

@@ -33,6 +33,7 @@ mod invariants;
 mod load;
 #[cfg(feature = "level")]
 mod save;
+mod sparse;
 mod spawn;
 mod structural;
 #[doc(hidden)]
@@ -60,6 +61,8 @@ pub struct World<M: WorldModel> {
     /// The declared stores (ids `0..M::stores().len()`), then the dynamic ones.
     stores: Vec<Store>,
     dynamic: dynamic::Dynamic<M::Set>,
+    /// The values of `#[component(sparse)]` components, beside the stores.
+    sparse: sparse::Sparse<M::Set>,
     resources: M::Resources,
     min_chunk: Option<usize>,
     /// Passes of systems with `Commands` run on one thread, so that the ids their spawns get
@@ -136,6 +139,7 @@ impl<M: WorldModel> World<M> {
                 .map(|s| Store::new(s, M::components()))
                 .collect(),
             dynamic: Default::default(),
+            sparse: sparse::Sparse::new::<M>(),
             resources,
             min_chunk: None,
             deterministic: true,
@@ -172,6 +176,9 @@ impl<M: WorldModel> World<M> {
     /// no `C`.
     #[inline]
     pub fn get<C: ComponentOf<M>>(&self, entity: Entity) -> Option<&C> {
+        if C::SPARSE {
+            return self.get_sparse(entity);
+        }
         let loc = self.table.locate(entity)?;
         let k = self.slot_index(loc.store, C::ID)?;
         let store = &self.stores[loc.store as usize];
@@ -185,6 +192,9 @@ impl<M: WorldModel> World<M> {
     /// Mutable access to the component `C` of `entity` (see [`World::get`]).
     #[inline]
     pub fn get_mut<C: ComponentOf<M>>(&mut self, entity: Entity) -> Option<&mut C> {
+        if C::SPARSE {
+            return self.get_mut_sparse(entity);
+        }
         let loc = self.table.locate(entity)?;
         let k = self.slot_index(loc.store, C::ID)?;
         let stamp = self.table.stamp();
@@ -197,11 +207,15 @@ impl<M: WorldModel> World<M> {
         Some(unsafe { &mut *ptr.cast::<C>() })
     }
 
-    /// The component set of `entity` (its components' ids), or `None` if it is not alive.
+    /// The component set of `entity` (its components' ids, sparse ones included), or `None`
+    /// if it is not alive.
     pub fn signature_of(&self, entity: Entity) -> Option<M::Set> {
-        self.table
-            .locate(entity)
-            .map(|loc| self.store_mask(loc.store as usize))
+        let loc = self.table.locate(entity)?;
+        let mask = self.store_mask(loc.store as usize);
+        if self.sparse.mask().is_empty() {
+            return Some(mask);
+        }
+        Some(mask.union(self.sparse.of(entity)))
     }
 
     /// The name of `entity`'s signature, or of its undeclared component set (`{A, B}`), or

@@ -37,6 +37,9 @@ impl<M: WorldModel> World<M> {
             return false;
         };
         self.table.destroy(entity);
+        // Its sparse values leave their sets first and drop last, after the row's values, once
+        // the world is consistent (or while a panicking row value unwinds).
+        let held = self.sparse.take_all(entity);
         let table = &mut self.table;
         let stamp = table.stamp();
         self.stores[loc.store as usize].swap_remove_drop(loc.row(), stamp, |moved| {
@@ -44,6 +47,7 @@ impl<M: WorldModel> World<M> {
                 table.relocate(moved, loc);
             }
         });
+        drop(held);
         true
     }
 
@@ -62,7 +66,16 @@ impl<M: WorldModel> World<M> {
                 self.table.destroy(e);
             }
         }
+        // The sparse sets are emptied even if a store's value panics when dropped.
+        struct EmptySparse<'a, S: crate::set::AnyComponentBits>(&'a mut super::sparse::Sparse<S>);
+        impl<S: crate::set::AnyComponentBits> Drop for EmptySparse<'_, S> {
+            fn drop(&mut self) {
+                self.0.clear();
+            }
+        }
+        let sparse = EmptySparse(&mut self.sparse);
         empty_stores(&mut self.stores);
+        drop(sparse);
     }
 
     /// Adds `component` to `entity`, moving the entity to the store of its components plus
@@ -77,6 +90,9 @@ impl<M: WorldModel> World<M> {
         entity: Entity,
         component: C,
     ) -> Result<Option<C>, WorldError> {
+        if C::SPARSE {
+            return self.insert_sparse(entity, component);
+        }
         let Some(loc) = self.table.locate(entity) else {
             super::spawn::drop_quietly(component);
             return Err(WorldError::NoSuchEntity(entity));
@@ -141,6 +157,9 @@ impl<M: WorldModel> World<M> {
     /// declared signature's, or else a dynamic store). On error the entity is unchanged.
     #[inline]
     pub fn remove<C: ComponentOf<M>>(&mut self, entity: Entity) -> Result<C, WorldError> {
+        if C::SPARSE {
+            return self.remove_sparse(entity);
+        }
         // Not `ok_or(..)?`: that builds the error on every call and drops it (a call per
         // remove once `WorldError` holds a boxed `WorldError`; `add_remove` 1.07×).
         let Some(loc) = self.table.locate(entity) else {
@@ -183,7 +202,7 @@ impl<M: WorldModel> World<M> {
     }
 
     #[cold]
-    fn missing(&self, entity: Entity, loc: Location, c: u32) -> WorldError {
+    pub(super) fn missing(&self, entity: Entity, loc: Location, c: u32) -> WorldError {
         WorldError::MissingComponent {
             entity,
             signature: self.stores[loc.store as usize].info().name,
@@ -207,6 +226,10 @@ impl<M: WorldModel> World<M> {
         };
         let size = self.tables.sizes()[c as usize];
         let raw: *mut (dyn std::any::Any + Send) = Box::into_raw(value);
+        if M::components()[c as usize].sparse {
+            self.insert_boxed_sparse(entity, c, raw);
+            return Ok(());
+        }
         if let Some(k) = self.slot_index(loc.store, c) {
             // Replace in place: swap the old value into the box, then drop the box.
             let stamp = self.table.stamp();
@@ -261,9 +284,14 @@ impl<M: WorldModel> World<M> {
         let mut held = Column::new(ty);
         held.reserve(0, 1);
         // SAFETY: on `Ok` the value moved into `held` (capacity 1, same type) and the rest of
-        // the row into the target store; `held` drops it once the world is consistent again.
+        // the row into the target store (or out of its sparse set); `held` drops it once the
+        // world is consistent again.
         unsafe {
-            self.remove_into(entity, loc, c, held.ptr_at(0))?;
+            if M::components()[c as usize].sparse {
+                self.remove_sparse_into(entity, loc, c, held.ptr_at(0))?;
+            } else {
+                self.remove_into(entity, loc, c, held.ptr_at(0))?;
+            }
             held.drop_range(0, 1);
         }
         Ok(())

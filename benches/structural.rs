@@ -21,6 +21,11 @@
 //!   pattern of `spawn`). Creating and dropping the containers is timed for all.
 //!   Target: `generated_spawn_batch` no slower than `hand_vecs`.
 //!
+//! - `sparse_read`: 10,000 entities of `{A, B}` that also have a sparse `SparseB` of the same
+//!   value; `table` runs `#[system] fn add_from_table(a: &mut A, b: &B)`, `sparse` runs
+//!   `add_from_sparse(a: &mut A, b: &SparseB)`: the cost of finding a component by entity in
+//!   its sparse set instead of walking its column.
+//!
 //! `python3 benches/ratios.py <group>` prints the medians and ratios after a run.
 
 #![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
@@ -116,6 +121,33 @@ impl Tables {
         self.a_a.push(a);
         b
     }
+}
+
+fn sparse_read(c: &mut Criterion) {
+    let n = ADD_REMOVE_N;
+    let mut group = c.benchmark_group("sparse_read");
+    group.throughput(Throughput::Elements(n as u64));
+    let mut world = ar::World::new();
+    let entities: Vec<Entity> = world.spawn_batch((0..n).map(|i| AWithB {
+        a: ar::A(0.0),
+        b: ar::B(i as f32),
+    }));
+    for (i, &e) in entities.iter().enumerate() {
+        world.insert(e, ar::SparseB(i as f32)).unwrap();
+    }
+    // One run of each adds the same value to every `A`.
+    world.run_add_from_table();
+    world.run_add_from_sparse();
+    let doubled = |w: &ar::World| {
+        (entities.iter().enumerate()).all(|(i, &e)| w.get::<ar::A>(e).unwrap().0 == 2.0 * i as f32)
+    };
+    assert!(doubled(&world));
+    group.bench_function(BenchmarkId::new("table", n), |b| {
+        b.iter(|| black_box(&mut world).run_add_from_table())
+    });
+    group.bench_function(BenchmarkId::new("sparse", n), |b| {
+        b.iter(|| black_box(&mut world).run_add_from_sparse())
+    });
 }
 
 fn add_remove(c: &mut Criterion) {
@@ -396,6 +428,6 @@ fn first_dynamic_move(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(50).warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(2));
-    targets = add_remove, frag_iter, simple_insert, first_dynamic_move
+    targets = add_remove, sparse_read, frag_iter, simple_insert, first_dynamic_move
 }
 criterion_main!(benches);

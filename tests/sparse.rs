@@ -1,9 +1,10 @@
 //! Sparse components against a naive reference: random spawns, inserts and removes of table
-//! and sparse components, despawns (some of them dropping a value whose `Drop` panics),
+//! and sparse components (removing `Pos` sends an entity to a dynamic store), despawns (some of them dropping a value whose `Drop` panics),
 //! clears, writes through `get_mut`, and system runs whose commands add and remove sparse
 //! components, applied to the `sparse` fixture world and to a model (one `Option` per
 //! component per entity). After every step every entity ever spawned is compared component
-//! by component, every query shape over sparse components (required, optional, `With`,
+//! by component (systems take sparse components as parameters and filters, on one thread and
+//! split into one-row jobs on two), every query shape over sparse components (required, optional, `With`,
 //! `Without`, mutable) is compared with the model, the count of live `Hp` values is exact (no
 //! value lost or dropped twice), and the world's invariants hold.
 
@@ -15,7 +16,7 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 #[cfg(not(miri))]
-const CASES: u32 = 256;
+const CASES: u32 = 1024;
 #[cfg(not(miri))]
 const MAX_OPS: usize = 120;
 #[cfg(miri)]
@@ -26,7 +27,8 @@ const MAX_OPS: usize = 16;
 /// What the model holds for a live entity.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Ent {
-    pos: i32,
+    /// `None` once removed: the entity then lives in a dynamic store.
+    pos: Option<i32>,
     vel: Option<i32>,
     /// (value, armed)
     hp: Option<(i32, bool)>,
@@ -36,6 +38,7 @@ struct Ent {
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
+    Pos,
     Vel,
     Hp,
     Marked,
@@ -56,6 +59,7 @@ enum Op {
 
 fn kind() -> impl Strategy<Value = Kind> {
     prop_oneof![
+        Just(Kind::Pos),
         Just(Kind::Vel),
         Just(Kind::Hp),
         Just(Kind::Marked),
@@ -113,7 +117,7 @@ impl Case {
                 self.model.insert(
                     e,
                     Ent {
-                        pos,
+                        pos: Some(pos),
                         vel,
                         ..Ent::default()
                     },
@@ -125,6 +129,7 @@ impl Case {
                 let live = self.model.get_mut(&e);
                 let expect_err = live.is_none();
                 let r = match kind {
+                    Kind::Pos => self.world.insert(e, Pos(v)).map(|o| o.map(|x| x.0 as i64)),
                     Kind::Vel => self.world.insert(e, Vel(v)).map(|o| o.map(|x| x.0 as i64)),
                     Kind::Hp => self
                         .world
@@ -143,6 +148,7 @@ impl Case {
                     };
                 };
                 let old = match kind {
+                    Kind::Pos => m.pos.replace(v).map(i64::from),
                     Kind::Vel => m.vel.replace(v).map(i64::from),
                     Kind::Hp => m.hp.replace((v, false)).map(|h| i64::from(h.0)),
                     Kind::Marked => std::mem::replace(&mut m.marked, true).then_some(0),
@@ -156,12 +162,14 @@ impl Case {
                 let Some(e) = self.pick(i) else { return Ok(()) };
                 self.disarm(e);
                 let r = match kind {
+                    Kind::Pos => self.world.remove::<Pos>(e).map(|x| x.0 as i64),
                     Kind::Vel => self.world.remove::<Vel>(e).map(|x| x.0 as i64),
                     Kind::Hp => self.world.remove::<Hp>(e).map(|x| x.value as i64),
                     Kind::Marked => self.world.remove::<Marked>(e).map(|_| 0),
                     Kind::Wide => self.world.remove::<Wide>(e).map(|x| x.0 as i64),
                 };
                 let expected = self.model.get_mut(&e).map(|m| match kind {
+                    Kind::Pos => m.pos.take().map(i64::from),
                     Kind::Vel => m.vel.take().map(i64::from),
                     Kind::Hp => m.hp.take().map(|h| i64::from(h.0)),
                     Kind::Marked => std::mem::take(&mut m.marked).then_some(0),
@@ -226,15 +234,26 @@ impl Case {
                 };
                 let mut failures = 0;
                 for m in self.model.values_mut() {
-                    if let Some(v) = m.vel {
-                        m.pos = m.pos.wrapping_add(v);
+                    if let (Some(p), Some(v)) = (m.pos.as_mut(), m.vel) {
+                        *p = p.wrapping_add(v);
                     }
                 }
                 for m in self.model.values_mut() {
-                    if m.pos % 3 == 0 {
+                    if let (Some(v), Some(hp), true, None) =
+                        (m.vel, m.hp.as_mut(), m.marked, m.wide)
+                    {
+                        hp.0 = hp.0.wrapping_add(v);
+                    }
+                    if let (Some(w), Some(p)) = (m.wide.as_mut(), m.pos) {
+                        *w = w.wrapping_add(p as u64);
+                    }
+                }
+                for m in self.model.values_mut() {
+                    let Some(p) = m.pos else { continue };
+                    if p % 3 == 0 {
                         m.marked = true;
                     }
-                    if m.pos % 5 == 0 && m.wide.take().is_none() {
+                    if p % 5 == 0 && m.wide.take().is_none() {
                         failures += 1;
                     }
                 }
@@ -269,7 +288,7 @@ impl Case {
         for &e in &self.spawned {
             let m = self.model.get(&e);
             let got = w.is_alive(e).then(|| Ent {
-                pos: w.get::<Pos>(e).map_or(i32::MIN, |p| p.0),
+                pos: w.get::<Pos>(e).map(|p| p.0),
                 vel: w.get::<Vel>(e).map(|v| v.0),
                 hp: w.get::<Hp>(e).map(|h| (h.value, h.armed)),
                 marked: w.get::<Marked>(e).is_some(),
@@ -307,6 +326,7 @@ impl Case {
         let expected = self
             .model
             .iter()
+            .filter(|(_, m)| m.pos.is_some())
             .map(|(&e, m)| (e, m.wide.map_or(-1, |x| x as i64)))
             .collect::<Vec<_>>();
         if wide != expected {
@@ -332,10 +352,16 @@ impl Case {
     }
 }
 
-fn run_case(ops: &[Op]) -> Result<(), String> {
+/// Runs `ops`; with `split`, every pass is split into jobs of one row on rayon's pool (the
+/// machine's threads), so parallel lookups of sparse values are checked too.
+fn run_case(ops: &[Op], split: bool) -> Result<(), String> {
     HP_ALIVE.with(|n| n.set(0));
+    let mut world = World::new();
+    if split {
+        world.set_min_chunk(Some(1));
+    }
     let mut case = Case {
-        world: World::new(),
+        world,
         spawned: Vec::new(),
         model: BTreeMap::new(),
     };
@@ -352,8 +378,11 @@ fn run_case(ops: &[Op]) -> Result<(), String> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(CASES))]
     #[test]
-    fn sparse_components_match_the_model(ops in prop::collection::vec(op(), 1..MAX_OPS)) {
-        run_case(&ops).map_err(TestCaseError::fail)?;
+    fn sparse_components_match_the_model(
+        ops in prop::collection::vec(op(), 1..MAX_OPS),
+        split in any::<bool>(),
+    ) {
+        run_case(&ops, split).map_err(TestCaseError::fail)?;
     }
 }
 
@@ -395,4 +424,57 @@ fn adding_a_sparse_component_keeps_the_signature_and_the_row() {
         0,
         "dropping the world drops sparse values"
     );
+}
+
+#[test]
+fn systems_read_sparse_components_in_declared_and_dynamic_stores_alike() {
+    for split in [false, true] {
+        let mut w = World::new();
+        if split {
+            w.set_min_chunk(Some(1));
+        }
+        // Four moving entities; the last two lose `Pos` and move to the dynamic store {Vel}.
+        let es: Vec<Entity> = (0..4)
+            .map(|i| {
+                w.spawn(Moving {
+                    pos: Pos(1),
+                    vel: Vel(10 + i),
+                })
+            })
+            .collect();
+        for &e in &es[2..] {
+            w.remove::<Pos>(e).unwrap();
+        }
+        assert_eq!(w.is_declared(es[3]), Some(false));
+        // In each store: one marked entity with Hp, one with Hp but not marked; and a marked
+        // one with Hp and Wide (`without(Wide)` skips it).
+        for &e in &es {
+            w.insert(e, Hp::new(0)).unwrap();
+        }
+        w.insert(es[0], Marked).unwrap();
+        w.insert(es[3], Marked).unwrap();
+        w.run_regen();
+        let hp: Vec<i32> = es.iter().map(|&e| w.get::<Hp>(e).unwrap().value).collect();
+        assert_eq!(hp, vec![10, 0, 0, 13], "split {split}");
+        w.insert(es[3], Wide(0)).unwrap();
+        w.run_regen();
+        let hp: Vec<i32> = es.iter().map(|&e| w.get::<Hp>(e).unwrap().value).collect();
+        assert_eq!(
+            hp,
+            vec![20, 0, 0, 13],
+            "without(Wide) skips the last, split {split}"
+        );
+        // An optional sparse parameter: `None` for entities without the component.
+        w.insert(es[0], Wide(5)).unwrap();
+        w.run_widen();
+        assert_eq!(w.get::<Wide>(es[0]), Some(&Wide(6)));
+        assert_eq!(
+            w.get::<Wide>(es[3]),
+            Some(&Wide(0)),
+            "no Pos: widen skips it"
+        );
+        for &e in &es {
+            w.get_mut::<Hp>(e).unwrap().armed = false;
+        }
+    }
 }

@@ -306,10 +306,15 @@ pub struct System {
     pub path: syn::Path,
     /// Parameters in order.
     pub params: Vec<Param>,
-    /// Components an entity must have.
+    /// Table components an entity must have (its stores hold them).
     pub required: Bits,
-    /// Components an entity must not have.
+    /// Table components an entity must not have.
     pub excluded: Bits,
+    /// Sparse components an entity must have: its parameters (not `Option`) and `with(..)`,
+    /// checked row by row.
+    pub sparse_with: Vec<usize>,
+    /// Sparse components of `without(..)`: an entity with one is skipped, row by row.
+    pub sparse_without: Vec<usize>,
     /// Ids of the matching signatures, ascending.
     pub matches: Vec<usize>,
     /// What it reads and writes.
@@ -430,16 +435,16 @@ fn full_path(module: &str, ident: &Ident) -> syn::Path {
     syn::parse_str(&format!("{module}::{ident}")).unwrap_or_else(|_| ident.clone().into())
 }
 
-/// A system names sparse component `ty`: systems are matched to stores at build
-/// time, and a sparse component is in none.
-fn sparse_in_system<T>(f: &Found<T>, ty: &Ident, system: &Ident) -> Diagnostic {
+/// `changed(S)` of a sparse component: change filters of systems work per chunk of a store's
+/// rows, and a sparse component is in no store.
+fn sparse_changed<T>(f: &Found<T>, ty: &Ident, system: &Ident) -> Diagnostic {
     diag(
         f,
         ty.span(),
-        format!("system `{system}` takes `{ty}`, a sparse component: systems run over stores, and a sparse component is in none"),
+        format!("`changed({ty})` of system `{system}`: `{ty}` is a sparse component, and systems filter changes by chunks of store rows"),
     )
     .with_help(format!(
-        "read it with a query (`world.query::<(&A, &{ty})>()`), which looks it up row by row; or drop `sparse` from `{ty}`'s `#[component(..)]`"
+        "read what changed with a query (`world.query_changed::<&{ty}, Changed<{ty}>>(tick)`), which checks each value; or drop `sparse` from `{ty}`'s `#[component(..)]`"
     ))
 }
 
@@ -729,6 +734,8 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             continue;
         }
         let mut params = Vec::new();
+        let mut sparse_with = Vec::new();
+        let mut sparse_without = Vec::new();
         let mut required = Bits::default();
         let mut excluded = Bits::default();
         let mut ok = true;
@@ -753,12 +760,13 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
                     optional,
                 } => {
                     let name = ty.unraw().to_string();
-                    if comp_id.get(&name).is_some_and(|&id| components[id].sparse) {
-                        ok = false;
-                        diags.push(sparse_in_system(f, ty, &d.ident));
-                    } else if let Some(&id) = comp_id.get(&name) {
+                    if let Some(&id) = comp_id.get(&name) {
                         if !optional {
-                            required.insert(id);
+                            if components[id].sparse {
+                                sparse_with.push(id);
+                            } else {
+                                required.insert(id);
+                            }
                         }
                         params.push(Param::Component {
                             id,
@@ -804,10 +812,14 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         ] {
             for ty in list {
                 match comp_id.get(&ty.unraw().to_string()) {
-                    Some(&id) if components[id].sparse => {
-                        ok = false;
-                        diags.push(sparse_in_system(f, ty, &d.ident));
-                    }
+                    Some(&id) if components[id].sparse => match what {
+                        "with" => sparse_with.push(id),
+                        "without" => sparse_without.push(id),
+                        _ => {
+                            ok = false;
+                            diags.push(sparse_changed(f, ty, &d.ident));
+                        }
+                    },
                     Some(&id) => mask.insert(id),
                     None => {
                         ok = false;
@@ -883,6 +895,8 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             params,
             required,
             excluded,
+            sparse_with,
+            sparse_without,
             matches,
             min_chunk: d.min_chunk,
             stage: 0,

@@ -383,7 +383,7 @@ fn print(file: &syn::File) -> String {
 }
 
 /// The `// SAFETY:` comment for a line of generated code that starts an `unsafe impl`, the
-/// `unsafe` block of a typed move, or a pass's trusted store views.
+/// `unsafe` block of a typed move, or a pass's trusted store views or sparse views.
 fn safety_comment(line: &str) -> Option<&'static str> {
     if line == "unsafe {" {
         return Some(
@@ -398,6 +398,13 @@ fn safety_comment(line: &str) -> Option<&'static str> {
             "// SAFETY: the pass takes each store's columns by their indices and types in \
              STORES (the generator wrote both from one model), so the views need not check \
              the types.",
+        );
+    }
+    if line.starts_with("let sparse_") && line.contains("= unsafe {") {
+        return Some(
+            "// SAFETY: the pass looks each of its rows' entities (live) up once per view, and \
+             a view is mutable only when no other system of the pass uses its component, so \
+             no value is reached by two references of which one is mutable.",
         );
     }
     let rest = line.strip_prefix("unsafe impl ::sigecs::")?;

@@ -100,6 +100,7 @@ pub use crate::schedule::parts::{
     job_rows, plan, run_jobs, run_parts, run_parts_inline, Parts, PassCost, Pending, Plan,
     SplitRows, Timer,
 };
+pub use crate::schedule::sparse::{SparseSets, SparseView};
 pub use crate::schedule::Commands;
 
 /// Runs a frame-level system's `body` (a system with no component or entity parameter) once,
@@ -194,6 +195,8 @@ pub struct Pass<'w, M: WorldModel> {
     pub tick: u64,
     /// Per system, the stamp of its last run, for its change filter.
     pub last_run: &'w mut [u64],
+    /// The sparse components' values, for systems that take them.
+    pub sparse: SparseSets<'w>,
     /// What running the pass's parts needs.
     pub run: PassRun<'w>,
 }

@@ -261,6 +261,7 @@ fn pass(
 
     let resources = resource_bindings(model, systems);
     let readers = reader_bindings(model, systems);
+    let sparse_views = sparse_views(model, systems);
     let run = if sequential {
         // A system that writes a resource runs on the calling thread; its body holds the
         // resource's `&mut`.
@@ -296,6 +297,7 @@ fn pass(
             let stores = unsafe { pass.stores.trusted() };
             #resources
             #readers
+            #sparse_views
             #run
         }
     }
@@ -545,7 +547,8 @@ fn sources(model: &Model, systems: &[usize], store: usize) -> Vec<Source> {
             }
         }
     }
-    if params().any(|p| *p == Param::Entity) {
+    // The entity column also when a system takes a sparse component: found by entity.
+    if params().any(|p| *p == Param::Entity) || systems.iter().any(|&s| takes_sparse(model, s)) {
         sources.push(Source {
             column: usize::MAX,
             ty: quote!(::sigecs::Entity),
@@ -586,10 +589,18 @@ fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
     let mut takes = vec![quote!(s.entities())];
     let mut hoists = Vec::new();
     let mut column = 0usize;
+    let mut lookups = Vec::new();
     let args: Vec<TokenStream> = system
         .params
         .iter()
         .map(|p| match *p {
+            Param::Component {
+                id,
+                mutable,
+                optional,
+            } if model.components[id].sparse => {
+                sparse_arg(id, mutable, optional, quote!(entities[i]), &mut lookups)
+            }
             Param::Entity => quote!(entities[i]),
             Param::Commands => quote!(&mut *commands),
             Param::Events { reader, .. } => {
@@ -647,7 +658,7 @@ fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
             }
         })
         .collect();
-    let path = &system.path;
+    let call = guarded_call(model, index, &args, lookups, quote!(entities[i]));
     let (ty, pattern, take) = (nest(types), nest(bindings), nest(takes));
     let k = Literal::usize_unsuffixed(k);
     DynamicPart {
@@ -659,7 +670,7 @@ fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
                 let n = entities.len();
                 #(#hoists)*
                 for i in 0..n {
-                    #path(#(#args),*);
+                    #call
                 }
             }
         },
@@ -698,63 +709,180 @@ fn zip(iters: Vec<TokenStream>, bindings: Vec<Ident>) -> (TokenStream, TokenStre
 fn call(model: &Model, index: usize, store: usize, sources: &[Source]) -> TokenStream {
     let sig = &model.signatures[store];
     let system = &model.systems[index];
-    let args = system.params.iter().map(|p| match *p {
-        Param::Entity => quote!(*entity),
-        Param::Commands => quote!(&mut *commands),
-        Param::Events { reader, .. } => {
-            let e = reader_binding(reader);
-            quote!(&#e)
-        }
-        Param::Resource { id, mutable } => {
-            let r = resource(id);
-            if mutable {
-                quote!(&mut *#r)
-            } else {
-                quote!(#r)
+    let mut lookups = Vec::new();
+    let args: Vec<TokenStream> = system
+        .params
+        .iter()
+        .map(|p| match *p {
+            Param::Component {
+                id,
+                mutable,
+                optional,
+            } if model.components[id].sparse => {
+                sparse_arg(id, mutable, optional, quote!(*entity), &mut lookups)
             }
-        }
-        Param::Component {
-            id,
-            mutable,
-            optional,
-        } => {
-            if !sig.has(id) {
-                return quote!(::core::option::Option::None);
+            Param::Entity => quote!(*entity),
+            Param::Commands => quote!(&mut *commands),
+            Param::Events { reader, .. } => {
+                let e = reader_binding(reader);
+                quote!(&#e)
             }
-            let v = match sig.layout {
-                LayoutDecl::Columns => {
-                    // Bound by `iter_mut` when a system of the pass writes the column (then
-                    // this is its only user), by `iter` otherwise.
-                    let b = value(id);
-                    let written = sources.iter().any(|s| s.binding == b && s.mutable);
-                    match (mutable, written) {
-                        (true, _) | (false, false) => quote!(#b),
-                        (false, true) => quote!(&*#b),
-                    }
+            Param::Resource { id, mutable } => {
+                let r = resource(id);
+                if mutable {
+                    quote!(&mut *#r)
+                } else {
+                    quote!(#r)
                 }
-                LayoutDecl::Rows => {
-                    let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
-                    let holder = ident(if is_cold(model, sig, id) {
-                        "cold"
-                    } else {
-                        "row"
-                    });
-                    if mutable {
-                        quote!(&mut #holder.#f)
-                    } else {
-                        quote!(&#holder.#f)
-                    }
+            }
+            Param::Component {
+                id,
+                mutable,
+                optional,
+            } => {
+                if !sig.has(id) {
+                    return quote!(::core::option::Option::None);
                 }
-            };
-            if optional {
-                quote!(::core::option::Option::Some(#v))
-            } else {
-                v
+                let v = match sig.layout {
+                    LayoutDecl::Columns => {
+                        // Bound by `iter_mut` when a system of the pass writes the column (then
+                        // this is its only user), by `iter` otherwise.
+                        let b = value(id);
+                        let written = sources.iter().any(|s| s.binding == b && s.mutable);
+                        match (mutable, written) {
+                            (true, _) | (false, false) => quote!(#b),
+                            (false, true) => quote!(&*#b),
+                        }
+                    }
+                    LayoutDecl::Rows => {
+                        let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
+                        let holder = ident(if is_cold(model, sig, id) {
+                            "cold"
+                        } else {
+                            "row"
+                        });
+                        if mutable {
+                            quote!(&mut #holder.#f)
+                        } else {
+                            quote!(&#holder.#f)
+                        }
+                    }
+                };
+                if optional {
+                    quote!(::core::option::Option::Some(#v))
+                } else {
+                    v
+                }
+            }
+        })
+        .collect();
+    guarded_call(model, index, &args, lookups, quote!(*entity))
+}
+
+/// The sparse components the systems take or filter on, each once, with whether one of them
+/// writes it.
+fn sparse_used(model: &Model, systems: &[usize]) -> Vec<(usize, bool)> {
+    let mut used: Vec<(usize, bool)> = Vec::new();
+    let mut note = |id: usize, mutable: bool| match used.iter_mut().find(|(c, _)| *c == id) {
+        Some(entry) => entry.1 |= mutable,
+        None => used.push((id, mutable)),
+    };
+    for &s in systems {
+        let system = &model.systems[s];
+        for p in &system.params {
+            if let Param::Component { id, mutable, .. } = *p {
+                if model.components[id].sparse {
+                    note(id, mutable);
+                }
             }
         }
-    });
+        for &id in system.sparse_with.iter().chain(&system.sparse_without) {
+            note(id, false);
+        }
+    }
+    used.sort_unstable();
+    used
+}
+
+/// Does system `index` take or filter on a sparse component (so its rows need their entity)?
+fn takes_sparse(model: &Model, index: usize) -> bool {
+    !sparse_used(model, &[index]).is_empty()
+}
+
+/// The view binding of sparse component `id` in a pass.
+fn sparse_view(id: usize) -> Ident {
+    format_ident!("sparse_{}", id)
+}
+
+/// One view per sparse component the pass's systems use: `let sparse_<id> = ...;`.
+fn sparse_views(model: &Model, systems: &[usize]) -> TokenStream {
+    let views = sparse_used(model, systems)
+        .into_iter()
+        .map(|(id, mutable)| {
+            let (v, path, cid) = (sparse_view(id), &model.components[id].path, id as u32);
+            quote!(let #v = unsafe { pass.sparse.view::<#path>(#cid, #mutable) };)
+        });
+    quote!(#(#views)*)
+}
+
+/// The argument for a sparse component parameter: for `Option<..>` the lookup itself; else a
+/// binding that `lookups` makes (the call runs only when the entity has the component).
+fn sparse_arg(
+    id: usize,
+    mutable: bool,
+    optional: bool,
+    entity: TokenStream,
+    lookups: &mut Vec<TokenStream>,
+) -> TokenStream {
+    let v = sparse_view(id);
+    let get = if mutable {
+        quote!(get_mut)
+    } else {
+        quote!(get)
+    };
+    let lookup = quote!(#v.#get(#entity));
+    if optional {
+        return lookup;
+    }
+    let b = format_ident!("s{}", id);
+    lookups.push(quote!(::core::option::Option::Some(#b) = #lookup));
+    quote!(#b)
+}
+
+/// The call of system `index` with `args`, run only for rows whose entity has the sparse
+/// components it requires (`lookups`, then its `with(..)`) and none of its `without(..)`.
+fn guarded_call(
+    model: &Model,
+    index: usize,
+    args: &[TokenStream],
+    lookups: Vec<TokenStream>,
+    entity: TokenStream,
+) -> TokenStream {
+    let system = &model.systems[index];
     let path = &system.path;
-    quote!(#path(#(#args),*);)
+    let mut out = quote!(#path(#(#args),*););
+    let taken = |id: usize| {
+        system
+            .params
+            .iter()
+            .any(|p| matches!(*p, Param::Component { id: c, optional: false, .. } if c == id))
+    };
+    let mut conditions: Vec<TokenStream> = Vec::new();
+    for &id in system.sparse_with.iter().filter(|&&id| !taken(id)) {
+        let v = sparse_view(id);
+        conditions.push(quote!(#v.contains(#entity)));
+    }
+    for &id in &system.sparse_without {
+        let v = sparse_view(id);
+        conditions.push(quote!(!#v.contains(#entity)));
+    }
+    if !conditions.is_empty() {
+        out = quote!(if #(#conditions)&&* { #out });
+    }
+    for lookup in lookups.into_iter().rev() {
+        out = quote!(if let #lookup { #out });
+    }
+    out
 }
 
 /// Resource bindings `r<id>` for the given systems: `&mut` if one of them writes it (such a

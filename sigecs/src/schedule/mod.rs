@@ -21,6 +21,7 @@ mod commands;
 #[doc(hidden)]
 pub(crate) mod parts;
 mod plan;
+pub(crate) mod sparse;
 
 pub use commands::Commands;
 pub(crate) use commands::{Command, RawSink, SpawnValue};

@@ -442,6 +442,7 @@ impl<M: WorldModel> World<M> {
             cursors: &mut self.cursors,
             tick,
             last_run: &mut self.last_run,
+            sparse: self.sparse.pass_view(tick),
             run: crate::__private::PassRun {
                 dynamic: crate::__private::DynamicStores::new(self.dynamic.matches()),
                 entities: self.table.entities(),

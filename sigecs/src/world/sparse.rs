@@ -2,7 +2,10 @@
 //! beside the stores. An entity's row lives in the store of its table components only; its
 //! sparse components are found by entity. So `insert` and `remove` of a sparse component move
 //! no row: they set or clear one slot of its set. Despawning an entity takes its values out of
-//! every set before its row goes, and drops them once the world is consistent again.
+//! every set before its row goes, and drops them once the world is consistent again. Queries
+//! select rows by these sets (`query.rs`); generated system passes look values up through
+//! [`SparseView`](crate::__private::SparseView)s (`schedule/sparse.rs`). Either way a row's
+//! sparse value is found by its entity: a lookup per row where a column is a walk.
 
 use super::{Location, World, WorldError};
 use crate::entity::Entity;
@@ -55,6 +58,15 @@ impl<S: AnyComponentBits> Sparse<S> {
     #[inline]
     pub(super) fn set_mut(&mut self, c: u32) -> Option<&mut SparseSet> {
         self.sets.get_mut(*self.index.get(c as usize)? as usize)
+    }
+
+    /// The sets, lent to a pass stamped `tick`.
+    pub(super) fn pass_view(&self, tick: u64) -> crate::__private::SparseSets<'_> {
+        crate::__private::SparseSets {
+            sets: &self.sets,
+            index: &self.index,
+            tick,
+        }
     }
 
     /// The sparse components of the model.

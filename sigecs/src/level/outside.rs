@@ -29,8 +29,8 @@
 //! and a spawner that takes a component registered for the stores.
 //!
 //! [`World::spawn_level`](crate::World::spawn_level), given no spawner, spawns the stores'
-//! components only: it leaves every kept-outside component and the hierarchy out, as it always
-//! did with `local_transform`.
+//! components and the hierarchy, into the world's own (without the `transform` feature, a level
+//! with a hierarchy is refused); it leaves every other kept-outside component out.
 //!
 //! The bundled implementations: [`TransformManager`](crate::transform::TransformManager) (takes
 //! `local_transform`, links `parent_index`; with the `transform` feature) and every structure-of-arrays manager whose instance

@@ -593,69 +593,50 @@ fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
     let args: Vec<TokenStream> = system
         .params
         .iter()
-        .map(|p| match *p {
-            Param::Component {
-                id,
-                mutable,
-                optional,
-            } if model.components[id].sparse => {
-                sparse_arg(id, mutable, optional, quote!(entities[i]), &mut lookups)
-            }
-            Param::Entity => quote!(entities[i]),
-            Param::Commands => quote!(&mut *commands),
-            Param::Events { reader, .. } => {
-                let e = reader_binding(reader);
-                quote!(&#e)
-            }
-            Param::Resource { id, mutable } => {
-                let r = resource(id);
-                if mutable {
-                    quote!(&mut *#r)
-                } else {
-                    quote!(#r)
-                }
-            }
-            Param::Component {
-                id,
-                mutable,
-                optional,
-            } => {
-                let path = &model.components[id].path;
-                let c = format_ident!("d{}", column);
-                column += 1;
-                let cid = id as u32;
-                let (ty, take, hoist, arg) = match (mutable, optional) {
-                    (false, false) => (
-                        quote!(&'a [#path]),
-                        quote!(s.component(#cid)),
-                        quote!(let #c = &#c[..n];),
-                        quote!(&#c[i]),
-                    ),
-                    (true, false) => (
-                        quote!(&'a mut [#path]),
-                        quote!(s.component_mut(#cid)),
-                        quote!(let #c = &mut #c[..n];),
-                        quote!(&mut #c[i]),
-                    ),
-                    (false, true) => (
-                        quote!(::core::option::Option<&'a [#path]>),
-                        quote!(s.optional(#cid)),
-                        quote!(let #c = ::core::option::Option::map(#c, |c| &c[..n]);),
-                        quote!(::core::option::Option::map(#c, |c| &c[i])),
-                    ),
-                    (true, true) => (
-                        quote!(::core::option::Option<&'a mut [#path]>),
-                        quote!(s.optional_mut(#cid)),
-                        quote!(let mut #c = ::core::option::Option::map(#c, |c| &mut c[..n]);),
-                        quote!(::core::option::Option::map(::core::option::Option::as_deref_mut(&mut #c), |c| &mut c[i])),
-                    ),
-                };
-                types.push(ty);
-                bindings.push(quote!(#c));
-                takes.push(take);
-                hoists.push(hoist);
-                arg
-            }
+        .map(|p| {
+            let (id, mutable, optional) = match *p {
+                Param::Component {
+                    id,
+                    mutable,
+                    optional,
+                } if !model.components[id].sparse => (id, mutable, optional),
+                _ => return row_arg(model, p, quote!(entities[i]), &mut lookups),
+            };
+            let path = &model.components[id].path;
+            let c = format_ident!("d{}", column);
+            column += 1;
+            let cid = id as u32;
+            let (ty, take, hoist, arg) = match (mutable, optional) {
+                (false, false) => (
+                    quote!(&'a [#path]),
+                    quote!(s.component(#cid)),
+                    quote!(let #c = &#c[..n];),
+                    quote!(&#c[i]),
+                ),
+                (true, false) => (
+                    quote!(&'a mut [#path]),
+                    quote!(s.component_mut(#cid)),
+                    quote!(let #c = &mut #c[..n];),
+                    quote!(&mut #c[i]),
+                ),
+                (false, true) => (
+                    quote!(::core::option::Option<&'a [#path]>),
+                    quote!(s.optional(#cid)),
+                    quote!(let #c = ::core::option::Option::map(#c, |c| &c[..n]);),
+                    quote!(::core::option::Option::map(#c, |c| &c[i])),
+                ),
+                (true, true) => (
+                    quote!(::core::option::Option<&'a mut [#path]>),
+                    quote!(s.optional_mut(#cid)),
+                    quote!(let mut #c = ::core::option::Option::map(#c, |c| &mut c[..n]);),
+                    quote!(::core::option::Option::map(::core::option::Option::as_deref_mut(&mut #c), |c| &mut c[i])),
+                ),
+            };
+            types.push(ty);
+            bindings.push(quote!(#c));
+            takes.push(take);
+            hoists.push(hoist);
+            arg
         })
         .collect();
     let call = guarded_call(model, index, &args, lookups, quote!(entities[i]));
@@ -713,70 +694,85 @@ fn call(model: &Model, index: usize, store: usize, sources: &[Source]) -> TokenS
     let args: Vec<TokenStream> = system
         .params
         .iter()
-        .map(|p| match *p {
-            Param::Component {
-                id,
-                mutable,
-                optional,
-            } if model.components[id].sparse => {
-                sparse_arg(id, mutable, optional, quote!(*entity), &mut lookups)
+        .map(|p| {
+            let (id, mutable, optional) = match *p {
+                Param::Component {
+                    id,
+                    mutable,
+                    optional,
+                } if !model.components[id].sparse => (id, mutable, optional),
+                _ => return row_arg(model, p, quote!(*entity), &mut lookups),
+            };
+            if !sig.has(id) {
+                return quote!(::core::option::Option::None);
             }
-            Param::Entity => quote!(*entity),
-            Param::Commands => quote!(&mut *commands),
-            Param::Events { reader, .. } => {
-                let e = reader_binding(reader);
-                quote!(&#e)
-            }
-            Param::Resource { id, mutable } => {
-                let r = resource(id);
-                if mutable {
-                    quote!(&mut *#r)
-                } else {
-                    quote!(#r)
-                }
-            }
-            Param::Component {
-                id,
-                mutable,
-                optional,
-            } => {
-                if !sig.has(id) {
-                    return quote!(::core::option::Option::None);
-                }
-                let v = match sig.layout {
-                    LayoutDecl::Columns => {
-                        // Bound by `iter_mut` when a system of the pass writes the column (then
-                        // this is its only user), by `iter` otherwise.
-                        let b = value(id);
-                        let written = sources.iter().any(|s| s.binding == b && s.mutable);
-                        match (mutable, written) {
-                            (true, _) | (false, false) => quote!(#b),
-                            (false, true) => quote!(&*#b),
-                        }
+            let v = match sig.layout {
+                LayoutDecl::Columns => {
+                    // Bound by `iter_mut` when a system of the pass writes the column (then
+                    // this is its only user), by `iter` otherwise.
+                    let b = value(id);
+                    let written = sources.iter().any(|s| s.binding == b && s.mutable);
+                    match (mutable, written) {
+                        (true, _) | (false, false) => quote!(#b),
+                        (false, true) => quote!(&*#b),
                     }
-                    LayoutDecl::Rows => {
-                        let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
-                        let holder = ident(if is_cold(model, sig, id) {
-                            "cold"
-                        } else {
-                            "row"
-                        });
-                        if mutable {
-                            quote!(&mut #holder.#f)
-                        } else {
-                            quote!(&#holder.#f)
-                        }
-                    }
-                };
-                if optional {
-                    quote!(::core::option::Option::Some(#v))
-                } else {
-                    v
                 }
+                LayoutDecl::Rows => {
+                    let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
+                    let holder = ident(if is_cold(model, sig, id) {
+                        "cold"
+                    } else {
+                        "row"
+                    });
+                    if mutable {
+                        quote!(&mut #holder.#f)
+                    } else {
+                        quote!(&#holder.#f)
+                    }
+                }
+            };
+            if optional {
+                quote!(::core::option::Option::Some(#v))
+            } else {
+                v
             }
         })
         .collect();
     guarded_call(model, index, &args, lookups, quote!(*entity))
+}
+
+/// The argument for a parameter that is not a table component, in a loop whose row's entity is
+/// `entity`: the entity, the commands, an event reader, a resource, or a sparse component.
+fn row_arg(
+    model: &Model,
+    p: &Param,
+    entity: TokenStream,
+    lookups: &mut Vec<TokenStream>,
+) -> TokenStream {
+    match *p {
+        Param::Component {
+            id,
+            mutable,
+            optional,
+        } => {
+            debug_assert!(model.components[id].sparse, "table components are columns");
+            sparse_arg(id, mutable, optional, entity, lookups)
+        }
+        Param::Entity => entity,
+        Param::Commands => quote!(&mut *commands),
+        Param::Events { reader, .. } => {
+            let e = reader_binding(reader);
+            quote!(&#e)
+        }
+        Param::Resource { id, mutable } => {
+            let r = resource(id);
+            if mutable {
+                quote!(&mut *#r)
+            } else {
+                quote!(#r)
+            }
+        }
+    }
 }
 
 /// The sparse components the systems take or filter on, each once, with whether one of them

@@ -100,22 +100,11 @@ impl SparseSet {
     /// `value` points to an initialised value of the set's type, which the caller then treats
     /// as moved; `entity` has no value here (`position(entity)` is `None`).
     pub(crate) unsafe fn push(&mut self, entity: Entity, value: *const u8, stamp: u64) {
-        debug_assert!(self.position(entity).is_none());
-        let index = entity.index() as usize;
-        // Room in every vector first: nothing may fail once the value is moved in.
-        if self.slots.len() <= index {
-            self.slots.resize(index + 1, 0);
-        }
-        let len = self.len();
-        self.values.reserve(len, 1);
-        self.entities.reserve(1);
-        self.stamps.reserve(1);
-        // SAFETY: `len < capacity` after `reserve`; the caller guarantees `value`; the two
+        let len = self.room_for(entity);
+        // SAFETY: `len` is below the capacity; the caller guarantees `value`; the two
         // locations are distinct allocations.
         unsafe { copy_bytes(value, self.values.ptr_at(len), self.values.elem_size()) };
-        self.entities.push(entity);
-        self.stamps.push(stamp);
-        self.slots[index] = len as u32 + 1;
+        self.link(entity, len, stamp);
     }
 
     /// [`SparseSet::push`] of a typed value: the path of `World::insert`, with a typed write
@@ -125,6 +114,16 @@ impl SparseSet {
     /// `T` is the set's type; `entity` has no value here.
     #[inline]
     pub(crate) unsafe fn push_typed<T>(&mut self, entity: Entity, value: T, stamp: u64) {
+        let len = self.room_for(entity);
+        // SAFETY: `len` is below the capacity; the set's values are `T`s (the caller).
+        unsafe { self.values.ptr_at(len).cast::<T>().write(value) };
+        self.link(entity, len, stamp);
+    }
+
+    /// Makes room for `entity`'s slot and one more value; returns where the value goes (the
+    /// length).
+    #[inline]
+    fn room_for(&mut self, entity: Entity) -> usize {
         debug_assert!(self.position(entity).is_none());
         let index = entity.index() as usize;
         if self.slots.len() <= index {
@@ -134,11 +133,15 @@ impl SparseSet {
         if len == self.values.capacity() {
             self.values.reserve(len, 1);
         }
-        // SAFETY: `len` is below the capacity; the set's values are `T`s (the caller).
-        unsafe { self.values.ptr_at(len).cast::<T>().write(value) };
+        len
+    }
+
+    /// Lists `entity` with the value just written at position `len`.
+    #[inline]
+    fn link(&mut self, entity: Entity, len: usize, stamp: u64) {
         self.entities.push(entity);
         self.stamps.push(stamp);
-        self.slots[index] = len as u32 + 1;
+        self.slots[entity.index() as usize] = len as u32 + 1;
     }
 
     /// [`SparseSet::take`] of a typed value (the path of `World::remove`).
@@ -158,12 +161,7 @@ impl SparseSet {
             }
             value
         };
-        let entity = self.entities.swap_remove(at);
-        self.stamps.swap_remove(at);
-        if let Some(&moved) = self.entities.get(at) {
-            self.slots[moved.index() as usize] = at as u32 + 1;
-        }
-        self.slots[entity.index() as usize] = 0;
+        self.unlink(at);
         value
     }
 
@@ -174,19 +172,26 @@ impl SparseSet {
     pub(crate) unsafe fn take(&mut self, at: usize, out: *mut u8) {
         let size = self.values.elem_size();
         let last = self.len() - 1;
-        let entity = self.entities[at];
-        // SAFETY: `at` is initialised and `out` is the caller's room, distinct from the set.
-        unsafe { copy_bytes(self.values.ptr_at(at), out, size) };
-        if at != last {
-            // SAFETY: distinct, initialised slots of one allocation; `at`'s value moved out.
-            unsafe { copy_bytes(self.values.ptr_at(last), self.values.ptr_at(at), size) };
-            let moved = self.entities[last];
-            self.entities[at] = moved;
-            self.stamps[at] = self.stamps[last];
+        // SAFETY: `at` is initialised and `out` is the caller's room, distinct from the set;
+        // then distinct, initialised slots of one allocation (`at`'s value moved out).
+        unsafe {
+            copy_bytes(self.values.ptr_at(at), out, size);
+            if at != last {
+                copy_bytes(self.values.ptr_at(last), self.values.ptr_at(at), size);
+            }
+        }
+        self.unlink(at);
+    }
+
+    /// Forgets the entity at `at`, whose value was moved out and replaced by the last one: the
+    /// last entity and stamp follow their value, and the slots are updated.
+    #[inline]
+    fn unlink(&mut self, at: usize) {
+        let entity = self.entities.swap_remove(at);
+        self.stamps.swap_remove(at);
+        if let Some(&moved) = self.entities.get(at) {
             self.slots[moved.index() as usize] = at as u32 + 1;
         }
-        self.entities.pop();
-        self.stamps.pop();
         self.slots[entity.index() as usize] = 0;
     }
 

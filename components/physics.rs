@@ -117,6 +117,15 @@ pub fn age(lifetime: &mut Lifetime, time: &Time) {
     lifetime.0 = (lifetime.0 - time.dt).max(0.0);
 }
 
+/// Entities whose lifetime ran out are despawned (at the end of the stage, in row order, so
+/// the world is the same on any number of threads).
+#[system]
+pub fn expire(entity: Entity, lifetime: &Lifetime, commands: &mut Commands) {
+    if lifetime.0 <= 0.0 {
+        commands.despawn(entity);
+    }
+}
+
 /// An entity's temperature, kept outside the signature stores by its own structure-of-arrays
 /// manager, `HeatManager`. Declared as a level struct, so levels hold
 /// it as `heat` and `level_registry()` registers it, kept outside the stores: a spawn hands

@@ -79,7 +79,7 @@ fn a_frame_level_system_runs_once_per_frame_alone_in_its_stage() {
     assert!(schedule.to_string().contains("clock (once per run)"));
     // `clock` is ordered after `early`, and before the rest as declared.
     let order: Vec<&str> = schedule.systems.iter().map(|s| s.0).collect();
-    assert_eq!(order, ["early", "clock", "damage", "late"]);
+    assert_eq!(order, ["early", "clock", "damage", "late", "fade"]);
     assert!(
         schedule.systems[1].1.ends_with("src/frame.rs:66:8"),
         "{:?}",
@@ -168,4 +168,38 @@ fn spawned_ids_do_not_depend_on_the_thread_count() {
             "{threads} threads, staged {staged}: the world differs"
         );
     }
+}
+
+/// A pass whose systems take `Commands` but never spawn (`fade` only despawns) splits across
+/// threads in a deterministic world, and its despawns still apply in row order; a pass that
+/// may spawn (`damage`'s) is marked to stay on one thread.
+#[test]
+fn a_pass_that_only_despawns_splits_in_a_deterministic_world() {
+    let n: usize = if cfg!(miri) { 64 } else { 4096 };
+    let mut w = World::new();
+    let embers = w.spawn_batch((0..n).map(|i| Ember {
+        glow: Glow(1 + (i % 3) as u32),
+        worker: Worker(usize::MAX),
+    }));
+    w.set_min_chunk(Some(8));
+    assert!(w.is_deterministic());
+    let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    pool.install(|| w.run_fade()).unwrap();
+    let workers: std::collections::BTreeSet<usize> = w.query::<&Worker>().map(|k| k.0).collect();
+    assert_eq!(workers.len(), 2, "rows ran on threads {workers:?}");
+    for (i, &e) in embers.iter().enumerate() {
+        let glow = w.get::<Glow>(e).map(|g| g.0);
+        let expected = (i % 3 != 0).then_some(i as u32 % 3);
+        assert_eq!(glow, expected, "ember {i}");
+    }
+    assert_eq!(w.len(), n - n.div_ceil(3));
+    assert_eq!(w.check_invariants(), Ok(()));
+    let stage_of = |name: &str| {
+        *World::schedule()
+            .stages
+            .iter()
+            .find(|s| s.systems.contains(&name))
+            .unwrap()
+    };
+    assert!(stage_of("damage").spawns && !stage_of("fade").spawns);
 }

@@ -321,6 +321,9 @@ pub struct System {
     pub access: Access,
     /// `#[system(min_chunk = N)]`.
     pub min_chunk: Option<usize>,
+    /// It may spawn through its `Commands` (`sigecs_decl::may_spawn`): in a deterministic
+    /// world its pass runs on one thread.
+    pub spawns: bool,
     /// Its stage in the schedule.
     pub stage: usize,
     /// Where it is declared: `file:line`.
@@ -899,6 +902,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             sparse_without,
             matches,
             min_chunk: d.min_chunk,
+            spawns: d.spawns,
             stage: 0,
             location: crate_location(&f.file, d.ident.span()),
             changed: changed.ids().collect(),

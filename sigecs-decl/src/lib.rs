@@ -170,6 +170,8 @@ pub struct SystemDecl {
     /// `changed(A, B)`: the system visits only the chunks of rows where one of these
     /// components changed since its last run.
     pub changed: Vec<Ident>,
+    /// The system may spawn through its `Commands` (see [`may_spawn`]).
+    pub spawns: bool,
 }
 
 fn require_no_generics(generics: &syn::Generics, what: &str) -> syn::Result<()> {
@@ -764,7 +766,14 @@ pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl>
             format!("system `{itself}` cannot run before or after itself"),
         ));
     }
+    let spawns = sig.inputs.iter().any(|input| match input {
+        FnArg::Typed(pt) if parse_param(&pt.ty).ok() == Some(ParamKind::Commands) => {
+            may_spawn(&pt.pat, &item.block)
+        }
+        _ => false,
+    });
     errors.finish(SystemDecl {
+        spawns,
         ident: sig.ident.clone(),
         params,
         with: args.with,
@@ -774,6 +783,61 @@ pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl>
         before: args.before,
         changed: args.changed,
     })
+}
+
+/// The methods of `Commands` that reserve no entity id.
+const NON_SPAWNING: &[&str] = &[
+    "despawn",
+    "insert",
+    "remove",
+    "send",
+    "set_transform",
+    "set_parent",
+    "remove_parent",
+    "len",
+    "is_empty",
+];
+
+/// Can a system whose `Commands` parameter is `pat` spawn, given its `body`? Spawns reserve
+/// entity ids as they run, so a pass that spawns runs on one thread in a deterministic world;
+/// one that only despawns, inserts, removes or sends can split. The answer is conservative:
+/// no only when every mention of the parameter in the body (macros included) is a call of a
+/// method of `Commands` that reserves no id (`commands.despawn(..)`), so a reborrow, a call
+/// that passes `commands` on, a shadowing `let` or a `spawn` all count as spawning.
+pub fn may_spawn(pat: &syn::Pat, body: &syn::Block) -> bool {
+    let name = match pat {
+        syn::Pat::Ident(p) if p.subpat.is_none() => p.ident.to_string(),
+        syn::Pat::Wild(_) => return false,
+        _ => return true,
+    };
+    /// Is the mention at `tokens[0]` a call of a method that reserves no id? `x.commands` or
+    /// `path::commands` would be another thing named alike: still counted, to stay
+    /// conservative.
+    fn non_spawning_call(tokens: &[proc_macro2::TokenTree]) -> bool {
+        use proc_macro2::{Delimiter, TokenTree};
+        match tokens {
+            [_, TokenTree::Punct(dot), TokenTree::Ident(method), next, ..] => {
+                // `(args)`, or a turbofish (`remove::<C>(e)`): a call either way.
+                let call = match next {
+                    TokenTree::Group(g) => g.delimiter() == Delimiter::Parenthesis,
+                    TokenTree::Punct(p) => p.as_char() == ':',
+                    _ => false,
+                };
+                dot.as_char() == '.' && NON_SPAWNING.iter().any(|n| method == n) && call
+            }
+            _ => false,
+        }
+    }
+    fn mentions(tokens: TokenStream, name: &str) -> bool {
+        use proc_macro2::TokenTree;
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        tokens.iter().enumerate().any(|(i, t)| match t {
+            TokenTree::Group(g) => mentions(g.stream(), name),
+            TokenTree::Ident(id) => id == name && !non_spawning_call(&tokens[i..]),
+            _ => false,
+        })
+    }
+    mentions(quote::ToTokens::to_token_stream(body), &name)
 }
 
 const PARAM_HELP: &str = "a system parameter must be `&C`, `&mut C`, `Option<&C>`, \
@@ -1086,5 +1150,49 @@ mod tests {
         // Several problems are reported together.
         let e = system(quote! {}, quote! { fn f(a: A, b: B) {} }).unwrap_err();
         assert_eq!(all_messages(e).len(), 3);
+    }
+
+    /// Only a body whose every mention of the `Commands` parameter calls a method that
+    /// reserves no id may split; anything else counts as spawning.
+    #[test]
+    fn systems_that_may_spawn() {
+        let spawns = |f: TokenStream| system(quote! {}, f).unwrap().spawns;
+        // No commands at all, or an unused one.
+        assert!(!spawns(quote! { pub fn f(a: &A) {} }));
+        assert!(!spawns(quote! { pub fn f(_: &mut Commands) {} }));
+        assert!(!spawns(quote! { pub fn f(c: &mut Commands) {} }));
+        // Despawns, inserts, removes and events, in macros and closures too.
+        assert!(!spawns(quote! {
+            pub fn f(e: Entity, l: &Life, commands: &mut Commands) {
+                if l.0 <= 0.0 { commands.despawn(e); } else { commands.insert(e, Hot); }
+                commands.remove::<Cold>(e);
+                commands.send(Died(e));
+                let n = commands.len();
+                debug_assert!(commands.is_empty() || n > 0, "{}", commands.len());
+            }
+        }));
+        // Spawns, directly or inside another call's arguments.
+        assert!(spawns(
+            quote! { pub fn f(commands: &mut Commands) { commands.spawn(S); } }
+        ));
+        assert!(spawns(quote! {
+            pub fn f(e: Entity, c: &mut Commands) { c.insert(e, Link(c.spawn(S))); }
+        }));
+        assert!(spawns(quote! {
+            pub fn f(c: &mut Commands) { if false { vec![c.spawn(S)]; } }
+        }));
+        // Passed on, reborrowed, called by path, or bound otherwise: it may spawn.
+        assert!(spawns(quote! { pub fn f(c: &mut Commands) { helper(c); } }));
+        assert!(spawns(
+            quote! { pub fn f(c: &mut Commands) { let d = &mut *c; d.despawn(E); } }
+        ));
+        assert!(spawns(
+            quote! { pub fn f(c: &mut Commands) { Commands::despawn(c, E); } }
+        ));
+        assert!(spawns(quote! { pub fn f(c: &mut Commands) { c.despawn; } }));
+        assert!(spawns(quote! { pub fn f(mut c @ _: &mut Commands) {} }));
+        assert!(spawns(
+            quote! { pub fn f(c: &mut Commands) { let f = || c; f().despawn(E); } }
+        ));
     }
 }

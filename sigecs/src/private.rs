@@ -233,8 +233,9 @@ impl<'w> PassRun<'w> {
         body: &(impl Fn(P, &mut Commands<'_>) + Sync),
     ) -> Pending {
         // Spawns reserve ids in row order only on one thread: in a deterministic world a pass
-        // with `Commands` never splits.
-        let world_min_chunk = if P::COMMANDS && self.deterministic {
+        // that may spawn never splits (its other commands apply in row order on any thread
+        // count).
+        let world_min_chunk = if P::SPAWNS && self.deterministic {
             Some(usize::MAX)
         } else {
             self.min_chunk
@@ -281,8 +282,10 @@ pub trait PassParts<'a>: SplitRows + Sized {
     const PASS: usize;
     /// The smallest `min_chunk` of its systems.
     const MIN_CHUNK: usize = crate::schedule::DEFAULT_MIN_CHUNK;
-    /// One of its systems takes `Commands`: in a deterministic world it runs on one thread.
-    const COMMANDS: bool = false;
+    /// One of its systems may spawn through its `Commands` (the generator's conservative
+    /// reading of its body: anything but `despawn`, `insert`, `remove`, `send` and the
+    /// hierarchy's calls counts): in a deterministic world it runs on one thread.
+    const SPAWNS: bool = false;
     /// Its systems (indices in the model), whose dynamic stores it visits after its declared
     /// ones; empty in a strict world.
     const SYSTEMS: &'static [u32] = &[];

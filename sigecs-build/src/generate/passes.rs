@@ -216,9 +216,9 @@ fn pass(
         if let Some(m) = min_chunk(model, systems) {
             consts.extend(quote!(const MIN_CHUNK: usize = #m;));
         }
-        if super::world::has_commands(model, systems) {
+        if systems.iter().any(|&s| model.systems[s].spawns) {
             consts.extend(quote!(
-                const COMMANDS: bool = true;
+                const SPAWNS: bool = true;
             ));
         }
     }

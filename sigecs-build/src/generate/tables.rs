@@ -312,7 +312,8 @@ fn schedule(model: &Model) -> TokenStream {
         });
         let parallel = !stage.iter().any(|&i| model.systems[i].sequential());
         let frame = stage.iter().any(|&i| model.systems[i].frame());
-        quote!(::sigecs::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], parallel: #parallel, frame: #frame })
+        let spawns = stage.iter().any(|&i| model.systems[i].spawns);
+        quote!(::sigecs::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], parallel: #parallel, frame: #frame, spawns: #spawns })
     });
     let order = model.systems.iter().map(|s| {
         let (name, at) = (name(&s.ident), &s.location);

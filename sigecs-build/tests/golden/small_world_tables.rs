@@ -143,18 +143,21 @@ mod sigecs_world {
                 stores: &[("Plain", &["scale"]), ("Tagged", &["scale"])],
                 parallel: true,
                 frame: false,
+                spawns: false,
             },
             ::sigecs::schedule::Stage {
                 systems: &["total"],
                 stores: &[("Plain", &["total"]), ("Tagged", &["total"])],
                 parallel: false,
                 frame: false,
+                spawns: false,
             },
             ::sigecs::schedule::Stage {
                 systems: &["rename", "mark"],
                 stores: &[("Plain", &["mark"]), ("Tagged", &["rename"])],
                 parallel: true,
                 frame: false,
+                spawns: false,
             },
         ],
     };
@@ -653,7 +656,6 @@ mod sigecs_world {
         impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
             const PASS: usize = 3usize;
             const MIN_CHUNK: usize = 100000usize;
-            const COMMANDS: bool = true;
             const SYSTEMS: &'static [u32] = &[3u32];
             #[inline]
             fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
@@ -721,7 +723,6 @@ mod sigecs_world {
             } else {
                 ::sigecs::schedule::DEFAULT_MIN_CHUNK
             };
-            const COMMANDS: bool = true;
             const SYSTEMS: &'static [u32] = &[2u32, 3u32];
             #[inline]
             fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {

@@ -16,6 +16,9 @@ pub struct Stage {
     /// True for the stage of a frame-level system (no component or entity parameter): it runs
     /// once, alone in its stage.
     pub frame: bool,
+    /// True when one of its systems may spawn through `Commands`: in a deterministic world
+    /// (see [`crate::World::set_deterministic`]) the stage runs on one thread.
+    pub spawns: bool,
 }
 
 /// The generated schedule: the systems in the order `run_all` runs them, and the stages
@@ -43,6 +46,8 @@ impl fmt::Display for Schedule {
                 write!(f, " (once per run)")?;
             } else if !stage.parallel {
                 write!(f, " (one thread: writes a resource)")?;
+            } else if stage.spawns {
+                write!(f, " (one thread in a deterministic world: may spawn)")?;
             }
             writeln!(f)?;
             for (store, systems) in stage.stores {
@@ -75,18 +80,28 @@ mod tests {
                     stores: &[("Body", &["a", "b"]), ("Particle", &["b"])],
                     parallel: true,
                     frame: false,
+                    spawns: false,
                 },
                 Stage {
                     systems: &["c"],
                     stores: &[("Body", &["c"])],
                     parallel: false,
                     frame: false,
+                    spawns: false,
                 },
                 Stage {
                     systems: &["clock"],
                     stores: &[],
                     parallel: false,
                     frame: true,
+                    spawns: false,
+                },
+                Stage {
+                    systems: &["hatch"],
+                    stores: &[("Egg", &["hatch"])],
+                    parallel: true,
+                    frame: false,
+                    spawns: true,
                 },
             ],
         };
@@ -102,6 +117,10 @@ mod tests {
         assert!(text.contains("Body                   a + b"), "{text}");
         assert!(
             text.contains("stage 1: c (one thread: writes a resource)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("stage 3: hatch (one thread in a deterministic world: may spawn)\n"),
             "{text}"
         );
     }

@@ -51,7 +51,10 @@ impl<M: WorldModel> World<M> {
         if pending.is_empty() && self.table.entities().reserved_len() == 0 {
             return Vec::new();
         }
-        self.apply_pending(pending)
+        let start = std::time::Instant::now();
+        let errors = self.apply_pending(pending);
+        self.command_time += start.elapsed();
+        errors
     }
 
     /// Applies every command, also when one of them panics (a component's `Drop`, while

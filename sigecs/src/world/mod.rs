@@ -65,9 +65,11 @@ pub struct World<M: WorldModel> {
     sparse: sparse::Sparse<M::Set>,
     resources: M::Resources,
     min_chunk: Option<usize>,
-    /// Passes of systems with `Commands` run on one thread, so that the ids their spawns get
+    /// Passes of systems that may spawn run on one thread, so that the ids their spawns get
     /// do not depend on the thread count (see [`World::set_deterministic`]).
     deterministic: bool,
+    /// Time spent applying systems' commands, in all (see [`World::command_time`]).
+    command_time: std::time::Duration,
     /// What each generated pass measured of its cost in this world, for its split decision.
     costs: Box<[crate::__private::PassCost]>,
     /// One queue per declared event type, by id.
@@ -143,6 +145,7 @@ impl<M: WorldModel> World<M> {
             resources,
             min_chunk: None,
             deterministic: true,
+            command_time: std::time::Duration::ZERO,
             costs: vec![Default::default(); M::PASSES].into_boxed_slice(),
             events: M::events().iter().map(|e| (e.queue)()).collect(),
             cursors: vec![0; M::READERS].into_boxed_slice(),
@@ -413,10 +416,13 @@ impl<M: WorldModel> World<M> {
     /// (default: yes). Every command is applied in row order either way; what the thread count
     /// could change is which id a `Commands::spawn` returns, since jobs running side by side
     /// reserve ids in the order they reach them. A deterministic world runs the passes of
-    /// systems that take `Commands` on one thread (a pass without `Commands` still splits), so
-    /// spawns reserve ids in row order, whatever [`World::set_min_chunk`] says; `false` lets
-    /// those passes split too, for throughput, when no component keeps a spawned `Entity`
-    /// whose value matters (lockstep and replays need determinism).
+    /// systems that may spawn on one thread, so spawns reserve ids in row order, whatever
+    /// [`World::set_min_chunk`] says. The build script reads each system's body: one whose
+    /// `Commands` parameter is only ever the receiver of `despawn`, `insert`, `remove`, `send`,
+    /// `set_parent`, `remove_parent`, `set_transform`, `len` or `is_empty` calls cannot spawn,
+    /// and its pass still splits; any other use (a `spawn`, passing `commands` to a function)
+    /// counts as spawning. `false` lets every pass split, for throughput, when no component
+    /// keeps a spawned `Entity` whose value matters (lockstep and replays need determinism).
     pub fn set_deterministic(&mut self, deterministic: bool) {
         self.deterministic = deterministic;
     }
@@ -424,6 +430,14 @@ impl<M: WorldModel> World<M> {
     /// The setting of [`World::set_deterministic`].
     pub fn is_deterministic(&self) -> bool {
         self.deterministic
+    }
+
+    /// The time this world has spent applying its systems' commands, in all: after each pass
+    /// that issued any, on the calling thread, one command after another. It is the part of a
+    /// frame that no thread count speeds up, so profiles and Amdahl bounds count it apart from
+    /// the passes (the main job's report does).
+    pub fn command_time(&self) -> std::time::Duration {
+        self.command_time
     }
 
     /// The name of component `id` (for messages).

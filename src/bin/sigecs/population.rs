@@ -4,7 +4,6 @@
 use crate::{levels::*, options::*};
 use glam::Vec3;
 use sigecs::transform::TransformManager;
-use sigecs::Entity;
 use sigecs_demo::components::physics::*;
 use sigecs_demo::components::signatures::{Beacon, Body, Particle, Ship};
 use sigecs_demo::World;
@@ -59,20 +58,10 @@ pub(crate) fn populate(world: &mut World, n: usize, rng: &mut Rng) {
     }));
 }
 
-/// Particles whose lifetime ran out are despawned and replaced, keeping the count constant.
-pub(crate) fn recycle_particles(world: &mut World, rng: &mut Rng) -> usize {
-    // `for_each` runs the query's internal loop (one per store), not `next` per row.
-    let mut expired: Vec<Entity> = Vec::new();
-    world.query::<(Entity, &Lifetime)>().for_each(|(e, l)| {
-        if l.0 <= 0.0 {
-            expired.push(e);
-        }
-    });
-    for e in &expired {
-        world.despawn(*e);
-    }
-    world.spawn_batch((0..expired.len()).map(|_| particle(rng)));
-    expired.len()
+/// Replaces the particles the `expire` system despawned (`expired` of them), keeping their
+/// count constant.
+pub(crate) fn respawn_particles(world: &mut World, expired: usize, rng: &mut Rng) {
+    world.spawn_batch((0..expired).map(|_| particle(rng)));
 }
 
 /// A world spawned from the level and the options' seed: every run starts from the same state.

@@ -18,13 +18,18 @@ pub(crate) fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+/// The bundled systems' only commands are `expire`'s despawns, which cannot fail.
+const DESPAWNS_CANNOT_FAIL: &str = "a despawn command cannot fail";
+
 /// What one run of the frames measured.
 pub(crate) struct Run {
     pub(crate) world: World,
-    /// Seconds spent in each stage, summed over frames.
+    /// Seconds spent in each stage, summed over frames (its commands included).
     pub(crate) stage_secs: Vec<f64>,
-    /// Seconds spent recycling particles (sequential: queries, despawns, spawns).
-    pub(crate) recycle_secs: f64,
+    /// Seconds each stage spent applying its commands (sequential).
+    pub(crate) command_secs: Vec<f64>,
+    /// Seconds spent respawning expired particles (sequential).
+    pub(crate) respawn_secs: f64,
     pub(crate) total: Duration,
     pub(crate) recycled: usize,
 }
@@ -38,22 +43,25 @@ pub(crate) fn run_frames(opts: &Options, level: &Level, threads: usize) -> Run {
     let (mut world, mut rng) = fresh_world(opts, level);
     let stages = World::schedule().stages.len();
     let mut stage_secs = vec![0.0; stages];
+    let mut command_secs = vec![0.0; stages];
     let mut recycled = 0;
-    let mut recycle_secs = 0.0;
+    let mut respawn_secs = 0.0;
     let start = Instant::now();
     let mut last_report = Instant::now();
     pool.install(|| {
         for frame in 0..opts.frames {
-            for (k, secs) in stage_secs.iter_mut().enumerate() {
-                let t = Instant::now();
-                world
-                    .run_stage(k)
-                    .expect("the bundled systems issue no commands");
-                *secs += t.elapsed().as_secs_f64();
+            let alive = world.len();
+            for k in 0..stages {
+                let (t, applied) = (Instant::now(), world.command_time());
+                world.run_stage(k).expect(DESPAWNS_CANNOT_FAIL);
+                stage_secs[k] += t.elapsed().as_secs_f64();
+                command_secs[k] += (world.command_time() - applied).as_secs_f64();
             }
             let t = Instant::now();
-            recycled += recycle_particles(&mut world, &mut rng);
-            recycle_secs += t.elapsed().as_secs_f64();
+            let expired = alive - world.len();
+            respawn_particles(&mut world, expired, &mut rng);
+            recycled += expired;
+            respawn_secs += t.elapsed().as_secs_f64();
             if last_report.elapsed() > Duration::from_secs(2) {
                 println!(
                     "  {threads} thread(s): frame {}/{} ({:.1?})",
@@ -68,7 +76,8 @@ pub(crate) fn run_frames(opts: &Options, level: &Level, threads: usize) -> Run {
     Run {
         world,
         stage_secs,
-        recycle_secs,
+        command_secs,
+        respawn_secs,
         total: start.elapsed(),
         recycled,
     }
@@ -91,17 +100,17 @@ pub(crate) fn time_systems(opts: &Options, level: &Level) -> Vec<(usize, f64)> {
     let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(opts.frames); SYSTEM_NAMES.len()];
     pool.install(|| {
         for _ in 0..opts.frames {
+            let alive = world.len();
             for (i, s) in samples.iter_mut().enumerate() {
                 let rows = world.system_rows(i);
                 let t = Instant::now();
-                world
-                    .run_system(i)
-                    .expect("the bundled systems issue no commands");
+                world.run_system(i).expect(DESPAWNS_CANNOT_FAIL);
                 if rows > 0 {
                     s.push(t.elapsed().as_nanos() as f64 / rows as f64);
                 }
             }
-            recycle_particles(&mut world, &mut rng);
+            let expired = alive - world.len();
+            respawn_particles(&mut world, expired, &mut rng);
         }
     });
     samples
@@ -200,10 +209,11 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
         "ran {} frames ({} particles expired and respawned)",
         opts.frames, final_run.recycled
     );
-    // Amdahl: the share of the whole 1-thread run that can run in parallel. A stage's pass
-    // splits when the stage writes no resource and its stores hold enough rows in all (the
-    // runner's own rule, `job_rows`); everything else is sequential: stages that do not split,
-    // particle recycling, and the frame loop's own bookkeeping (the rest of the total).
+    // Amdahl: the share of the whole 1-thread run that can run in parallel: the passes of
+    // stages that split (the stage writes no resource, may not spawn in this deterministic
+    // world, and its stores hold enough rows: the runner's own rule, `job_rows`). Everything
+    // else is sequential: the commands every stage applies after its pass, stages that do not
+    // split, respawning particles, and the frame loop's own bookkeeping (the rest).
     let plan = World::schedule();
     let min_chunk = opts
         .min_chunk
@@ -216,33 +226,42 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
             .find(|s| s.name == name)
             .map_or(0, |s| s.entities)
     };
-    let stage_secs: f64 = single.stage_secs.iter().sum();
-    let parallel_secs: f64 = single
+    let splits = |s: &sigecs::schedule::Stage| {
+        let rows: usize = s.stores.iter().map(|(n, _)| rows_of(n)).sum();
+        s.parallel && !s.spawns && job_rows(rows, min_chunk, opts.threads).is_some()
+    };
+    let (mut parallel_secs, mut inline_secs) = (0.0, 0.0);
+    for ((stage, commands), s) in single
         .stage_secs
         .iter()
+        .zip(&single.command_secs)
         .zip(plan.stages)
-        .filter(|(_, s)| {
-            let rows: usize = s.stores.iter().map(|(n, _)| rows_of(n)).sum();
-            s.parallel && job_rows(rows, min_chunk, opts.threads).is_some()
-        })
-        .map(|(t, _)| t)
-        .sum();
+    {
+        let pass = (stage - commands).max(0.0);
+        if splits(s) {
+            parallel_secs += pass;
+        } else {
+            inline_secs += pass;
+        }
+    }
+    let command_secs: f64 = single.command_secs.iter().sum();
+    let stage_secs: f64 = single.stage_secs.iter().sum();
     let total_secs = single.total.as_secs_f64();
-    let other_secs = (total_secs - stage_secs - single.recycle_secs).max(0.0);
-    // `+ 0.0`: an empty f64 sum is -0.0, which would print as "-0.0%".
+    let other_secs = (total_secs - stage_secs - single.respawn_secs).max(0.0);
     let share = if total_secs > 0.0 {
-        parallel_secs / total_secs + 0.0
+        parallel_secs / total_secs
     } else {
         0.0
     };
     let ms = |secs: f64| secs * 1e3;
     println!(
-        "  1 thread:   {:>10.2?}  checksum {:016x}  (stages {:.2} ms, of which splittable {:.2} ms; recycling {:.2} ms; other {:.2} ms)",
+        "  1 thread:   {:>10.2?}  checksum {:016x}  (passes that split {:.2} ms; sequential: commands {:.2} ms, passes that do not split {:.2} ms, respawns {:.2} ms, the rest {:.2} ms)",
         single.total,
         checksum(&single.world),
-        ms(stage_secs),
         ms(parallel_secs),
-        ms(single.recycle_secs),
+        ms(command_secs),
+        ms(inline_secs),
+        ms(single.respawn_secs),
         ms(other_secs),
     );
     if let Some(p) = &parallel {
@@ -254,7 +273,7 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
             checksum(&p.world)
         );
         println!(
-            "parallel efficiency: {:.1}% of the 1-thread run is in passes large enough to split (min_chunk {}; the rest is sequential); Amdahl bound {:.2}x on {} threads; measured speedup {:.2}x (median of {} runs each)",
+            "parallel efficiency: {:.1}% of the 1-thread run is in passes that split (min_chunk {}; the rest is sequential); Amdahl bound {:.2}x on {} threads; measured speedup {:.2}x (median of {} runs each)",
             100.0 * share,
             min_chunk,
             1.0 / ((1.0 - share) + share / n),
@@ -268,7 +287,7 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
         }
     } else {
         println!(
-            "parallel efficiency: {:.1}% of the 1-thread run is in passes large enough to split (min_chunk {})",
+            "parallel efficiency: {:.1}% of the 1-thread run is in passes that split (min_chunk {})",
             100.0 * share,
             min_chunk
         );

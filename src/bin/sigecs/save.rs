@@ -58,8 +58,12 @@ pub(crate) fn save_cmd(args: Vec<String>) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     populate(&mut world, opts.entities, &mut rng);
     for _ in 0..frames {
-        world.run_schedule();
-        recycle_particles(&mut world, &mut rng);
+        let alive = world.len();
+        world
+            .run_schedule()
+            .expect("the bundled systems' only commands, despawns, cannot fail");
+        let expired = alive - world.len();
+        respawn_particles(&mut world, expired, &mut rng);
     }
     let t = Instant::now();
     let blob = world

@@ -6,7 +6,7 @@
 //! cold structs. Either way a component lives at a [`Slot`]: a column and a byte offset in the
 //! column's element. The store is packed: rows `0..len` are live, removal is swap-remove.
 
-use super::column::Column;
+use super::column::{copy_bytes, Column};
 use super::versions::Versions;
 use crate::entity::Entity;
 use crate::model::{ComponentInfo, Slot, StoreInfo};
@@ -206,7 +206,17 @@ impl Store {
             self.versions.mark_row(row, stamp);
         }
         for c in self.columns.iter_mut() {
-            if row != last {
+            if row == last {
+                continue;
+            }
+            if c.ty().drop_slice.is_none() {
+                // A value without drop glue needs no drop: the last row's is copied over it
+                // (half the work of a swap, and sized copies for the common sizes).
+                // SAFETY: row and last are distinct initialised elements of the column; `last`
+                // is past the new length and its drop below does nothing for this type.
+                unsafe { copy_bytes(c.ptr_at(last), c.ptr_at(row), c.elem_size()) };
+            } else {
+                // The removed value is dropped last, once the store is consistent.
                 // SAFETY: row and last are distinct initialised elements of the column.
                 unsafe {
                     std::ptr::swap_nonoverlapping(c.ptr_at(row), c.ptr_at(last), c.elem_size())
@@ -215,9 +225,11 @@ impl Store {
         }
         self.entities.swap_remove(row);
         relocate(self.entities.get(row).copied());
-        // SAFETY: element `last` of every column holds the removed values; the store's length
-        // is `last` now, so nothing reads them again.
-        unsafe { drop_columns(&mut self.columns, last, last + 1) };
+        if self.columns.iter().any(|c| c.ty().drop_slice.is_some()) {
+            // SAFETY: element `last` of every column holds the removed values; the store's
+            // length is `last` now, so nothing reads them again.
+            unsafe { drop_columns(&mut self.columns, last, last + 1) };
+        }
     }
 
     /// Removes `row`'s entity by moving the last row's entity into it, once the columns did

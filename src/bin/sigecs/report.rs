@@ -230,20 +230,26 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
         let rows: usize = s.stores.iter().map(|(n, _)| rows_of(n)).sum();
         s.parallel && !s.spawns && job_rows(rows, min_chunk, opts.threads).is_some()
     };
-    let (mut parallel_secs, mut inline_secs) = (0.0, 0.0);
-    for ((stage, commands), s) in single
-        .stage_secs
-        .iter()
-        .zip(&single.command_secs)
-        .zip(plan.stages)
-    {
-        let pass = (stage - commands).max(0.0);
-        if splits(s) {
-            parallel_secs += pass;
-        } else {
-            inline_secs += pass;
+    // A run's time in passes that split and in passes that do not (each stage's time less
+    // its commands).
+    let passes = |run: &Run| {
+        let (mut split, mut inline) = (0.0, 0.0);
+        for ((stage, commands), s) in run
+            .stage_secs
+            .iter()
+            .zip(&run.command_secs)
+            .zip(plan.stages)
+        {
+            let pass = (stage - commands).max(0.0);
+            if splits(s) {
+                split += pass;
+            } else {
+                inline += pass;
+            }
         }
-    }
+        (split, inline)
+    };
+    let (parallel_secs, inline_secs) = passes(&single);
     let command_secs: f64 = single.command_secs.iter().sum();
     let stage_secs: f64 = single.stage_secs.iter().sum();
     let total_secs = single.total.as_secs_f64();
@@ -266,18 +272,31 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
     );
     if let Some(p) = &parallel {
         let n = opts.threads as f64;
+        let (split_secs, _) = passes(p);
+        // How much faster the passes that split ran: what the hand-offs to rayon's threads and
+        // uneven jobs leave of `n`.
+        let pass_speedup = if split_secs > 0.0 {
+            parallel_secs / split_secs
+        } else {
+            1.0
+        };
         println!(
-            "  {} threads: {:>10.2?}  checksum {:016x}",
+            "  {} threads: {:>10.2?}  checksum {:016x}  (passes that split {:.2} ms, {:.2}x faster)",
             opts.threads,
             p.total,
-            checksum(&p.world)
+            checksum(&p.world),
+            ms(split_secs),
+            pass_speedup,
         );
+        let amdahl = |speedup: f64| 1.0 / ((1.0 - share) + share / speedup);
         println!(
-            "parallel efficiency: {:.1}% of the 1-thread run is in passes that split (min_chunk {}; the rest is sequential); Amdahl bound {:.2}x on {} threads; measured speedup {:.2}x (median of {} runs each)",
+            "parallel efficiency: {:.1}% of the 1-thread run is in passes that split (min_chunk {}; the rest is sequential); Amdahl bound {:.2}x on {} threads, {:.2}x with the passes' own {:.2}x; measured speedup {:.2}x (median of {} runs each)",
             100.0 * share,
             min_chunk,
-            1.0 / ((1.0 - share) + share / n),
+            amdahl(n),
             opts.threads,
+            amdahl(pass_speedup),
+            pass_speedup,
             single.total.as_secs_f64() / p.total.as_secs_f64(),
             opts.repeats,
         );

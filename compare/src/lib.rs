@@ -4,8 +4,9 @@
 //! sparsey, each the way its documentation recommends, and for hand-written floors: one `Vec`
 //! per field ([`floor_vecs`], the floor every ratio is taken to), one `Vec` of row structs
 //! ([`floor_rows`]) and, for frag_iter, one `Vec` per component set
-//! ([`floor_vecs::FragIterPerSet`]). sigecs has a second row for add_remove, `sigecs_dynamic`:
-//! the same workload through a dynamic store (a component set no signature declares).
+//! ([`floor_vecs::FragIterPerSet`]). sigecs has two more rows for add_remove: `sigecs_dynamic`,
+//! the same workload through a dynamic store (a component set no signature declares), and
+//! `sigecs_sparse`, with the component stored sparsely (`#[component(sparse)]`).
 //!
 //! Every implementation of a workload is a type implementing [`Workload`]: `new` builds the
 //! data (not timed), `run` is one timed iteration, `observe` reads the results back through the
@@ -108,13 +109,15 @@ pub const WORKLOADS: &[WorkloadInfo] = &[
 ];
 
 /// The implementations, in report order; `floor_vecs` is the floor ratios are taken to.
-/// `floor_per_set` runs frag_iter only, `sigecs_dynamic` add_remove only (see [`NOTES`]).
+/// `floor_per_set` runs frag_iter only, `sigecs_dynamic` and `sigecs_sparse` add_remove only
+/// (see [`NOTES`]).
 pub const IMPLS: &[&str] = &[
     "floor_vecs",
     "floor_rows",
     "floor_per_set",
     "sigecs",
     "sigecs_dynamic",
+    "sigecs_sparse",
     "hecs",
     "bevy_ecs",
     "legion",
@@ -168,6 +171,18 @@ pub const NOTES: &[Note] = &[
     },
     Note {
         implementation: "sigecs_dynamic",
+        workload: None,
+        runs: false,
+        text: "an add_remove variant only (the other workloads have no structural change)",
+    },
+    Note {
+        implementation: "sigecs_sparse",
+        workload: Some("add_remove"),
+        runs: true,
+        text: "inserts and removes the fixture's `SparseB`, a `#[component(sparse)]` copy of `B`: set and cleared in its sparse set, no row moves",
+    },
+    Note {
+        implementation: "sigecs_sparse",
         workload: None,
         runs: false,
         text: "an add_remove variant only (the other workloads have no structural change)",
@@ -228,6 +243,7 @@ macro_rules! for_each_impl {
     (@per_set $m:ident, $ty:ident) => {};
     (@dynamic $m:ident, AddRemove) => {
         $m!("sigecs_dynamic", $crate::sigecs_impl::AddRemoveDynamic);
+        $m!("sigecs_sparse", $crate::sigecs_impl::AddRemoveSparse);
     };
     (@dynamic $m:ident, $ty:ident) => {};
 }

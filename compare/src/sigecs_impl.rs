@@ -300,3 +300,57 @@ impl AddRemoveSteps for AddRemoveDynamic {
         }
     }
 }
+
+/// add_remove with `B` stored sparsely: the fixture's `SparseB` (`#[component(sparse)]`) in
+/// place of `B`, so `insert` and `remove` set and clear one slot of its sparse set and move no
+/// row. The observation reports `SparseB` under `B`'s names.
+pub struct AddRemoveSparse {
+    world: ar::World,
+    entities: Vec<Entity>,
+}
+
+impl Workload for AddRemoveSparse {
+    fn new(n: usize) -> Self {
+        let (world, entities) = add_remove_world(n);
+        AddRemoveSparse { world, entities }
+    }
+
+    fn run(&mut self) {
+        self.add();
+        self.remove();
+    }
+
+    fn observe(&mut self) -> Observation {
+        assert!(
+            self.world.undeclared().is_empty(),
+            "a sparse component moves no entity"
+        );
+        let a: Vec<f64> = self.world.query::<&ar::A>().map(|a| a.0 as f64).collect();
+        let b: Vec<f64> = self
+            .world
+            .query::<&ar::SparseB>()
+            .map(|b| b.0 as f64)
+            .collect();
+        add_remove_observation(a, b)
+    }
+}
+
+impl AddRemoveSteps for AddRemoveSparse {
+    fn add(&mut self) {
+        for (i, &e) in self.entities.iter().enumerate() {
+            self.world
+                .insert(e, ar::SparseB(data::add_remove_value(i)))
+                .expect("a live entity");
+        }
+    }
+
+    fn remove(&mut self) {
+        for &e in &self.entities {
+            std::hint::black_box(
+                self.world
+                    .remove::<ar::SparseB>(e)
+                    .expect("an entity with a SparseB"),
+            );
+        }
+    }
+}

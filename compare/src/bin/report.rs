@@ -379,6 +379,7 @@ fn color(imp: &str) -> RGBColor {
         "specs" => RGBColor(140, 86, 75),
         "floor_per_set" => RGBColor(200, 200, 200),
         "sigecs_dynamic" => RGBColor(250, 150, 150),
+        "sigecs_sparse" => RGBColor(140, 20, 20),
         "sparsey" => RGBColor(23, 190, 207),
         _ => RGBColor(0, 0, 0),
     }

@@ -17,6 +17,7 @@
 use super::commands::{Command, Commands};
 use crate::entity::EntityManager;
 use rayon::prelude::*;
+use std::sync::{Mutex, PoisonError};
 
 /// Chunks handed out per thread, so uneven progress of threads still balances.
 const CHUNKS_PER_THREAD: usize = 4;
@@ -421,14 +422,34 @@ pub fn run_jobs<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
 ) -> Pending {
     let mut cut = Jobs::new(job_rows);
     parts.each(&mut |part| cut.push(part));
+    // Each job is taken once, by the thread that runs it (the lock is never held while a body
+    // runs, so a panicking body cannot poison it for another job).
+    let jobs: Vec<Mutex<Vec<S::Part>>> = cut.finish().into_iter().map(Mutex::new).collect();
+    let run = |j: usize, commands: &mut Commands<'_>| {
+        let job = std::mem::take(&mut *jobs[j].lock().unwrap_or_else(PoisonError::into_inner));
+        for part in job {
+            body(part, commands);
+        }
+    };
+    run_indexed(jobs.len(), entities, &run)
+}
+
+/// Runs jobs `0..n` on rayon's pool, each with its own [`Commands`] buffer; returns the
+/// buffers in job order. Not generic: rayon's parallel iterator is compiled once for every
+/// pass of every world, rather than once per pass (at 512 systems that was hundreds of
+/// instantiations of its splitting and collecting code, a large part of the build).
+#[inline(never)]
+fn run_indexed(
+    n: usize,
+    entities: &EntityManager,
+    run: &(dyn Fn(usize, &mut Commands<'_>) + Sync),
+) -> Pending {
     Pending(
-        cut.finish()
+        (0..n)
             .into_par_iter()
-            .map(|job| {
+            .map(|j| {
                 let mut commands = Commands::new(entities);
-                for part in job {
-                    body(part, &mut commands);
-                }
+                run(j, &mut commands);
                 commands.into_ops()
             })
             .collect(),

@@ -292,6 +292,12 @@ pub trait PassParts<'a>: SplitRows + Sized {
     /// For a change-filtered system (alone in its pass): the component ids whose changes it
     /// watches, so that it visits only the changed runs of its dynamic stores.
     const CHANGED: &'static [u32] = &[];
+    /// The pass visits dynamic stores (its `SYSTEMS` are given). A constant, so that a pass
+    /// that does not (or that is not change-filtered) never compiles the code for it: rustc
+    /// leaves out what an `if` on a constant cannot reach.
+    const DYNAMIC: bool = !Self::SYSTEMS.is_empty();
+    /// The pass is change-filtered (its `CHANGED` are given); a constant for the same reason.
+    const FILTERED: bool = !Self::CHANGED.is_empty();
 
     /// Rows of the pass's declared stores.
     fn rows(stores: &StoresMut<'a, true>) -> usize;
@@ -341,7 +347,7 @@ impl<'a, P: PassParts<'a>> Parts for PassStores<'a, P> {
     #[inline]
     fn rows(&self) -> usize {
         let declared = P::rows(&self.stores);
-        if P::SYSTEMS.is_empty() {
+        if !P::DYNAMIC {
             return declared;
         }
         declared + self.dynamic.rows(&self.stores, P::SYSTEMS)
@@ -350,18 +356,22 @@ impl<'a, P: PassParts<'a>> Parts for PassStores<'a, P> {
     #[inline]
     fn each(mut self, f: &mut impl FnMut(P)) {
         P::each(&mut self.stores, self.since, f);
-        match (P::SYSTEMS, P::CHANGED) {
-            ([], _) => {}
-            (systems, []) => self
-                .dynamic
-                .each(&mut self.stores, systems, |view, k| f(P::dynamic(k, view))),
-            ([system, ..], changed) => self.dynamic.each_changed(
+        if !P::DYNAMIC {
+            return;
+        }
+        if P::FILTERED {
+            self.dynamic.each_changed(
                 &mut self.stores,
-                *system,
-                changed,
+                P::SYSTEMS[0],
+                P::CHANGED,
                 self.since,
                 |view, runs| each_run(P::dynamic(0, view), runs, f),
-            ),
+            );
+        } else {
+            self.dynamic
+                .each(&mut self.stores, P::SYSTEMS, &mut |view, k| {
+                    f(P::dynamic(k, view))
+                });
         }
     }
 }
@@ -416,7 +426,7 @@ impl<'w> DynamicStores<'w> {
             return 0;
         }
         let mut rows = 0;
-        self.merge(systems, |id, _, first| {
+        self.merge(systems, &mut |id, _, first| {
             if first {
                 rows += stores.len_of(id);
             }
@@ -427,7 +437,9 @@ impl<'w> DynamicStores<'w> {
     /// Calls `f(id, k, first)` for every pair of a dynamic store `id` and a system
     /// `systems[k]` that visits it, in ascending store order, then in the order of `systems`;
     /// `first` is true for the first pair of each store.
-    fn merge(&self, systems: &[u32], mut f: impl FnMut(u32, usize, bool)) {
+    ///
+    /// Not generic (`f` is a `dyn` closure): compiled once, not once per pass.
+    fn merge(&self, systems: &[u32], f: &mut dyn FnMut(u32, usize, bool)) {
         let mut cursors: Vec<&[u32]> = systems.iter().map(|&s| self.of(s)).collect();
         while let Some(id) = cursors.iter().filter_map(|c| c.first().copied()).min() {
             let mut first = true;
@@ -464,18 +476,18 @@ impl<'w> DynamicStores<'w> {
     /// Takes every dynamic store any of `systems` visits, in ascending id order, after every
     /// declared store the pass takes, and calls `f(view, k)` once for each system `systems[k]`
     /// that visits it, with the store's (checked) view.
-    #[inline]
+    #[inline(never)]
     pub fn each<const TRUSTED: bool>(
         &self,
         stores: &mut StoresMut<'w, TRUSTED>,
         systems: &[u32],
-        mut f: impl FnMut(&mut StoreColumns<'w, false>, usize),
+        f: &mut dyn FnMut(&mut StoreColumns<'w, false>, usize),
     ) {
         if self.none(systems) {
             return;
         }
         let mut view = None;
-        self.merge(systems, |id, k, first| {
+        self.merge(systems, &mut |id, k, first| {
             if first {
                 view = Some(stores.take_checked(id));
             }

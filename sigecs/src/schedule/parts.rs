@@ -281,12 +281,16 @@ fn jobs<P: SplitRows>(parts: impl IntoIterator<Item = P>, rows: usize) -> Vec<Ve
         cut.push(part);
     }
     cut.finish()
+        .into_iter()
+        .map(|job| job.into_inner().unwrap())
+        .collect()
 }
 
 /// Parts cut into jobs of about `rows` rows each, in order, as they come.
 struct Jobs<P> {
     rows: usize,
-    jobs: Vec<Vec<P>>,
+    /// Each behind a lock, so that the thread that runs a job takes it (see [`run_jobs`]).
+    jobs: Vec<Mutex<Vec<P>>>,
     job: Vec<P>,
     room: usize,
 }
@@ -310,15 +314,15 @@ impl<P: SplitRows> Jobs<P> {
             }
             let (head, tail) = part.split_at(self.room);
             self.job.push(head);
-            self.jobs.push(std::mem::take(&mut self.job));
+            self.jobs.push(Mutex::new(std::mem::take(&mut self.job)));
             self.room = self.rows;
             part = tail;
         }
     }
 
-    fn finish(mut self) -> Vec<Vec<P>> {
+    fn finish(mut self) -> Vec<Mutex<Vec<P>>> {
         if !self.job.is_empty() {
-            self.jobs.push(self.job);
+            self.jobs.push(Mutex::new(self.job));
         }
         self.jobs
     }
@@ -424,7 +428,7 @@ pub fn run_jobs<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
     parts.each(&mut |part| cut.push(part));
     // Each job is taken once, by the thread that runs it (the lock is never held while a body
     // runs, so a panicking body cannot poison it for another job).
-    let jobs: Vec<Mutex<Vec<S::Part>>> = cut.finish().into_iter().map(Mutex::new).collect();
+    let jobs = cut.finish();
     let run = |j: usize, commands: &mut Commands<'_>| {
         let job = std::mem::take(&mut *jobs[j].lock().unwrap_or_else(PoisonError::into_inner));
         for part in job {

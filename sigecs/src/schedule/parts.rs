@@ -17,7 +17,6 @@
 use super::commands::{Command, Commands};
 use crate::entity::EntityManager;
 use rayon::prelude::*;
-use std::sync::{Mutex, PoisonError};
 
 /// Chunks handed out per thread, so uneven progress of threads still balances.
 const CHUNKS_PER_THREAD: usize = 4;
@@ -276,55 +275,154 @@ impl Pending {
 /// Cuts `parts` into jobs of about `rows` rows each, in order.
 #[cfg(test)]
 fn jobs<P: SplitRows>(parts: impl IntoIterator<Item = P>, rows: usize) -> Vec<Vec<P>> {
-    let mut cut = Jobs::new(rows);
+    let mut cut = Cut::new(rows);
+    let mut pieces = Vec::new();
     for part in parts {
-        cut.push(part);
+        cut.push(&mut pieces, part);
     }
-    cut.finish()
-        .into_iter()
-        .map(|job| job.into_inner().unwrap())
+    let ends = cut.finish(pieces.len()).ends;
+    let mut rest = pieces.into_iter();
+    let mut start = 0;
+    ends.iter()
+        .map(|&end| {
+            let job = rest.by_ref().take(end - start).collect();
+            start = end;
+            job
+        })
         .collect()
 }
 
-/// Parts cut into jobs of about `rows` rows each, in order, as they come.
-struct Jobs<P> {
+/// Parts cut into jobs of about `rows` rows each, in order, as they come: the pieces go to
+/// one list, and the cut keeps where each job ends in it. Only [`Cut::push`] depends on the
+/// part type, so a pass compiles little of the splitting.
+struct Cut {
     rows: usize,
-    /// Each behind a lock, so that the thread that runs a job takes it (see [`run_jobs`]).
-    jobs: Vec<Mutex<Vec<P>>>,
-    job: Vec<P>,
+    /// Rows the current job still has room for.
     room: usize,
+    /// The end of each finished job in the list of pieces.
+    ends: Vec<usize>,
 }
 
-impl<P: SplitRows> Jobs<P> {
+impl Cut {
     fn new(rows: usize) -> Self {
-        Jobs {
+        let rows = rows.max(1);
+        Cut {
             rows,
-            jobs: Vec::new(),
-            job: Vec::new(),
             room: rows,
+            ends: Vec::new(),
         }
     }
 
-    fn push(&mut self, mut part: P) {
+    /// Adds `part` to the jobs, cut where a job is full; empty pieces are left out.
+    fn push<P: SplitRows>(&mut self, pieces: &mut Vec<P>, mut part: P) {
         while !part.is_empty() {
             if part.len() < self.room {
                 self.room -= part.len();
-                self.job.push(part);
+                pieces.push(part);
                 return;
             }
             let (head, tail) = part.split_at(self.room);
-            self.job.push(head);
-            self.jobs.push(Mutex::new(std::mem::take(&mut self.job)));
+            pieces.push(head);
+            self.ends.push(pieces.len());
             self.room = self.rows;
             part = tail;
         }
     }
 
-    fn finish(mut self) -> Vec<Mutex<Vec<P>>> {
-        if !self.job.is_empty() {
-            self.jobs.push(Mutex::new(self.job));
+    /// The jobs of a list of `pieces` pieces.
+    fn finish(mut self, pieces: usize) -> JobRanges {
+        if self.ends.last().copied().unwrap_or(0) < pieces {
+            self.ends.push(pieces);
         }
-        self.jobs
+        JobRanges::new(self.ends, pieces)
+    }
+}
+
+/// Where each job's pieces are in the list of a split pass's pieces, and whether the job was
+/// taken: each job's range is claimed once.
+struct JobRanges {
+    /// The end of each job, ascending.
+    ends: Vec<usize>,
+    taken: Vec<std::sync::atomic::AtomicBool>,
+}
+
+impl JobRanges {
+    /// Jobs ending at `ends` in a list of `pieces` pieces.
+    ///
+    /// # Panics
+    /// When `ends` descend or pass `pieces`.
+    fn new(ends: Vec<usize>, pieces: usize) -> Self {
+        assert!(
+            ends.windows(2).all(|w| w[0] <= w[1]) && ends.last().is_none_or(|&e| e <= pieces),
+            "job ends ascend within the pieces"
+        );
+        let taken = ends.iter().map(|_| Default::default()).collect();
+        JobRanges { ends, taken }
+    }
+
+    /// How many jobs there are.
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Do the jobs end within a list of `pieces` pieces?
+    fn within(&self, pieces: usize) -> bool {
+        self.ends.last().is_none_or(|&e| e <= pieces)
+    }
+
+    /// The range of job `j` the first time it is asked for; `None` after that, or when there
+    /// is no job `j`. Ranges are disjoint and within the list the jobs were made for.
+    fn claim(&self, j: usize) -> Option<std::ops::Range<usize>> {
+        let end = *self.ends.get(j)?;
+        if self.taken[j].swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return None;
+        }
+        let start = if j == 0 { 0 } else { self.ends[j - 1] };
+        Some(start..end)
+    }
+}
+
+/// The pieces of a split pass, each moved out once, by the job that holds it. One list and
+/// job ranges rather than a list per job: a pass instantiates no lock, vector of vectors or
+/// iterator over its part type (at 512 systems those were a fifth of the crate's code).
+struct Pieces<P> {
+    /// Owns the buffer with its length set to 0: the pieces belong to the jobs, and dropping
+    /// the vector frees the buffer without dropping any (a piece a panic left untaken leaks).
+    buffer: Vec<P>,
+    jobs: JobRanges,
+}
+
+// SAFETY: a shared `Pieces` only hands out pieces by value, each once (see `Pieces::take`), so
+// sharing it between threads moves pieces between threads, which `P: Send` allows.
+unsafe impl<P: Send> Sync for Pieces<P> {}
+
+impl<P> Pieces<P> {
+    /// The pieces of `buffer`, in `jobs` (made for a list of `buffer.len()` pieces).
+    ///
+    /// # Panics
+    /// When `jobs` were made for a longer list.
+    fn new(mut buffer: Vec<P>, jobs: JobRanges) -> Self {
+        assert!(jobs.within(buffer.len()), "jobs within the pieces");
+        // SAFETY: shortening a vector only forgets its elements; they stay initialized in the
+        // buffer, and `take` moves each out once.
+        unsafe { buffer.set_len(0) };
+        Pieces { buffer, jobs }
+    }
+
+    /// Hands `f` the pieces of job `j` in order, moved out; nothing for a job already taken
+    /// or out of range.
+    fn take(&self, j: usize, f: &mut impl FnMut(P)) {
+        let Some(range) = self.jobs.claim(j) else {
+            return;
+        };
+        let base = self.buffer.as_ptr();
+        for i in range {
+            // SAFETY: job ranges end within the pieces `buffer` held (checked in `new`), so
+            // `base + i` is an initialized piece in the buffer, which lives as long as `self`.
+            // Ranges are disjoint and each is claimed once, so no piece is read twice:
+            // reading it moves it out.
+            f(unsafe { base.add(i).read() });
+        }
     }
 }
 
@@ -424,18 +522,16 @@ pub fn run_jobs<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
     entities: &EntityManager,
     body: &F,
 ) -> Pending {
-    let mut cut = Jobs::new(job_rows);
-    parts.each(&mut |part| cut.push(part));
-    // Each job is taken once, by the thread that runs it (the lock is never held while a body
-    // runs, so a panicking body cannot poison it for another job).
-    let jobs = cut.finish();
+    let mut cut = Cut::new(job_rows);
+    let mut pieces = Vec::new();
+    parts.each(&mut |part| cut.push(&mut pieces, part));
+    let jobs = cut.finish(pieces.len());
+    let n = jobs.len();
+    let pieces = Pieces::new(pieces, jobs);
     let run = |j: usize, commands: &mut Commands<'_>| {
-        let job = std::mem::take(&mut *jobs[j].lock().unwrap_or_else(PoisonError::into_inner));
-        for part in job {
-            body(part, commands);
-        }
+        pieces.take(j, &mut |part| body(part, commands));
     };
-    run_indexed(jobs.len(), entities, &run)
+    run_indexed(n, entities, &run)
 }
 
 /// Runs jobs `0..n` on rayon's pool, each with its own [`Commands`] buffer; returns the
@@ -594,6 +690,57 @@ mod tests {
             "small parts group together"
         );
         assert_eq!(flat[3], (24..30).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn pieces_are_handed_out_once_by_job() {
+        let words: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
+        let pieces = Pieces::new(words, JobRanges::new(vec![2, 2, 5], 5));
+        assert_eq!(pieces.jobs.len(), 3);
+        let mut got = Vec::new();
+        pieces.take(2, &mut |w| got.push(w));
+        assert_eq!(got, ["c", "d", "e"]);
+        pieces.take(2, &mut |w| got.push(w));
+        assert_eq!(got.len(), 3, "a job is taken once");
+        pieces.take(1, &mut |w| got.push(w));
+        assert_eq!(got.len(), 3, "an empty job holds nothing");
+        pieces.take(9, &mut |w| got.push(w));
+        assert_eq!(got.len(), 3, "no job 9");
+        pieces.take(0, &mut |w| got.push(w));
+        assert_eq!(got, ["c", "d", "e", "a", "b"]);
+        // Dropping `pieces` frees the buffer and drops no piece again (Miri checks both).
+    }
+
+    #[test]
+    fn pieces_left_untaken_are_leaked_not_dropped_twice() {
+        let words = vec![String::from("x"), String::from("y")];
+        let pieces = Pieces::new(words, JobRanges::new(vec![1, 2], 2));
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pieces.take(0, &mut |_| panic!("a body panics"));
+        }));
+        assert!(result.is_err());
+        let mut rest = Vec::new();
+        pieces.take(0, &mut |w| rest.push(w));
+        pieces.take(1, &mut |w| rest.push(w));
+        assert_eq!(rest, ["y"], "the panicking job is not run again");
+    }
+
+    #[test]
+    #[should_panic(expected = "job ends ascend within the pieces")]
+    fn pieces_refuse_job_ends_past_the_buffer() {
+        let _ = JobRanges::new(vec![1, 3], 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "jobs within the pieces")]
+    fn pieces_refuse_jobs_made_for_more_pieces() {
+        let _ = Pieces::new(vec![1u8, 2], JobRanges::new(vec![3], 3));
+    }
+
+    #[test]
+    #[should_panic(expected = "job ends ascend within the pieces")]
+    fn pieces_refuse_descending_job_ends() {
+        let _ = JobRanges::new(vec![2, 1], 2);
     }
 
     /// A cost with two inline runs of `elapsed` over `rows` rows recorded.

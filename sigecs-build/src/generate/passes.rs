@@ -5,7 +5,8 @@
 //! A pass declares an enum `Part` with one variant per store *shape* — the column types and
 //! system calls a store needs; stores of one shape (most of a pass's stores) share it —
 //! holding a store's typed column slices, and a body with one arm per shape that runs the
-//! systems over a part with a plain zipped loop, so the inner loop is a hand-written one.
+//! systems over a part with a plain loop (over several columns, an index loop over slices cut
+//! to one length), so the inner loop is a hand-written one.
 //! `Part` implements `sigecs::__private::PassParts`, which says what differs between passes:
 //! how the declared stores' columns are taken (a line each, as the store's variant, in a pass
 //! over fewer than [`TABLE_FROM`] stores; from there a static table of store ids and column
@@ -146,17 +147,6 @@ fn pass(
         let slices: Vec<Ident> = (0..sources.len())
             .map(|k| format_ident!("c{}", k))
             .collect();
-        let iters = sources.iter().zip(&slices).map(|(src, c)| {
-            if src.mutable {
-                quote!(#c.iter_mut())
-            } else {
-                quote!(#c.iter())
-            }
-        });
-        let (iter, pat) = zip(
-            iters.collect(),
-            sources.iter().map(|s| s.binding.clone()).collect(),
-        );
         let calls: Vec<TokenStream> = here.iter().map(|&i| call(model, i, s, &sources)).collect();
         let part_types: Vec<TokenStream> = sources
             .iter()
@@ -169,7 +159,7 @@ fn pass(
                 }
             })
             .collect();
-        let body = quote!(for #pat in #iter { #(#calls)* });
+        let body = row_loop(&sources, &slices, &calls);
         let part_type = nest(part_types);
         let key = quote!(#part_type #body).to_string();
         let seen = shapes.iter().position(|k| *k == key);
@@ -673,17 +663,47 @@ fn column_of(model: &Model, store: usize, c: usize) -> usize {
     }
 }
 
-/// `zip(zip(a, b), c)` with the pattern `((a, b), c)` (the trait named by path: the
-/// generated code must not depend on the prelude).
-fn zip(iters: Vec<TokenStream>, bindings: Vec<Ident>) -> (TokenStream, TokenStream) {
-    let mut iter = iters[0].clone();
-    let first = &bindings[0];
-    let mut pat = quote!(#first);
-    for (it, b) in iters.into_iter().zip(&bindings).skip(1) {
-        iter = quote!(::core::iter::Iterator::zip(#iter, #it));
-        pat = quote!((#pat, #b));
+/// The loop of `calls` over the rows of a part whose column slices are `slices`, each row's
+/// values bound as its source says. One column: a plain `iter`/`iter_mut` loop. Several: an
+/// index loop over slices cut to the first one's length, which optimizes as a zip does (the
+/// cut proves every index in bounds) and compiles no iterator adapter per combination of
+/// column types (a `Zip` per pass, thousands in a large world).
+fn row_loop(sources: &[Source], slices: &[Ident], calls: &[TokenStream]) -> TokenStream {
+    if let ([src], [c]) = (sources, slices) {
+        let b = &src.binding;
+        let iter = if src.mutable {
+            quote!(#c.iter_mut())
+        } else {
+            quote!(#c.iter())
+        };
+        return quote!(for #b in #iter { #(#calls)* });
     }
-    (iter, pat)
+    let first = &slices[0];
+    let mut cuts = Vec::new();
+    let mut rows = Vec::new();
+    for (k, (src, c)) in sources.iter().zip(slices).enumerate() {
+        let b = &src.binding;
+        if k > 0 {
+            cuts.push(if src.mutable {
+                quote!(let #c = &mut #c[..n];)
+            } else {
+                quote!(let #c = &#c[..n];)
+            });
+        }
+        rows.push(if src.mutable {
+            quote!(let #b = &mut #c[i];)
+        } else {
+            quote!(let #b = &#c[i];)
+        });
+    }
+    quote! {{
+        let n = #first.len();
+        #(#cuts)*
+        for i in 0..n {
+            #(#rows)*
+            #(#calls)*
+        }
+    }}
 }
 
 /// The call of system `index` on one row of `store`.

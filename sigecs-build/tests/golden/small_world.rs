@@ -488,10 +488,11 @@ mod sigecs_world {
                 }
             }
             Part::Shape1((c0, c1)) => {
-                for (row, cold) in ::core::iter::Iterator::zip(
-                    c0.iter_mut(),
-                    c1.iter(),
-                ) {
+                let n = c0.len();
+                let c1 = &c1[..n];
+                for i in 0..n {
+                    let row = &mut c0[i];
+                    let cold = &c1[i];
                     crate::bare::scale(
                         &mut row.mass,
                         ::core::option::Option::Some(&cold.tag),
@@ -557,12 +558,20 @@ mod sigecs_world {
         let r2 = &mut pass.resources.sum;
         let mut body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
             Part::Shape0((c0, c1)) => {
-                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                let n = c0.len();
+                let c1 = &c1[..n];
+                for i in 0..n {
+                    let v0 = &c0[i];
+                    let entity = &c1[i];
                     crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
                 }
             }
             Part::Shape1((c0, c1)) => {
-                for (row, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                let n = c0.len();
+                let c1 = &c1[..n];
+                for i in 0..n {
+                    let row = &c0[i];
+                    let entity = &c1[i];
                     crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
                 }
             }
@@ -668,7 +677,11 @@ mod sigecs_world {
         let r0 = &pass.resources.limit;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
             Part::Shape0((c0, c1)) => {
-                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                let n = c0.len();
+                let c1 = &c1[..n];
+                for i in 0..n {
+                    let v0 = &c0[i];
+                    let entity = &c1[i];
                     crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
                 }
             }
@@ -735,7 +748,11 @@ mod sigecs_world {
         let r0 = &pass.resources.limit;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
             Part::Shape0((c0, c1)) => {
-                for (v0, entity) in ::core::iter::Iterator::zip(c0.iter(), c1.iter()) {
+                let n = c0.len();
+                let c1 = &c1[..n];
+                for i in 0..n {
+                    let v0 = &c0[i];
+                    let entity = &c1[i];
                     crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
                 }
             }

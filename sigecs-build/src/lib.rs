@@ -396,8 +396,8 @@ fn safety_comment(line: &str) -> Option<&'static str> {
     if line == "let stores = unsafe { pass.stores.trusted() };" {
         return Some(
             "// SAFETY: the pass takes each store's columns by their indices and types in \
-             STORES (the generator wrote both from one model), so the views need not check \
-             the types.",
+             STORES, and a `rows` store's fields as their components' types (the generator \
+             wrote both from one model), so the views need not check the types.",
         );
     }
     if line.starts_with("let sparse_") && line.contains("= unsafe {") {

@@ -96,6 +96,7 @@ pub fn each_run<P: SplitRows>(part: P, runs: &[std::ops::Range<usize>], f: &mut 
         at = run.end;
     }
 }
+pub use crate::schedule::fields::{Fields, FieldsMut};
 pub use crate::schedule::parts::{
     job_rows, plan, run_jobs, run_parts, run_parts_inline, Parts, PassCost, Pending, Plan,
     SplitRows, Timer,
@@ -535,7 +536,8 @@ impl<'w> StoresMut<'w> {
     /// # Safety
     /// The caller (a generated pass over a world of its own model) takes every column, in
     /// every store it takes with [`StoresMut::take`], by its index and as its type in that
-    /// store's [`StoreInfo::columns`](crate::model::StoreInfo::columns). (Stores taken with
+    /// store's [`StoreInfo::columns`](crate::model::StoreInfo::columns), and every field
+    /// ([`StoreColumns::field`]) as its component's type. (Stores taken with
     /// [`StoresMut::take_checked`] are checked whatever the view.)
     #[inline]
     pub unsafe fn trusted(self) -> StoresMut<'w, true> {
@@ -720,6 +722,9 @@ impl<'w, const TRUSTED: bool> StoresMut<'w, TRUSTED> {
     }
 }
 
+/// The component of a borrow of a whole column in [`StoreColumns`]'s list of rare borrows.
+const WHOLE: u32 = u32::MAX;
+
 /// Typed slices of one store's columns, each column borrowed mutably at most once (or shared
 /// any number of times), checked; the column's type is checked too unless the view is
 /// `TRUSTED` (see [`StoresMut::trusted`]).
@@ -731,9 +736,12 @@ pub struct StoreColumns<'w, const TRUSTED: bool = false> {
     /// Columns `0..128` borrowed mutably and shared, one bit each.
     taken_mut: u128,
     taken_ref: u128,
-    /// Columns from 128 on (a store of more than 128 components) borrowed, with whether
-    /// mutably: rare enough for a list.
-    taken_wide: Vec<(usize, bool)>,
+    /// Borrows rare enough for a list, as (column, component, mutably): whole columns from
+    /// 128 on (a store of more than 128 components; component `WHOLE`), and fields of row
+    /// structs ([`StoreColumns::field`]), whose columns' bits are set in both `taken_mut` and
+    /// `taken_ref` so that the whole column cannot be taken as well. One list, so that a view
+    /// is no larger to make and drop for them (`frag_iter` makes one per store).
+    taken_rare: Vec<(usize, u32, bool)>,
     /// The pass's change stamp: a column taken mutably is stamped with it.
     tick: u64,
 }
@@ -747,7 +755,7 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
             slots: store.info().slots,
             taken_mut: 0,
             taken_ref: 0,
-            taken_wide: Vec::new(),
+            taken_rare: Vec::new(),
             tick,
         }
     }
@@ -839,13 +847,13 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
 
     #[cold]
     fn claim_wide(&mut self, k: usize, mutable: bool) {
-        for &(taken, taken_mutably) in &self.taken_wide {
+        for &(taken, _, taken_mutably) in &self.taken_rare {
             if taken == k {
                 assert!(!taken_mutably, "column {k} is borrowed mutably");
                 assert!(!mutable, "column {k} is borrowed twice");
             }
         }
-        self.taken_wide.push((k, mutable));
+        self.taken_rare.push((k, WHOLE, mutable));
     }
 
     /// Column `k` as a shared slice of `T`.
@@ -878,10 +886,102 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
         unsafe { std::slice::from_raw_parts_mut(c.base().cast::<T>(), self.len) }
     }
 
+    /// Records a borrow of component `c`'s field in the row structs of column `k`.
+    ///
+    /// # Panics
+    /// When the whole column is borrowed, or the field aliases an earlier borrow of it.
+    fn claim_field(&mut self, k: usize, c: u32, mutable: bool) {
+        assert!(k < 128, "a row struct column is one of a store's first 128");
+        let bit = 1u128 << k;
+        let fielded = self.taken_rare.iter().any(|f| f.0 == k);
+        assert!(
+            fielded || (self.taken_mut | self.taken_ref) & bit == 0,
+            "column {k} is borrowed whole"
+        );
+        for &(_, _, was_mutable) in self.taken_rare.iter().filter(|f| f.0 == k && f.1 == c) {
+            assert!(!was_mutable, "component {c} is borrowed mutably");
+            assert!(!mutable, "component {c} is borrowed twice");
+        }
+        self.taken_rare.push((k, c, mutable));
+        self.taken_mut |= bit;
+        self.taken_ref |= bit;
+        if mutable {
+            self.columns[k].mark_written(self.tick);
+        }
+    }
+
+    /// Where component `c`'s field is in this store: its column and byte offset, checked to
+    /// hold a `T` within each element (so no view reaches past a row).
+    ///
+    /// # Panics
+    /// When the store has no slot of `c`, or a `T` at its offset would not fit the column's
+    /// elements or would be misaligned.
+    fn field_of<T>(&self, c: u32) -> (usize, usize) {
+        let slot = self
+            .slots
+            .iter()
+            .find(|s| s.component == c)
+            .expect("the store holds the component");
+        let (k, offset) = (slot.column as usize, slot.offset as usize);
+        let column = &self.columns[k];
+        assert!(
+            offset + std::mem::size_of::<T>() <= column.elem_size()
+                && offset % std::mem::align_of::<T>() == 0
+                && column.elem_align() % std::mem::align_of::<T>() == 0,
+            "component {c} is not a {} field of column {k}",
+            std::any::type_name::<T>()
+        );
+        (k, offset)
+    }
+
     /// The entity of each row.
     #[inline]
     pub fn entities(&self) -> &'w [Entity] {
         self.entities
+    }
+}
+
+impl<'w> StoreColumns<'w, true> {
+    /// Component `c`'s field in the row structs of a `rows` store, shared: a pass over many
+    /// stores takes a `rows` store's components this way, so that the store is not a shape of
+    /// its own (see [`Fields`]). Trusted views only: the slot gives the field's column and
+    /// offset, and the view's maker promised that the field is a `T`
+    /// ([`StoresMut::trusted`]).
+    ///
+    /// # Panics
+    /// When the store does not hold `c`, a `T` does not fit its place, or the field or its
+    /// whole column is borrowed mutably.
+    #[inline]
+    pub fn field<T: Sync + 'static>(&mut self, c: u32) -> Fields<'w, T> {
+        let (k, offset) = self.field_of::<T>(c);
+        self.claim_field(k, c, false);
+        let column = &self.columns[k];
+        // SAFETY: row `i`'s field is at `base + i × size + offset`: within the column's `len`
+        // initialised elements, a `T` (the trusted view's promise), aligned (checked in
+        // `field_of`, with the column's alignment); no mutable borrow of it was handed out
+        // (checked), and the pass's exclusive borrow of the store excludes other access.
+        unsafe {
+            let first = column.base().wrapping_add(offset).cast::<T>();
+            Fields::new(first, self.len, column.elem_size())
+        }
+    }
+
+    /// Component `c`'s field in the row structs of a `rows` store, mutably (see
+    /// [`StoreColumns::field`]).
+    ///
+    /// # Panics
+    /// As [`StoreColumns::field`], or when the field was borrowed before.
+    #[inline]
+    pub fn field_mut<T: Send + 'static>(&mut self, c: u32) -> FieldsMut<'w, T> {
+        let (k, offset) = self.field_of::<T>(c);
+        self.claim_field(k, c, true);
+        let column = &self.columns[k];
+        // SAFETY: as in `field`; this is the only borrow of the field (checked), and distinct
+        // components are distinct fields of the row struct, which never overlap.
+        unsafe {
+            let first = column.base().wrapping_add(offset).cast::<T>();
+            FieldsMut::new(first, self.len, column.elem_size())
+        }
     }
 }
 

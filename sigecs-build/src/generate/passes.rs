@@ -66,10 +66,24 @@ fn resource(id: usize) -> Ident {
 /// One column a pass reads for a store: its index, the slice type, whether it is written, and
 /// the per-row binding.
 struct Source {
+    /// The column's index; for a field, the component's id; `usize::MAX` for the entity column.
     column: usize,
     ty: TokenStream,
     mutable: bool,
     binding: Ident,
+    /// A component's field in a `rows` store's row structs, taken as a strided view.
+    field: bool,
+}
+
+/// How a part takes one of its columns.
+#[derive(Clone, Copy, PartialEq)]
+enum Take {
+    /// A column of its own, by index.
+    Column,
+    /// The entity column.
+    Entity,
+    /// A component's field in a `rows` store's row structs, by component id.
+    Field,
 }
 
 /// The default number of stores from which a pass reaches its stores through a table instead
@@ -120,15 +134,16 @@ fn pass(
     // Per shape: its variant and its columns (`usize::MAX` for the entity column) and whether
     // each is written; per store: its id, its shape, the columns it takes and the columns a
     // change filter watches.
-    let mut shape_columns: Vec<(Ident, Vec<(bool, bool)>)> = Vec::new();
+    let mut shape_columns: Vec<(Ident, Vec<(Take, bool)>)> = Vec::new();
     let mut entries: Vec<(usize, usize, Vec<usize>, Vec<usize>)> = Vec::new();
     let table = stores.len() >= table_from;
     // What each part of a store runs: in a table, a store of a fused stage has a part per
     // system (the same store once for each, in a row), so its shapes are its systems' (a few
     // each) and not one per combination of systems (nearly one per store in a large stage).
     // The systems of a stage never write what another reads, so running them one after the
-    // other over a store gives what running them row by row does; a `rows` store keeps one
-    // fused part (its systems share the row column) and is a shape of its own anyway.
+    // other over a store gives what running them row by row does. In a table a `rows` store's
+    // components are taken as fields of its row structs (strided views), so that it shares
+    // the shape of every store holding the same components instead of being one of its own.
     let mut units: Vec<(usize, Vec<usize>)> = Vec::new();
     for &s in &stores {
         let here: Vec<usize> = systems
@@ -136,14 +151,14 @@ fn pass(
             .copied()
             .filter(|&i| model.systems[i].matches.contains(&s))
             .collect();
-        if table && model.signatures[s].layout == LayoutDecl::Columns {
+        if table {
             units.extend(here.into_iter().map(|i| (s, vec![i])));
         } else {
             units.push((s, here));
         }
     }
     for (s, here) in units {
-        let sources = sources(model, &here, s);
+        let sources = sources(model, &here, s, table);
         let slices: Vec<Ident> = (0..sources.len())
             .map(|k| format_ident!("c{}", k))
             .collect();
@@ -152,10 +167,11 @@ fn pass(
             .iter()
             .map(|src| {
                 let ty = &src.ty;
-                if src.mutable {
-                    quote!(&'a mut [#ty])
-                } else {
-                    quote!(&'a [#ty])
+                match (src.field, src.mutable) {
+                    (false, true) => quote!(&'a mut [#ty]),
+                    (false, false) => quote!(&'a [#ty]),
+                    (true, true) => quote!(::sigecs::__private::FieldsMut<'a, #ty>),
+                    (true, false) => quote!(::sigecs::__private::Fields<'a, #ty>),
                 }
             })
             .collect();
@@ -167,12 +183,34 @@ fn pass(
         if seen.is_none() {
             let variant = format_ident!("Shape{}", shapes.len());
             shapes.push(key);
-            let slices = nest(slices.iter().map(|c| quote!(#c)).collect());
+            // A mutable strided view is indexed through `IndexMut`, so its binding is `mut`.
+            let slices = nest(
+                slices
+                    .iter()
+                    .zip(&sources)
+                    .map(|(c, src)| {
+                        if src.field && src.mutable {
+                            quote!(mut #c)
+                        } else {
+                            quote!(#c)
+                        }
+                    })
+                    .collect(),
+            );
             variants.push(quote!(#variant(#part_type)));
             arms.push(quote!(Part::#variant(#slices) => #body));
             let columns = sources
                 .iter()
-                .map(|src| (src.column == usize::MAX, src.mutable))
+                .map(|src| {
+                    let take = if src.column == usize::MAX {
+                        Take::Entity
+                    } else if src.field {
+                        Take::Field
+                    } else {
+                        Take::Column
+                    };
+                    (take, src.mutable)
+                })
                 .collect();
             shape_columns.push((variant, columns));
         }
@@ -293,12 +331,25 @@ fn pass(
     }
 }
 
-/// A pass's shapes: each one's variant of `Part` and its columns in order, as (the entity
-/// column?, written?).
-type Shapes = [(Ident, Vec<(bool, bool)>)];
+/// A pass's shapes: each one's variant of `Part` and its columns in order, as (how it is
+/// taken, written?).
+type Shapes = [(Ident, Vec<(Take, bool)>)];
+
+/// The expression taking a column of a store's view `s` at `at` (a column index, or for a
+/// field a component id).
+fn take_column(take: Take, mutable: bool, at: TokenStream) -> TokenStream {
+    match (take, mutable) {
+        (Take::Entity, _) => quote!(s.entities()),
+        (Take::Column, true) => quote!(s.col_mut(#at)),
+        (Take::Column, false) => quote!(s.col(#at)),
+        (Take::Field, true) => quote!(s.field_mut(#at)),
+        (Take::Field, false) => quote!(s.field(#at)),
+    }
+}
 
 /// A pass's stores in id order: each one's id, shape, the indices of the columns its shape
-/// takes (the entity column left out) and those a change filter watches.
+/// takes (for a field, the component's id; the entity column left out) and those a change
+/// filter watches.
 type Entries = [(usize, usize, Vec<usize>, Vec<usize>)];
 
 /// How a pass with fewer stores than [`TABLE_FROM`] reaches them: a line of code per store
@@ -315,16 +366,17 @@ fn per_store_form(
     for (store, shape, columns, watched) in entries {
         let (variant, sources) = &shapes[*shape];
         let mut next = columns.iter();
-        let columns = sources.iter().map(|&(entity, mutable)| {
-            if entity {
-                return quote!(s.entities());
+        let columns = sources.iter().map(|&(take, mutable)| {
+            if take == Take::Entity {
+                return take_column(take, mutable, quote!());
             }
             let k = *next.next().expect("a column for every source");
-            if mutable {
-                quote!(s.col_mut(#k))
+            let k = if take == Take::Field {
+                Literal::u32_unsuffixed(k as u32)
             } else {
-                quote!(s.col(#k))
-            }
+                Literal::usize_suffixed(k)
+            };
+            take_column(take, mutable, quote!(#k))
         });
         let columns = nest(columns.collect());
         let id = *store as u32;
@@ -397,16 +449,16 @@ fn table_form(
     };
     let parts = shapes.iter().enumerate().map(|(k, (variant, sources))| {
         let mut next = first;
-        let columns = sources.iter().map(|&(entity, mutable)| {
-            if entity {
-                return quote!(s.entities());
+        let columns = sources.iter().map(|&(take, mutable)| {
+            if take == Take::Entity {
+                return take_column(take, mutable, quote!());
             }
             let at = Literal::usize_unsuffixed(next);
             next += 1;
-            if mutable {
-                quote!(s.col_mut(e[#at]))
+            if take == Take::Field {
+                take_column(take, mutable, quote!(e[#at] as u32))
             } else {
-                quote!(s.col(e[#at]))
+                take_column(take, mutable, quote!(e[#at]))
             }
         });
         let columns = nest(columns.collect());
@@ -491,9 +543,10 @@ fn reader_bindings(model: &Model, systems: &[usize]) -> TokenStream {
 }
 
 /// The columns a store's part holds for `systems`: for `columns` stores one per component any
-/// of them uses, for `rows` stores the hot and/or cold column; plus the entity column when a
-/// system takes `Entity` (column `usize::MAX`).
-fn sources(model: &Model, systems: &[usize], store: usize) -> Vec<Source> {
+/// of them uses, for `rows` stores the hot and/or cold column, or with `fields` one field per
+/// component (in component order, like columns); plus the entity column when a system takes
+/// `Entity` (column `usize::MAX`).
+fn sources(model: &Model, systems: &[usize], store: usize, fields: bool) -> Vec<Source> {
     let sig = &model.signatures[store];
     let params = || systems.iter().flat_map(|&s| model.systems[s].params.iter());
     let uses =
@@ -503,6 +556,20 @@ fn sources(model: &Model, systems: &[usize], store: usize) -> Vec<Source> {
     };
     let mut sources = Vec::new();
     match sig.layout {
+        LayoutDecl::Rows if fields => {
+            let mut ids: Vec<usize> = sig.fields.iter().map(|(_, id)| *id).collect();
+            ids.sort_unstable();
+            for id in ids.into_iter().filter(|&id| uses(id)) {
+                let path = &model.components[id].path;
+                sources.push(Source {
+                    column: id,
+                    ty: quote!(#path),
+                    mutable: writes(id),
+                    binding: value(id),
+                    field: true,
+                });
+            }
+        }
         LayoutDecl::Columns => {
             // In component order, whatever the columns' order: stores that hold the same
             // components in another order have one shape (their parts take the columns by
@@ -518,6 +585,7 @@ fn sources(model: &Model, systems: &[usize], store: usize) -> Vec<Source> {
                         ty: quote!(#path),
                         mutable: writes(*id),
                         binding: value(*id),
+                        field: false,
                     });
                 }
             }
@@ -532,6 +600,7 @@ fn sources(model: &Model, systems: &[usize], store: usize) -> Vec<Source> {
                         ty: quote!(#ty),
                         mutable: part.iter().any(|(_, id)| writes(*id)),
                         binding: ident(if cold { "cold" } else { "row" }),
+                        field: false,
                     });
                 }
             }
@@ -544,6 +613,7 @@ fn sources(model: &Model, systems: &[usize], store: usize) -> Vec<Source> {
             ty: quote!(::sigecs::Entity),
             mutable: false,
             binding: ident("entity"),
+            field: false,
         });
     }
     sources
@@ -670,6 +740,16 @@ fn column_of(model: &Model, store: usize, c: usize) -> usize {
 /// column types (a `Zip` per pass, thousands in a large world).
 fn row_loop(sources: &[Source], slices: &[Ident], calls: &[TokenStream]) -> TokenStream {
     if let ([src], [c]) = (sources, slices) {
+        if src.field {
+            // A strided view has no slice iterator: index it (each access bounds-checked).
+            let b = &src.binding;
+            let row = if src.mutable {
+                quote!(let #b = &mut #c[i];)
+            } else {
+                quote!(let #b = &#c[i];)
+            };
+            return quote!(for i in 0..#c.len() { #row #(#calls)* });
+        }
         let b = &src.binding;
         let iter = if src.mutable {
             quote!(#c.iter_mut())
@@ -683,7 +763,8 @@ fn row_loop(sources: &[Source], slices: &[Ident], calls: &[TokenStream]) -> Toke
     let mut rows = Vec::new();
     for (k, (src, c)) in sources.iter().zip(slices).enumerate() {
         let b = &src.binding;
-        if k > 0 {
+        // A strided view cannot be cut like a slice; its accesses are bounds-checked.
+        if k > 0 && !src.field {
             cuts.push(if src.mutable {
                 quote!(let #c = &mut #c[..n];)
             } else {
@@ -726,8 +807,9 @@ fn call(model: &Model, index: usize, store: usize, sources: &[Source]) -> TokenS
             if !sig.has(id) {
                 return quote!(::core::option::Option::None);
             }
+            let by_binding = sig.layout == LayoutDecl::Columns || sources.iter().any(|s| s.field);
             let v = match sig.layout {
-                LayoutDecl::Columns => {
+                _ if by_binding => {
                     // Bound by `iter_mut` when a system of the pass writes the column (then
                     // this is its only user), by `iter` otherwise.
                     let b = value(id);
@@ -737,6 +819,7 @@ fn call(model: &Model, index: usize, store: usize, sources: &[Source]) -> TokenS
                         (false, true) => quote!(&*#b),
                     }
                 }
+                LayoutDecl::Columns => unreachable!("a `columns` store's values are bound"),
                 LayoutDecl::Rows => {
                     let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
                     let holder = ident(if is_cold(model, sig, id) {

@@ -478,7 +478,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
@@ -553,7 +553,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r2 = &mut pass.resources.sum;
         let mut body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
@@ -618,7 +618,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
@@ -671,7 +671,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let r0 = &pass.resources.limit;
@@ -742,7 +742,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let r0 = &pass.resources.limit;

@@ -436,10 +436,11 @@ mod sigecs_world {
     ///The pass of system `scale`.
     fn system_0(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
         ::sigecs::__parts!(
-            Part < 'a > { Shape0((& 'a mut [crate ::bare::Mass],)), Shape1((& 'a mut
-            [TaggedRow], & 'a[TaggedCold],)), Dynamic0((& 'a[::sigecs::Entity], & 'a mut
-            [crate ::bare::Mass], ::core::option::Option < & 'a[crate ::bare::Tag] >,)),
-            }
+            Part < 'a > { Shape0((& 'a mut [crate ::bare::Mass],)),
+            Shape1((::sigecs::__private::FieldsMut < 'a, crate ::bare::Mass >,
+            ::sigecs::__private::Fields < 'a, crate ::bare::Tag >,)), Dynamic0((&
+            'a[::sigecs::Entity], & 'a mut [crate ::bare::Mass], ::core::option::Option <
+            & 'a[crate ::bare::Tag] >,)), }
         );
         ///The stores of the pass, in id order, 4 numbers each: the store's id, its shape, the indices of the columns its shape takes.
         static PASS_STORES: ::sigecs::__private::StoreTable<3, 0> = ::sigecs::__private::StoreTable(
@@ -464,7 +465,12 @@ mod sigecs_world {
                         |s, e| f(
                             match e[0] {
                                 0 => Part::Shape0((s.col_mut(e[1]),)),
-                                1 => Part::Shape1((s.col_mut(e[1]), s.col(e[2]))),
+                                1 => {
+                                    Part::Shape1((
+                                        s.field_mut(e[1] as u32),
+                                        s.field(e[2] as u32),
+                                    ))
+                                }
                                 _ => ::core::unreachable!("a shape of the pass"),
                             },
                         ),
@@ -485,7 +491,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
@@ -494,17 +500,12 @@ mod sigecs_world {
                     crate::bare::scale(v0, ::core::option::Option::None, r1);
                 }
             }
-            Part::Shape1((c0, c1)) => {
+            Part::Shape1((mut c0, c1)) => {
                 let n = c0.len();
-                let c1 = &c1[..n];
                 for i in 0..n {
-                    let row = &mut c0[i];
-                    let cold = &c1[i];
-                    crate::bare::scale(
-                        &mut row.mass,
-                        ::core::option::Option::Some(&cold.tag),
-                        r1,
-                    );
+                    let v0 = &mut c0[i];
+                    let v1 = &c1[i];
+                    crate::bare::scale(v0, ::core::option::Option::Some(v1), r1);
                 }
             }
             Part::Dynamic0((entities, d0, d1)) => {
@@ -526,8 +527,9 @@ mod sigecs_world {
     fn system_1(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
         ::sigecs::__parts!(
             Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::sigecs::Entity],)),
-            Shape1((& 'a[TaggedRow], & 'a[::sigecs::Entity],)), Dynamic0((&
-            'a[::sigecs::Entity], & 'a[crate ::bare::Mass],)), }
+            Shape1((::sigecs::__private::Fields < 'a, crate ::bare::Mass >, &
+            'a[::sigecs::Entity],)), Dynamic0((& 'a[::sigecs::Entity], & 'a[crate
+            ::bare::Mass],)), }
         );
         ///The stores of the pass, in id order, 3 numbers each: the store's id, its shape, the indices of the columns its shape takes.
         static PASS_STORES: ::sigecs::__private::StoreTable<2, 0> = ::sigecs::__private::StoreTable(
@@ -552,7 +554,7 @@ mod sigecs_world {
                         |s, e| f(
                             match e[0] {
                                 0 => Part::Shape0((s.col(e[1]), s.entities())),
-                                1 => Part::Shape1((s.col(e[1]), s.entities())),
+                                1 => Part::Shape1((s.field(e[1] as u32), s.entities())),
                                 _ => ::core::unreachable!("a shape of the pass"),
                             },
                         ),
@@ -567,7 +569,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r2 = &mut pass.resources.sum;
         let mut body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
@@ -584,9 +586,9 @@ mod sigecs_world {
                 let n = c0.len();
                 let c1 = &c1[..n];
                 for i in 0..n {
-                    let row = &c0[i];
+                    let v0 = &c0[i];
                     let entity = &c1[i];
-                    crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
+                    crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
                 }
             }
             Part::Dynamic0((entities, d0)) => {
@@ -602,8 +604,8 @@ mod sigecs_world {
     ///The pass of system `rename`.
     fn system_2(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
         ::sigecs::__parts!(
-            Part < 'a > { Shape0((& 'a mut [TaggedCold],)), Dynamic0((&
-            'a[::sigecs::Entity], & 'a mut [crate ::bare::Tag],)), }
+            Part < 'a > { Shape0((::sigecs::__private::FieldsMut < 'a, crate ::bare::Tag
+            >,)), Dynamic0((& 'a[::sigecs::Entity], & 'a mut [crate ::bare::Tag],)), }
         );
         ///The stores of the pass, in id order, 2 numbers each: the store's id, the indices of the columns its shape takes.
         static PASS_STORES: ::sigecs::__private::StoreTable<1, 0> = ::sigecs::__private::StoreTable(
@@ -622,7 +624,11 @@ mod sigecs_world {
                 since: u64,
                 f: &mut impl ::core::ops::FnMut(Self),
             ) {
-                stores.each_in(&PASS_STORES, |s, e| f(Part::Shape0((s.col_mut(e[0]),))));
+                stores
+                    .each_in(
+                        &PASS_STORES,
+                        |s, e| f(Part::Shape0((s.field_mut(e[0] as u32),))),
+                    );
             }
             #[inline]
             fn dynamic(k: usize, s: &mut ::sigecs::__private::StoreColumns<'a>) -> Self {
@@ -633,13 +639,14 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
-            Part::Shape0((c0,)) => {
-                for cold in c0.iter_mut() {
-                    crate::bare::rename(&mut cold.tag, r1);
+            Part::Shape0((mut c0,)) => {
+                for i in 0..c0.len() {
+                    let v1 = &mut c0[i];
+                    crate::bare::rename(v1, r1);
                 }
             }
             Part::Dynamic0((entities, d0)) => {
@@ -691,7 +698,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let r0 = &pass.resources.limit;
@@ -719,9 +726,9 @@ mod sigecs_world {
     fn stage_2(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
         ::sigecs::__parts!(
             Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::sigecs::Entity],)),
-            Shape1((& 'a mut [TaggedCold],)), Dynamic0((& 'a[::sigecs::Entity], & 'a mut
-            [crate ::bare::Tag],)), Dynamic1((& 'a[::sigecs::Entity], & 'a[crate
-            ::bare::Mass],)), }
+            Shape1((::sigecs::__private::FieldsMut < 'a, crate ::bare::Tag >,)),
+            Dynamic0((& 'a[::sigecs::Entity], & 'a mut [crate ::bare::Tag],)),
+            Dynamic1((& 'a[::sigecs::Entity], & 'a[crate ::bare::Mass],)), }
         );
         ///The stores of the pass, in id order, 3 numbers each: the store's id, its shape, the indices of the columns its shape takes.
         static PASS_STORES: ::sigecs::__private::StoreTable<2, 0> = ::sigecs::__private::StoreTable(
@@ -753,7 +760,7 @@ mod sigecs_world {
                         |s, e| f(
                             match e[0] {
                                 0 => Part::Shape0((s.col(e[1]), s.entities())),
-                                1 => Part::Shape1((s.col_mut(e[1]),)),
+                                1 => Part::Shape1((s.field_mut(e[1] as u32),)),
                                 _ => ::core::unreachable!("a shape of the pass"),
                             },
                         ),
@@ -769,7 +776,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let r0 = &pass.resources.limit;
@@ -783,9 +790,10 @@ mod sigecs_world {
                     crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
                 }
             }
-            Part::Shape1((c0,)) => {
-                for cold in c0.iter_mut() {
-                    crate::bare::rename(&mut cold.tag, r1);
+            Part::Shape1((mut c0,)) => {
+                for i in 0..c0.len() {
+                    let v1 = &mut c0[i];
+                    crate::bare::rename(v1, r1);
                 }
             }
             Part::Dynamic0((entities, d0)) => {

@@ -18,6 +18,7 @@
 //! that `run_all` (declaration order) gives.
 
 mod commands;
+pub(crate) mod fields;
 #[doc(hidden)]
 pub(crate) mod parts;
 mod plan;

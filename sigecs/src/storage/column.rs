@@ -120,6 +120,12 @@ impl Column {
         self.size
     }
 
+    /// Alignment of the element type.
+    #[inline]
+    pub(crate) fn elem_align(&self) -> usize {
+        self.ty.align
+    }
+
     /// Elements that fit without reallocating.
     #[inline]
     pub(crate) fn capacity(&self) -> usize {

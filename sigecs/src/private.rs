@@ -910,13 +910,15 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
         }
     }
 
-    /// Where component `c`'s field is in this store: its column and byte offset, checked to
-    /// hold a `T` within each element (so no view reaches past a row).
+    /// Borrows component `c`'s field in this store's row structs (`claim_field`): the field
+    /// in the first row (wrapping arithmetic: never read when there are no rows) and the
+    /// distance between rows. Checked to hold a `T` within each element, so no view
+    /// reaches past a row.
     ///
     /// # Panics
-    /// When the store has no slot of `c`, or a `T` at its offset would not fit the column's
-    /// elements or would be misaligned.
-    fn field_of<T>(&self, c: u32) -> (usize, usize) {
+    /// When the store has no slot of `c`, a `T` at its offset would not fit the column's
+    /// elements or would be misaligned, or the borrow aliases an earlier one.
+    fn take_field<T>(&mut self, c: u32, mutable: bool) -> (*mut T, usize) {
         let slot = self
             .slots
             .iter()
@@ -931,7 +933,12 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
             "component {c} is not a {} field of column {k}",
             std::any::type_name::<T>()
         );
-        (k, offset)
+        let at = (
+            column.base().wrapping_add(offset).cast::<T>(),
+            column.elem_size(),
+        );
+        self.claim_field(k, c, mutable);
+        at
     }
 
     /// The entity of each row.
@@ -953,17 +960,12 @@ impl<'w> StoreColumns<'w, true> {
     /// whole column is borrowed mutably.
     #[inline]
     pub fn field<T: Sync + 'static>(&mut self, c: u32) -> Fields<'w, T> {
-        let (k, offset) = self.field_of::<T>(c);
-        self.claim_field(k, c, false);
-        let column = &self.columns[k];
-        // SAFETY: row `i`'s field is at `base + i × size + offset`: within the column's `len`
+        let (first, stride) = self.take_field::<T>(c, false);
+        // SAFETY: row `i`'s field is at `first + i × stride`: within the column's `len`
         // initialised elements, a `T` (the trusted view's promise), aligned (checked in
-        // `field_of`, with the column's alignment); no mutable borrow of it was handed out
+        // `take_field`, with the column's alignment); no mutable borrow of it was handed out
         // (checked), and the pass's exclusive borrow of the store excludes other access.
-        unsafe {
-            let first = column.base().wrapping_add(offset).cast::<T>();
-            Fields::new(first, self.len, column.elem_size())
-        }
+        unsafe { Fields::new(first, self.len, stride) }
     }
 
     /// Component `c`'s field in the row structs of a `rows` store, mutably (see
@@ -973,15 +975,10 @@ impl<'w> StoreColumns<'w, true> {
     /// As [`StoreColumns::field`], or when the field was borrowed before.
     #[inline]
     pub fn field_mut<T: Send + 'static>(&mut self, c: u32) -> FieldsMut<'w, T> {
-        let (k, offset) = self.field_of::<T>(c);
-        self.claim_field(k, c, true);
-        let column = &self.columns[k];
+        let (first, stride) = self.take_field::<T>(c, true);
         // SAFETY: as in `field`; this is the only borrow of the field (checked), and distinct
         // components are distinct fields of the row struct, which never overlap.
-        unsafe {
-            let first = column.base().wrapping_add(offset).cast::<T>();
-            FieldsMut::new(first, self.len, column.elem_size())
-        }
+        unsafe { FieldsMut::new(first, self.len, stride) }
     }
 }
 

@@ -40,7 +40,7 @@ unsafe impl<T: Send> Send for FieldsMut<'_, T> {}
 unsafe impl<T: Sync> Sync for FieldsMut<'_, T> {}
 
 macro_rules! fields_common {
-    ($name:ident) => {
+    ($name:ident, $bound:ident) => {
         impl<'w, T> $name<'w, T> {
             /// The field at `ptr` in the first of `len` rows `stride` bytes apart.
             ///
@@ -112,6 +112,17 @@ macro_rules! fields_common {
             }
         }
 
+        impl<T: $bound> SplitRows for $name<'_, T> {
+            #[inline]
+            fn len(&self) -> usize {
+                self.len
+            }
+            #[inline]
+            fn split_at(self, mid: usize) -> (Self, Self) {
+                self.split(mid)
+            }
+        }
+
         impl<T> ::core::fmt::Debug for $name<'_, T> {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.debug_struct(stringify!($name))
@@ -123,8 +134,9 @@ macro_rules! fields_common {
     };
 }
 
-fields_common!(Fields);
-fields_common!(FieldsMut);
+// A shared view splits as `&[T]` does (`T: Sync`), a mutable one as `&mut [T]` (`T: Send`).
+fields_common!(Fields, Sync);
+fields_common!(FieldsMut, Send);
 
 impl<T> FieldsMut<'_, T> {
     /// The field of row `i`, mutably.
@@ -144,28 +156,6 @@ impl<T> ::core::ops::IndexMut<usize> for FieldsMut<'_, T> {
     #[inline]
     fn index_mut(&mut self, i: usize) -> &mut T {
         self.get_mut(i)
-    }
-}
-
-impl<T: Sync> SplitRows for Fields<'_, T> {
-    #[inline]
-    fn len(&self) -> usize {
-        self.len
-    }
-    #[inline]
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        self.split(mid)
-    }
-}
-
-impl<T: Send> SplitRows for FieldsMut<'_, T> {
-    #[inline]
-    fn len(&self) -> usize {
-        self.len
-    }
-    #[inline]
-    fn split_at(self, mid: usize) -> (Self, Self) {
-        self.split(mid)
     }
 }
 

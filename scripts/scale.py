@@ -611,8 +611,8 @@ def classify_lines(text: str) -> dict[str, int]:
     """Lines of world.rs per construct: `tables` (static/const items with upper-case names, at
     any depth, but not the associated `const ID`-like items of impls), `systems` (fn system_i),
     `stages` (fn stage_k) and `other`. An item's doc comments, attributes and `//` comments just
-    above it count with it. Relies on prettyplease's layout: an item ends at the first line with
-    its own indentation that starts with a closing bracket."""
+    above it count with it. Relies on the generator's layout: an item ends at the first line
+    with its own indentation that starts with a closing bracket."""
     lines = text.splitlines()
     owner = [None] * len(lines)
     i = 0

@@ -23,6 +23,7 @@ mod cfg;
 use sigecs_decl as decl;
 mod diagnostic;
 mod generate;
+mod print;
 /// The store-matching and aliasing rules, shared with the runtime (the crate `sigecs-rules`, which
 /// `sigecs` uses too, so the build script and queries cannot disagree).
 use sigecs_rules as rules;
@@ -154,12 +155,6 @@ impl Builder {
     /// not a stable interface).
     #[doc(hidden)]
     pub fn model(&self) -> Result<(Model, Vec<PathBuf>), BuildError> {
-        let (model, read, _) = self.analyze()?;
-        Ok((model, read))
-    }
-
-    /// [`Builder::model`], with the digest of the sources read ([`scan::Scan::digest`]).
-    fn analyze(&self) -> Result<(Model, Vec<PathBuf>, u64), BuildError> {
         let mut diags = Vec::new();
         let mut scanned = scan::Scan::default();
         if self.roots.is_empty() {
@@ -192,50 +187,18 @@ impl Builder {
         let strict = self.undeclared == Undeclared::Error;
         let model =
             analyze::analyze(&scanned, strict).map_err(|diagnostics| BuildError { diagnostics })?;
-        Ok((model, scanned.read, scanned.digest))
+        Ok((model, scanned.read))
     }
 
     /// The formatted source of the world, without writing it.
     pub fn generate_string(&self) -> Result<String, BuildError> {
-        let tail = self.start_tail();
-        let (model, _, digest) = self.analyze()?;
-        Ok(render_with(tail, &model, digest, self.table_from))
-    }
-
-    /// Starts formatting the system and stage passes ([`generate::tail`]), the larger part
-    /// of the file, on a worker thread, while this one analyses the declarations and formats
-    /// the tables and the `World` wrapper ([`generate::head`]); [`join_tail`] puts the two
-    /// together. Nearly all the time goes to syn parsing the generated tokens again for
-    /// prettyplease, and the items of a module are formatted independently of each other, so
-    /// the parts join into the text `render` gives.
-    ///
-    /// A model cannot be handed to another thread (proc-macro2's and syn's types are not
-    /// `Send`), so the worker analyses the declarations itself, at the same time as this
-    /// thread. `None` when no thread can be started.
-    fn start_tail(&self) -> Option<Tail> {
-        let builder = self.clone();
-        let (send, receive) = std::sync::mpsc::channel();
-        let worker = std::thread::Builder::new()
-            .name("sigecs-build".into())
-            .spawn(move || match builder.analyze() {
-                Ok((model, _, digest)) => {
-                    let file = parse(generate::tail(&model, builder.table_from));
-                    // Sent before the syntax tree and the model are dropped, which takes a
-                    // while too.
-                    let _ = send.send(Some((digest, print(&file))));
-                }
-                Err(_) => {
-                    let _ = send.send(None);
-                }
-            })
-            .ok()?;
-        Some(Tail { worker, receive })
+        let (model, _) = self.model()?;
+        Ok(render_from(&model, self.table_from))
     }
 
     /// Generates the world and writes it if its content changed.
     pub fn generate(self) -> Result<Generated, BuildError> {
-        let tail = self.start_tail();
-        let (model, read, digest) = self.analyze()?;
+        let (model, read) = self.model()?;
         if self.rerun_if_changed {
             for path in &read {
                 println!("cargo:rerun-if-changed={}", path.display());
@@ -249,7 +212,7 @@ impl Builder {
                 }
             }
         }
-        let source = render_with(tail, &model, digest, self.table_from);
+        let source = render_from(&model, self.table_from);
         let dir = match &self.out_dir {
             Some(d) => d.clone(),
             None => PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| BuildError {
@@ -295,52 +258,7 @@ impl Builder {
     }
 }
 
-/// The passes being formatted on a worker thread ([`Builder::start_tail`]).
-struct Tail {
-    worker: std::thread::JoinHandle<()>,
-    /// The digest of the sources the worker read and its text, or `None` if the declarations
-    /// it read did not analyse.
-    receive: std::sync::mpsc::Receiver<Option<(u64, String)>>,
-}
-
-/// `render`, with the passes formatted by `tail` when there is one: the same text.
-fn render_with(tail: Option<Tail>, model: &Model, digest: u64, table_from: usize) -> String {
-    tail.and_then(|tail| join_tail(tail, model, digest))
-        .unwrap_or_else(|| render_from(model, table_from))
-}
-
-/// Formats the tables and the `World` wrapper of `model` on this thread, and puts the passes
-/// formatted by `tail` after them. `None` (the caller then formats everything on this thread)
-/// when the worker read other sources than `model` was analysed from (`digest`: a file may
-/// change while the build script runs) or when the parts do not join as expected.
-fn join_tail(tail: Tail, model: &Model, digest: u64) -> Option<String> {
-    let head = print(&parse(generate::head(model)));
-    let (tail_digest, tail) = match tail.receive.recv() {
-        Ok(tail) => tail?,
-        // The worker panicked (as `render` would have, on generated code that does not
-        // parse): the same panic, here.
-        Err(_) => match tail.worker.join() {
-            Err(panic) => std::panic::resume_unwind(panic),
-            Ok(()) => return None,
-        },
-    };
-    if tail_digest != digest {
-        return None;
-    }
-    let module = generate::MODULE;
-    let end = format!("}}\npub use self::{module}::*;\n");
-    let items = if tail == format!("mod {module} {{}}\n") {
-        ""
-    } else {
-        tail.strip_prefix(&format!("mod {module} {{\n"))?
-            .strip_suffix("}\n")?
-    };
-    let body = head.strip_suffix(&end).filter(|b| b.ends_with('\n'))?;
-    Some(format!("{HEADER}\n{body}{items}{end}"))
-}
-
-/// Formats the generated tokens with prettyplease, under the `@generated` header, and puts a
-/// `// SAFETY:` comment above every `unsafe impl` (comments cannot travel through tokens).
+/// The generated file: its tokens printed ([`print::print`]) under the `@generated` header.
 #[cfg(test)]
 fn render(model: &Model) -> String {
     render_from(model, TABLE_FROM)
@@ -351,135 +269,13 @@ fn render(model: &Model) -> String {
 fn render_from(model: &Model, table_from: usize) -> String {
     format!(
         "{HEADER}\n{}",
-        print(&parse(generate::generate(model, table_from)))
+        print::print(generate::generate(model, table_from))
     )
-}
-
-/// The generated tokens as a syntax tree, for prettyplease.
-fn parse(tokens: proc_macro2::TokenStream) -> syn::File {
-    match syn::parse2(tokens) {
-        Ok(f) => f,
-        Err(e) => panic!(
-            "sigecs-build generated code that does not parse ({e}); this is a bug in \
-             sigecs-build, please report it with the declarations that caused it"
-        ),
-    }
-}
-
-/// The generated code, formatted, with the `// SAFETY:` comments.
-fn print(file: &syn::File) -> String {
-    let mut out = String::new();
-    for line in prettyplease::unparse(file).lines() {
-        if let Some(comment) = safety_comment(line.trim_start()) {
-            let indent = &line[..line.len() - line.trim_start().len()];
-            out.push_str(indent);
-            out.push_str(comment);
-            out.push('\n');
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
-}
-
-/// The `// SAFETY:` comment for a line of generated code that starts an `unsafe impl`, the
-/// `unsafe` block of a typed move, or a pass's trusted store views or sparse views.
-fn safety_comment(line: &str) -> Option<&'static str> {
-    if line == "unsafe {" {
-        return Some(
-            "// SAFETY: the two store ids, slots and column types are this transition's in \
-             STORES: each shared component is copied once, the changed one moved in from or \
-             out to `value`, and each source column's last element fills the vacated row (the \
-             `MoveFn` contract the caller upholds).",
-        );
-    }
-    if line == "let stores = unsafe { pass.stores.trusted() };" {
-        return Some(
-            "// SAFETY: the pass takes each store's columns by their indices and types in \
-             STORES, and a `rows` store's fields as their components' types (the generator \
-             wrote both from one model), so the views need not check the types.",
-        );
-    }
-    if line.starts_with("let sparse_") && line.contains("= unsafe {") {
-        return Some(
-            "// SAFETY: the pass looks each of its rows' entities (live) up once per view, and \
-             a view is mutable only when no other system of the pass uses its component, so \
-             no value is reached by two references of which one is mutable.",
-        );
-    }
-    let rest = line.strip_prefix("unsafe impl ::sigecs::")?;
-    Some(if rest.starts_with("WorldModel") {
-        "// SAFETY: the tables list every component with its column type; each store's slots \
-         are its signature's fields in declaration order, at their columns and offsets \
-         (`offset_of!` into the row structs); `tables()` builds `Tables` of this model."
-    } else if rest.starts_with("ComponentOf") {
-        "// SAFETY: ID is the index of this type's entry in COMPONENTS."
-    } else if rest.starts_with("EventOf") {
-        "// SAFETY: ID is the index of this type's entry in EVENTS."
-    } else if rest.starts_with("SignatureOf") {
-        "// SAFETY: STORE is the index of the store whose slots are this signature's fields, \
-         in the order its derived `write_parts` puts them."
-    } else {
-        "// SAFETY: implemented by the generator only; no further contract."
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The two-thread rendering joins its parts into the text of the one-thread [`render`],
-    /// byte for byte, for every fixture world of the workspace (every layout, commands,
-    /// resource writers, levels, keyword names) and a world with no system.
-    #[test]
-    fn two_threads_render_the_same_text() {
-        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/src");
-        let worlds: &[&[(&str, &str)]] = &[
-            &[("bare.rs", "crate::bare")],
-            &[("fixture.rs", "crate::fixture")],
-            &[("sched.rs", "crate::sched")],
-            &[("cmd_model.rs", "crate::cmd_model")],
-            &[("repro.rs", "crate::repro")],
-            &[("names", "crate::names")],
-            &[("bench/add_remove.rs", "crate::bench::add_remove")],
-            &[("bench/frag_iter.rs", "crate::bench::frag_iter")],
-            &[("bench/many_stores.rs", "crate::bench::many_stores")],
-            &[("store_forms.rs", "crate::store_forms")],
-            &[
-                ("bench/simple_iter.rs", "crate::bench::simple_iter"),
-                (
-                    "bench/simple_iter_rows.rs",
-                    "crate::bench::simple_iter_rows",
-                ),
-            ],
-        ];
-        // And a world with no system and no resource: the worker's part is empty.
-        let bare = tempfile::tempdir().unwrap();
-        let no_systems = bare.path().join("no_systems.rs");
-        std::fs::write(
-            &no_systems,
-            "#[derive(Component)] pub struct A(pub u8);\n\
-             #[derive(Signature)] pub struct OnlyA { pub a: A }\n",
-        )
-        .unwrap();
-        let no_systems = no_systems.to_str().unwrap();
-        let no_systems = [(no_systems, "crate::w")];
-        let worlds = worlds.iter().copied().chain([&no_systems[..]]);
-        for world in worlds {
-            let mut builder = Builder::new().rerun_if_changed(false);
-            for (path, module) in world {
-                builder = builder.scan(fixtures.join(path), module);
-            }
-            let tail = builder.start_tail().expect("a thread starts");
-            let (model, _, digest) = builder.analyze().unwrap();
-            let split = join_tail(tail, &model, digest);
-            assert!(split.is_some(), "{world:?}: the parts did not join");
-            assert!(
-                split.as_deref() == Some(render(&model).as_str()),
-                "{world:?}: two threads give another text than one"
-            );
-        }
-    }
 
     /// A pass over `TABLE_FROM` stores or more takes them from a table, a smaller one with a
     /// line each; a builder's threshold applies to both threads' parts.
@@ -509,27 +305,11 @@ mod tests {
         assert_eq!(count(&tables, "s = stores.take("), 0);
         assert_eq!(count(&tables, ".each_changed_in("), 1);
         assert_eq!(count(&lines, "static PASS_STORES"), 0);
-        let (model, _, _) = Builder::new()
+        let (model, _) = Builder::new()
             .scan(&fixture, "crate::store_forms")
-            .analyze()
+            .model()
             .unwrap();
         assert_eq!(render_from(&model, 0), tables);
         assert_eq!(render(&model), default);
-    }
-
-    /// A worker that read other sources than the model's (a file changed meanwhile) is not
-    /// used.
-    #[test]
-    fn a_worker_that_read_other_sources_is_not_used() {
-        let bare = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/src/bare.rs");
-        let builder = Builder::new()
-            .scan(bare, "crate::bare")
-            .rerun_if_changed(false);
-        let (model, _, digest) = builder.analyze().unwrap();
-        assert!(join_tail(builder.start_tail().unwrap(), &model, digest ^ 1).is_none());
-        assert_eq!(
-            render_with(builder.start_tail(), &model, digest ^ 1, TABLE_FROM),
-            render(&model)
-        );
     }
 }

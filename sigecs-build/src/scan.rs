@@ -41,9 +41,6 @@ pub struct Scan {
     pub skipped: Vec<Skipped>,
     /// Files read, for `cargo:rerun-if-changed`.
     pub read: Vec<PathBuf>,
-    /// A hash of every file read (path and text, in reading order): two scans with the same
-    /// digest read the same sources, so they give the same model.
-    pub digest: u64,
 }
 
 /// A component, signature, resource or system left out because of its `#[cfg]`.
@@ -137,9 +134,6 @@ impl Scan {
                 return;
             }
         };
-        let mut hasher = std::hash::DefaultHasher::new();
-        std::hash::Hash::hash(&(self.digest, file, &source), &mut hasher);
-        self.digest = std::hash::Hasher::finish(&hasher);
         match syn::parse_file(&source) {
             Ok(parsed) => {
                 // A `#[path]` on a file's own `mod` lines is relative to the file's directory

@@ -40,8 +40,8 @@ pub struct Position(pub f32);
 pub struct Name(pub String);
 ";
 
-/// The generated text without whitespace and trailing commas (it is formatted by
-/// prettyplease), and a test of whether it holds `s` written the same way.
+/// The generated text without whitespace and trailing commas (where lines break depends on
+/// their length), and a test of whether it holds `s` written the same way.
 fn flat(src: &str) -> impl Fn(&str) -> bool {
     let flat: String = src
         .split_whitespace()

@@ -173,25 +173,6 @@ pub fn generate(model: &Model, table_from: usize) -> TokenStream {
     file(quote!(#tables #world #passes #levels))
 }
 
-/// The generated file with only the first part of its module's items: the tables and the
-/// `World` wrapper. [`head`] and [`tail`] split the work of [`generate`] in two (they are
-/// formatted on two threads); the items of `tail` go at the end of `head`'s module.
-pub(crate) fn head(model: &Model) -> TokenStream {
-    let tables = tables::generate(model);
-    let world = world::generate(model);
-    file(quote!(#tables #world))
-}
-
-/// The rest of the module's items (the system and stage passes and the level
-/// registry), in a bare `mod sigecs_world { .. }` so that they are formatted at the depth
-/// they have in the file.
-pub(crate) fn tail(model: &Model, table_from: usize) -> TokenStream {
-    let module = ident(MODULE);
-    let passes = passes::generate(model, table_from);
-    let levels = levels::generate(model);
-    quote!(mod #module { #passes #levels })
-}
-
 /// The file around the module's items.
 fn file(items: TokenStream) -> TokenStream {
     let module = ident(MODULE);

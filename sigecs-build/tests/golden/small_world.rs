@@ -12,11 +12,14 @@
 )]
 mod sigecs_world {
     ::sigecs::__component_set! {
-        #[doc =
-        r" A set of this world's components, one constant per component (ids in name"]
-        #[doc = r" order): `ComponentSet::A | ComponentSet::B`."] pub struct ComponentSet
-        : 1 { #[doc = "Component `Mass` (id 0)."] Mass = 0, #[doc =
-        "Component `Tag` (id 1)."] Tag = 1, }
+        /// A set of this world's components, one constant per component (ids in name
+        /// order): `ComponentSet::A | ComponentSet::B`.
+        pub struct ComponentSet: 1 {
+            ///Component `Mass` (id 0).
+            Mass = 0,
+            ///Component `Tag` (id 1).
+            Tag = 1,
+        }
     }
     /// The world's resources, one field per `#[derive(Resource)]` type.
     pub struct Resources {
@@ -52,7 +55,7 @@ mod sigecs_world {
     pub enum Model {}
     static COMPONENTS: [::sigecs::__private::ComponentInfo; 2usize] = [
         ::sigecs::__private::ComponentInfo::of::<crate::bare::Mass>("Mass"),
-        ::sigecs::__private::ComponentInfo::of::<crate::bare::Tag>("Tag"),
+        ::sigecs::__private::ComponentInfo::of::<crate::bare::Tag>("Tag")
     ];
     /// The component of each column of every `columns` store (in field order), store after
     /// store.
@@ -61,11 +64,11 @@ mod sigecs_world {
     static COLUMN_COUNTS: [u32; 1usize] = [1];
     static COLUMN_TYPES: [::sigecs::__private::ColumnType; 1usize] = ::sigecs::__private::column_types(
         &COMPONENTS,
-        &COLUMN_IDS,
+        &COLUMN_IDS
     );
     static COLUMN_SLOTS: [::sigecs::__private::Slot; 1usize] = ::sigecs::__private::column_slots(
         &COLUMN_IDS,
-        &COLUMN_COUNTS,
+        &COLUMN_COUNTS
     );
     static STORES: [::sigecs::__private::StoreInfo; 2usize] = [
         ::sigecs::__private::StoreInfo {
@@ -80,22 +83,22 @@ mod sigecs_world {
             layout: ::sigecs::Layout::Rows,
             columns: &[
                 ::sigecs::__private::ColumnType::of::<TaggedRow>(),
-                ::sigecs::__private::ColumnType::of::<TaggedCold>(),
+                ::sigecs::__private::ColumnType::of::<TaggedCold>()
             ],
             slots: &[
                 ::sigecs::__private::Slot::new(
                     0u32,
                     0u32,
-                    ::core::mem::offset_of!(TaggedRow, mass),
+                    ::core::mem::offset_of!(TaggedRow, mass)
                 ),
                 ::sigecs::__private::Slot::new(
                     1u32,
                     1u32,
-                    ::core::mem::offset_of!(TaggedCold, tag),
-                ),
+                    ::core::mem::offset_of!(TaggedCold, tag)
+                )
             ],
             signature: ::core::any::TypeId::of::<crate::bare::Tagged>,
-        },
+        }
     ];
     static SYSTEMS: [::sigecs::__private::SystemInfo; 4usize] = [
         ::sigecs::__private::SystemInfo {
@@ -125,7 +128,7 @@ mod sigecs_world {
             required: &[0u32],
             excluded: &[1u32],
             per_row: true,
-        },
+        }
     ];
     /// The systems, in declaration order.
     pub static SYSTEM_NAMES: [&str; 4usize] = ["scale", "total", "rename", "mark"];
@@ -135,7 +138,7 @@ mod sigecs_world {
             ("scale", "../fixtures/src/bare.rs:32:8"),
             ("total", "../fixtures/src/bare.rs:38:8"),
             ("rename", "../fixtures/src/bare.rs:56:8"),
-            ("mark", "../fixtures/src/bare.rs:65:8"),
+            ("mark", "../fixtures/src/bare.rs:65:8")
         ],
         stages: &[
             ::sigecs::schedule::Stage {
@@ -143,35 +146,27 @@ mod sigecs_world {
                 stores: &[("Plain", &["scale"]), ("Tagged", &["scale"])],
                 parallel: true,
                 frame: false,
-                spawns: false,
+                spawns: false
             },
             ::sigecs::schedule::Stage {
                 systems: &["total"],
                 stores: &[("Plain", &["total"]), ("Tagged", &["total"])],
                 parallel: false,
                 frame: false,
-                spawns: false,
+                spawns: false
             },
             ::sigecs::schedule::Stage {
                 systems: &["rename", "mark"],
                 stores: &[("Plain", &["mark"]), ("Tagged", &["rename"])],
                 parallel: true,
                 frame: false,
-                spawns: false,
-            },
-        ],
+                spawns: false
+            }
+        ]
     };
     static MOVES: [::sigecs::__private::TypedMove; 2usize] = [
-        ::sigecs::__private::TypedMove {
-            from: 0u32,
-            component: 1u32,
-            run: move_0_1,
-        },
-        ::sigecs::__private::TypedMove {
-            from: 1u32,
-            component: 1u32,
-            run: move_1_1,
-        },
+        ::sigecs::__private::TypedMove { from: 0u32, component: 1u32, run: move_0_1 },
+        ::sigecs::__private::TypedMove { from: 1u32, component: 1u32, run: move_1_1 }
     ];
     ///Insert `Tag`: `Plain` to `Tagged`.
     unsafe fn move_0_1(
@@ -192,15 +187,16 @@ mod sigecs_world {
                 value,
                 [0u32, 1u32],
                 |m| {
-                    m.copy::<
-                            crate::bare::Mass,
-                            crate::bare::Mass,
-                            TaggedRow,
-                        >(0, 0, 0, ::core::mem::offset_of!(TaggedRow, mass));
-                    m.insert::<
-                            crate::bare::Tag,
-                            TaggedCold,
-                        >(1, ::core::mem::offset_of!(TaggedCold, tag));
+                    m.copy::<crate::bare::Mass, crate::bare::Mass, TaggedRow>(
+                        0,
+                        0,
+                        0,
+                        ::core::mem::offset_of!(TaggedRow, mass)
+                    );
+                    m.insert::<crate::bare::Tag, TaggedCold>(
+                        1,
+                        ::core::mem::offset_of!(TaggedCold, tag)
+                    );
                     m.fill::<crate::bare::Mass>(0);
                 },
             )
@@ -225,15 +221,16 @@ mod sigecs_world {
                 value,
                 [1u32, 0u32],
                 |m| {
-                    m.copy::<
-                            crate::bare::Mass,
-                            TaggedRow,
-                            crate::bare::Mass,
-                        >(0, ::core::mem::offset_of!(TaggedRow, mass), 0, 0);
-                    m.take::<
-                            crate::bare::Tag,
-                            TaggedCold,
-                        >(1, ::core::mem::offset_of!(TaggedCold, tag));
+                    m.copy::<crate::bare::Mass, TaggedRow, crate::bare::Mass>(
+                        0,
+                        ::core::mem::offset_of!(TaggedRow, mass),
+                        0,
+                        0
+                    );
+                    m.take::<crate::bare::Tag, TaggedCold>(
+                        1,
+                        ::core::mem::offset_of!(TaggedCold, tag)
+                    );
                     m.fill::<TaggedRow>(0);
                     m.fill::<TaggedCold>(1);
                 },
@@ -263,9 +260,7 @@ mod sigecs_world {
             &MOVES
         }
         fn tables() -> &'static ::sigecs::__private::Tables<Self::Set> {
-            static TABLES: ::std::sync::OnceLock<
-                ::sigecs::__private::Tables<::sigecs::ComponentBits<1>>,
-            > = ::std::sync::OnceLock::new();
+            static TABLES: ::std::sync::OnceLock<::sigecs::__private::Tables<::sigecs::ComponentBits<1>>> = ::std::sync::OnceLock::new();
             TABLES.get_or_init(::sigecs::__private::Tables::build::<Model>)
         }
     }
@@ -320,17 +315,10 @@ mod sigecs_world {
     }
     /// The pass of each system, by its index in [`SYSTEM_NAMES`].
     static SYSTEM_PASSES: [::sigecs::__private::PassFn<Model>; 4] = [
-        system_0,
-        system_1,
-        system_2,
-        system_3,
+        system_0, system_1, system_2, system_3
     ];
     /// The pass of each stage of [`SCHEDULE`], in order.
-    static STAGE_PASSES: [::sigecs::__private::PassFn<Model>; 3] = [
-        system_0,
-        system_1,
-        stage_2,
-    ];
+    static STAGE_PASSES: [::sigecs::__private::PassFn<Model>; 3] = [system_0, system_1, stage_2];
     /// The generated world: one packed store per declared signature, the entity table and
     /// the resources. It dereferences to [`::sigecs::World`], which has the rest of the
     /// API (spawn, despawn, get, insert, remove, queries, resources, statistics).
@@ -366,7 +354,7 @@ mod sigecs_world {
         /// The component set of `entity`'s signature, or `None` if it is not alive.
         pub fn signature_of(
             &self,
-            entity: ::sigecs::Entity,
+            entity: ::sigecs::Entity
         ) -> ::core::option::Option<ComponentSet> {
             self.0.signature_of(entity).map(ComponentSet::from_bits_truncate)
         }
@@ -381,9 +369,7 @@ mod sigecs_world {
             ::sigecs::__private::no_commands(errors)
         }
         ///Runs system `total` over every row of `Plain`, `Tagged`. Its commands are applied at the end; the ones that failed are returned.
-        pub fn run_total(
-            &mut self,
-        ) -> ::core::result::Result<(), ::sigecs::CommandErrors> {
+        pub fn run_total(&mut self) -> ::core::result::Result<(), ::sigecs::CommandErrors> {
             let errors = ::sigecs::__private::run_one(&mut self.0, system_1);
             ::sigecs::CommandErrors::into_result(errors)
         }
@@ -393,16 +379,12 @@ mod sigecs_world {
             ::sigecs::__private::no_commands(errors)
         }
         ///Runs system `mark` over every row of `Plain`. Its commands are applied at the end; the ones that failed are returned.
-        pub fn run_mark(
-            &mut self,
-        ) -> ::core::result::Result<(), ::sigecs::CommandErrors> {
+        pub fn run_mark(&mut self) -> ::core::result::Result<(), ::sigecs::CommandErrors> {
             let errors = ::sigecs::__private::run_one(&mut self.0, system_3);
             ::sigecs::CommandErrors::into_result(errors)
         }
         /// Runs every system once, sequentially, in declaration order.
-        pub fn run_all(
-            &mut self,
-        ) -> ::core::result::Result<(), ::sigecs::CommandErrors> {
+        pub fn run_all(&mut self) -> ::core::result::Result<(), ::sigecs::CommandErrors> {
             let errors = ::sigecs::__private::run_passes(&mut self.0, &SYSTEM_PASSES);
             ::sigecs::CommandErrors::into_result(errors)
         }
@@ -410,9 +392,7 @@ mod sigecs_world {
         /// access and run as one fused pass, split across rayon's pool when large enough;
         /// commands apply at the end of each stage. Gives the same world as
         /// [`World::run_all`].
-        pub fn run_schedule(
-            &mut self,
-        ) -> ::core::result::Result<(), ::sigecs::CommandErrors> {
+        pub fn run_schedule(&mut self) -> ::core::result::Result<(), ::sigecs::CommandErrors> {
             let errors = ::sigecs::__private::run_passes(&mut self.0, &STAGE_PASSES);
             ::sigecs::CommandErrors::into_result(errors)
         }
@@ -420,7 +400,7 @@ mod sigecs_world {
         /// `Err` with the commands that could not be applied.
         pub fn run_stage(
             &mut self,
-            k: usize,
+            k: usize
         ) -> ::core::result::Result<bool, ::sigecs::CommandErrors> {
             ::sigecs::__private::run_pass(&mut self.0, &STAGE_PASSES, k)
         }
@@ -428,19 +408,22 @@ mod sigecs_world {
         /// `Err` with the commands that could not be applied.
         pub fn run_system(
             &mut self,
-            index: usize,
+            index: usize
         ) -> ::core::result::Result<bool, ::sigecs::CommandErrors> {
             ::sigecs::__private::run_pass(&mut self.0, &SYSTEM_PASSES, index)
         }
     }
     ///The pass of system `scale`.
     fn system_0(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(
-            Part < 'a > { Shape0((& 'a mut [crate ::bare::Mass],)), Shape1((& 'a mut
-            [TaggedRow], & 'a[TaggedCold],)), Dynamic0((& 'a[::sigecs::Entity], & 'a mut
-            [crate ::bare::Mass], ::core::option::Option < & 'a[crate ::bare::Tag] >,)),
-            }
-        );
+        ::sigecs::__parts!(Part<'a> {
+            Shape0((&'a mut [crate::bare::Mass],)),
+            Shape1((&'a mut [TaggedRow], &'a [TaggedCold],)),
+            Dynamic0((
+                &'a [::sigecs::Entity],
+                &'a mut [crate::bare::Mass],
+                ::core::option::Option<&'a [crate::bare::Tag]>,
+            )),
+        });
         impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
             const PASS: usize = 0usize;
             const SYSTEMS: &'static [u32] = &[0u32];
@@ -452,7 +435,7 @@ mod sigecs_world {
             fn each(
                 stores: &mut ::sigecs::__private::StoresMut<'a, true>,
                 since: u64,
-                f: &mut impl ::core::ops::FnMut(Self),
+                f: &mut impl ::core::ops::FnMut(Self)
             ) {
                 f({
                     let mut s = stores.take(0u32);
@@ -460,19 +443,20 @@ mod sigecs_world {
                 });
                 f({
                     let mut s = stores.take(1u32);
-                    Part::Shape1((s.col_mut(0usize), s.col(1usize)))
+                    Part::Shape1((s.col_mut(0usize), s.col(1usize),))
                 });
             }
             #[inline]
-            fn dynamic(k: usize, s: &mut ::sigecs::__private::StoreColumns<'a>) -> Self {
+            fn dynamic(
+                k: usize,
+                s: &mut ::sigecs::__private::StoreColumns<'a>
+            ) -> Self {
                 match k {
-                    0 => {
-                        Part::Dynamic0((
-                            s.entities(),
-                            s.component_mut(0u32),
-                            s.optional(1u32),
-                        ))
-                    }
+                    0 => Part::Dynamic0((
+                        s.entities(),
+                        s.component_mut(0u32),
+                        s.optional(1u32),
+                    )),
                     _ => ::core::unreachable!("a system of the pass"),
                 }
             }
@@ -482,12 +466,10 @@ mod sigecs_world {
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
-            Part::Shape0((c0,)) => {
-                for v0 in c0.iter_mut() {
-                    crate::bare::scale(v0, ::core::option::Option::None, r1);
-                }
+            Part::Shape0((c0,)) => for v0 in c0.iter_mut() {
+                crate::bare::scale(v0, ::core::option::Option::None, r1);
             }
-            Part::Shape1((c0, c1)) => {
+            Part::Shape1((c0, c1,)) => {
                 let n = c0.len();
                 let c1 = &c1[..n];
                 for i in 0..n {
@@ -496,11 +478,11 @@ mod sigecs_world {
                     crate::bare::scale(
                         &mut row.mass,
                         ::core::option::Option::Some(&cold.tag),
-                        r1,
+                        r1
                     );
                 }
             }
-            Part::Dynamic0((entities, d0, d1)) => {
+            Part::Dynamic0((entities, d0, d1,)) => {
                 let n = entities.len();
                 let d0 = &mut d0[..n];
                 let d1 = ::core::option::Option::map(d1, |c| &c[..n]);
@@ -508,7 +490,7 @@ mod sigecs_world {
                     crate::bare::scale(
                         &mut d0[i],
                         ::core::option::Option::map(d1, |c| &c[i]),
-                        r1,
+                        r1
                     );
                 }
             }
@@ -517,11 +499,11 @@ mod sigecs_world {
     }
     ///The pass of system `total`.
     fn system_1(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(
-            Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::sigecs::Entity],)),
-            Shape1((& 'a[TaggedRow], & 'a[::sigecs::Entity],)), Dynamic0((&
-            'a[::sigecs::Entity], & 'a[crate ::bare::Mass],)), }
-        );
+        ::sigecs::__parts!(Part<'a> {
+            Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
+            Shape1((&'a [TaggedRow], &'a [::sigecs::Entity],)),
+            Dynamic0((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
+        });
         impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
             const PASS: usize = 1usize;
             const SYSTEMS: &'static [u32] = &[1u32];
@@ -533,21 +515,24 @@ mod sigecs_world {
             fn each(
                 stores: &mut ::sigecs::__private::StoresMut<'a, true>,
                 since: u64,
-                f: &mut impl ::core::ops::FnMut(Self),
+                f: &mut impl ::core::ops::FnMut(Self)
             ) {
                 f({
                     let mut s = stores.take(0u32);
-                    Part::Shape0((s.col(0usize), s.entities()))
+                    Part::Shape0((s.col(0usize), s.entities(),))
                 });
                 f({
                     let mut s = stores.take(1u32);
-                    Part::Shape1((s.col(0usize), s.entities()))
+                    Part::Shape1((s.col(0usize), s.entities(),))
                 });
             }
             #[inline]
-            fn dynamic(k: usize, s: &mut ::sigecs::__private::StoreColumns<'a>) -> Self {
+            fn dynamic(
+                k: usize,
+                s: &mut ::sigecs::__private::StoreColumns<'a>
+            ) -> Self {
                 match k {
-                    0 => Part::Dynamic0((s.entities(), s.component(0u32))),
+                    0 => Part::Dynamic0((s.entities(), s.component(0u32),)),
                     _ => ::core::unreachable!("a system of the pass"),
                 }
             }
@@ -557,7 +542,7 @@ mod sigecs_world {
         let stores = unsafe { pass.stores.trusted() };
         let r2 = &mut pass.resources.sum;
         let mut body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
-            Part::Shape0((c0, c1)) => {
+            Part::Shape0((c0, c1,)) => {
                 let n = c0.len();
                 let c1 = &c1[..n];
                 for i in 0..n {
@@ -566,7 +551,7 @@ mod sigecs_world {
                     crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
                 }
             }
-            Part::Shape1((c0, c1)) => {
+            Part::Shape1((c0, c1,)) => {
                 let n = c0.len();
                 let c1 = &c1[..n];
                 for i in 0..n {
@@ -575,7 +560,7 @@ mod sigecs_world {
                     crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
                 }
             }
-            Part::Dynamic0((entities, d0)) => {
+            Part::Dynamic0((entities, d0,)) => {
                 let n = entities.len();
                 let d0 = &d0[..n];
                 for i in 0..n {
@@ -587,10 +572,10 @@ mod sigecs_world {
     }
     ///The pass of system `rename`.
     fn system_2(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(
-            Part < 'a > { Shape0((& 'a mut [TaggedCold],)), Dynamic0((&
-            'a[::sigecs::Entity], & 'a mut [crate ::bare::Tag],)), }
-        );
+        ::sigecs::__parts!(Part<'a> {
+            Shape0((&'a mut [TaggedCold],)),
+            Dynamic0((&'a [::sigecs::Entity], &'a mut [crate::bare::Tag],)),
+        });
         impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
             const PASS: usize = 2usize;
             const SYSTEMS: &'static [u32] = &[2u32];
@@ -602,7 +587,7 @@ mod sigecs_world {
             fn each(
                 stores: &mut ::sigecs::__private::StoresMut<'a, true>,
                 since: u64,
-                f: &mut impl ::core::ops::FnMut(Self),
+                f: &mut impl ::core::ops::FnMut(Self)
             ) {
                 f({
                     let mut s = stores.take(1u32);
@@ -610,9 +595,12 @@ mod sigecs_world {
                 });
             }
             #[inline]
-            fn dynamic(k: usize, s: &mut ::sigecs::__private::StoreColumns<'a>) -> Self {
+            fn dynamic(
+                k: usize,
+                s: &mut ::sigecs::__private::StoreColumns<'a>
+            ) -> Self {
                 match k {
-                    0 => Part::Dynamic0((s.entities(), s.component_mut(1u32))),
+                    0 => Part::Dynamic0((s.entities(), s.component_mut(1u32),)),
                     _ => ::core::unreachable!("a system of the pass"),
                 }
             }
@@ -622,12 +610,10 @@ mod sigecs_world {
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
-            Part::Shape0((c0,)) => {
-                for cold in c0.iter_mut() {
-                    crate::bare::rename(&mut cold.tag, r1);
-                }
+            Part::Shape0((c0,)) => for cold in c0.iter_mut() {
+                crate::bare::rename(&mut cold.tag, r1);
             }
-            Part::Dynamic0((entities, d0)) => {
+            Part::Dynamic0((entities, d0,)) => {
                 let n = entities.len();
                 let d0 = &mut d0[..n];
                 for i in 0..n {
@@ -639,10 +625,10 @@ mod sigecs_world {
     }
     ///The pass of system `mark`.
     fn system_3(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(
-            Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::sigecs::Entity],)),
-            Dynamic0((& 'a[::sigecs::Entity], & 'a[crate ::bare::Mass],)), }
-        );
+        ::sigecs::__parts!(Part<'a> {
+            Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
+            Dynamic0((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
+        });
         impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
             const PASS: usize = 3usize;
             const MIN_CHUNK: usize = 100000usize;
@@ -655,17 +641,20 @@ mod sigecs_world {
             fn each(
                 stores: &mut ::sigecs::__private::StoresMut<'a, true>,
                 since: u64,
-                f: &mut impl ::core::ops::FnMut(Self),
+                f: &mut impl ::core::ops::FnMut(Self)
             ) {
                 f({
                     let mut s = stores.take(0u32);
-                    Part::Shape0((s.col(0usize), s.entities()))
+                    Part::Shape0((s.col(0usize), s.entities(),))
                 });
             }
             #[inline]
-            fn dynamic(k: usize, s: &mut ::sigecs::__private::StoreColumns<'a>) -> Self {
+            fn dynamic(
+                k: usize,
+                s: &mut ::sigecs::__private::StoreColumns<'a>
+            ) -> Self {
                 match k {
-                    0 => Part::Dynamic0((s.entities(), s.component(0u32))),
+                    0 => Part::Dynamic0((s.entities(), s.component(0u32),)),
                     _ => ::core::unreachable!("a system of the pass"),
                 }
             }
@@ -676,7 +665,7 @@ mod sigecs_world {
         let r1 = &pass.resources.scale;
         let r0 = &pass.resources.limit;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
-            Part::Shape0((c0, c1)) => {
+            Part::Shape0((c0, c1,)) => {
                 let n = c0.len();
                 let c1 = &c1[..n];
                 for i in 0..n {
@@ -685,7 +674,7 @@ mod sigecs_world {
                     crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
                 }
             }
-            Part::Dynamic0((entities, d0)) => {
+            Part::Dynamic0((entities, d0,)) => {
                 let n = entities.len();
                 let d0 = &d0[..n];
                 for i in 0..n {
@@ -697,17 +686,15 @@ mod sigecs_world {
     }
     ///Stage 2 of the schedule: rename, mark, fused into one pass.
     fn stage_2(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(
-            Part < 'a > { Shape0((& 'a[crate ::bare::Mass], & 'a[::sigecs::Entity],)),
-            Shape1((& 'a mut [TaggedCold],)), Dynamic0((& 'a[::sigecs::Entity], & 'a mut
-            [crate ::bare::Tag],)), Dynamic1((& 'a[::sigecs::Entity], & 'a[crate
-            ::bare::Mass],)), }
-        );
+        ::sigecs::__parts!(Part<'a> {
+            Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
+            Shape1((&'a mut [TaggedCold],)),
+            Dynamic0((&'a [::sigecs::Entity], &'a mut [crate::bare::Tag],)),
+            Dynamic1((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
+        });
         impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
             const PASS: usize = 4usize;
-            const MIN_CHUNK: usize = if 100000usize
-                < ::sigecs::schedule::DEFAULT_MIN_CHUNK
-            {
+            const MIN_CHUNK: usize = if 100000usize < ::sigecs::schedule::DEFAULT_MIN_CHUNK {
                 100000usize
             } else {
                 ::sigecs::schedule::DEFAULT_MIN_CHUNK
@@ -721,11 +708,11 @@ mod sigecs_world {
             fn each(
                 stores: &mut ::sigecs::__private::StoresMut<'a, true>,
                 since: u64,
-                f: &mut impl ::core::ops::FnMut(Self),
+                f: &mut impl ::core::ops::FnMut(Self)
             ) {
                 f({
                     let mut s = stores.take(0u32);
-                    Part::Shape0((s.col(0usize), s.entities()))
+                    Part::Shape0((s.col(0usize), s.entities(),))
                 });
                 f({
                     let mut s = stores.take(1u32);
@@ -733,10 +720,13 @@ mod sigecs_world {
                 });
             }
             #[inline]
-            fn dynamic(k: usize, s: &mut ::sigecs::__private::StoreColumns<'a>) -> Self {
+            fn dynamic(
+                k: usize,
+                s: &mut ::sigecs::__private::StoreColumns<'a>
+            ) -> Self {
                 match k {
-                    0 => Part::Dynamic0((s.entities(), s.component_mut(1u32))),
-                    1 => Part::Dynamic1((s.entities(), s.component(0u32))),
+                    0 => Part::Dynamic0((s.entities(), s.component_mut(1u32),)),
+                    1 => Part::Dynamic1((s.entities(), s.component(0u32),)),
                     _ => ::core::unreachable!("a system of the pass"),
                 }
             }
@@ -747,7 +737,7 @@ mod sigecs_world {
         let r1 = &pass.resources.scale;
         let r0 = &pass.resources.limit;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
-            Part::Shape0((c0, c1)) => {
+            Part::Shape0((c0, c1,)) => {
                 let n = c0.len();
                 let c1 = &c1[..n];
                 for i in 0..n {
@@ -756,19 +746,17 @@ mod sigecs_world {
                     crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
                 }
             }
-            Part::Shape1((c0,)) => {
-                for cold in c0.iter_mut() {
-                    crate::bare::rename(&mut cold.tag, r1);
-                }
+            Part::Shape1((c0,)) => for cold in c0.iter_mut() {
+                crate::bare::rename(&mut cold.tag, r1);
             }
-            Part::Dynamic0((entities, d0)) => {
+            Part::Dynamic0((entities, d0,)) => {
                 let n = entities.len();
                 let d0 = &mut d0[..n];
                 for i in 0..n {
                     crate::bare::rename(&mut d0[i], r1);
                 }
             }
-            Part::Dynamic1((entities, d0)) => {
+            Part::Dynamic1((entities, d0,)) => {
                 let n = entities.len();
                 let d0 = &d0[..n];
                 for i in 0..n {

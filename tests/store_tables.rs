@@ -141,3 +141,75 @@ fn tables_and_per_store_lines_run_every_system_alike() {
 fn tables_and_per_store_lines_split_into_jobs_alike() {
     compare(30, 6, true, Some(7));
 }
+
+/// `advance` and `age` share a stage whose pass (it has a table) is their own passes too:
+/// run alone, each changes only its own component and stamps only the columns it writes, as
+/// in the per-store world, where each has a pass of its own; in declared stores and in a
+/// dynamic one. (A `rows` store's components share one column, so there a write of `Pos`
+/// stamps `Hits` too, in both worlds.)
+#[test]
+fn a_system_run_alone_through_its_stage_runs_and_stamps_only_itself() {
+    use sigecs::query::Changed;
+    use sigecs::Entity;
+    use store_forms::{Hits, Id, Pos, Vel};
+    macro_rules! check {
+        ($form:ident) => {{
+            let mut w = $form::World::new();
+            let mut reference = per_store_form::World::new();
+            $form::populate(&mut w, 30);
+            per_store_form::populate(&mut reference, 30);
+            // Every entity's `Pos`, `Vel` and `Hits`, in the world's order.
+            macro_rules! state {
+                ($w:expr) => {
+                    $w.entities()
+                        .map(|e| {
+                            let pos = $w.get::<Pos>(e).map(|p| p.0);
+                            let vel = $w.get::<Vel>(e).map(|v| v.0);
+                            (e, pos, vel, $w.get::<Hits>(e).map(|h| h.0))
+                        })
+                        .collect::<Vec<_>>()
+                };
+            }
+            // Runs one system in both worlds, then counts the entities whose `Pos` and whose
+            // `Hits` a change query sees as written by it.
+            macro_rules! step {
+                ($run:ident) => {{
+                    let (since, reference_since) = (w.change_tick(), reference.change_tick());
+                    w.$run();
+                    reference.$run();
+                    assert_eq!(state!(w), state!(reference), stringify!($run));
+                    let seen = (
+                        w.query_changed::<Entity, Changed<Pos>>(since).count(),
+                        w.query_changed::<Entity, Changed<Hits>>(since).count(),
+                    );
+                    let expected = (
+                        reference
+                            .query_changed::<Entity, Changed<Pos>>(reference_since)
+                            .count(),
+                        reference
+                            .query_changed::<Entity, Changed<Hits>>(reference_since)
+                            .count(),
+                    );
+                    assert_eq!(seen, expected, "{}: changed Pos, Hits", stringify!($run));
+                    seen
+                }};
+            }
+            let with_hits = w.entities().filter(|&e| w.get::<Hits>(e).is_some()).count();
+            let (entities, rows_with_hits) = (w.entities().count(), 120);
+            step!(run_age);
+            assert_eq!(step!(run_advance), (entities, rows_with_hits));
+            assert_eq!(step!(run_age), (rows_with_hits, with_hits));
+            // An entity without `Id` has a set no signature declares: a dynamic store, which
+            // each system's part of the stage's pass visits alone too.
+            let e = w.entities().find(|&e| w.get::<Hits>(e).is_some()).unwrap();
+            w.remove::<Id>(e).unwrap();
+            reference.remove::<Id>(e).unwrap();
+            assert_eq!(w.undeclared().len(), 1);
+            step!(run_age);
+            step!(run_advance);
+            step!(run_age);
+        }};
+    }
+    check!(table_form);
+    check!(default_form);
+}

@@ -1125,3 +1125,39 @@ pub fn count(died: &EventReader<Died>, score: &mut Score, commands: &mut Command
         "{src}"
     );
 }
+
+/// A fused stage whose pass has a table is its systems' passes too, unless one of them reads
+/// events (its reader's cursor moves when the pass starts) or takes a sparse component.
+#[test]
+fn a_stage_with_a_table_hosts_its_systems_unless_one_reads_events() {
+    let systems = |reader: &str| {
+        format!(
+            "use sigecs::prelude::*;
+#[derive(Component)]
+pub struct Mass(pub f32);
+#[derive(Signature)]
+pub struct Body {{ pub p: Position, pub v: Velocity }}
+#[derive(Signature)]
+pub struct Heavy {{ pub p: Position, pub m: Mass }}
+#[derive(Event)]
+pub struct Hit;
+#[system]
+pub fn push(p: &mut Position{reader}) {{}}
+#[system]
+pub fn slow(v: &mut Velocity) {{}}
+"
+        )
+    };
+    for (reader, hosted) in [("", 2), (", hits: &EventReader<Hit>", 0)] {
+        let (_d, builder) = builder(&[("a.rs", COMPONENTS), ("b.rs", &systems(reader))]);
+        let src = builder.store_tables_from(0).generate_string().unwrap();
+        let flat: String = src.split_whitespace().collect();
+        assert_eq!(
+            flat.matches("stage_0_for(world,::core::option::Option::Some((")
+                .count(),
+            hosted,
+            "{src}"
+        );
+        assert_eq!(flat.contains("fnsystem_0(world:&mut::sigecs::World<Model>)->::sigecs::__private::Pending{::sigecs::__parts!"), hosted == 0, "{src}");
+    }
+}

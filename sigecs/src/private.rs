@@ -217,9 +217,33 @@ pub struct PassRun<'w> {
     pub(crate) deterministic: bool,
     /// The world's record of each pass's cost, by pass index, for its split decision.
     pub(crate) costs: &'w mut [PassCost],
+    /// The run is one system's alone ([`PassRun::only`]).
+    pub(crate) only: Option<Only>,
+}
+
+/// One system of a fused stage, run alone through the stage's pass ([`PassRun::only`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Only {
+    /// The system's place in the pass's [`PassParts::SYSTEMS`].
+    position: usize,
+    /// The index of the system's own record of costs (its system pass's index).
+    cost: usize,
 }
 
 impl<'w> PassRun<'w> {
+    /// Restricts the run to one system of a fused stage's pass: the one at `position` in the
+    /// pass's [`PassParts::SYSTEMS`], whose split decision is recorded as pass `cost`'s (its
+    /// own system pass's index). The pass then takes only that system's parts, declared
+    /// ([`StoresMut::each_in`] with the pass's shapes' systems) and dynamic: so it takes,
+    /// and stamps as changed, only the columns that system does. `None` runs every system.
+    /// A pass of a large stage is a system's pass too this way, so a world compiles one pass
+    /// for the stage and its systems rather than one for each.
+    #[inline]
+    pub fn only(mut self, only: Option<(usize, usize)>) -> Self {
+        self.only = only.map(|(position, cost)| Only { position, cost });
+        self
+    }
+
     /// Runs `body` over the parts `P` of `stores` and of the dynamic stores, inline or split
     /// into jobs ([`run_parts`]), recording the cost of pass [`PassParts::PASS`]; a
     /// change-filtered pass visits the rows changed after `since`.
@@ -241,11 +265,12 @@ impl<'w> PassRun<'w> {
         } else {
             self.min_chunk
         };
+        let cost = self.only.map_or(P::PASS, |only| only.cost);
         run_parts(
-            PassStores::<P>::new(stores, self.dynamic, since),
+            PassStores::<P>::new(stores, self.dynamic, since, self.only),
             world_min_chunk,
             P::MIN_CHUNK,
-            &mut self.costs[P::PASS],
+            &mut self.costs[cost],
             self.entities,
             body,
         )
@@ -261,7 +286,7 @@ impl<'w> PassRun<'w> {
         body: &mut impl FnMut(P, &mut Commands<'_>),
     ) -> Pending {
         run_parts_inline(
-            PassStores::<P>::new(stores, self.dynamic, since),
+            PassStores::<P>::new(stores, self.dynamic, since, self.only),
             self.entities,
             body,
         )
@@ -325,16 +350,39 @@ struct PassStores<'a, P> {
     stores: StoresMut<'a, true>,
     dynamic: DynamicStores<'a>,
     since: u64,
+    /// The first of the pass's systems whose dynamic stores it visits, and how many.
+    systems: std::ops::Range<usize>,
     _parts: std::marker::PhantomData<fn() -> P>,
 }
 
 impl<'a, P: PassParts<'a>> PassStores<'a, P> {
+    /// # Panics
+    /// When `only` is not the place of one of the pass's systems.
     #[inline]
-    fn new(stores: StoresMut<'a, true>, dynamic: DynamicStores<'a>, since: u64) -> Self {
+    fn new(
+        mut stores: StoresMut<'a, true>,
+        dynamic: DynamicStores<'a>,
+        since: u64,
+        only: Option<Only>,
+    ) -> Self {
+        let systems = match only {
+            Some(only) => {
+                assert!(
+                    only.position < P::SYSTEMS.len(),
+                    "system {} of a pass of {} systems",
+                    only.position,
+                    P::SYSTEMS.len()
+                );
+                stores.only = Some(only.position);
+                only.position..only.position + 1
+            }
+            None => 0..P::SYSTEMS.len(),
+        };
         PassStores {
             stores,
             dynamic,
             since,
+            systems,
             _parts: std::marker::PhantomData,
         }
     }
@@ -351,7 +399,10 @@ impl<'a, P: PassParts<'a>> Parts for PassStores<'a, P> {
         if !P::DYNAMIC {
             return declared;
         }
-        declared + self.dynamic.rows(&self.stores, P::SYSTEMS)
+        declared
+            + self
+                .dynamic
+                .rows(&self.stores, &P::SYSTEMS[self.systems.clone()])
     }
 
     #[inline]
@@ -369,10 +420,12 @@ impl<'a, P: PassParts<'a>> Parts for PassStores<'a, P> {
                 |view, runs| each_run(P::dynamic(0, view), runs, f),
             );
         } else {
-            self.dynamic
-                .each(&mut self.stores, P::SYSTEMS, &mut |view, k| {
-                    f(P::dynamic(k, view))
-                });
+            let first = self.systems.start;
+            self.dynamic.each(
+                &mut self.stores,
+                &P::SYSTEMS[self.systems.clone()],
+                &mut |view, k| f(P::dynamic(first + k, view)),
+            );
         }
     }
 }
@@ -385,6 +438,7 @@ impl<'w> StoresMut<'w> {
             ptr: stores.as_mut_ptr(),
             tick,
             next: 0,
+            only: None,
             _borrow: std::marker::PhantomData,
         }
     }
@@ -521,6 +575,9 @@ pub struct StoresMut<'w, const TRUSTED: bool = false> {
     tick: u64,
     /// Every id below this was handed out (or skipped) already.
     next: usize,
+    /// The pass runs only its system at this place in its systems ([`PassRun::only`]): the
+    /// entries of a [`StoreTable`] whose shape is another system's are skipped.
+    only: Option<usize>,
     _borrow: std::marker::PhantomData<&'w mut [Store]>,
 }
 
@@ -546,6 +603,7 @@ impl<'w> StoresMut<'w> {
             len: self.len,
             tick: self.tick,
             next: self.next,
+            only: self.only,
             _borrow: std::marker::PhantomData,
         }
     }
@@ -573,27 +631,49 @@ impl<'w, const TRUSTED: bool> StoresMut<'w, TRUSTED> {
         ids.iter().map(|&id| stores[id as usize].len()).sum()
     }
 
-    /// [`StoresMut::rows`] of the stores of a pass's [`StoreTable`].
+    /// [`StoresMut::rows`] of the stores of a pass's [`StoreTable`] (of the entries a run of
+    /// one system visits, see [`StoresMut::each_in`]).
     ///
     /// # Panics
     /// When a store was taken already, or an id is out of range.
     #[inline]
-    pub fn table_rows<const W: usize, const K: usize>(&self, table: &StoreTable<W, K>) -> usize {
+    pub fn table_rows<const W: usize, const K: usize>(
+        &self,
+        table: &StoreTable<W, K>,
+        systems: &[u32],
+    ) -> usize {
         assert_eq!(self.next, 0, "rows are counted before any store is taken");
         // SAFETY: as in `rows`: no store was handed out, so this shared view aliases nothing.
         let stores = unsafe { std::slice::from_raw_parts(self.ptr.cast_const(), self.len) };
         table
             .0
             .chunks_exact(1 + W + K)
+            .filter(|entry| self.visits(systems, &entry[1..]))
             .map(|entry| stores[entry[0]].len())
             .sum()
+    }
+
+    /// Whether a run visits a table entry (its numbers after the store id): every entry,
+    /// unless the run is one system's alone ([`PassRun::only`]); then the entries whose shape
+    /// (their first number) is that system's in `systems` (each shape's system, by shape).
+    #[inline]
+    fn visits(&self, systems: &[u32], rest: &[usize]) -> bool {
+        match self.only {
+            None => true,
+            Some(only) => rest
+                .first()
+                .and_then(|&shape| systems.get(shape))
+                .is_some_and(|&s| s as usize == only),
+        }
     }
 
     /// Takes each store of a pass's [`StoreTable`] in turn and hands `f` its columns and the
     /// rest of its entry (the part's shape, the column indices the shape takes): how a pass
     /// over many stores reaches them, with one loop instead of a line of code per store. A
     /// store may have several entries in a row (a part per system of a stage): they share one
-    /// view, so no column is taken mutably twice or both mutably and shared.
+    /// view, so no column is taken mutably twice or both mutably and shared. `systems` gives
+    /// each shape's system (its place in the pass's systems) for a run of one system alone
+    /// ([`PassRun::only`]), which visits only that system's entries.
     ///
     /// # Panics
     /// As [`StoresMut::take`], when the ids do not ascend or one is out of range; as
@@ -602,12 +682,16 @@ impl<'w, const TRUSTED: bool> StoresMut<'w, TRUSTED> {
     pub fn each_in<const W: usize>(
         &mut self,
         table: &StoreTable<W>,
+        systems: &[u32],
         mut f: impl FnMut(&mut StoreColumns<'w, TRUSTED>, &[usize; W]),
     ) {
         let mut view: Option<(usize, StoreColumns<'w, TRUSTED>)> = None;
         for entry in table.0.chunks_exact(1 + W) {
             let id = entry[0];
             let rest: &[usize; W] = entry[1..].try_into().expect("W numbers after the id");
+            if !self.visits(systems, rest) {
+                continue;
+            }
             let columns = match &mut view {
                 Some((taken, columns)) if *taken == id => columns,
                 _ => &mut view.insert((id, self.take(id as u32))).1,

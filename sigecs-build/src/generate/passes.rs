@@ -1,6 +1,8 @@
 //! The system passes: one private function per system (`system_<i>`) and per stage of the
 //! schedule that fuses several systems (`stage_<k>`); a stage of one system runs that
-//! system's pass.
+//! system's pass. A fused stage whose pass reaches its stores through a table is its
+//! systems' passes too (`stage_<k>_for`, told which system to run alone; see [`hosts`]), so
+//! a large world compiles one pass per stage and not one more per system.
 //!
 //! A pass declares an enum `Part` with one variant per store *shape* — the column types and
 //! system calls a store needs; stores of one shape (most of a pass's stores) share it —
@@ -21,9 +23,23 @@ use super::*;
 use crate::analyze::Param;
 
 pub(super) fn generate(model: &Model, table_from: usize) -> TokenStream {
+    let hosts = hosts(model, table_from);
     let systems = (0..model.systems.len()).map(|i| {
-        let d = doc(format!("The pass of system `{}`.", model.systems[i].ident));
-        pass(model, &[i], system_fn(i), d, i, table_from)
+        let name = &model.systems[i].ident;
+        if let Some((k, j)) = hosts[i] {
+            let (f, host) = (system_fn(i), stage_for(k));
+            let d = doc(format!(
+                "The pass of system `{name}`: the pass of its stage ({k}), for it alone."
+            ));
+            return quote! {
+                #d
+                fn #f(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
+                    #host(world, ::core::option::Option::Some((#j, #i)))
+                }
+            };
+        }
+        let d = doc(format!("The pass of system `{name}`."));
+        pass(model, &[i], system_fn(i), d, i, table_from, None)
     });
     // A stage of one system runs that system's pass (see `stage_fn`).
     let stages = model
@@ -41,6 +57,7 @@ pub(super) fn generate(model: &Model, table_from: usize) -> TokenStream {
                 "Stage {k} of the schedule: {}, fused into one pass.",
                 names.join(", ")
             ));
+            let hosting = hosts.iter().any(|h| h.is_some_and(|(host, _)| host == k));
             pass(
                 model,
                 stage,
@@ -48,9 +65,48 @@ pub(super) fn generate(model: &Model, table_from: usize) -> TokenStream {
                 d,
                 model.systems.len() + fused,
                 table_from,
+                hosting.then(|| stage_for(k)),
             )
         });
     quote!(#(#systems)* #(#stages)*)
+}
+
+/// The pass function of fused stage `k` that takes which of its systems to run alone.
+fn stage_for(k: usize) -> Ident {
+    format_ident!("stage_{}_for", k)
+}
+
+/// For each system, the fused stage whose pass is its pass too (`PassRun::only` runs it
+/// alone there) and its place in the stage; `None` for a system with a pass of its own.
+///
+/// A stage's pass hosts its systems when it reaches its stores through a table (there each
+/// store has a part per system, so one system's parts take only its own columns, and stamp
+/// only what it writes) and none of them reads events or takes a sparse component (their
+/// views are made for every system of the pass when it starts). Large worlds' stages are such
+/// passes: at 128 × 2048 × 512, 432 of 512 systems need no pass of their own.
+fn hosts(model: &Model, table_from: usize) -> Vec<Option<(usize, usize)>> {
+    let mut hosts = vec![None; model.systems.len()];
+    for (k, stage) in model.stages.iter().enumerate() {
+        if stage.len() < 2 {
+            continue;
+        }
+        let stores = (0..model.signatures.len())
+            .filter(|s| stage.iter().any(|&i| model.systems[i].matches.contains(s)))
+            .count();
+        let plain = stage.iter().all(|&i| {
+            let system = &model.systems[i];
+            !system.frame()
+                && system.changed.is_empty()
+                && system.readers().next().is_none()
+                && sparse_used(model, &[i]).is_empty()
+        });
+        if stores >= table_from && plain {
+            for (j, &i) in stage.iter().enumerate() {
+                hosts[i] = Some((k, j));
+            }
+        }
+    }
+    hosts
 }
 
 /// Binding of component `id`'s value in a row.
@@ -98,7 +154,9 @@ pub(super) fn pass_count(model: &Model) -> usize {
 /// The pass function running `systems` (in declaration order) over every store any of them
 /// matches; `index` is its place in the world's record of pass costs. A pass over
 /// `table_from` stores or more reaches them through a table ([`table_form`]), a smaller one
-/// with a line per store ([`per_store_form`]).
+/// with a line per store ([`per_store_form`]). With `host`, the pass is that function, which
+/// takes which system to run alone ([`hosts`]), and `name` runs it for all.
+#[allow(clippy::too_many_arguments)]
 fn pass(
     model: &Model,
     systems: &[usize],
@@ -106,6 +164,7 @@ fn pass(
     d: TokenStream,
     index: usize,
     table_from: usize,
+    host: Option<Ident>,
 ) -> TokenStream {
     if let [only] = systems {
         if model.systems[*only].frame() {
@@ -136,6 +195,8 @@ fn pass(
     // change filter watches.
     let mut shape_columns: Vec<(Ident, Vec<(Take, bool)>)> = Vec::new();
     let mut entries: Vec<(usize, usize, Vec<usize>, Vec<usize>)> = Vec::new();
+    // Per shape, its system's place in `systems` (a table's shape runs one system).
+    let mut shape_systems: Vec<u32> = Vec::new();
     let table = stores.len() >= table_from;
     // What each part of a store runs: in a table, a store of a fused stage has a part per
     // system (the same store once for each, in a row), so its shapes are its systems' (a few
@@ -183,6 +244,8 @@ fn pass(
         if seen.is_none() {
             let variant = format_ident!("Shape{}", shapes.len());
             shapes.push(key);
+            let first = systems.iter().position(|&i| Some(&i) == here.first());
+            shape_systems.push(first.unwrap_or(0) as u32);
             // A mutable strided view is indexed through `IndexMut`, so its binding is `mut`.
             let slices = nest(
                 slices
@@ -230,8 +293,14 @@ fn pass(
         entries.push((s, shape, columns, watched));
     }
     let (static_table, rows, takes) = if table {
-        table_form(&shape_columns, &entries, filtered.is_some())
+        let systems = if host.is_some() {
+            &shape_systems[..]
+        } else {
+            &[]
+        };
+        table_form(&shape_columns, &entries, filtered.is_some(), systems)
     } else {
+        assert!(host.is_none(), "a pass hosting its systems has a table");
         per_store_form(&shape_columns, &entries, filtered.is_some())
     };
 
@@ -290,22 +359,48 @@ fn pass(
     let resources = resource_bindings(model, systems);
     let readers = reader_bindings(model, systems);
     let sparse_views = sparse_views(model, systems);
+    // A hosting pass runs all its systems, or the one its caller names.
+    let (runner, signature, wrapper) = match &host {
+        Some(host) => (
+            quote!(pass.run.only(only)),
+            quote!(#host(world: &mut ::sigecs::World<Model>, only: ::core::option::Option<(usize, usize)>)),
+            quote! {
+                #d
+                fn #name(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
+                    #host(world, ::core::option::Option::None)
+                }
+            },
+        ),
+        None => (
+            quote!(pass.run),
+            quote!(#name(world: &mut ::sigecs::World<Model>)),
+            quote!(),
+        ),
+    };
     let run = if sequential {
         // A system that writes a resource runs on the calling thread; its body holds the
         // resource's `&mut`.
         quote! {
             let mut body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part { #(#arms)* };
-            pass.run.inline::<Part>(stores, #since_value, &mut body)
+            #runner.inline::<Part>(stores, #since_value, &mut body)
         }
     } else {
         quote! {
             let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part { #(#arms)* };
-            pass.run.parts::<Part>(stores, #since_value, &body)
+            #runner.parts::<Part>(stores, #since_value, &body)
         }
     };
+    let d = if host.is_some() {
+        doc(format!(
+            "The pass of `{name}`, for all its systems (`only`: `None`) or for one alone."
+        ))
+    } else {
+        d
+    };
     quote! {
+        #wrapper
         #d
-        fn #name(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
+        fn #signature -> ::sigecs::__private::Pending {
             ::sigecs::__parts!(Part<'a> { #(#variants,)* });
             #static_table
             impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
@@ -410,6 +505,7 @@ fn table_form(
     shapes: &Shapes,
     entries: &Entries,
     filtered: bool,
+    shape_systems: &[u32],
 ) -> (TokenStream, TokenStream, TokenStream) {
     let tagged = shapes.len() > 1;
     let first = usize::from(tagged);
@@ -481,9 +577,10 @@ fn table_form(
             });
         }
     } else {
-        quote!(stores.each_in(&PASS_STORES, |s, e| f(#part));)
+        quote!(stores.each_in(&PASS_STORES, &[#(#shape_systems),*], |s, e| f(#part));)
     };
-    (table, quote!(stores.table_rows(&PASS_STORES)), each)
+    let rows = quote!(stores.table_rows(&PASS_STORES, &[#(#shape_systems),*]));
+    (table, rows, each)
 }
 
 /// The pass of frame-level system `index` (no component or entity parameter): the system

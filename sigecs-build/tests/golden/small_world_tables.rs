@@ -436,7 +436,7 @@ mod sigecs_world {
             const SYSTEMS: &'static [u32] = &[0u32];
             #[inline]
             fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                stores.table_rows(&PASS_STORES)
+                stores.table_rows(&PASS_STORES, &[])
             }
             #[inline]
             fn each(
@@ -446,6 +446,7 @@ mod sigecs_world {
             ) {
                 stores.each_in(
                     &PASS_STORES,
+                    &[],
                     |s, e| f(match e[0] {
                         0 => Part::Shape0((s.col_mut(e[1]),)),
                         1 => Part::Shape1((
@@ -521,7 +522,7 @@ mod sigecs_world {
             const SYSTEMS: &'static [u32] = &[1u32];
             #[inline]
             fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                stores.table_rows(&PASS_STORES)
+                stores.table_rows(&PASS_STORES, &[])
             }
             #[inline]
             fn each(
@@ -531,6 +532,7 @@ mod sigecs_world {
             ) {
                 stores.each_in(
                     &PASS_STORES,
+                    &[],
                     |s, e| f(match e[0] {
                         0 => Part::Shape0((s.col(e[1]), s.entities(),)),
                         1 => Part::Shape1((s.field(e[1] as u32), s.entities(),)),
@@ -582,131 +584,23 @@ mod sigecs_world {
         };
         pass.run.inline::<Part>(stores, 0, &mut body)
     }
-    ///The pass of system `rename`.
+    ///The pass of system `rename`: the pass of its stage (2), for it alone.
     fn system_2(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(Part<'a> {
-            Shape0((::sigecs::__private::FieldsMut<'a, crate::bare::Tag>,)),
-            Dynamic0((&'a [::sigecs::Entity], &'a mut [crate::bare::Tag],)),
-        });
-        ///The stores of the pass, in id order, 2 numbers each: the store's id, the indices of the columns its shape takes.
-        static PASS_STORES: ::sigecs::__private::StoreTable<1, 0> = ::sigecs::__private::StoreTable(&[
-            1, 1
-        ]);
-        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
-            const PASS: usize = 2usize;
-            const SYSTEMS: &'static [u32] = &[2u32];
-            #[inline]
-            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                stores.table_rows(&PASS_STORES)
-            }
-            #[inline]
-            fn each(
-                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
-                since: u64,
-                f: &mut impl ::core::ops::FnMut(Self)
-            ) {
-                stores.each_in(
-                    &PASS_STORES,
-                    |s, e| f(Part::Shape0((s.field_mut(e[0] as u32),)))
-                );
-            }
-            #[inline]
-            fn dynamic(
-                k: usize,
-                s: &mut ::sigecs::__private::StoreColumns<'a>
-            ) -> Self {
-                match k {
-                    0 => Part::Dynamic0((s.entities(), s.component_mut(1u32),)),
-                    _ => ::core::unreachable!("a system of the pass"),
-                }
-            }
-        }
-        let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
-        let stores = unsafe { pass.stores.trusted() };
-        let r1 = &pass.resources.scale;
-        let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
-            Part::Shape0((mut c0,)) => for i in 0..c0.len() {
-                let v1 = &mut c0[i];
-                crate::bare::rename(v1, r1);
-            }
-            Part::Dynamic0((entities, d0,)) => {
-                let n = entities.len();
-                let d0 = &mut d0[..n];
-                for i in 0..n {
-                    crate::bare::rename(&mut d0[i], r1);
-                }
-            }
-        };
-        pass.run.parts::<Part>(stores, 0, &body)
+        stage_2_for(world, ::core::option::Option::Some((0usize, 2usize)))
     }
-    ///The pass of system `mark`.
+    ///The pass of system `mark`: the pass of its stage (2), for it alone.
     fn system_3(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(Part<'a> {
-            Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
-            Dynamic0((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
-        });
-        ///The stores of the pass, in id order, 2 numbers each: the store's id, the indices of the columns its shape takes.
-        static PASS_STORES: ::sigecs::__private::StoreTable<1, 0> = ::sigecs::__private::StoreTable(&[
-            0, 0
-        ]);
-        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
-            const PASS: usize = 3usize;
-            const MIN_CHUNK: usize = 100000usize;
-            const SYSTEMS: &'static [u32] = &[3u32];
-            #[inline]
-            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                stores.table_rows(&PASS_STORES)
-            }
-            #[inline]
-            fn each(
-                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
-                since: u64,
-                f: &mut impl ::core::ops::FnMut(Self)
-            ) {
-                stores.each_in(
-                    &PASS_STORES,
-                    |s, e| f(Part::Shape0((s.col(e[0]), s.entities(),)))
-                );
-            }
-            #[inline]
-            fn dynamic(
-                k: usize,
-                s: &mut ::sigecs::__private::StoreColumns<'a>
-            ) -> Self {
-                match k {
-                    0 => Part::Dynamic0((s.entities(), s.component(0u32),)),
-                    _ => ::core::unreachable!("a system of the pass"),
-                }
-            }
-        }
-        let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
-        let stores = unsafe { pass.stores.trusted() };
-        let r1 = &pass.resources.scale;
-        let r0 = &pass.resources.limit;
-        let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
-            Part::Shape0((c0, c1,)) => {
-                let n = c0.len();
-                let c1 = &c1[..n];
-                for i in 0..n {
-                    let v0 = &c0[i];
-                    let entity = &c1[i];
-                    crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
-                }
-            }
-            Part::Dynamic0((entities, d0,)) => {
-                let n = entities.len();
-                let d0 = &d0[..n];
-                for i in 0..n {
-                    crate::bare::mark(entities[i], &d0[i], r1, r0, &mut *commands);
-                }
-            }
-        };
-        pass.run.parts::<Part>(stores, 0, &body)
+        stage_2_for(world, ::core::option::Option::Some((1usize, 3usize)))
     }
     ///Stage 2 of the schedule: rename, mark, fused into one pass.
     fn stage_2(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
+        stage_2_for(world, ::core::option::Option::None)
+    }
+    ///The pass of `stage_2`, for all its systems (`only`: `None`) or for one alone.
+    fn stage_2_for(
+        world: &mut ::sigecs::World<Model>,
+        only: ::core::option::Option<(usize, usize)>
+    ) -> ::sigecs::__private::Pending {
         ::sigecs::__parts!(Part<'a> {
             Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
             Shape1((::sigecs::__private::FieldsMut<'a, crate::bare::Tag>,)),
@@ -727,7 +621,7 @@ mod sigecs_world {
             const SYSTEMS: &'static [u32] = &[2u32, 3u32];
             #[inline]
             fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                stores.table_rows(&PASS_STORES)
+                stores.table_rows(&PASS_STORES, &[1u32, 0u32])
             }
             #[inline]
             fn each(
@@ -737,6 +631,7 @@ mod sigecs_world {
             ) {
                 stores.each_in(
                     &PASS_STORES,
+                    &[1u32, 0u32],
                     |s, e| f(match e[0] {
                         0 => Part::Shape0((s.col(e[1]), s.entities(),)),
                         1 => Part::Shape1((s.field_mut(e[1] as u32),)),
@@ -790,7 +685,7 @@ mod sigecs_world {
                 }
             }
         };
-        pass.run.parts::<Part>(stores, 0, &body)
+        pass.run.only(only).parts::<Part>(stores, 0, &body)
     }
 }
 pub use self::sigecs_world::*;

@@ -463,6 +463,7 @@ impl<M: WorldModel> World<M> {
                 min_chunk: self.min_chunk,
                 deterministic: self.deterministic,
                 costs: &mut self.costs,
+                only: None,
             },
         }
     }

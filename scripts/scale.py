@@ -603,14 +603,15 @@ def cargo_build(root: Path, crate_name: str, release: bool, target_dir: Path, lo
 
 ITEM_RE = re.compile(
     r"^(?P<indent>\s*)(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?"
-    r"(?:(?P<fn>fn)\s+(?P<fname>(?:system|stage)_\d+)\b|(?P<kind>static|const)\s+(?P<sname>[A-Z][A-Z0-9_]*)\s*:)"
+    r"(?:(?P<fn>fn)\s+(?P<fname>(?:system|stage)_\d+(?:_for)?)\b|(?P<kind>static|const)\s+(?P<sname>[A-Z][A-Z0-9_]*)\s*:)"
 )
 
 
 def classify_lines(text: str) -> dict[str, int]:
     """Lines of world.rs per construct: `tables` (static/const items with upper-case names, at
     any depth, but not the associated `const ID`-like items of impls), `systems` (fn system_i),
-    `stages` (fn stage_k) and `other`. An item's doc comments, attributes and `//` comments just
+    `stages` (fn stage_k, and stage_k_for: a stage's pass that is its systems' passes too) and
+    `other`. An item's doc comments, attributes and `//` comments just
     above it count with it. Relies on the generator's layout: an item ends at the first line
     with its own indentation that starts with a closing bracket."""
     lines = text.splitlines()

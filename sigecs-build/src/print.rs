@@ -23,7 +23,6 @@ pub(crate) fn print(tokens: TokenStream) -> String {
         out: String::new(),
         indent: 0,
         line_start: 0,
-        fresh: true,
     };
     p.block(&atoms, true);
     p.newline();
@@ -148,40 +147,15 @@ fn operators(joined: &mut String, out: &mut Vec<Atom>) {
     joined.clear();
 }
 
-/// Keywords after which a group or operator is not a call, an index or a binary operand.
+/// Keywords after which a group or operator is not a call, an index or a binary operand:
+/// Rust's keywords but those that stand for a value, a type or a path (`self`, `Self`,
+/// `crate`, `super`, `true`, `false`, `_`) and those used after one (`.await`, `union`).
 fn is_keyword(word: &str) -> bool {
-    matches!(
-        word,
-        "as" | "break"
-            | "const"
-            | "continue"
-            | "dyn"
-            | "else"
-            | "enum"
-            | "extern"
-            | "fn"
-            | "for"
-            | "if"
-            | "impl"
-            | "in"
-            | "let"
-            | "loop"
-            | "match"
-            | "mod"
-            | "move"
-            | "mut"
-            | "pub"
-            | "ref"
-            | "return"
-            | "static"
-            | "struct"
-            | "trait"
-            | "type"
-            | "unsafe"
-            | "use"
-            | "where"
-            | "while"
-    )
+    crate::generate::is_keyword(word)
+        && !matches!(
+            word,
+            "self" | "Self" | "crate" | "super" | "true" | "false" | "_" | "await" | "union"
+        )
 }
 
 /// Keywords whose brace group (an item's body, a match, a loop) always takes its own lines.
@@ -334,11 +308,7 @@ impl Seq {
                         None,
                     ),
                     "#" => (!tight_prev, true, None),
-                    ".." | "..=" => (
-                        matches!(prev, Prev::Op { tight: false, .. }) && !tight_prev,
-                        true,
-                        None,
-                    ),
+                    ".." | "..=" => (matches!(prev, Prev::Op { tight: false, .. }), true, None),
                     "!" if matches!(prev, Prev::Word { keyword: false, .. }) => {
                         self.prev = Prev::Op {
                             tight: true,
@@ -402,30 +372,32 @@ struct Printer<'w> {
     words: &'w Words,
     out: String,
     indent: usize,
-    /// Where the current line starts in `out`.
+    /// Where the current line starts in `out`; nothing is written on it yet (not even its
+    /// indentation, which comes with the first atom) while it is `out`'s end.
     line_start: usize,
-    /// Nothing is written on the current line yet (its indentation comes with the first atom).
-    fresh: bool,
 }
 
 impl<'w> Printer<'w> {
+    /// Nothing is written on the current line yet.
+    fn fresh(&self) -> bool {
+        self.out.len() == self.line_start
+    }
+
     fn newline(&mut self) {
-        if self.fresh && self.out.len() == self.line_start {
+        if self.fresh() {
             return;
         }
         let trimmed = self.out.trim_end_matches(' ').len();
         self.out.truncate(trimmed);
         self.out.push('\n');
         self.line_start = self.out.len();
-        self.fresh = true;
     }
 
     fn write(&mut self, text: &str, space: bool) {
-        if self.fresh || self.out.len() == self.line_start {
+        if self.fresh() {
             for _ in 0..self.indent {
                 self.out.push_str("    ");
             }
-            self.fresh = false;
         } else if space {
             self.out.push(' ');
         }
@@ -433,7 +405,7 @@ impl<'w> Printer<'w> {
     }
 
     fn column(&self) -> usize {
-        if self.fresh {
+        if self.fresh() {
             self.indent * 4
         } else {
             self.out.len() - self.line_start
@@ -607,7 +579,7 @@ impl<'w> Printer<'w> {
             match atom {
                 Atom::Word(w) => {
                     let w = self.words.get(*w);
-                    if !self.fresh && self.column() + w.len() + 2 > WIDTH {
+                    if !self.fresh() && self.column() + w.len() + 2 > WIDTH {
                         self.newline();
                     }
                     self.write(w, true);
@@ -944,6 +916,16 @@ mod tests {
                 quote!(let a = x?.y; let b = [0u8; 4];),
                 "let a = x?.y;\nlet b = [0u8; 4];\n",
             ),
+            (
+                quote!(let c = f(x) < y && a > b;),
+                "let c = f(x) < y && a > b;\n",
+            ),
+            (quote!(let m = A | B | c;), "let m = A | B | c;\n"),
+            (
+                quote!(let t = y as <T as Tr>::Out;),
+                "let t = y as <T as Tr>::Out;\n",
+            ),
+            (quote!(let s = S { a, ..d };), "let s = S { a, ..d };\n"),
         ];
         for (tokens, want) in cases {
             assert_eq!(printed(tokens), want);
@@ -984,6 +966,19 @@ mod tests {
         let text = printed(quote!(static N: [u32; 200] = [#(#numbers),*];));
         assert!(text.lines().count() < 20, "{text}");
         assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
+        // The width counts the indentation, also for a group that starts its line: these 89
+        // characters fit at column 0 (and 7) but not three blocks in (12).
+        let mut args: Vec<_> = (0..7u32)
+            .map(|i| quote::format_ident!("argument{i}"))
+            .collect();
+        args.push(quote::format_ident!("last"));
+        let flat = printed(quote!((#(#args),*)));
+        assert_eq!(flat.lines().count(), 1, "{flat}");
+        let deep = printed(quote!(fn f() { fn g() { fn h() { (#(#args),*) } } }));
+        assert!(
+            deep.contains("            (\n                argument0, argument1,"),
+            "{deep}"
+        );
         // One element hugs its delimiters and breaks inside.
         let text = printed(quote!(f({
             let a = 1;

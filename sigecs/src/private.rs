@@ -350,8 +350,10 @@ struct PassStores<'a, P> {
     stores: StoresMut<'a, true>,
     dynamic: DynamicStores<'a>,
     since: u64,
-    /// The first of the pass's systems whose dynamic stores it visits, and how many.
-    systems: std::ops::Range<usize>,
+    /// The systems whose dynamic stores it visits: all the pass's, or the one it runs alone.
+    systems: &'static [u32],
+    /// The place of the first of `systems` in the pass's.
+    first: usize,
     _parts: std::marker::PhantomData<fn() -> P>,
 }
 
@@ -365,7 +367,7 @@ impl<'a, P: PassParts<'a>> PassStores<'a, P> {
         since: u64,
         only: Option<Only>,
     ) -> Self {
-        let systems = match only {
+        let (systems, first) = match only {
             Some(only) => {
                 assert!(
                     only.position < P::SYSTEMS.len(),
@@ -374,15 +376,16 @@ impl<'a, P: PassParts<'a>> PassStores<'a, P> {
                     P::SYSTEMS.len()
                 );
                 stores.only = Some(only.position);
-                only.position..only.position + 1
+                (&P::SYSTEMS[only.position..=only.position], only.position)
             }
-            None => 0..P::SYSTEMS.len(),
+            None => (P::SYSTEMS, 0),
         };
         PassStores {
             stores,
             dynamic,
             since,
             systems,
+            first,
             _parts: std::marker::PhantomData,
         }
     }
@@ -399,10 +402,7 @@ impl<'a, P: PassParts<'a>> Parts for PassStores<'a, P> {
         if !P::DYNAMIC {
             return declared;
         }
-        declared
-            + self
-                .dynamic
-                .rows(&self.stores, &P::SYSTEMS[self.systems.clone()])
+        declared + self.dynamic.rows(&self.stores, self.systems)
     }
 
     #[inline]
@@ -420,12 +420,11 @@ impl<'a, P: PassParts<'a>> Parts for PassStores<'a, P> {
                 |view, runs| each_run(P::dynamic(0, view), runs, f),
             );
         } else {
-            let first = self.systems.start;
-            self.dynamic.each(
-                &mut self.stores,
-                &P::SYSTEMS[self.systems.clone()],
-                &mut |view, k| f(P::dynamic(first + k, view)),
-            );
+            let first = self.first;
+            self.dynamic
+                .each(&mut self.stores, self.systems, &mut |view, k| {
+                    f(P::dynamic(first + k, view))
+                });
         }
     }
 }

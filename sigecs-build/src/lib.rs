@@ -151,8 +151,8 @@ impl Builder {
         self
     }
 
-    /// Scans and analyses the declarations (for the generator's tests: the analysed world is
-    /// not a stable interface).
+    /// Scans and analyses the declarations: the model the world is generated from (public for
+    /// the generator's tests; the analysed world is not a stable interface).
     #[doc(hidden)]
     pub fn model(&self) -> Result<(Model, Vec<PathBuf>), BuildError> {
         let mut diags = Vec::new();

@@ -37,7 +37,7 @@ fn main() {
     let (workload, iterations) = match (args.get(1), args.get(2)) {
         (Some(w), Some(n)) => (w.as_str(), n.parse::<usize>().expect("ITERATIONS")),
         _ => {
-            eprintln!("usage: instructions simple_iter|schedule|frag_iter|frag_tables|frag_floor|soa_churn|soa_churn_presized|add_remove|add_remove_dynamic|add_remove_sparse ITERATIONS");
+            eprintln!("usage: instructions simple_iter|schedule|frag_iter|frag_query|frag_tables|frag_floor|soa_churn|soa_churn_presized|add_remove|add_remove_dynamic|add_remove_sparse ITERATIONS");
             std::process::exit(2);
         }
     };
@@ -62,6 +62,15 @@ fn main() {
             let mut w = fi::world(20);
             for _ in 0..iterations {
                 black_box(&mut w).run_double();
+            }
+        }
+        "frag_query" => {
+            let mut w = fi::world(20);
+            for _ in 0..iterations {
+                black_box(&mut w)
+                    .query_mut::<&mut fi::Data>()
+                    .expect("no aliasing")
+                    .for_each(|d| d.0 *= 2.0);
             }
         }
         "frag_tables" => {

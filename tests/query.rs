@@ -195,3 +195,88 @@ fn fold_after_next_continues_where_next_stopped() {
         .collect();
     assert_eq!(bumps, [1, 2, 3, 4, 5]);
 }
+
+/// Every item of a query, taken with `next()` only (a `for` loop calls nothing else).
+fn by_next<I: Iterator>(items: I) -> Vec<I::Item> {
+    let mut all = Vec::new();
+    for item in items {
+        all.push(item);
+    }
+    all
+}
+
+/// `fold` and `for_each` walk a store whose values are packed (a column of the component's
+/// type) with a constant step, and other stores (row structs: `Labelled`) value by value: both
+/// yield what `next()` yields, in every layout, for zero-sized, over-aligned and optional
+/// elements, and write the same rows.
+#[test]
+fn fold_yields_what_next_yields_in_every_layout() {
+    let populated = || {
+        let (mut w, es) = world();
+        w.spawn_batch((10..40).map(|i| AB {
+            a: A(i),
+            b: B(i as f64),
+        }));
+        w.spawn_batch((50..53).map(|i| Labelled {
+            a: A(i),
+            aligned: Aligned(i as u64),
+            label: Label(format!("l{i}")),
+        }));
+        (w, es)
+    };
+    let (mut w, es) = populated();
+    macro_rules! same {
+        ($q:ty, $item:expr) => {{
+            let stepped: Vec<_> = by_next(w.query::<$q>()).into_iter().map($item).collect();
+            let folded = w.query::<$q>().fold(Vec::new(), |mut all, item| {
+                all.push($item(item));
+                all
+            });
+            assert!(!stepped.is_empty(), stringify!($q));
+            assert_eq!(folded, stepped, stringify!($q));
+        }};
+    }
+    same!((Entity, &A), |(e, a): (Entity, &A)| (e, a.0));
+    same!((&A, Option<&B>), |(a, b): (&A, Option<&B>)| (
+        a.0,
+        b.map(|b| b.0)
+    ));
+    same!((&A, &Aligned, &Label), |(a, x, l): (
+        &A,
+        &Aligned,
+        &Label
+    )| (a.0, x.0, l.0.clone()));
+    same!((Entity, &Zst), |(e, _): (Entity, &Zst)| e);
+    same!(Option<&Aligned>, |x: Option<&Aligned>| x.map(|x| x.0));
+
+    // Writes: the same rows change, by the same amounts, whichever way the items are taken.
+    let (mut stepped, _) = populated();
+    w.query_mut::<(&mut A, Option<&mut Aligned>)>()
+        .unwrap()
+        .for_each(|(a, x)| {
+            a.0 += 1000;
+            if let Some(x) = x {
+                assert_eq!(x as *mut Aligned as usize % 16, 0, "alignment kept");
+                x.0 += 7;
+            }
+        });
+    for (a, x) in by_next(
+        stepped
+            .query_mut::<(&mut A, Option<&mut Aligned>)>()
+            .unwrap(),
+    ) {
+        a.0 += 1000;
+        if let Some(x) = x {
+            x.0 += 7;
+        }
+    }
+    let values = |w: &World| {
+        w.query::<(Entity, &A, Option<&Aligned>)>()
+            .map(|(e, a, x)| (e, a.0, x.map(|x| x.0)))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(values(&w), values(&stepped));
+    assert_eq!(w.get::<A>(es[4]), Some(&A(1005)), "a row struct's field");
+    assert_eq!(w.get::<Aligned>(es[4]), Some(&Aligned(12)));
+    assert_eq!(w.get::<A>(es[1]), Some(&A(1002)), "a column");
+}

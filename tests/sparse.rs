@@ -310,6 +310,20 @@ impl Case {
                 .map(|(e, h)| (e, h.value as i64))
                 .collect(),
         );
+        // `fold` (`for_each`) walks a query's stores its own way: it must see what `next` does.
+        let folded = w
+            .query::<(Entity, &Pos, Option<&Wide>, Option<&Hp>)>()
+            .fold(Vec::new(), |mut all, (e, p, x, h)| {
+                all.push((e, p.0, x.map(|x| x.0), h.map(|h| h.value)));
+                all
+            });
+        let stepped: Vec<_> = w
+            .query::<(Entity, &Pos, Option<&Wide>, Option<&Hp>)>()
+            .map(|(e, p, x, h)| (e, p.0, x.map(|x| x.0), h.map(|h| h.value)))
+            .collect();
+        if folded != stepped {
+            return Err(format!("fold {folded:?}, next {stepped:?}"));
+        }
         let expected = self
             .model
             .iter()

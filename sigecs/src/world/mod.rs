@@ -480,16 +480,6 @@ impl<M: WorldModel> World<M> {
         self.stores.len()
     }
 
-    /// A mutable query over store `store` may write every row of component `c`'s column:
-    /// stamped for change filters.
-    pub(crate) fn mark_written(&self, store: usize, c: u32) {
-        if let Some(k) = self.slot_index(store as u32, c) {
-            let s = &self.stores[store];
-            let column = s.info().slots[k].column as usize;
-            s.columns()[column].mark_written(self.table.stamp());
-        }
-    }
-
     /// The runs of rows of store `store` in chunks where a component of `changed` changed
     /// after `since`.
     pub(crate) fn changed_rows(
@@ -525,12 +515,21 @@ impl<M: WorldModel> World<M> {
     }
 
     /// Component `c`'s column in store `store` as (first value, stride), if the store holds
-    /// it. The pointer is derived from the column's allocation without a reference to it.
-    pub(crate) fn raw_column(&self, store: usize, c: u32) -> Option<crate::query::RawColumn> {
+    /// it. The pointer is derived from the column's allocation without a reference to it. A
+    /// `written` column is stamped for change filters (a mutable query may write every row).
+    pub(crate) fn raw_column(
+        &self,
+        store: usize,
+        c: u32,
+        written: bool,
+    ) -> Option<crate::query::RawColumn> {
         let k = self.slot_index(store as u32, c)?;
         let s = &self.stores[store];
         let slot = s.info().slots[k];
         let column = &s.columns()[slot.column as usize];
+        if written {
+            column.mark_written(self.table.stamp());
+        }
         Some(crate::query::RawColumn {
             ptr: column.base().wrapping_add(slot.offset as usize),
             stride: column.ty().size,

@@ -179,7 +179,8 @@ impl<S: AnyComponentBits> Access<S> {
 /// # Safety
 ///
 /// `fetch` must only produce items allowed by `access` and `required`: implementations rely on
-/// the query's aliasing check and store selection.
+/// the query's aliasing check and store selection. For a state that `packed` accepts,
+/// `fetch_packed` must give the same item as `fetch`.
 pub unsafe trait Fetch<'w, M: WorldModel> {
     /// What the query yields for this element.
     type Item;
@@ -685,7 +686,8 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
         let [required, excluded, changed] =
             [required, excluded, changed].map(|set| set.difference(sparse));
         let per_row = by_row.iter().any(|set| !set.is_empty());
-        let mut runs = Vec::with_capacity(world.store_count());
+        // Room for every store of a small world at once; a large one's list grows as needed.
+        let mut runs = Vec::with_capacity(world.store_count().min(64));
         for s in 0..world.store_count() {
             let (mask, len) = (world.store_mask(s), world.store_entities(s).len());
             if !matches(mask.as_ref(), required.as_ref(), excluded.as_ref()) || len == 0 {

@@ -1,7 +1,8 @@
 //! Change filters against a model that records every write: random spawns, despawns, writes
 //! by hand (`get_mut`, `insert` replacing a value), structural changes (inserting and removing
 //! other components, which move rows between declared and dynamic stores), a system that
-//! writes every position of the movers, and the change-filtered system `watch`. Every entity
+//! writes every position of the movers, a mutable query over the tagged entities' positions,
+//! and the change-filtered system `watch`. Every entity
 //! whose position was written since `watch` last ran must be seen by it (no false negative),
 //! and so must a `query_changed` from the tick taken then; what it sees besides is bounded:
 //! nothing at all when nothing changed, and otherwise at most the rows of the chunks that a
@@ -9,7 +10,7 @@
 
 use proptest::prelude::*;
 use sigecs::__private::CHUNK;
-use sigecs::query::Changed;
+use sigecs::query::{Changed, With};
 use sigecs::Entity;
 use sigecs_fixtures::changes::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,6 +41,9 @@ enum Op {
     /// Insert or remove a component other than `Pos` (0 Vel, 1 Moving, 2 Tag).
     Toggle(usize, usize),
     Integrate,
+    /// `query_filtered_mut::<&mut Pos, With<Tag>>().for_each`: adds `n` to every tagged
+    /// entity's position (a mutable query stamps the columns it takes).
+    QueryWrite(i64),
     Watch,
     /// `run_all` (integrate, watch, watch_all).
     Frame,
@@ -53,6 +57,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (any::<usize>(), any::<i64>()).prop_map(|(i, v)| Op::Replace(i, v)),
         3 => (any::<usize>(), 0..3usize).prop_map(|(i, c)| Op::Toggle(i, c)),
         2 => Just(Op::Integrate),
+        2 => (-3i64..3).prop_map(Op::QueryWrite),
         3 => Just(Op::Watch),
         2 => Just(Op::Frame),
     ]
@@ -225,6 +230,18 @@ impl State {
             Op::Integrate => {
                 self.world.run_integrate();
                 self.integrate();
+            }
+            Op::QueryWrite(n) => {
+                self.world
+                    .query_filtered_mut::<&mut Pos, With<Tag>>()
+                    .unwrap()
+                    .for_each(|p| p.0 = p.0.wrapping_add(n));
+                for (e, ent) in self.live.iter_mut().filter(|(_, ent)| ent.tag) {
+                    ent.pos = ent.pos.wrapping_add(n);
+                    self.written.insert(*e);
+                }
+                // Like a pass, the query stamps whole columns.
+                self.pass_wrote = true;
             }
             Op::Watch | Op::Frame => {
                 // The query from the tick of the last watch sees what was written since.

@@ -489,20 +489,12 @@ pub unsafe trait Query<'w, M: WorldModel> {
     /// As [`Fetch::fetch`].
     unsafe fn fetch(state: Self::State, row: usize) -> Self::Item;
     /// Is every element's state packed ([`Fetch::packed`])?
-    #[inline]
-    fn packed(state: &Self::State) -> bool {
-        let _ = state;
-        false
-    }
+    fn packed(state: &Self::State) -> bool;
     /// [`Query::fetch`] for a packed state.
     ///
     /// # Safety
     /// As [`Fetch::fetch_packed`].
-    #[inline]
-    unsafe fn fetch_packed(state: Self::State, row: usize) -> Self::Item {
-        // SAFETY: the caller's precondition includes `fetch`'s.
-        unsafe { Self::fetch(state, row) }
-    }
+    unsafe fn fetch_packed(state: Self::State, row: usize) -> Self::Item;
 }
 
 /// A single element is a query of one element. (Not a blanket impl over `Fetch`: that would

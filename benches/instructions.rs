@@ -26,7 +26,8 @@ use sigecs::rayon;
 use sigecs::soa::{DenseLookup, SoaStore};
 use sigecs::Entity;
 use sigecs_fixtures::bench::{
-    add_remove as ar, frag_iter as fi, schedule as sc, simple_iter_columns as columns,
+    add_remove as ar, frag_iter as fi, schedule as sc, simple_iter as si,
+    simple_iter_columns as columns,
 };
 use std::hint::black_box;
 
@@ -37,7 +38,7 @@ fn main() {
     let (workload, iterations) = match (args.get(1), args.get(2)) {
         (Some(w), Some(n)) => (w.as_str(), n.parse::<usize>().expect("ITERATIONS")),
         _ => {
-            eprintln!("usage: instructions simple_iter|schedule|frag_iter|frag_query|frag_tables|frag_floor|soa_churn|soa_churn_presized|add_remove|add_remove_dynamic|add_remove_sparse ITERATIONS");
+            eprintln!("usage: instructions simple_iter|query_next|query_fold|schedule|frag_iter|frag_query|frag_tables|frag_floor|soa_churn|soa_churn_presized|add_remove|add_remove_dynamic|add_remove_sparse ITERATIONS");
             std::process::exit(2);
         }
     };
@@ -62,6 +63,26 @@ fn main() {
             let mut w = fi::world(20);
             for _ in 0..iterations {
                 black_box(&mut w).run_double();
+            }
+        }
+        "query_next" => {
+            let mut w = columns::world(ROWS);
+            for _ in 0..iterations {
+                let q = black_box(&mut w)
+                    .query_mut::<(&mut si::Position, &si::Velocity)>()
+                    .expect("no aliasing");
+                for (p, v) in q {
+                    p.0 += v.0;
+                }
+            }
+        }
+        "query_fold" => {
+            let mut w = columns::world(ROWS);
+            for _ in 0..iterations {
+                black_box(&mut w)
+                    .query_mut::<(&mut si::Position, &si::Velocity)>()
+                    .expect("no aliasing")
+                    .for_each(|(p, v)| p.0 += v.0);
             }
         }
         "frag_query" => {

@@ -653,8 +653,13 @@ pub struct QueryIter<'w, M: WorldModel, Q: Query<'w, M>> {
     /// (state, rows) of each run of rows to visit, in store and row order: a matching
     /// non-empty store's rows, or (with a change filter) its changed chunks.
     runs: Vec<(Q::State, std::ops::Range<usize>)>,
+    /// The next run to start.
     run: usize,
+    /// The run being visited: its state, and its rows not yet yielded, `row..end` (empty when
+    /// there is none). Kept apart from `runs` so that `next` reads no list per row.
+    state: Option<Q::State>,
     row: usize,
+    end: usize,
     _world: PhantomData<&'w M>,
 }
 
@@ -707,13 +712,27 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
                 runs.extend(rows.into_iter().map(|r| (state, r)));
             }
         }
-        let row = runs.first().map_or(0, |r| r.1.start);
         Ok(QueryIter {
             runs,
             run: 0,
-            row,
+            state: None,
+            row: 0,
+            end: 0,
             _world: PhantomData,
         })
+    }
+
+    /// Starts the next non-empty run; false when none is left.
+    fn start_run(&mut self) -> bool {
+        while let Some(&(state, ref rows)) = self.runs.get(self.run) {
+            self.run += 1;
+            if !rows.is_empty() {
+                (self.state, self.row, self.end) = (Some(state), rows.start, rows.end);
+                return true;
+            }
+        }
+        (self.state, self.row, self.end) = (None, 0, 0);
+        false
     }
 }
 
@@ -722,40 +741,32 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> Iterator for QueryIter<'w, M, Q> {
 
     #[inline]
     fn next(&mut self) -> Option<Q::Item> {
-        loop {
-            let (state, rows) = self.runs.get(self.run)?;
-            if self.row < rows.end {
-                let row = self.row;
-                self.row += 1;
-                // SAFETY: row < len of a store selected for the query, state prepared under the
-                // borrow 'w that this iterator holds, access checked in `new`, and each row is
-                // yielded once (runs are disjoint).
-                return Some(unsafe { Q::fetch(*state, row) });
-            }
-            self.run += 1;
-            self.row = self.runs.get(self.run).map_or(0, |r| r.1.start);
+        if self.row >= self.end && !self.start_run() {
+            return None;
         }
+        let row = self.row;
+        self.row += 1;
+        // SAFETY: row < len of a store selected for the query (`row < end`, the end of a run
+        // of it), state prepared under the borrow 'w that this iterator holds, access checked
+        // in `new`, and each row is yielded once (runs are disjoint).
+        self.state.map(|state| unsafe { Q::fetch(state, row) })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let rest: usize = self
-            .runs
-            .iter()
-            .skip(self.run)
-            .map(|r| r.1.len())
-            .sum::<usize>();
-        let done_here = self.runs.get(self.run).map_or(0, |r| self.row - r.1.start);
-        let n = rest - done_here;
+        let rest: usize = self.runs[self.run..].iter().map(|r| r.1.len()).sum();
+        let n = rest + (self.end - self.row);
         (n, Some(n))
     }
 
     fn fold<B, G: FnMut(B, Q::Item) -> B>(mut self, init: B, mut g: G) -> B {
-        // Run by run, as a plain counted loop: the fast path of `for_each` and `sum`.
+        // Run by run, as a plain counted loop: the fast path of `for_each` and `sum`. First
+        // the rest of the run `next` was in, then the runs not started.
         let mut acc = init;
-        for (i, &(state, ref rows)) in self.runs.iter().enumerate().skip(self.run) {
+        let current = self.state.map(|state| (state, self.row..self.end));
+        for (state, rows) in current.into_iter().chain(self.runs.drain(self.run..)) {
             // `state` is a copy: the items' writes cannot change it, so its pointers stay in
             // registers through the loop.
-            let (start, end) = (if i == self.run { self.row } else { rows.start }, rows.end);
+            let (start, end) = (rows.start, rows.end);
             if Q::packed(&state) {
                 // A constant step: the loop can be vectorized.
                 for row in start..end {
@@ -769,7 +780,6 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> Iterator for QueryIter<'w, M, Q> {
                 }
             }
         }
-        self.run = self.runs.len();
         acc
     }
 }

@@ -9,8 +9,10 @@
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/deps/instructions-* simple_iter 1000
 //! ```
 //!
-//! Workloads: `simple_iter` (10,000 rows, `run_advance`), `schedule` (4 × 10,000 rows,
-//! `run_schedule`), `frag_iter` (26 stores × 20 rows, `run_double`), `frag_tables` (the same,
+//! Workloads: `simple_iter` (10,000 rows, `run_advance`), `query_next` and `query_fold` (the
+//! same update through `query_mut`, item by item in a `for` loop and with `for_each`),
+//! `schedule` (4 × 10,000 rows, `run_schedule`), `frag_iter` (26 stores × 20 rows,
+//! `run_double`), `frag_query` (the same through `query_mut` and `for_each`), `frag_tables` (the same,
 //! its pass taking the 26 stores from a table instead of a line of code each), `frag_floor`
 //! (the same 520 values in one `Vec`, doubled by a hand loop), `soa_churn` (a structure-of-arrays
 //! manager of `(f32, [f32; 3], [f32; 3], [f32; 3])` filled with 1,000,000 instances from empty,

@@ -270,13 +270,32 @@ fn fold_yields_what_next_yields_in_every_layout() {
             x.0 += 7;
         }
     }
+    // One element alone: its own state decides the walk (a row struct's field is not packed
+    // even where its size happens to divide the row's).
+    w.query_mut::<&mut A>().unwrap().for_each(|a| a.0 += 10_000);
+    for a in by_next(stepped.query_mut::<&mut A>().unwrap()) {
+        a.0 += 10_000;
+    }
+    w.query_mut::<Option<&mut Aligned>>()
+        .unwrap()
+        .for_each(|x| x.into_iter().for_each(|x| x.0 += 3));
+    for x in by_next(stepped.query_mut::<Option<&mut Aligned>>().unwrap()) {
+        x.into_iter().for_each(|x| x.0 += 3);
+    }
     let values = |w: &World| {
         w.query::<(Entity, &A, Option<&Aligned>)>()
             .map(|(e, a, x)| (e, a.0, x.map(|x| x.0)))
             .collect::<Vec<_>>()
     };
     assert_eq!(values(&w), values(&stepped));
-    assert_eq!(w.get::<A>(es[4]), Some(&A(1005)), "a row struct's field");
-    assert_eq!(w.get::<Aligned>(es[4]), Some(&Aligned(12)));
-    assert_eq!(w.get::<A>(es[1]), Some(&A(1002)), "a column");
+    let rows_of_labelled: Vec<(u32, u64)> = w
+        .query::<(&A, &Aligned, &Label)>()
+        .map(|(a, x, _)| (a.0, x.0))
+        .collect();
+    assert_eq!(
+        rows_of_labelled,
+        [(11_005, 15), (11_050, 60), (11_051, 61), (11_052, 62)],
+        "every row of the row-struct store, once each"
+    );
+    assert_eq!(w.get::<A>(es[1]), Some(&A(11_002)), "a column");
 }

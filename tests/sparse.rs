@@ -85,6 +85,8 @@ struct Case {
     /// Every entity ever spawned, live or not (ops pick from it, so stale ids are tried too).
     spawned: Vec<Entity>,
     model: BTreeMap<Entity, Ent>,
+    /// What `tally` has added up.
+    total: i64,
 }
 
 impl Case {
@@ -257,6 +259,26 @@ impl Case {
                         failures += 1;
                     }
                 }
+                for m in self.model.values_mut() {
+                    if let Some(hp) = m.hp.as_mut() {
+                        hp.0 = hp.0.wrapping_sub(1);
+                    }
+                }
+                for m in self.model.values_mut() {
+                    if let (Some(w), false) = (m.wide.as_mut(), m.marked) {
+                        *w = w.wrapping_add(m.hp.map_or(1, |h| h.0 as u64));
+                        if *w % 4 == 0 {
+                            m.marked = true;
+                        }
+                    }
+                }
+                let sum: i64 = self
+                    .model
+                    .values()
+                    .filter_map(|m| m.hp)
+                    .map(|h| h.0 as i64)
+                    .sum();
+                self.total = self.total.wrapping_add(sum);
                 let got = r.err().map_or(0, |e| e.0.len());
                 if got != failures {
                     return Err(format!("run: {got} command errors, model {failures}"));
@@ -277,6 +299,10 @@ impl Case {
     fn compare(&self) -> Result<(), String> {
         let w = &self.world;
         w.check_invariants()?;
+        if w.resource::<HpTotal>().0 != self.total {
+            let got = w.resource::<HpTotal>().0;
+            return Err(format!("HpTotal {got}, model {}", self.total));
+        }
         if w.len() != self.model.len() {
             return Err(format!("{} entities, model {}", w.len(), self.model.len()));
         }
@@ -378,6 +404,7 @@ fn run_case(ops: &[Op], split: bool) -> Result<(), String> {
         world,
         spawned: Vec::new(),
         model: BTreeMap::new(),
+        total: 0,
     };
     for (i, op) in ops.iter().enumerate() {
         case.step(op).map_err(|e| format!("step {i} {op:?}: {e}"))?;

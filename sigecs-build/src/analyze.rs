@@ -193,6 +193,9 @@ pub struct Access {
     /// A change-filtered system (`changed(..)`): it visits only some chunks of its stores, so
     /// no other system can share its pass.
     pub filtered: bool,
+    /// A system whose components are all sparse walks its lead component's set, not the
+    /// stores ([`System::lead`]), so no other system can share its pass.
+    pub walks: bool,
 }
 
 impl Access {
@@ -221,7 +224,7 @@ impl Access {
     /// True when no other system can share its stage: it writes a resource, or it runs once
     /// per call (a frame-level system is not a pass over rows that others could join).
     pub fn alone(&self) -> bool {
-        self.exclusive() || self.frame || self.filtered
+        self.exclusive() || self.frame || self.filtered || self.walks
     }
 
     /// The access of a list of parameters.
@@ -297,6 +300,33 @@ pub fn place_in_stages(access: &[Access]) -> Vec<usize> {
     stage_of
 }
 
+/// The sparse component whose set a system walks ([`System::lead`]): the first sparse
+/// component it requires, when every component it takes is sparse and it has no table filter
+/// (`with`, `without`, `changed`), so the entities it visits are exactly that set's.
+fn lead_of(
+    params: &[Param],
+    components: &[Component],
+    required: &Bits,
+    excluded: &Bits,
+    changed: &Bits,
+) -> Option<usize> {
+    if !required.is_empty() || !excluded.is_empty() || !changed.is_empty() {
+        return None;
+    }
+    let mut lead = None;
+    for p in params {
+        if let Param::Component { id, optional, .. } = *p {
+            if !components[id].sparse {
+                return None;
+            }
+            if !optional && lead.is_none() {
+                lead = Some(id);
+            }
+        }
+    }
+    lead
+}
+
 /// A system with its masks and the signatures it runs over.
 #[derive(Clone, Debug)]
 pub struct System {
@@ -330,6 +360,10 @@ pub struct System {
     pub location: String,
     /// `changed(..)`: component ids whose changes it keeps to.
     pub changed: Vec<usize>,
+    /// For a system whose components are all sparse, with no table filter: the first sparse
+    /// component it requires. Its pass walks that component's packed values (every entity
+    /// with it, in the set's order) instead of every store, looking the others up.
+    pub lead: Option<usize>,
 }
 
 impl System {
@@ -849,6 +883,8 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         // A change filter reads the versions of its components: after their writers.
         access.reads = access.reads.union(&changed);
         access.filtered = !changed.is_empty();
+        let lead = lead_of(&params, &components, &required, &excluded, &changed);
+        access.walks = lead.is_some();
         if access.frame && (!d.with.is_empty() || !d.without.is_empty() || !changed.is_empty()) {
             diags.push(
                 diag(f, d.ident.span(), format!("system `{}` has filters but no component or entity parameter", d.ident))
@@ -906,6 +942,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             stage: 0,
             location: crate_location(&f.file, d.ident.span()),
             changed: changed.ids().collect(),
+            lead,
         });
         found_systems.push(f);
     }

@@ -699,7 +699,8 @@ fn doc_text(literal: &str) -> Option<String> {
 }
 
 /// The `// SAFETY:` comment for a line of generated code that starts an `unsafe impl`, the
-/// `unsafe` block of a typed move, or a pass's trusted store views or sparse views.
+/// `unsafe` block of a typed move, a pass's trusted store views or sparse views, or the values
+/// a walk of a sparse set takes mutably.
 fn safety_comment(line: &str) -> Option<&'static str> {
     if line == "unsafe {" {
         return Some(
@@ -721,6 +722,12 @@ fn safety_comment(line: &str) -> Option<&'static str> {
             "// SAFETY: the pass looks each of its rows' entities (live) up once per view, and \
              a view is mutable only when no other system of the pass uses its component, so \
              no value is reached by two references of which one is mutable.",
+        );
+    }
+    if line.starts_with("let lead = unsafe {") {
+        return Some(
+            "// SAFETY: the pass is its system's alone, the system takes the walked component \
+             once and the pass makes no view of it, so the slice is its values' only reference.",
         );
     }
     let rest = line.strip_prefix("unsafe impl ::sigecs::")?;

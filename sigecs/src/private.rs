@@ -292,6 +292,48 @@ impl<'w> PassRun<'w> {
         )
     }
 
+    /// Runs `body` over `part`: the packed values of the sparse component a system walks (one
+    /// whose components are all sparse, [`SparseSets::values`]) with their entities, inline
+    /// or split into jobs as [`PassRun::parts`] runs a pass's stores, recording the cost of
+    /// pass `pass`. `min_chunk` and `spawns` are the pass's ([`PassParts::MIN_CHUNK`],
+    /// [`PassParts::SPAWNS`]).
+    ///
+    /// # Panics
+    /// When `pass` is not a pass of the world's model.
+    #[inline]
+    pub fn walk<P: SplitRows>(
+        self,
+        pass: usize,
+        min_chunk: usize,
+        spawns: bool,
+        part: P,
+        body: &(impl Fn(P, &mut Commands<'_>) + Sync),
+    ) -> Pending {
+        let world_min_chunk = if spawns && self.deterministic {
+            Some(usize::MAX)
+        } else {
+            self.min_chunk
+        };
+        run_parts(
+            [part],
+            world_min_chunk,
+            min_chunk,
+            &mut self.costs[pass],
+            self.entities,
+            body,
+        )
+    }
+
+    /// [`PassRun::walk`] on the calling thread: the walk of a system that writes a resource.
+    #[inline]
+    pub fn walk_inline<P: SplitRows>(
+        self,
+        part: P,
+        body: &mut impl FnMut(P, &mut Commands<'_>),
+    ) -> Pending {
+        run_parts_inline([part], self.entities, body)
+    }
+
     /// Runs a frame-level system's `body` once ([`run_once`]).
     #[inline]
     pub fn once(self, body: impl FnOnce(&mut Commands<'w>)) -> Pending {

@@ -17,6 +17,10 @@
 //! `sigecs`: `PassStores` walks the declared and then the dynamic stores, and
 //! `PassRun::parts` (instantiated once per pass) runs the body on each part in turn when the
 //! pass is small, or cuts the parts into jobs for rayon's pool.
+//!
+//! Two kinds of system have passes of another form: a frame-level system is called once
+//! ([`frame_pass`]), and a system whose components are all sparse walks the packed values of
+//! its lead component's sparse set, one slice cut into jobs like a store ([`walk_pass`]).
 
 use super::world::{stage_fn, system_fn};
 use super::*;
@@ -169,6 +173,9 @@ fn pass(
     if let [only] = systems {
         if model.systems[*only].frame() {
             return frame_pass(model, *only, name, d);
+        }
+        if let Some(lead) = model.systems[*only].lead {
+            return walk_pass(model, *only, lead, name, d, index);
         }
     }
     let stores: Vec<usize> = (0..model.signatures.len())
@@ -613,6 +620,96 @@ fn frame_pass(model: &Model, index: usize, name: Ident, d: TokenStream) -> Token
             #resources
             #readers
             pass.run.once(|commands| #path(#(#args),*))
+        }
+    }
+}
+
+/// The pass of system `index`, whose components are all sparse: it walks the packed values of
+/// sparse component `lead` (every entity with it, in the set's order; a plain loop over one
+/// slice, as fast as a hand-written one) instead of visiting the stores, and looks the others
+/// up by entity. `pass_index` is its place in the world's record of pass costs.
+fn walk_pass(
+    model: &Model,
+    index: usize,
+    lead: usize,
+    name: Ident,
+    d: TokenStream,
+    pass_index: usize,
+) -> TokenStream {
+    let system = &model.systems[index];
+    let resources = resource_bindings(model, &[index]);
+    let readers = reader_bindings(model, &[index]);
+    let views = sparse_used(model, &[index])
+        .into_iter()
+        .filter(|&(id, _)| id != lead)
+        .map(|(id, mutable)| {
+            let (v, path, cid) = (sparse_view(id), &model.components[id].path, id as u32);
+            quote!(let #v = unsafe { pass.sparse.view::<#path>(#cid, #mutable) };)
+        });
+    let mutable = system
+        .params
+        .iter()
+        .any(|p| matches!(*p, Param::Component { id, mutable: true, .. } if id == lead));
+    let (path, cid, b) = (&model.components[lead].path, lead as u32, value(lead));
+    let mut lookups = Vec::new();
+    let args: Vec<TokenStream> = system
+        .params
+        .iter()
+        .map(|p| match *p {
+            Param::Component { id, .. } if id == lead => quote!(#b),
+            _ => row_arg(model, p, quote!(*entity), &mut lookups),
+        })
+        .collect();
+    // The entities are walked beside the values only when a row needs its entity.
+    let by_entity = system.params.iter().any(|p| match *p {
+        Param::Entity => true,
+        Param::Component { id, .. } => id != lead,
+        _ => false,
+    }) || !system.sparse_without.is_empty()
+        || system.sparse_with.iter().any(|&id| id != lead);
+    let call = guarded_call(model, index, &args, lookups, quote!(*entity));
+    let (take, slice, iter) = if mutable {
+        (
+            quote!(unsafe { pass.sparse.values_mut::<#path>(#cid) }),
+            quote!(&mut [#path]),
+            quote!(values.iter_mut()),
+        )
+    } else {
+        (
+            quote!(pass.sparse.values::<#path>(#cid)),
+            quote!(&[#path]),
+            quote!(values.iter()),
+        )
+    };
+    let rows = if by_entity {
+        quote!(for (entity, #b) in entities.iter().zip(#iter) { #call })
+    } else {
+        quote!(let _ = entities; for #b in #iter { #call })
+    };
+    let part = quote!((entities, values): (&[::sigecs::Entity], #slice));
+    let run = if system.sequential() {
+        quote! {
+            let mut body = |#part, commands: &mut ::sigecs::Commands<'_>| { #rows };
+            pass.run.walk_inline(lead, &mut body)
+        }
+    } else {
+        let min_chunk = min_chunk(model, &[index])
+            .unwrap_or_else(|| quote!(::sigecs::schedule::DEFAULT_MIN_CHUNK));
+        let spawns = system.spawns;
+        quote! {
+            let body = |#part, commands: &mut ::sigecs::Commands<'_>| { #rows };
+            pass.run.walk(#pass_index, #min_chunk, #spawns, lead, &body)
+        }
+    };
+    quote! {
+        #d
+        fn #name(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
+            let mut pass = ::sigecs::__private::pass(world);
+            #resources
+            #readers
+            #(#views)*
+            let lead = #take;
+            #run
         }
     }
 }

@@ -27,10 +27,25 @@ impl<'w> SparseSets<'w> {
     ///
     /// # Safety
     /// For `'w`, the caller looks values up only for live entities, and never holds two
-    /// references to one entity's value when one of them is mutable (across all views of `c`
-    /// and all threads): a pass looks each of its rows up once, and `mutable` is false unless
+    /// references to one entity's value when one of them is mutable (across all views of `c`,
+    /// the slices of [`SparseSets::values`] and all threads): a pass looks each of its rows up once, and `mutable` is false unless
     /// no other system of the pass uses `c`.
     pub unsafe fn view<T: 'static>(&self, c: u32, mutable: bool) -> SparseView<'w, T> {
+        let set = self.set::<T>(c);
+        if mutable {
+            set.mark_written(self.tick);
+        }
+        let (values, slots) = set.raw();
+        SparseView {
+            values: values.cast(),
+            slots: slots.as_ptr(),
+            slots_len: slots.len(),
+            _values: PhantomData,
+        }
+    }
+
+    /// Set `c`, checked to hold `T`s.
+    fn set<T: 'static>(&self, c: u32) -> &'w SparseSet {
         let set = self
             .index
             .get(c as usize)
@@ -42,16 +57,41 @@ impl<'w> SparseSets<'w> {
             (set.ty().type_name)(),
             std::any::type_name::<T>()
         );
-        if mutable {
-            set.mark_written(self.tick);
-        }
-        let (values, slots) = set.raw();
-        SparseView {
-            values: values.cast(),
-            slots: slots.as_ptr(),
-            slots_len: slots.len(),
-            _values: PhantomData,
-        }
+        set
+    }
+
+    /// The packed values of sparse component `c`, of type `T`, with the entity of each: what
+    /// the pass of a system whose components are all sparse walks.
+    ///
+    /// # Panics
+    /// When `c` is not a sparse component, or its values are not `T`s.
+    pub fn values<T: 'static>(&self, c: u32) -> (&'w [Entity], &'w [T]) {
+        let set = self.set::<T>(c);
+        let (values, _) = set.raw();
+        // SAFETY: the set holds `len()` initialised `T`s (checked type) at its base, which
+        // live as long as the world's borrow `'w`; writing them needs `values_mut` or a
+        // mutable view, whose contracts rule out this reference.
+        let values = unsafe { std::slice::from_raw_parts(values.cast::<T>(), set.len()) };
+        (set.entities(), values)
+    }
+
+    /// [`SparseSets::values`], mutable; stamps the set as written by this pass.
+    ///
+    /// # Panics
+    /// As [`SparseSets::values`].
+    ///
+    /// # Safety
+    /// For `'w`, no other reference to `c`'s values exists: the caller makes no view of `c`,
+    /// no other `values` or `values_mut` of `c`, and uses the slice alone (a pass of one
+    /// system, which takes `c` once).
+    pub unsafe fn values_mut<T: 'static>(&self, c: u32) -> (&'w [Entity], &'w mut [T]) {
+        let set = self.set::<T>(c);
+        set.mark_written(self.tick);
+        let (values, _) = set.raw();
+        // SAFETY: as in `values` for the `T`s; the caller guarantees that this is the only
+        // reference to them.
+        let values = unsafe { std::slice::from_raw_parts_mut(values.cast::<T>(), set.len()) };
+        (set.entities(), values)
     }
 }
 

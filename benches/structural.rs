@@ -12,8 +12,11 @@
 //!   Target: `generated` under 100 µs.
 //! - `frag_iter`: 26 signatures of 20 entities, each with a `Data` and its own letter; double
 //!   every `Data`. `generated_system` runs `#[system] fn double`, `query_for_each` uses
-//!   `world.query_mut::<&mut Data>()`, `hand_26_vecs` loops over 26 `Vec<f32>`.
-//!   Target: `generated_system` within 20% of `hand_26_vecs`.
+//!   `world.query_mut::<&mut Data>()`, `hand_26_vecs` loops over 26 `Vec<f32>`; `sparse_walk`
+//!   runs the same system with `Data` a `#[component(sparse)]` (its pass walks one packed
+//!   array), `hand_one_vec` doubles the 520 values in one `Vec`: the floor.
+//!   Targets: `generated_system` within 20% of `hand_26_vecs`, `sparse_walk` within 20% of
+//!   `hand_one_vec`.
 //! - `simple_insert`: a fresh world each iteration, then 10,000 entities of (Transform,
 //!   Position, Rotation, Velocity) with `spawn` one by one (`generated_spawn`) and with
 //!   `spawn_batch` (`generated_spawn_batch`), against pushing the same values into one reserved
@@ -35,6 +38,7 @@ use glam::{Mat4, Vec3};
 use sigecs::Entity;
 use sigecs_fixtures::bench::add_remove::{self as ar, AWithB, JustA};
 use sigecs_fixtures::bench::frag_iter::{self as fi, *};
+use sigecs_fixtures::bench::frag_iter_sparse as fi_sparse;
 use sigecs_fixtures::bench::{simple_iter as si, simple_iter_columns as columns};
 use std::hint::black_box;
 
@@ -285,6 +289,24 @@ fn frag_iter(c: &mut Criterion) {
     });
     assert_eq!(world.query::<&Data>().count(), n);
     drop(world);
+
+    // `Data` kept in a sparse set: `double` walks its 520 packed values.
+    let mut world = fi_sparse::world(FRAG_PER_SIGNATURE);
+    assert_eq!(world.len(), n);
+    group.bench_function(BenchmarkId::new("sparse_walk", n), |b| {
+        b.iter(|| black_box(&mut world).run_double())
+    });
+    drop(world);
+
+    // The floor: the 520 values in one `Vec`.
+    let mut one: Vec<f32> = vec![1.0; n];
+    group.bench_function(BenchmarkId::new("hand_one_vec", n), |b| {
+        b.iter(|| {
+            for x in black_box(&mut one).iter_mut() {
+                *x *= 2.0;
+            }
+        })
+    });
 
     let mut vecs: Vec<Vec<f32>> = vec![vec![1.0; FRAG_PER_SIGNATURE]; FRAG_SIGNATURES];
     group.bench_function(BenchmarkId::new("hand_26_vecs", n), |b| {

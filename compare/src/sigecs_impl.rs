@@ -18,8 +18,8 @@ use crate::{count_sum, AddRemoveSteps, Observation, Workload};
 use sigecs::Entity;
 use sigecs_fixtures::bench::simple_iter::{Position, Rotation, Transform, Velocity};
 use sigecs_fixtures::bench::{
-    add_remove as ar, frag_iter as fi, heavy_compute as hc, schedule as sc,
-    simple_iter_columns as si,
+    add_remove as ar, frag_iter as fi, frag_iter_sparse as fis, heavy_compute as hc,
+    schedule as sc, simple_iter_columns as si,
 };
 
 fn simple_body(transform: glam::Mat4) -> si::Data {
@@ -133,6 +133,31 @@ impl Workload for FragIter {
 
     fn observe(&mut self) -> Observation {
         let query = self.0.query::<&fi::Data>();
+        frag_observation(query.map(|d| d.0))
+    }
+}
+
+/// frag_iter with `Data` stored sparsely: the fixture `frag_iter_sparse`, whose 26 signatures
+/// hold only their letter and whose `Data` is a `#[component(sparse)]`, so the generated
+/// `double` walks one packed array of the 520 values.
+pub struct FragIterSparse(fis::World);
+
+impl Workload for FragIterSparse {
+    fn new(n: usize) -> Self {
+        let mut w = fis::world(n);
+        for d in w.query_mut::<&mut fis::Data>().expect("one borrow") {
+            d.0 = data::FRAG_DATA;
+        }
+        debug_assert_eq!(w.len(), LETTERS * n);
+        FragIterSparse(w)
+    }
+
+    fn run(&mut self) {
+        self.0.run_double();
+    }
+
+    fn observe(&mut self) -> Observation {
+        let query = self.0.query::<&fis::Data>();
         frag_observation(query.map(|d| d.0))
     }
 }

@@ -302,14 +302,15 @@ pub fn place_in_stages(access: &[Access]) -> Vec<usize> {
 
 /// The sparse component whose set a system walks ([`System::lead`]): the first sparse
 /// component it requires, when every component it takes is sparse and it has no table filter
-/// (`with`, `without`, `changed`), so the entities it visits are exactly that set's.
+/// (`with`, `without`, `changed`), so the entities it visits are exactly that set's. (A
+/// system that also excludes that component visits nothing; its store pass says so.)
 fn lead_of(
     params: &[Param],
     components: &[Component],
-    required: &Bits,
-    excluded: &Bits,
-    changed: &Bits,
+    filters: (&Bits, &Bits, &Bits),
+    sparse_without: &[usize],
 ) -> Option<usize> {
+    let (required, excluded, changed) = filters;
     if !required.is_empty() || !excluded.is_empty() || !changed.is_empty() {
         return None;
     }
@@ -324,7 +325,7 @@ fn lead_of(
             }
         }
     }
-    lead
+    lead.filter(|id| !sparse_without.contains(id))
 }
 
 /// A system with its masks and the signatures it runs over.
@@ -883,7 +884,12 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         // A change filter reads the versions of its components: after their writers.
         access.reads = access.reads.union(&changed);
         access.filtered = !changed.is_empty();
-        let lead = lead_of(&params, &components, &required, &excluded, &changed);
+        let lead = lead_of(
+            &params,
+            &components,
+            (&required, &excluded, &changed),
+            &sparse_without,
+        );
         access.walks = lead.is_some();
         if access.frame && (!d.with.is_empty() || !d.without.is_empty() || !changed.is_empty()) {
             diags.push(

@@ -15,6 +15,9 @@ pub struct Hp(pub i32);
 #[derive(Component)]
 #[component(sparse)]
 pub struct Mana(pub i32);
+#[derive(Component)]
+#[component(sparse)]
+pub struct Frozen;
 #[derive(Resource, Default)]
 pub struct Total(pub i64);
 #[derive(Signature)]
@@ -53,12 +56,13 @@ fn a_system_of_sparse_components_alone_leads_with_its_first_required_one() {
     let (model, _) = build(
         "#[system] pub fn heal(hp: &mut Hp) {}
          #[system] pub fn both(m: Option<&Mana>, hp: &Hp, e: Entity) {}
-         #[system(with(Mana), without(Hp))] pub fn filtered(hp: &Hp) {}
+         #[system(with(Mana), without(Frozen))] pub fn filtered(hp: &Hp) {}
          #[system] pub fn mixed(p: &P, hp: &Hp) {}
          #[system(with(P))] pub fn table_filter(hp: &Hp) {}
          #[system(without(P))] pub fn table_exclusion(hp: &Hp) {}
          #[system] pub fn optional_only(hp: Option<&Hp>, e: Entity) {}
-         #[system] pub fn summed(hp: &Hp, t: &mut Total) {}",
+         #[system] pub fn summed(hp: &Hp, t: &mut Total) {}
+         #[system(without(Hp))] pub fn contradictory(hp: &mut Hp) {}",
     );
     let name = |s: &str| s.to_string();
     assert_eq!(
@@ -72,6 +76,7 @@ fn a_system_of_sparse_components_alone_leads_with_its_first_required_one() {
             (name("table_exclusion"), None),
             (name("optional_only"), None),
             (name("summed"), Some(name("Hp"))),
+            (name("contradictory"), None),
         ]
     );
 }

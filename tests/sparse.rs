@@ -519,3 +519,23 @@ fn systems_read_sparse_components_in_declared_and_dynamic_stores_alike() {
         }
     }
 }
+
+#[test]
+fn the_schedule_shows_which_systems_walk_a_sparse_set() {
+    let text = World::schedule().to_string();
+    for line in [
+        ": decay (walks the sparse set of Hp)\n",
+        ": spread (walks the sparse set of Wide)\n",
+        ": tally (walks the sparse set of Hp; one thread: writes a resource)\n",
+    ] {
+        assert!(text.contains(line), "{line:?} in\n{text}");
+    }
+    // A walking system visits no store: its stage lists none.
+    let walking = World::schedule()
+        .stages
+        .iter()
+        .filter(|s| s.walks.is_some())
+        .inspect(|s| assert!(s.stores.is_empty(), "{s:?}"))
+        .count();
+    assert_eq!(walking, 3);
+}

@@ -304,16 +304,25 @@ fn schedule(model: &Model) -> TokenStream {
         let stores = model.signatures.iter().enumerate().filter_map(|(s, sig)| {
             let here: Vec<String> = stage
                 .iter()
+                .filter(|&&i| model.systems[i].lead.is_none())
                 .filter(|&&i| model.systems[i].matches.contains(&s))
                 .map(|&i| name(&model.systems[i].ident))
                 .collect();
             let name = name(&sig.ident);
             (!here.is_empty()).then(|| quote!((#name, &[#(#here),*])))
         });
+        // A walking system is alone in its stage.
+        let walks = match stage.iter().find_map(|&i| model.systems[i].lead) {
+            Some(c) => {
+                let c = name(&model.components[c].ident);
+                quote!(::core::option::Option::Some(#c))
+            }
+            None => quote!(::core::option::Option::None),
+        };
         let parallel = !stage.iter().any(|&i| model.systems[i].sequential());
         let frame = stage.iter().any(|&i| model.systems[i].frame());
         let spawns = stage.iter().any(|&i| model.systems[i].spawns);
-        quote!(::sigecs::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], parallel: #parallel, frame: #frame, spawns: #spawns })
+        quote!(::sigecs::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], walks: #walks, parallel: #parallel, frame: #frame, spawns: #spawns })
     });
     let order = model.systems.iter().map(|s| {
         let (name, at) = (name(&s.ident), &s.location);

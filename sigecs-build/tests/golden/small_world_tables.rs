@@ -144,6 +144,7 @@ mod sigecs_world {
             ::sigecs::schedule::Stage {
                 systems: &["scale"],
                 stores: &[("Plain", &["scale"]), ("Tagged", &["scale"])],
+                walks: ::core::option::Option::None,
                 parallel: true,
                 frame: false,
                 spawns: false
@@ -151,6 +152,7 @@ mod sigecs_world {
             ::sigecs::schedule::Stage {
                 systems: &["total"],
                 stores: &[("Plain", &["total"]), ("Tagged", &["total"])],
+                walks: ::core::option::Option::None,
                 parallel: false,
                 frame: false,
                 spawns: false
@@ -158,6 +160,7 @@ mod sigecs_world {
             ::sigecs::schedule::Stage {
                 systems: &["rename", "mark"],
                 stores: &[("Plain", &["mark"]), ("Tagged", &["rename"])],
+                walks: ::core::option::Option::None,
                 parallel: true,
                 frame: false,
                 spawns: false

@@ -10,6 +10,9 @@ pub struct Stage {
     pub systems: &'static [&'static str],
     /// Per store the stage visits: the signature name and the systems that run on its rows.
     pub stores: &'static [(&'static str, &'static [&'static str])],
+    /// For the stage of a system whose components are all sparse: the component whose sparse
+    /// set it walks (it visits no store).
+    pub walks: Option<&'static str>,
     /// False for the stage of a system that writes a resource: such a system runs alone in its
     /// stage, on one thread.
     pub parallel: bool,
@@ -42,12 +45,19 @@ impl fmt::Display for Schedule {
         }
         for (i, stage) in self.stages.iter().enumerate() {
             write!(f, "stage {i}: {}", stage.systems.join(", "))?;
+            let mut notes = Vec::new();
+            if let Some(component) = stage.walks {
+                notes.push(format!("walks the sparse set of {component}"));
+            }
             if stage.frame {
-                write!(f, " (once per run)")?;
+                notes.push("once per run".to_string());
             } else if !stage.parallel {
-                write!(f, " (one thread: writes a resource)")?;
+                notes.push("one thread: writes a resource".to_string());
             } else if stage.spawns {
-                write!(f, " (one thread in a deterministic world: may spawn)")?;
+                notes.push("one thread in a deterministic world: may spawn".to_string());
+            }
+            if !notes.is_empty() {
+                write!(f, " ({})", notes.join("; "))?;
             }
             writeln!(f)?;
             for (store, systems) in stage.stores {
@@ -78,6 +88,7 @@ mod tests {
                 Stage {
                     systems: &["a", "b"],
                     stores: &[("Body", &["a", "b"]), ("Particle", &["b"])],
+                    walks: None,
                     parallel: true,
                     frame: false,
                     spawns: false,
@@ -85,6 +96,7 @@ mod tests {
                 Stage {
                     systems: &["c"],
                     stores: &[("Body", &["c"])],
+                    walks: None,
                     parallel: false,
                     frame: false,
                     spawns: false,
@@ -92,6 +104,7 @@ mod tests {
                 Stage {
                     systems: &["clock"],
                     stores: &[],
+                    walks: None,
                     parallel: false,
                     frame: true,
                     spawns: false,
@@ -99,9 +112,18 @@ mod tests {
                 Stage {
                     systems: &["hatch"],
                     stores: &[("Egg", &["hatch"])],
+                    walks: None,
                     parallel: true,
                     frame: false,
                     spawns: true,
+                },
+                Stage {
+                    systems: &["heal"],
+                    stores: &[],
+                    walks: Some("Hp"),
+                    parallel: true,
+                    frame: false,
+                    spawns: false,
                 },
             ],
         };
@@ -121,6 +143,10 @@ mod tests {
         );
         assert!(
             text.contains("stage 3: hatch (one thread in a deterministic world: may spawn)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("stage 4: heal (walks the sparse set of Hp)\nafter each stage"),
             "{text}"
         );
     }

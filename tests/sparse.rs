@@ -279,6 +279,11 @@ impl Case {
                     .map(|h| h.0 as i64)
                     .sum();
                 self.total = self.total.wrapping_add(sum);
+                for m in self.model.values_mut() {
+                    if let (true, Some(w)) = (m.marked, m.wide.as_mut()) {
+                        *w ^= 1;
+                    }
+                }
                 let got = r.err().map_or(0, |e| e.0.len());
                 if got != failures {
                     return Err(format!("run: {got} command errors, model {failures}"));
@@ -527,6 +532,7 @@ fn the_schedule_shows_which_systems_walk_a_sparse_set() {
         ": decay (walks the sparse set of Hp)\n",
         ": spread (walks the sparse set of Wide)\n",
         ": tally (walks the sparse set of Hp; one thread: writes a resource)\n",
+        ": brace (walks the sparse set of Marked)\n",
     ] {
         assert!(text.contains(line), "{line:?} in\n{text}");
     }
@@ -537,5 +543,5 @@ fn the_schedule_shows_which_systems_walk_a_sparse_set() {
         .filter(|s| s.walks.is_some())
         .inspect(|s| assert!(s.stores.is_empty(), "{s:?}"))
         .count();
-    assert_eq!(walking, 3);
+    assert_eq!(walking, 4);
 }

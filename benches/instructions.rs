@@ -13,7 +13,8 @@
 //! same update through `query_mut`, item by item in a `for` loop and with `for_each`),
 //! `schedule` (4 × 10,000 rows, `run_schedule`), `frag_iter` (26 stores × 20 rows,
 //! `run_double`), `frag_query` (the same through `query_mut` and `for_each`), `frag_sparse` (the same with
-//! `Data` a `#[component(sparse)]`: the pass walks its 520 packed values), `frag_tables` (the same,
+//! `Data` a `#[component(sparse)]`: the pass walks its 520 packed values), `frag_query_sparse`
+//! (that world through `query_mut` and `for_each`, which walks the set too), `frag_tables` (the same,
 //! its pass taking the 26 stores from a table instead of a line of code each), `frag_floor`
 //! (the same 520 values in one `Vec`, doubled by a hand loop), `soa_churn` (a structure-of-arrays
 //! manager of `(f32, [f32; 3], [f32; 3], [f32; 3])` filled with 1,000,000 instances from empty,
@@ -41,7 +42,7 @@ fn main() {
     let (workload, iterations) = match (args.get(1), args.get(2)) {
         (Some(w), Some(n)) => (w.as_str(), n.parse::<usize>().expect("ITERATIONS")),
         _ => {
-            eprintln!("usage: instructions simple_iter|query_next|query_fold|schedule|frag_iter|frag_query|frag_sparse|frag_tables|frag_floor|soa_churn|soa_churn_presized|add_remove|add_remove_dynamic|add_remove_sparse ITERATIONS");
+            eprintln!("usage: instructions simple_iter|query_next|query_fold|schedule|frag_iter|frag_query|frag_sparse|frag_query_sparse|frag_tables|frag_floor|soa_churn|soa_churn_presized|add_remove|add_remove_dynamic|add_remove_sparse ITERATIONS");
             std::process::exit(2);
         }
     };
@@ -101,6 +102,15 @@ fn main() {
             let mut w = fis::world(20);
             for _ in 0..iterations {
                 black_box(&mut w).run_double();
+            }
+        }
+        "frag_query_sparse" => {
+            let mut w = fis::world(20);
+            for _ in 0..iterations {
+                black_box(&mut w)
+                    .query_mut::<&mut fis::Data>()
+                    .expect("no aliasing")
+                    .for_each(|d| d.0 *= 2.0);
             }
         }
         "frag_tables" => {

@@ -14,7 +14,8 @@
 //!   every `Data`. `generated_system` runs `#[system] fn double`, `query_for_each` uses
 //!   `world.query_mut::<&mut Data>()`, `hand_26_vecs` loops over 26 `Vec<f32>`; `sparse_walk`
 //!   runs the same system with `Data` a `#[component(sparse)]` (its pass walks one packed
-//!   array), `hand_one_vec` doubles the 520 values in one `Vec`: the floor.
+//!   array), `sparse_query_for_each` the same through `query_mut` (which walks the set too),
+//!   `hand_one_vec` doubles the 520 values in one `Vec`: the floor.
 //!   Targets: `generated_system` within 20% of `hand_26_vecs`, `sparse_walk` within 20% of
 //!   `hand_one_vec`.
 //! - `simple_insert`: a fresh world each iteration, then 10,000 entities of (Transform,
@@ -295,6 +296,14 @@ fn frag_iter(c: &mut Criterion) {
     assert_eq!(world.len(), n);
     group.bench_function(BenchmarkId::new("sparse_walk", n), |b| {
         b.iter(|| black_box(&mut world).run_double())
+    });
+    group.bench_function(BenchmarkId::new("sparse_query_for_each", n), |b| {
+        b.iter(|| {
+            black_box(&mut world)
+                .query_mut::<&mut fi_sparse::Data>()
+                .unwrap()
+                .for_each(|d| d.0 *= 2.0)
+        })
     });
     drop(world);
 

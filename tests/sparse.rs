@@ -53,6 +53,9 @@ enum Op {
     Despawn(usize),
     Arm(usize, bool),
     Bump(usize, i32),
+    /// Adds to the `Wide` of every entity with a `Wide` and `Marked` through a query of sparse
+    /// components alone, which walks `Wide`'s set.
+    WalkWrite(i32),
     Run(bool),
     Clear,
 }
@@ -75,6 +78,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<usize>().prop_map(Op::Despawn),
         1 => (any::<usize>(), any::<bool>()).prop_map(|(i, a)| Op::Arm(i, a)),
         2 => (any::<usize>(), -5..5i32).prop_map(|(i, d)| Op::Bump(i, d)),
+        1 => (-5..5i32).prop_map(Op::WalkWrite),
         2 => any::<bool>().prop_map(Op::Run),
         1 => Just(Op::Clear),
     ]
@@ -228,6 +232,17 @@ impl Case {
                     *w = w.wrapping_add(d as u64);
                 }
             }
+            Op::WalkWrite(d) => {
+                self.world
+                    .query_filtered_mut::<&mut Wide, With<Marked>>()
+                    .map_err(|e| e.to_string())?
+                    .for_each(|w| w.0 = w.0.wrapping_add(d as u64));
+                for m in self.model.values_mut() {
+                    if let (Some(w), true) = (m.wide.as_mut(), m.marked) {
+                        *w = w.wrapping_add(d as u64);
+                    }
+                }
+            }
             Op::Run(staged) => {
                 let r = if staged {
                     self.world.run_schedule()
@@ -362,6 +377,32 @@ impl Case {
             .collect::<Vec<_>>();
         if hp != expected {
             return Err(format!("query (Entity, &Hp): {hp:?}, model {expected:?}"));
+        }
+        // Sparse components alone: the query walks `Hp`'s set, looks `Wide` up and filters on
+        // `Marked`; `fold` must see what `next` does.
+        let walk = || w.query_filtered::<(Entity, &Hp, Option<&Wide>), Without<Marked>>();
+        let stepped: Vec<_> = walk()
+            .map(|(e, h, x)| (e, h.value, x.map(|x| x.0)))
+            .collect();
+        let folded = walk().fold(Vec::new(), |mut all, (e, h, x)| {
+            all.push((e, h.value, x.map(|x| x.0)));
+            all
+        });
+        if folded != stepped {
+            return Err(format!("walk: fold {folded:?}, next {stepped:?}"));
+        }
+        let mut walked = stepped;
+        walked.sort();
+        let expected: Vec<_> = self
+            .model
+            .iter()
+            .filter(|(_, m)| !m.marked)
+            .filter_map(|(&e, m)| m.hp.map(|h| (e, h.0, m.wide)))
+            .collect();
+        if walked != expected {
+            return Err(format!(
+                "query (Entity, &Hp, Option<&Wide>) Without<Marked>: {walked:?}, model {expected:?}"
+            ));
         }
         let wide = sorted(
             w.query::<(Entity, &Pos, Option<&Wide>)>()

@@ -38,9 +38,10 @@ use proc_macro::TokenStream;
 /// Declares a component. `#[component(cold)]` keeps it out of the hot row in `rows` signatures.
 /// `#[component(sparse)]` keeps it in a sparse set beside the stores: adding or removing it
 /// moves no row (tags and short-lived states toggled often). Systems and queries take it like
-/// any component (looked up by each row's entity); a system whose components are all sparse
-/// (and with no table filter) instead walks its first required one's packed values, one loop
-/// over every entity that has it, in the set's order (its commands apply in that order). A
+/// any component (looked up by each row's entity); a system or query whose components are all
+/// sparse (and with no table filter) instead walks its first required one's packed values, one
+/// loop over every entity that has it, in the set's order (a system's commands apply in that
+/// order). A
 /// signature cannot hold it and a system's `changed(..)` cannot name it (build errors say so).
 /// `#[component(level = "name")]` lets levels hold it (needs `sigecs`'s
 /// `level` feature): stored as plain old data (`bytemuck::Pod`, the default) or, with

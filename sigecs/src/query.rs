@@ -79,15 +79,51 @@ impl ColumnState {
         }
     }
 
-    /// The value of `row`, if it has one (`sparse`: the state is of a sparse set).
+    /// Component `C` over the set of sparse component `lead` ([`Fetch::prepare_walk`]), row
+    /// `r` being the set's `r`th value and entity: `lead`'s own values as a packed column,
+    /// another sparse component through the slot of each of the set's entities; `None` for a
+    /// table component. A `written` set is stamped for change filters.
+    fn walk<M: WorldModel, C: ComponentOf<M>>(
+        world: &World<M>,
+        lead: u32,
+        written: bool,
+    ) -> Option<Self> {
+        if !C::SPARSE {
+            return None;
+        }
+        let (column, slots) = world.sparse_column(C::ID)?;
+        let entities = world.sparse_entities(lead)?;
+        if written {
+            world.mark_sparse_written(C::ID);
+        }
+        if C::ID == lead {
+            return Some(ColumnState {
+                column,
+                entities: std::ptr::null(),
+                slots: std::ptr::null(),
+                slots_len: 0,
+            });
+        }
+        Some(ColumnState {
+            column,
+            entities: entities.as_ptr(),
+            slots: slots.as_ptr(),
+            slots_len: slots.len(),
+        })
+    }
+
+    /// The value of `row`, if it has one (`sparse`: the state is of a sparse set, found
+    /// through each row's entity unless it is the walked set's own values).
     ///
     /// # Safety
-    /// `row` is below the store's length, and the state came from [`ColumnState::of`] under
-    /// the borrow the value is used in.
+    /// `row` is below the length of the state's rows (its store's, or for a state from
+    /// [`ColumnState::walk`] its set's), and the state came from [`ColumnState::of`] or
+    /// [`ColumnState::walk`] under the borrow the value is used in.
     #[inline(always)]
     unsafe fn value(self, sparse: bool, row: usize) -> Option<*mut u8> {
-        if !sparse {
-            // SAFETY: `ptr + row * stride` is in the column's allocation for row < len.
+        if !sparse || self.entities.is_null() {
+            // SAFETY: `ptr + row * stride` is in the column's (or the walked set's values')
+            // allocation for row < len.
             return Some(unsafe { self.column.ptr.add(row * self.column.stride) });
         }
         // SAFETY: the entity column has the store's length; `row` is below it.
@@ -180,7 +216,9 @@ impl<S: AnyComponentBits> Access<S> {
 ///
 /// `fetch` must only produce items allowed by `access` and `required`: implementations rely on
 /// the query's aliasing check and store selection. For a state that `packed` accepts,
-/// `fetch_packed` must give the same item as `fetch`.
+/// `fetch_packed` must give the same item as `fetch`. A state from `prepare_walk` must make
+/// `fetch` valid for every row below the length of `lead`'s set, each row being that set's
+/// value and entity at that position.
 pub unsafe trait Fetch<'w, M: WorldModel> {
     /// What the query yields for this element.
     type Item;
@@ -194,11 +232,20 @@ pub unsafe trait Fetch<'w, M: WorldModel> {
     fn required_name() -> Option<&'static str>;
     /// Column state for `store`, which has every required component.
     fn prepare(world: &World<M>, store: usize) -> Self::State;
+    /// The state over the set of sparse component `lead` instead of a store, row `r` being
+    /// the set's `r`th value and entity: a query whose elements all have one walks that set.
+    /// `None` (the default) when the element cannot be reached from there (a table
+    /// component).
+    fn prepare_walk(world: &World<M>, lead: u32) -> Option<Self::State> {
+        let _ = (world, lead);
+        None
+    }
     /// The item at `row`.
     ///
     /// # Safety
-    /// `row` is below the store's length, the state came from `prepare` under the borrow the
-    /// items live for, and the access check passed.
+    /// `row` is below the length of the state's rows (its store's, or the walked set's), the
+    /// state came from `prepare` or `prepare_walk` under the borrow the items live for, and
+    /// the access check passed.
     unsafe fn fetch(state: Self::State, row: usize) -> Self::Item;
     /// Are the values of `state`'s store packed (row `r`'s value `r` places after row 0's: a
     /// column of the component's type, not a sparse set)? Then [`Fetch::fetch_packed`] gives
@@ -262,6 +309,9 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for &'w C {
     fn prepare(world: &World<M>, store: usize) -> ColumnState {
         column_of::<M, C>(world, store, false)
     }
+    fn prepare_walk(world: &World<M>, lead: u32) -> Option<ColumnState> {
+        ColumnState::walk::<M, C>(world, lead, false)
+    }
     #[inline]
     unsafe fn fetch(state: ColumnState, row: usize) -> &'w C {
         // SAFETY: by the model's slot tables (or the sparse set's slots, which the query's
@@ -295,6 +345,9 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for &'w mut 
     }
     fn prepare(world: &World<M>, store: usize) -> ColumnState {
         column_of::<M, C>(world, store, true)
+    }
+    fn prepare_walk(world: &World<M>, lead: u32) -> Option<ColumnState> {
+        ColumnState::walk::<M, C>(world, lead, true)
     }
     #[inline]
     unsafe fn fetch(state: ColumnState, row: usize) -> &'w mut C {
@@ -330,6 +383,10 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&
     fn prepare(world: &World<M>, store: usize) -> Option<ColumnState> {
         ColumnState::of::<M, C>(world, store, false)
     }
+    fn prepare_walk(world: &World<M>, lead: u32) -> Option<Option<ColumnState>> {
+        // A table component cannot be reached from a set's entities: no walk.
+        ColumnState::walk::<M, C>(world, lead, false).map(Some)
+    }
     #[inline]
     unsafe fn fetch(state: Option<ColumnState>, row: usize) -> Option<&'w C> {
         // SAFETY: as for `&C`, when the store (or the row's entity) has a C.
@@ -362,6 +419,10 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&
     fn prepare(world: &World<M>, store: usize) -> Option<ColumnState> {
         ColumnState::of::<M, C>(world, store, true)
     }
+    fn prepare_walk(world: &World<M>, lead: u32) -> Option<Option<ColumnState>> {
+        // A table component cannot be reached from a set's entities: no walk.
+        ColumnState::walk::<M, C>(world, lead, true).map(Some)
+    }
     #[inline]
     unsafe fn fetch(state: Option<ColumnState>, row: usize) -> Option<&'w mut C> {
         // SAFETY: as for `&mut C`, when the store (or the row's entity) has a C.
@@ -391,6 +452,9 @@ unsafe impl<'w, M: WorldModel> Fetch<'w, M> for Entity {
     }
     fn prepare(world: &World<M>, store: usize) -> *const Entity {
         world.store_entities(store).as_ptr()
+    }
+    fn prepare_walk(world: &World<M>, lead: u32) -> Option<*const Entity> {
+        Some(world.sparse_entities(lead)?.as_ptr())
     }
     #[inline]
     unsafe fn fetch(state: *const Entity, row: usize) -> Entity {
@@ -483,6 +547,12 @@ pub unsafe trait Query<'w, M: WorldModel> {
     fn first_missing(mask: M::Set) -> Option<&'static str>;
     /// Column state for `store`.
     fn prepare(world: &World<M>, store: usize) -> Self::State;
+    /// The state over the set of sparse component `lead`, if every element has one
+    /// ([`Fetch::prepare_walk`]; `None`, the default, walks no set).
+    fn prepare_walk(world: &World<M>, lead: u32) -> Option<Self::State> {
+        let _ = (world, lead);
+        None
+    }
     /// The item at `row`.
     ///
     /// # Safety
@@ -517,6 +587,9 @@ macro_rules! single_impls {
             }
             fn prepare(world: &World<M>, store: usize) -> Self::State {
                 <$ty as Fetch<'w, M>>::prepare(world, store)
+            }
+            fn prepare_walk(world: &World<M>, lead: u32) -> Option<Self::State> {
+                <$ty as Fetch<'w, M>>::prepare_walk(world, lead)
             }
             #[inline]
             unsafe fn fetch(state: Self::State, row: usize) -> Self::Item {
@@ -567,6 +640,9 @@ macro_rules! tuple_impls {
             }
             fn prepare(world: &World<M>, store: usize) -> Self::State {
                 ($($name::prepare(world, store),)+)
+            }
+            fn prepare_walk(world: &World<M>, lead: u32) -> Option<Self::State> {
+                Some(($($name::prepare_walk(world, lead)?,)+))
             }
             #[inline]
             unsafe fn fetch(state: Self::State, row: usize) -> Self::Item {
@@ -648,7 +724,9 @@ fn check_access<'w, M: WorldModel, Q: Query<'w, M>>() -> Result<(), WorldError> 
     }
 }
 
-/// Iterator over a query's items: store by store in store id order, rows in order.
+/// Iterator over a query's items: store by store in store id order, rows in order; for a
+/// query of sparse components alone (and entities, with no table filter), in the order of its
+/// first required sparse component's set, which it walks.
 pub struct QueryIter<'w, M: WorldModel, Q: Query<'w, M>> {
     /// (state, rows) of each run of rows to visit, in store and row order: a matching
     /// non-empty store's rows, or (with a change filter) its changed chunks.
@@ -683,6 +761,29 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
         let [required, excluded, changed] =
             [required, excluded, changed].map(|set| set.difference(sparse));
         let per_row = by_row.iter().any(|set| !set.is_empty());
+        // A query of sparse components (and entities) alone, with no table filter, visits
+        // every entity with its first required sparse component: it walks that set.
+        let tables = [required, excluded, changed]
+            .iter()
+            .all(|set| set.is_empty());
+        if let Some(lead) = by_row[0].ids().next().filter(|_| tables) {
+            if let Some(state) = Q::prepare_walk(world, lead) {
+                let [r, x, c] = by_row;
+                let runs = world
+                    .walk_rows(lead, r.without(lead), x, c, since)
+                    .into_iter()
+                    .map(|rows| (state, rows))
+                    .collect();
+                return Ok(QueryIter {
+                    runs,
+                    run: 0,
+                    state: None,
+                    row: 0,
+                    end: 0,
+                    _world: PhantomData,
+                });
+            }
+        }
         // Room for every store of a small world at once; a large one's list grows as needed.
         let mut runs = Vec::with_capacity(world.store_count().min(64));
         for s in 0..world.store_count() {

@@ -312,6 +312,11 @@ impl<M: WorldModel> World<M> {
         }
     }
 
+    /// The entities of sparse component `c`'s values, in value order, if `c` is sparse.
+    pub(crate) fn sparse_entities(&self, c: u32) -> Option<&[Entity]> {
+        Some(self.sparse.set(c)?.entities())
+    }
+
     /// The rows of `rows` in store `store` whose entity has every sparse component of
     /// `required`, none of `excluded`, and a value of each of `changed` written after
     /// `since`, as runs of consecutive rows.
@@ -324,11 +329,45 @@ impl<M: WorldModel> World<M> {
         changed: M::Set,
         since: u64,
     ) -> Vec<std::ops::Range<usize>> {
+        let entities = self.store_entities(store);
+        self.rows_having(entities, rows, [required, excluded, changed], since)
+    }
+
+    /// [`World::sparse_rows`] over the positions of sparse component `lead`'s set (a query
+    /// walking it): all of them, as one run, when nothing else filters.
+    pub(crate) fn walk_rows(
+        &self,
+        lead: u32,
+        required: M::Set,
+        excluded: M::Set,
+        changed: M::Set,
+        since: u64,
+    ) -> Vec<std::ops::Range<usize>> {
+        let entities = self.sparse_entities(lead).unwrap_or(&[]);
+        let filters = [required, excluded, changed];
+        if entities.is_empty() {
+            Vec::new()
+        } else if filters.iter().all(|set| set.is_empty()) {
+            std::iter::once(0..entities.len()).collect()
+        } else {
+            self.rows_having(entities, 0..entities.len(), filters, since)
+        }
+    }
+
+    /// The rows of `rows` whose entity (in `entities`) passes the sparse filters
+    /// `[required, excluded, changed]` (see [`World::sparse_rows`]), as runs.
+    fn rows_having(
+        &self,
+        entities: &[Entity],
+        rows: std::ops::Range<usize>,
+        [required, excluded, changed]: [M::Set; 3],
+        since: u64,
+    ) -> Vec<std::ops::Range<usize>> {
         let sets = |mask: M::Set| -> Vec<&SparseSet> {
             mask.ids().filter_map(|c| self.sparse.set(c)).collect()
         };
         let (required, excluded, changed) = (sets(required), sets(excluded), sets(changed));
-        let entities = &self.store_entities(store)[rows.clone()];
+        let entities = &entities[rows.clone()];
         let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
         for (row, &e) in rows.zip(entities) {
             let keep = required.iter().all(|s| s.position(e).is_some())
@@ -476,5 +515,34 @@ mod tests {
             w.query_mut::<(&mut S, &S)>(),
             Err(WorldError::AliasedQuery { .. })
         ));
+    }
+
+    #[test]
+    fn a_query_of_sparse_components_alone_walks_the_set_in_its_order() {
+        use crate::Entity;
+        let (mut w, es) = world();
+        // Inserted out of store order: the walk follows the set, not the stores.
+        for (e, v) in [(es[3], 3), (es[0], 0), (es[2], 2)] {
+            w.insert(e, S(v)).unwrap();
+        }
+        let walked: Vec<(Entity, u32)> = w.query::<(Entity, &S)>().map(|(e, s)| (e, s.0)).collect();
+        assert_eq!(walked, vec![(es[3], 3), (es[0], 0), (es[2], 2)]);
+        // A table element, even optional, makes the query visit the stores: the same items.
+        let mut by_store: Vec<(Entity, u32)> = w
+            .query::<(Entity, &S, Option<&A>)>()
+            .map(|(e, s, _)| (e, s.0))
+            .collect();
+        by_store.sort();
+        let mut sorted = walked;
+        sorted.sort();
+        assert_eq!(by_store, sorted);
+        // Removing the first value moves the last into its place.
+        w.remove::<S>(es[3]).unwrap();
+        let values = |w: &World<Model>| w.query::<&S>().map(|s| s.0).collect::<Vec<_>>();
+        assert_eq!(values(&w), vec![2, 0]);
+        // `for_each` walks the values as one packed column, writing each once.
+        w.query_mut::<&mut S>().unwrap().for_each(|s| s.0 += 10);
+        assert_eq!(values(&w), vec![12, 10]);
+        assert_eq!(w.get::<S>(es[0]), Some(&S(10)));
     }
 }

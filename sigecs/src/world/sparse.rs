@@ -540,6 +540,18 @@ mod tests {
         w.remove::<S>(es[3]).unwrap();
         let values = |w: &World<Model>| w.query::<&S>().map(|s| s.0).collect::<Vec<_>>();
         assert_eq!(values(&w), vec![2, 0]);
+        // Mutable and optional elements walk the set too (its order, not the stores').
+        let order: Vec<Entity> = w
+            .query_mut::<(Entity, &mut S)>()
+            .unwrap()
+            .map(|(e, _)| e)
+            .collect();
+        assert_eq!(order, vec![es[2], es[0]]);
+        let optional: Vec<(Entity, Option<u32>)> = w
+            .query::<(Entity, &S, Option<&S>)>()
+            .map(|(e, _, s)| (e, s.map(|s| s.0)))
+            .collect();
+        assert_eq!(optional, vec![(es[2], Some(2)), (es[0], Some(0))]);
         // `for_each` walks the values as one packed column, writing each once.
         w.query_mut::<&mut S>().unwrap().for_each(|s| s.0 += 10);
         assert_eq!(values(&w), vec![12, 10]);

@@ -774,14 +774,7 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
                     .into_iter()
                     .map(|rows| (state, rows))
                     .collect();
-                return Ok(QueryIter {
-                    runs,
-                    run: 0,
-                    state: None,
-                    row: 0,
-                    end: 0,
-                    _world: PhantomData,
-                });
+                return Ok(Self::over(runs));
             }
         }
         // Room for every store of a small world at once; a large one's list grows as needed.
@@ -813,14 +806,19 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
                 runs.extend(rows.into_iter().map(|r| (state, r)));
             }
         }
-        Ok(QueryIter {
+        Ok(Self::over(runs))
+    }
+
+    /// An iterator over `runs`, none started.
+    fn over(runs: Vec<(Q::State, std::ops::Range<usize>)>) -> Self {
+        QueryIter {
             runs,
             run: 0,
             state: None,
             row: 0,
             end: 0,
             _world: PhantomData,
-        })
+        }
     }
 
     /// Starts the next non-empty run; false when none is left.

@@ -681,12 +681,15 @@ fn walk_pass(
             quote!(values.iter()),
         )
     };
-    let rows = if by_entity {
-        quote!(for (entity, #b) in entities.iter().zip(#iter) { #call })
+    let (rows, entities) = if by_entity {
+        (
+            quote!(for (entity, #b) in entities.iter().zip(#iter) { #call }),
+            quote!(entities),
+        )
     } else {
-        quote!(let _ = entities; for #b in #iter { #call })
+        (quote!(for #b in #iter { #call }), quote!(_))
     };
-    let part = quote!((entities, values): (&[::sigecs::Entity], #slice));
+    let part = quote!((#entities, values): (&[::sigecs::Entity], #slice));
     let run = if system.sequential() {
         quote! {
             let mut body = |#part, commands: &mut ::sigecs::Commands<'_>| { #rows };

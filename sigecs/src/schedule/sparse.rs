@@ -28,8 +28,8 @@ impl<'w> SparseSets<'w> {
     /// # Safety
     /// For `'w`, the caller looks values up only for live entities, and never holds two
     /// references to one entity's value when one of them is mutable (across all views of `c`,
-    /// the slices of [`SparseSets::values`] and all threads): a pass looks each of its rows up once, and `mutable` is false unless
-    /// no other system of the pass uses `c`.
+    /// the slices of [`SparseSets::values`] and all threads): a pass looks each of its rows up
+    /// once, and `mutable` is false unless no other system of the pass uses `c`.
     pub unsafe fn view<T: 'static>(&self, c: u32, mutable: bool) -> SparseView<'w, T> {
         let set = self.set::<T>(c);
         if mutable {

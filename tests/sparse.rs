@@ -586,3 +586,17 @@ fn the_schedule_shows_which_systems_walk_a_sparse_set() {
         .count();
     assert_eq!(walking, 4);
 }
+
+#[test]
+fn cache_statistics_list_no_store_for_a_system_that_walks_a_sparse_set() {
+    let mut w = World::new();
+    w.spawn(Moving {
+        pos: Pos(1),
+        vel: Vel(2),
+    });
+    let systems: Vec<&str> = w.cache_stats().iter().map(|c| c.system).collect();
+    assert!(systems.contains(&"advance"), "{systems:?}");
+    for walking in ["decay", "spread", "tally", "brace"] {
+        assert!(!systems.contains(&walking), "{walking} in {systems:?}");
+    }
+}

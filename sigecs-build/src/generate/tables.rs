@@ -53,7 +53,8 @@ pub(super) fn generate(model: &Model) -> TokenStream {
             quote!(&[#(#ids),*])
         };
         let (required, excluded) = (list(&s.required), list(&s.excluded));
-        let per_row = !s.frame();
+        // A walking system visits no store, declared or dynamic.
+        let per_row = !s.frame() && s.lead.is_none();
         quote!(::sigecs::__private::SystemInfo {
             name: #name,
             stores: &[#(#ids),*],

@@ -129,7 +129,8 @@ pub struct SystemInfo {
     pub required: &'static [u32],
     /// Components a store must not hold (`without(..)` filters), by id.
     pub excluded: &'static [u32],
-    /// False for a frame-level system (no component or entity parameter): it visits no store.
+    /// False for a system that visits no store: a frame-level system (no component or entity
+    /// parameter), or one whose components are all sparse (its pass walks a sparse set).
     pub per_row: bool,
 }
 

@@ -260,11 +260,7 @@ impl<'w> PassRun<'w> {
         // Spawns reserve ids in row order only on one thread: in a deterministic world a pass
         // that may spawn never splits (its other commands apply in row order on any thread
         // count).
-        let world_min_chunk = if P::SPAWNS && self.deterministic {
-            Some(usize::MAX)
-        } else {
-            self.min_chunk
-        };
+        let world_min_chunk = self.world_min_chunk(P::SPAWNS);
         let cost = self.only.map_or(P::PASS, |only| only.cost);
         run_parts(
             PassStores::<P>::new(stores, self.dynamic, since, self.only),
@@ -309,11 +305,7 @@ impl<'w> PassRun<'w> {
         part: P,
         body: &(impl Fn(P, &mut Commands<'_>) + Sync),
     ) -> Pending {
-        let world_min_chunk = if spawns && self.deterministic {
-            Some(usize::MAX)
-        } else {
-            self.min_chunk
-        };
+        let world_min_chunk = self.world_min_chunk(spawns);
         run_parts(
             [part],
             world_min_chunk,
@@ -322,6 +314,16 @@ impl<'w> PassRun<'w> {
             self.entities,
             body,
         )
+    }
+
+    /// The world's `min_chunk` override for a pass, `Some(usize::MAX)` (never split) for one
+    /// that may spawn in a deterministic world.
+    fn world_min_chunk(&self, spawns: bool) -> Option<usize> {
+        if spawns && self.deterministic {
+            Some(usize::MAX)
+        } else {
+            self.min_chunk
+        }
     }
 
     /// [`PassRun::walk`] on the calling thread: the walk of a system that writes a resource.

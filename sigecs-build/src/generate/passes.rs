@@ -365,7 +365,7 @@ fn pass(
 
     let resources = resource_bindings(model, systems);
     let readers = reader_bindings(model, systems);
-    let sparse_views = sparse_views(model, systems);
+    let sparse_views = sparse_views(model, systems, None);
     // A hosting pass runs all its systems, or the one its caller names.
     let (runner, signature, wrapper) = match &host {
         Some(host) => (
@@ -639,13 +639,7 @@ fn walk_pass(
     let system = &model.systems[index];
     let resources = resource_bindings(model, &[index]);
     let readers = reader_bindings(model, &[index]);
-    let views = sparse_used(model, &[index])
-        .into_iter()
-        .filter(|&(id, _)| id != lead)
-        .map(|(id, mutable)| {
-            let (v, path, cid) = (sparse_view(id), &model.components[id].path, id as u32);
-            quote!(let #v = unsafe { pass.sparse.view::<#path>(#cid, #mutable) };)
-        });
+    let views = sparse_views(model, &[index], Some(lead));
     let mutable = system
         .params
         .iter()
@@ -710,7 +704,7 @@ fn walk_pass(
             let mut pass = ::sigecs::__private::pass(world);
             #resources
             #readers
-            #(#views)*
+            #views
             let lead = #take;
             #run
         }
@@ -1110,10 +1104,12 @@ fn sparse_view(id: usize) -> Ident {
     format_ident!("sparse_{}", id)
 }
 
-/// One view per sparse component the pass's systems use: `let sparse_<id> = ...;`.
-fn sparse_views(model: &Model, systems: &[usize]) -> TokenStream {
+/// One view per sparse component the pass's systems use (but `walked`, whose values a walk
+/// takes whole): `let sparse_<id> = ...;`.
+fn sparse_views(model: &Model, systems: &[usize], walked: Option<usize>) -> TokenStream {
     let views = sparse_used(model, systems)
         .into_iter()
+        .filter(|&(id, _)| Some(id) != walked)
         .map(|(id, mutable)| {
             let (v, path, cid) = (sparse_view(id), &model.components[id].path, id as u32);
             quote!(let #v = unsafe { pass.sparse.view::<#path>(#cid, #mutable) };)

@@ -99,7 +99,7 @@ pub fn each_run<P: SplitRows>(part: P, runs: &[std::ops::Range<usize>], f: &mut 
 pub use crate::schedule::fields::{Fields, FieldsMut};
 pub use crate::schedule::parts::{
     job_rows, plan, run_jobs, run_parts, run_parts_inline, Parts, PassCost, Pending, Plan,
-    SplitRows, Timer,
+    SplitRows, Timer, Weights,
 };
 pub use crate::schedule::sparse::{SparseSets, SparseView};
 pub use crate::schedule::Commands;

@@ -4,8 +4,11 @@
 //! hands the runner one *part* per store — a tuple of typed column slices — and one body that
 //! runs the systems over a part. The runner sums the rows of all parts: under `2 × min_chunk`
 //! rows (or on a one-thread pool) every part runs inline, in store order; otherwise the parts
-//! are cut and grouped into equal jobs, a multiple of the thread count, so many small stores
-//! share the cores as well as one large store does. A pass split because its measured work is
+//! are cut and grouped into jobs of equal work, a multiple of the thread count, so many small
+//! stores share the cores as well as one large store does. A fused stage's stores differ in
+//! cost (one runs three systems per row, another one cheap system): a measured pass weighs each
+//! part's rows by what its rows cost in the last timed run, so a job of expensive rows holds
+//! fewer of them. A pass split because its measured work is
 //! large ([`PassCost`]) gets up to `CHUNKS_PER_THREAD` jobs per thread of at least
 //! `MIN_JOB_WORK_NS` each; a split forced by the world's `min_chunk` gets jobs of at least
 //! `min_chunk` rows ([`job_rows`]). Jobs
@@ -47,8 +50,10 @@ pub(crate) const PROBE_EVERY: u32 = 64;
 /// caches: 20× the steady cost was measured) and must not decide alone. A pass splits when
 /// its estimated work is at least `SPLIT_WORK_NS`; a split pass is timed too, and runs inline
 /// again to measure itself when its split run was so short that the work may have fallen under
-/// the threshold, and anyway once in `PROBE_EVERY` runs. The decision changes how a pass
-/// runs, never what it computes (jobs apply their commands in row order).
+/// the threshold, and anyway once in `PROBE_EVERY` runs. A timed inline run also times its
+/// parts, in up to `SEGMENTS` stretches of consecutive parts, so that a split run can cut its
+/// jobs by work rather than by rows. The decision changes how a pass runs, never what it
+/// computes (jobs apply their commands in row order).
 #[derive(Clone, Debug, Default)]
 pub struct PassCost {
     /// Picoseconds per row of recent inline runs (a ring; 0: empty).
@@ -59,7 +64,15 @@ pub struct PassCost {
     since_probe: u32,
     /// The next run that could split measures itself inline instead.
     probe: bool,
+    /// Picoseconds per row of each part (in the order the pass hands them) in the last timed
+    /// inline run: the weights of a split run's cut ([`Weights`]).
+    part_ps: Vec<u64>,
 }
+
+/// Stretches of consecutive parts a timed inline run times apart: few enough that reading the
+/// clock (about 20 ns) stays a small share of a pass worth timing (at least `2 × min_chunk`
+/// rows), enough to tell a fused stage's cheap stores from its expensive ones.
+const SEGMENTS: usize = 16;
 
 impl PassCost {
     /// Not measured yet.
@@ -69,6 +82,7 @@ impl PassCost {
             measured: 0,
             since_probe: 0,
             probe: false,
+            part_ps: Vec::new(),
         }
     }
 
@@ -80,8 +94,7 @@ impl PassCost {
 
     /// Records an inline run of `rows` rows that took `elapsed`.
     pub fn record_inline(&mut self, elapsed: std::time::Duration, rows: usize) {
-        let ps = (elapsed.as_nanos() * 1000 / rows.max(1) as u128).clamp(1, u64::MAX as u128);
-        self.samples[self.measured as usize % WINDOW] = ps as u64;
+        self.samples[self.measured as usize % WINDOW] = ps_per_row(elapsed, rows);
         self.measured = self.measured.saturating_add(1);
         self.since_probe = 0;
         self.probe = false;
@@ -275,12 +288,19 @@ impl Pending {
 /// Cuts `parts` into jobs of about `rows` rows each, in order.
 #[cfg(test)]
 fn jobs<P: SplitRows>(parts: impl IntoIterator<Item = P>, rows: usize) -> Vec<Vec<P>> {
-    let mut cut = Cut::new(rows);
+    weighted_jobs(parts, rows, Weights::ROWS)
+}
+
+/// Cuts `parts` into jobs of about `rows` rows' worth of work each (rows weighed by
+/// `weights`), in order.
+#[cfg(test)]
+fn weighted_jobs<P: SplitRows>(
+    parts: impl IntoIterator<Item = P>,
+    rows: usize,
+    weights: Weights<'_>,
+) -> Vec<Vec<P>> {
     let mut pieces = Vec::new();
-    for part in parts {
-        cut.push(&mut pieces, part);
-    }
-    let ends = cut.finish(pieces.len()).ends;
+    let ends = cut(parts.into_iter().collect(), rows, weights, &mut pieces).ends;
     let mut rest = pieces.into_iter();
     let mut start = 0;
     ends.iter()
@@ -292,39 +312,70 @@ fn jobs<P: SplitRows>(parts: impl IntoIterator<Item = P>, rows: usize) -> Vec<Ve
         .collect()
 }
 
-/// Parts cut into jobs of about `rows` rows each, in order, as they come: the pieces go to
-/// one list, and the cut keeps where each job ends in it. Only [`Cut::push`] depends on the
-/// part type, so a pass compiles little of the splitting.
+/// Cuts `parts` (a pass's parts in order) into jobs of `job_rows` rows' worth of work each,
+/// a row of part `i` weighing `weights`' `i`th: the pieces go to `pieces`, and the returned
+/// ranges say where each job ends in it.
+fn cut<P: SplitRows>(
+    parts: Vec<P>,
+    job_rows: usize,
+    weights: Weights<'_>,
+    pieces: &mut Vec<P>,
+) -> JobRanges {
+    let weight = weights.of(parts.len());
+    let rows: usize = parts.iter().map(P::len).sum();
+    let work: u128 = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| p.len() as u128 * weight(i) as u128)
+        .sum();
+    // The share of the work `job_rows` of `rows` rows are: with even weights, `job_rows` rows.
+    let job_work = (work * job_rows.max(1) as u128).div_ceil(rows.max(1) as u128);
+    let mut cut = Cut::new(job_work);
+    for (i, part) in parts.into_iter().enumerate() {
+        cut.push(pieces, part, weight(i));
+    }
+    cut.finish(pieces.len())
+}
+
+/// Parts cut into jobs of about `work` each, in order, as they come: the pieces go to one
+/// list, and the cut keeps where each job ends in it. Only [`Cut::push`] depends on the part
+/// type, so a pass compiles little of the splitting.
 struct Cut {
-    rows: usize,
-    /// Rows the current job still has room for.
-    room: usize,
+    /// The work of one job (a row weighs its part's weight).
+    work: u128,
+    /// Work the current job still has room for.
+    room: u128,
     /// The end of each finished job in the list of pieces.
     ends: Vec<usize>,
 }
 
 impl Cut {
-    fn new(rows: usize) -> Self {
-        let rows = rows.max(1);
+    fn new(work: u128) -> Self {
+        let work = work.max(1);
         Cut {
-            rows,
-            room: rows,
+            work,
+            room: work,
             ends: Vec::new(),
         }
     }
 
-    /// Adds `part` to the jobs, cut where a job is full; empty pieces are left out.
-    fn push<P: SplitRows>(&mut self, pieces: &mut Vec<P>, mut part: P) {
+    /// Adds `part`, whose rows weigh `weight` each, to the jobs, cut where a job is full
+    /// (a job takes at least one row); empty pieces are left out.
+    fn push<P: SplitRows>(&mut self, pieces: &mut Vec<P>, mut part: P, weight: u64) {
+        let weight = u128::from(weight.max(1));
         while !part.is_empty() {
-            if part.len() < self.room {
-                self.room -= part.len();
+            let work = part.len() as u128 * weight;
+            if work < self.room {
+                self.room -= work;
                 pieces.push(part);
                 return;
             }
-            let (head, tail) = part.split_at(self.room);
+            // The rows nearest to filling the job: at least one, at most the part.
+            let rows = ((self.room + weight / 2) / weight).clamp(1, part.len() as u128) as usize;
+            let (head, tail) = part.split_at(rows);
             pieces.push(head);
             self.ends.push(pieces.len());
-            self.room = self.rows;
+            self.room = self.work;
             part = tail;
         }
     }
@@ -435,33 +486,126 @@ pub enum Plan<'c> {
     Split(usize, Option<Timer<'c>>),
 }
 
-/// Measures a run for its [`PassCost`] (on drop).
+/// Measures a run for its [`PassCost`] (on drop); an inline run's parts too, when they are
+/// handed to [`Timer::part_done`].
 pub struct Timer<'c> {
     cost: &'c mut PassCost,
     rows: usize,
     /// `Some(threads)` for a split run.
     split: Option<usize>,
     start: std::time::Instant,
+    /// The parts timed so far: their count, the stretch being timed, and each part's
+    /// picoseconds per row (the cost's vector, reused).
+    parts: usize,
+    stretch: Stretch,
+    part_ps: Vec<u64>,
+}
+
+/// The consecutive parts a timed run has not yet read the clock after.
+#[derive(Clone, Copy)]
+struct Stretch {
+    first: usize,
+    rows: usize,
+    start: std::time::Instant,
 }
 
 impl<'c> Timer<'c> {
     fn start(cost: &'c mut PassCost, rows: usize, split: Option<usize>) -> Self {
+        let mut part_ps = std::mem::take(&mut cost.part_ps);
+        if split.is_none() {
+            part_ps.clear();
+        }
+        let start = std::time::Instant::now();
         Timer {
             cost,
             rows,
             split,
-            start: std::time::Instant::now(),
+            start,
+            parts: 0,
+            stretch: Stretch {
+                first: 0,
+                rows: 0,
+                start,
+            },
+            part_ps,
         }
+    }
+
+    /// The weights of the pass's parts for a split run's cut, from the last timed inline run.
+    pub fn weights(&self) -> Weights<'_> {
+        Weights(&self.part_ps)
+    }
+
+    /// An inline run finished a part of `rows` rows: once the stretch of parts since the clock
+    /// was last read holds a `SEGMENTS`th of the pass's rows, each of its parts is given the
+    /// stretch's time per row.
+    #[inline]
+    pub fn part_done(&mut self, rows: usize) {
+        self.part_done_at(rows, std::time::Instant::now);
+    }
+
+    /// [`Timer::part_done`], reading the clock `now` only when the stretch closes.
+    #[inline]
+    fn part_done_at(&mut self, rows: usize, now: impl FnOnce() -> std::time::Instant) {
+        self.parts += 1;
+        self.stretch.rows += rows;
+        if self.stretch.rows.saturating_mul(SEGMENTS) >= self.rows {
+            self.close_stretch(now());
+        }
+    }
+
+    /// Gives the parts of the current stretch its time per row, and starts the next at `now`.
+    fn close_stretch(&mut self, now: std::time::Instant) {
+        let Stretch { first, rows, start } = self.stretch;
+        if self.parts > first {
+            let ps = ps_per_row(now.duration_since(start), rows);
+            self.part_ps.resize(self.parts, ps);
+            self.part_ps[first..].fill(ps);
+        }
+        self.stretch = Stretch {
+            first: self.parts,
+            rows: 0,
+            start: now,
+        };
     }
 }
 
 impl Drop for Timer<'_> {
     fn drop(&mut self) {
-        let elapsed = self.start.elapsed();
+        let now = std::time::Instant::now();
+        let elapsed = now.duration_since(self.start);
         match self.split {
-            None => self.cost.record_inline(elapsed, self.rows),
+            None => {
+                self.close_stretch(now);
+                self.cost.record_inline(elapsed, self.rows);
+            }
             Some(threads) => self.cost.record_split(elapsed, threads),
         }
+        self.cost.part_ps = std::mem::take(&mut self.part_ps);
+    }
+}
+
+/// Picoseconds per row of a run of `rows` rows that took `elapsed`: at least 1, so that every
+/// row weighs something.
+fn ps_per_row(elapsed: std::time::Duration, rows: usize) -> u64 {
+    (elapsed.as_nanos() * 1000 / rows.max(1) as u128).clamp(1, u64::MAX as u128) as u64
+}
+
+/// What each part's rows weigh in a split run's cut: its picoseconds per row in the last timed
+/// inline run. Weights measured over another number of parts than the run has (a dynamic store
+/// came or went, or a change-filtered pass's runs of changed rows differ) are not used, and
+/// every row weighs the same.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Weights<'a>(&'a [u64]);
+
+impl<'a> Weights<'a> {
+    /// Every row weighs the same.
+    pub const ROWS: Weights<'static> = Weights(&[]);
+
+    /// The weights for a run of `parts` parts: each part's, or all 1.
+    fn of(self, parts: usize) -> impl Fn(usize) -> u64 + Copy + 'a {
+        let known = self.0.len() == parts;
+        move |i| if known { self.0[i].max(1) } else { 1 }
     }
 }
 
@@ -514,18 +658,20 @@ impl<P: SplitRows, const N: usize> Parts for [P; N] {
     }
 }
 
-/// Runs `body` over the parts in jobs of about `job_rows` rows on rayon's pool. Returns the
+/// Runs `body` over the parts in jobs of about `job_rows` rows' worth of work on rayon's pool,
+/// the rows of each part weighed by `weights` ([`Weights::ROWS`]: by rows alone). Returns the
 /// commands requested, in row order.
 pub fn run_jobs<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
     parts: S,
     job_rows: usize,
+    weights: Weights<'_>,
     entities: &EntityManager,
     body: &F,
 ) -> Pending {
-    let mut cut = Cut::new(job_rows);
-    let mut pieces = Vec::new();
-    parts.each(&mut |part| cut.push(&mut pieces, part));
-    let jobs = cut.finish(pieces.len());
+    let mut all = Vec::new();
+    parts.each(&mut |part| all.push(part));
+    let mut pieces = Vec::with_capacity(all.len());
+    let jobs = cut(all, job_rows, weights, &mut pieces);
     let n = jobs.len();
     let pieces = Pieces::new(pieces, jobs);
     let run = |j: usize, commands: &mut Commands<'_>| {
@@ -575,14 +721,24 @@ pub fn run_parts<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
     body: &F,
 ) -> Pending {
     match plan(parts.rows(), world_min_chunk, min_chunk, cost) {
-        // Small (untimed) or not worth splitting (timed: the timer records on drop).
-        Plan::Inline(timer) => {
-            let pending = run_parts_inline(parts, entities, &mut |p, c| body(p, c));
+        // Small: untimed.
+        Plan::Inline(None) => run_parts_inline(parts, entities, &mut |p, c| body(p, c)),
+        // Not worth splitting: timed, part by part (the timer records on drop).
+        Plan::Inline(Some(mut timer)) => {
+            let mut commands = Commands::new(entities);
+            parts.each(&mut |part| {
+                let rows = part.len();
+                if rows > 0 {
+                    body(part, &mut commands);
+                }
+                timer.part_done(rows);
+            });
             drop(timer);
-            pending
+            Pending::of(commands)
         }
         Plan::Split(rows, timer) => {
-            let pending = run_jobs(parts, rows, entities, body);
+            let weights = timer.as_ref().map_or(Weights::ROWS, Timer::weights);
+            let pending = run_jobs(parts, rows, weights, entities, body);
             drop(timer);
             pending
         }
@@ -1072,6 +1228,7 @@ mod exact_values {
         let pending = run_jobs(
             [&mut a[..], &mut b[..]],
             4,
+            Weights::ROWS,
             &manager,
             &|p: &mut [u32], c: &mut Commands<'_>| {
                 calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -1088,6 +1245,112 @@ mod exact_values {
             [1, 1, 2, 1]
         );
         assert!(a.iter().chain(&b).all(|&x| x == 2));
+    }
+
+    #[test]
+    fn weighted_jobs_hold_equal_work_not_equal_rows() {
+        let a: Vec<u32> = (0..12).collect();
+        let b: Vec<u32> = (12..24).collect();
+        // 24 rows in jobs of 6 rows' worth: a row of `a` costs 3, one of `b` 1, so the 48 of
+        // work are 4 jobs of 12: 4 rows of `a` each, then all of `b`.
+        let weighted = weighted_jobs([&a[..], &b[..]], 6, Weights(&[3, 1]));
+        assert_eq!(shape(&weighted), [vec![4], vec![4], vec![4], vec![12]]);
+        let flat: Vec<u32> = weighted
+            .iter()
+            .flatten()
+            .flat_map(|p| p.iter().copied())
+            .collect();
+        assert_eq!(
+            flat,
+            (0..24).collect::<Vec<_>>(),
+            "every row once, in order"
+        );
+        // Even weights, or weights of another number of parts: rows alone.
+        let even = [vec![6], vec![6], vec![6, 0], vec![6]];
+        for weights in [Weights::ROWS, Weights(&[5, 5]), Weights(&[3, 1, 7])] {
+            let js = weighted_jobs([&a[..], &b[..]], 6, weights);
+            assert_eq!(shape(&js)[..2], even[..2], "{weights:?}");
+            assert_eq!(
+                shape(&js),
+                [vec![6], vec![6], vec![6], vec![6]],
+                "{weights:?}"
+            );
+        }
+        // Jobs of 1,001 (and 3,001): a row of `a` fills one, the last leaves room for one
+        // row of `b` (a weight of 0 counts as 1); a row heavier than a job is a job alone.
+        for heavy in [1000, 3000] {
+            let js = weighted_jobs([&a[..4], &b[..4]], 2, Weights(&[heavy, 0]));
+            assert_eq!(shape(&js), [vec![1], vec![1], vec![1], vec![1, 1], vec![3]]);
+        }
+        let js = weighted_jobs([&a[..4], &b[..4]], 1, Weights(&[100_000, 1]));
+        assert_eq!(shape(&js), [vec![1], vec![1], vec![1], vec![1], vec![4]]);
+    }
+
+    #[test]
+    fn a_timed_inline_run_weighs_its_parts_in_stretches() {
+        let ns = std::time::Duration::from_nanos;
+        let mut cost = PassCost::new();
+        let rows = 16_000;
+        let mut timer = Timer::start(&mut cost, rows, None);
+        let t0 = timer.start;
+        // A stretch closes once it holds a 16th of the rows (1,000): the empty part joins the
+        // next one's stretch, and the clock is read only when a stretch closes.
+        timer.part_done_at(1_000, || t0 + ns(1_000));
+        timer.part_done_at(0, || unreachable!("an empty stretch stays open"));
+        timer.part_done_at(1_000, || t0 + ns(1_500));
+        timer.part_done_at(14_000, || t0 + ns(15_500));
+        assert_eq!(timer.part_ps, [1_000, 500, 500, 1_000]);
+        drop(timer);
+        assert_eq!(
+            cost.part_ps,
+            [1_000, 500, 500, 1_000],
+            "kept for the next split"
+        );
+        assert_eq!(cost.measured, 1, "and the run as a whole recorded");
+        // A split run reads them and keeps them; the next timed inline run replaces them.
+        let split = Timer::start(&mut cost, rows, Some(2));
+        assert_eq!(split.weights().0, [1_000, 500, 500, 1_000]);
+        drop(split);
+        assert_eq!(cost.part_ps.len(), 4);
+        let mut inline = Timer::start(&mut cost, 10, None);
+        let t1 = inline.start;
+        inline.part_done_at(10, || t1 + ns(30));
+        drop(inline);
+        assert_eq!(cost.part_ps, [3_000]);
+    }
+
+    #[test]
+    fn a_split_run_cuts_by_the_weights_its_inline_run_measured() {
+        two_threads(|| {
+            let bodies = |cost: &mut PassCost| {
+                let manager = EntityManager::new();
+                let (mut a, mut b) = (vec![0u32; 100], vec![0u32; 100]);
+                let calls = std::sync::atomic::AtomicUsize::new(0);
+                let pending = run_parts(
+                    [&mut a[..], &mut b[..]],
+                    None,
+                    1,
+                    cost,
+                    &manager,
+                    &|p: &mut [u32], _: &mut Commands<'_>| {
+                        calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        p.iter_mut().for_each(|x| *x += 1);
+                    },
+                );
+                assert!(pending.is_empty());
+                assert!(a.iter().chain(&b).all(|&x| x == 1), "every row once");
+                calls.into_inner()
+            };
+            // Heavy enough for 8 jobs of 25 rows: `a` and `b` are 4 pieces each.
+            let mut even = measured(std::time::Duration::from_secs(1), 1);
+            assert_eq!(bodies(&mut even), 8);
+            // A row of `a` costs 99 times one of `b`: 7 jobs of 13 rows of `a`, then one of
+            // `a`'s last 9 rows with all of `b`.
+            let mut weighed = measured(std::time::Duration::from_secs(1), 1);
+            weighed.part_ps = vec![99, 1];
+            assert_eq!(bodies(&mut weighed), 9);
+            assert_eq!(weighed.part_ps, [99, 1], "a split run keeps the weights");
+        });
     }
 
     #[test]

@@ -86,11 +86,11 @@ mod tests {
             level: None,
         };
         let level = load_level(None).unwrap();
-        let one = run_frames(&opts, &level, 1);
+        let one = run_frames(&opts, &level, 1, None);
         assert_eq!(one.world.len(), 3000 + 11_300);
         for threads in [2, 4] {
             assert_eq!(
-                checksum(&run_frames(&opts, &level, threads).world),
+                checksum(&run_frames(&opts, &level, threads, None).world),
                 checksum(&one.world)
             );
         }

@@ -5,6 +5,7 @@
 //! and `inspect` (`sigecs::level::cli`, for the bundled world), and `save`.
 
 mod checksum;
+mod hand;
 mod levels;
 mod options;
 mod population;

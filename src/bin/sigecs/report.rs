@@ -1,12 +1,13 @@
 //! The main job's run and report: level spawn times, memory, time per system, the frames on 1 and N
 //! threads, parallel efficiency.
 
-use crate::{checksum::*, levels::*, options::*, population::*};
+use crate::{checksum::*, hand::*, levels::*, options::*, population::*};
 use sigecs::level::VerifyOptions;
 use sigecs::rayon;
 // The runner's own split rule, so the report says what a run does.
 use sigecs::__private::job_rows;
 use sigecs::transform::TransformManager;
+use sigecs_demo::components::resources::{Gravity, Time};
 use sigecs_demo::{level_registry, World, SYSTEM_NAMES};
 use std::time::{Duration, Instant};
 
@@ -32,15 +33,29 @@ pub(crate) struct Run {
     pub(crate) respawn_secs: f64,
     pub(crate) total: Duration,
     pub(crate) recycled: usize,
+    /// Seconds the hand-written floor's frames took beside the job's ([`HandWorld`]; 0
+    /// without one).
+    pub(crate) hand_secs: f64,
 }
 
-/// Runs the frames with `run_schedule`, stage by stage (timed), on a pool of `threads`.
-pub(crate) fn run_frames(opts: &Options, level: &Level, threads: usize) -> Run {
+/// Runs the frames with `run_schedule`, stage by stage (timed), on a pool of `threads`. With
+/// `hand` rows, a [`HandWorld`] of them runs a frame after each of the job's (timed apart, and
+/// left out of the job's times), followed by as long a stretch on the calling thread as the
+/// job's frame spent in commands and respawns: the two see the machine at the same moments.
+pub(crate) fn run_frames(
+    opts: &Options,
+    level: &Level,
+    threads: usize,
+    hand: Option<(usize, usize, usize)>,
+) -> Run {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .expect("thread pool");
     let (mut world, mut rng) = fresh_world(opts, level);
+    let mut hand = hand.map(|(a, p, e)| HandWorld::new(a, p, e, opts.seed));
+    let (time, gravity) = (Time::default(), Gravity::default());
+    let (mut hand_secs, mut beside) = (0.0, Duration::ZERO);
     let stages = World::schedule().stages.len();
     let mut stage_secs = vec![0.0; stages];
     let mut command_secs = vec![0.0; stages];
@@ -51,17 +66,33 @@ pub(crate) fn run_frames(opts: &Options, level: &Level, threads: usize) -> Run {
     pool.install(|| {
         for frame in 0..opts.frames {
             let alive = world.len();
+            let mut sequential = Duration::ZERO;
             for k in 0..stages {
                 let (t, applied) = (Instant::now(), world.command_time());
                 world.run_stage(k).expect(DESPAWNS_CANNOT_FAIL);
                 stage_secs[k] += t.elapsed().as_secs_f64();
-                command_secs[k] += (world.command_time() - applied).as_secs_f64();
+                let commands = world.command_time() - applied;
+                command_secs[k] += commands.as_secs_f64();
+                sequential += commands;
             }
             let t = Instant::now();
             let expired = alive - world.len();
             respawn_particles(&mut world, expired, &mut rng);
             recycled += expired;
-            respawn_secs += t.elapsed().as_secs_f64();
+            let respawn = t.elapsed();
+            respawn_secs += respawn.as_secs_f64();
+            sequential += respawn;
+            if let Some(hand) = hand.as_mut() {
+                let start = Instant::now();
+                hand.frame(&time, &gravity);
+                let end = Instant::now();
+                hand_secs += (end - start).as_secs_f64();
+                // Busy, not asleep: as the job's thread is while it applies commands.
+                while end.elapsed() < sequential {
+                    std::hint::spin_loop();
+                }
+                beside += start.elapsed();
+            }
             if last_report.elapsed() > Duration::from_secs(2) {
                 println!(
                     "  {threads} thread(s): frame {}/{} ({:.1?})",
@@ -78,8 +109,9 @@ pub(crate) fn run_frames(opts: &Options, level: &Level, threads: usize) -> Run {
         stage_secs,
         command_secs,
         respawn_secs,
-        total: start.elapsed(),
+        total: start.elapsed() - beside,
         recycled,
+        hand_secs,
     }
 }
 
@@ -179,8 +211,23 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
         world.len(),
         t.elapsed()
     );
-    println!("memory per signature:\n{}\n", world.stats());
+    let stats = world.stats();
+    println!("memory per signature:\n{stats}\n");
     drop(world);
+    // The rows the hand-written floor of the passes visits, as the job's stores hold them.
+    let rows_of = |names: &[&str]| -> usize {
+        stats
+            .stores
+            .iter()
+            .filter(|s| names.contains(&s.name))
+            .map(|s| s.entities)
+            .sum()
+    };
+    let hand_rows = (
+        rows_of(&["Body", "Ship"]),
+        rows_of(&["Particle"]),
+        rows_of(&["Escort"]),
+    );
 
     println!("schedule (stages run in order; each is one fused pass per store):");
     print!("{}", World::schedule());
@@ -193,13 +240,17 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
     println!("(median over frames, each system run alone on 1 thread)\n");
 
     // Runs on 1 and N threads, alternated, `repeats` times each: the report uses the run with
-    // the median total of each (a shared machine's noise hits single runs).
-    let mut singles = Vec::new();
-    let mut parallels = Vec::new();
+    // the median total of each (a shared machine's noise hits single runs). With N threads,
+    // each repeat also runs both again with the hand-written floor's frames between the job's
+    // (which evict some of the job's cache, so these runs give only the comparison).
+    let (mut singles, mut parallels) = (Vec::new(), Vec::new());
+    let (mut paired_singles, mut paired_parallels) = (Vec::new(), Vec::new());
     for _ in 0..opts.repeats {
-        singles.push(run_frames(opts, &level, 1));
+        singles.push(run_frames(opts, &level, 1, None));
         if opts.threads > 1 {
-            parallels.push(run_frames(opts, &level, opts.threads));
+            parallels.push(run_frames(opts, &level, opts.threads, None));
+            paired_singles.push(run_frames(opts, &level, 1, Some(hand_rows)));
+            paired_parallels.push(run_frames(opts, &level, opts.threads, Some(hand_rows)));
         }
     }
     let single = median_run(singles);
@@ -299,6 +350,31 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
             pass_speedup,
             single.total.as_secs_f64() / p.total.as_secs_f64(),
             opts.repeats,
+        );
+        // The paired runs: the job's passes and the floor's, frame after frame.
+        let (one, many) = (median_run(paired_singles), median_run(paired_parallels));
+        let (hand_single, hand_parallel) = (one.hand_secs, many.hand_secs);
+        let hand_speedup = hand_single / hand_parallel.max(f64::MIN_POSITIVE);
+        let against = if parallel_secs > 0.0 {
+            let paired = passes(&one).0 / passes(&many).0.max(f64::MIN_POSITIVE);
+            format!(
+                "; the job's passes that split, in the same runs: {:.2}x, {:.0}% of that",
+                paired,
+                100.0 * paired / hand_speedup
+            )
+        } else {
+            "; none of the job's passes split".to_string()
+        };
+        println!(
+            "the machine at the same moments: the same systems written by hand over one Vec per component ({} + {} + {} rows, 2 rayon stages), a frame after each of the job's in paired runs (median of {} on 1 thread and on {}), took {:.2} ms and {:.2} ms: {:.2}x{against}",
+            hand_rows.0,
+            hand_rows.1,
+            hand_rows.2,
+            opts.repeats,
+            opts.threads,
+            ms(hand_single),
+            ms(hand_parallel),
+            hand_speedup,
         );
         if checksum(&p.world) != checksum(&single.world) {
             eprintln!("error: the parallel run's world differs from the sequential one");

@@ -57,7 +57,7 @@ fn the_report_gives_all_three_efficiencies_and_one_world_on_any_thread_count() {
         share.ends_with('%') && share != "0.0%",
         "passes split: {share}"
     );
-    let machine = after(&r, "the machine at the same moments:", "threads, took ");
+    let machine = after(&r, "the machine at the same moments:", "), took ");
     assert!(machine.parse::<f64>().is_ok(), "{machine}");
     assert!(
         r.contains("the job's passes that split, in the same runs:"),

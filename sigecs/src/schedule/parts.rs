@@ -1320,6 +1320,31 @@ mod exact_values {
     }
 
     #[test]
+    fn a_timed_inline_run_skips_empty_parts_and_weighs_every_part() {
+        two_threads(|| {
+            let manager = EntityManager::new();
+            // Light: a timed inline run (2 × min_chunk rows or more, not worth splitting).
+            let mut cost = measured(std::time::Duration::from_nanos(1), 1_000);
+            let (mut a, mut b, mut c) = (vec![0u32; 3], Vec::new(), vec![0u32; 2]);
+            let mut seen = Vec::new();
+            let seen_cell = std::sync::Mutex::new(&mut seen);
+            let pending = run_parts(
+                [&mut a[..], &mut b[..], &mut c[..]],
+                None,
+                1,
+                &mut cost,
+                &manager,
+                &|p: &mut [u32], _: &mut Commands<'_>| seen_cell.lock().unwrap().push(p.len()),
+            );
+            assert!(pending.is_empty());
+            assert_eq!(seen, [3, 2], "the empty part is not visited");
+            assert_eq!(cost.measured, 3, "the run was timed");
+            assert_eq!(cost.part_ps.len(), 3, "and each of its parts weighed");
+            assert!(cost.part_ps.iter().all(|&ps| ps >= 1));
+        });
+    }
+
+    #[test]
     fn a_split_run_cuts_by_the_weights_its_inline_run_measured() {
         two_threads(|| {
             let bodies = |cost: &mut PassCost| {

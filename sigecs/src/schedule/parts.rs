@@ -64,9 +64,14 @@ pub struct PassCost {
     since_probe: u32,
     /// The next run that could split measures itself inline instead.
     probe: bool,
-    /// Picoseconds per row of each part (in the order the pass hands them) in the last timed
-    /// inline run: the weights of a split run's cut ([`Weights`]).
+    /// Picoseconds per row of each part (in the order the pass hands them), the cheaper of
+    /// the last two timed inline runs: the weights of a split run's cut ([`Weights`]). One
+    /// stretch held up (an interrupt, another process) must not skew the cut until the next
+    /// probe.
     part_ps: Vec<u64>,
+    /// The last timed inline run's own measurements, and a buffer for the next one's.
+    last_parts: Vec<u64>,
+    spare: Vec<u64>,
 }
 
 /// Stretches of consecutive parts a timed inline run times apart: few enough that reading the
@@ -83,7 +88,23 @@ impl PassCost {
             since_probe: 0,
             probe: false,
             part_ps: Vec::new(),
+            last_parts: Vec::new(),
+            spare: Vec::new(),
         }
+    }
+
+    /// Records the parts' picoseconds per row of a timed inline run (`parts`, which becomes
+    /// the spare buffer of a later one): each part's weight is the cheaper of this run's and
+    /// the last one's, when both measured as many parts.
+    fn record_parts(&mut self, parts: Vec<u64>) {
+        self.part_ps.clear();
+        if self.last_parts.len() == parts.len() {
+            let cheaper = parts.iter().zip(&self.last_parts).map(|(a, b)| *a.min(b));
+            self.part_ps.extend(cheaper);
+        } else {
+            self.part_ps.extend_from_slice(&parts);
+        }
+        self.spare = std::mem::replace(&mut self.last_parts, parts);
     }
 
     /// The estimated cost of a row in picoseconds, once two inline runs were measured.
@@ -495,7 +516,7 @@ pub struct Timer<'c> {
     split: Option<usize>,
     start: std::time::Instant,
     /// The parts timed so far: their count, the stretch being timed, and each part's
-    /// picoseconds per row (the cost's vector, reused).
+    /// picoseconds per row (the cost's spare vector, reused).
     parts: usize,
     stretch: Stretch,
     part_ps: Vec<u64>,
@@ -511,10 +532,8 @@ struct Stretch {
 
 impl<'c> Timer<'c> {
     fn start(cost: &'c mut PassCost, rows: usize, split: Option<usize>) -> Self {
-        let mut part_ps = std::mem::take(&mut cost.part_ps);
-        if split.is_none() {
-            part_ps.clear();
-        }
+        let mut part_ps = std::mem::take(&mut cost.spare);
+        part_ps.clear();
         let start = std::time::Instant::now();
         Timer {
             cost,
@@ -531,9 +550,10 @@ impl<'c> Timer<'c> {
         }
     }
 
-    /// The weights of the pass's parts for a split run's cut, from the last timed inline run.
+    /// The weights of the pass's parts for a split run's cut ([`PassCost`]'s, from its timed
+    /// inline runs).
     pub fn weights(&self) -> Weights<'_> {
-        Weights(&self.part_ps)
+        Weights(&self.cost.part_ps)
     }
 
     /// An inline run finished a part of `rows` rows: once the stretch of parts since the clock
@@ -578,10 +598,13 @@ impl Drop for Timer<'_> {
             None => {
                 self.close_stretch(now);
                 self.cost.record_inline(elapsed, self.rows);
+                self.cost.record_parts(std::mem::take(&mut self.part_ps));
             }
-            Some(threads) => self.cost.record_split(elapsed, threads),
+            Some(threads) => {
+                self.cost.record_split(elapsed, threads);
+                self.cost.spare = std::mem::take(&mut self.part_ps);
+            }
         }
-        self.cost.part_ps = std::mem::take(&mut self.part_ps);
     }
 }
 
@@ -1317,6 +1340,33 @@ mod exact_values {
         inline.part_done_at(10, || t1 + ns(30));
         drop(inline);
         assert_eq!(cost.part_ps, [3_000]);
+    }
+
+    #[test]
+    fn one_held_up_stretch_does_not_skew_the_weights() {
+        let ns = std::time::Duration::from_nanos;
+        let mut cost = PassCost::new();
+        // Two parts of 1,000 rows: the pass's measured runs, each stretch's time by hand.
+        let mut run = |first: u64, second: u64| {
+            let mut timer = Timer::start(&mut cost, 2_000, None);
+            let t0 = timer.start;
+            timer.part_done_at(1_000, || t0 + ns(first));
+            timer.part_done_at(1_000, || t0 + ns(first + second));
+            drop(timer);
+            cost.part_ps.clone()
+        };
+        assert_eq!(run(1_000, 4_000), [1_000, 4_000]);
+        // The first part is held up 10 µs once: its weight keeps the cheaper run's.
+        assert_eq!(run(11_000, 4_000), [1_000, 4_000]);
+        // The costs really changed: after two runs the weights follow.
+        assert_eq!(run(3_000, 1_000), [3_000, 1_000]);
+        assert_eq!(run(3_000, 1_000), [3_000, 1_000]);
+        // Another number of parts: the new run alone.
+        let mut timer = Timer::start(&mut cost, 100, None);
+        let t0 = timer.start;
+        timer.part_done_at(100, || t0 + ns(700));
+        drop(timer);
+        assert_eq!(cost.part_ps, [7_000]);
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //! are cut and grouped into jobs of equal work, a multiple of the thread count, so many small
 //! stores share the cores as well as one large store does. A fused stage's stores differ in
 //! cost (one runs three systems per row, another one cheap system): a measured pass weighs each
-//! part's rows by what its rows cost in the last timed run, so a job of expensive rows holds
-//! fewer of them. A pass split because its measured work is
+//! part's rows by what they cost in its recent timed inline runs, so a job of expensive rows
+//! holds fewer of them. A pass split because its measured work is
 //! large ([`PassCost`]) gets up to `CHUNKS_PER_THREAD` jobs per thread of at least
 //! `MIN_JOB_WORK_NS` each; a split forced by the world's `min_chunk` gets jobs of at least
 //! `min_chunk` rows ([`job_rows`]). Jobs
@@ -344,13 +344,13 @@ fn cut<P: SplitRows>(
 ) -> JobRanges {
     let weight = weights.of(parts.len());
     let rows: usize = parts.iter().map(P::len).sum();
-    let work: u128 = parts
-        .iter()
-        .enumerate()
-        .map(|(i, p)| p.len() as u128 * weight(i) as u128)
-        .sum();
+    let work = parts.iter().enumerate().fold(0u128, |work, (i, p)| {
+        work.saturating_add(p.len() as u128 * weight(i) as u128)
+    });
     // The share of the work `job_rows` of `rows` rows are: with even weights, `job_rows` rows.
-    let job_work = (work * job_rows.max(1) as u128).div_ceil(rows.max(1) as u128);
+    let job_work = work
+        .saturating_mul(job_rows.max(1) as u128)
+        .div_ceil(rows.max(1) as u128);
     let mut cut = Cut::new(job_work);
     for (i, part) in parts.into_iter().enumerate() {
         cut.push(pieces, part, weight(i));
@@ -516,10 +516,10 @@ pub struct Timer<'c> {
     split: Option<usize>,
     start: std::time::Instant,
     /// The parts timed so far: their count, the stretch being timed, and each part's
-    /// picoseconds per row (the cost's spare vector, reused).
+    /// picoseconds per row in this run (the cost's spare vector, reused).
     parts: usize,
     stretch: Stretch,
-    part_ps: Vec<u64>,
+    this_run: Vec<u64>,
 }
 
 /// The consecutive parts a timed run has not yet read the clock after.
@@ -532,8 +532,8 @@ struct Stretch {
 
 impl<'c> Timer<'c> {
     fn start(cost: &'c mut PassCost, rows: usize, split: Option<usize>) -> Self {
-        let mut part_ps = std::mem::take(&mut cost.spare);
-        part_ps.clear();
+        let mut this_run = std::mem::take(&mut cost.spare);
+        this_run.clear();
         let start = std::time::Instant::now();
         Timer {
             cost,
@@ -546,7 +546,7 @@ impl<'c> Timer<'c> {
                 rows: 0,
                 start,
             },
-            part_ps,
+            this_run,
         }
     }
 
@@ -579,8 +579,8 @@ impl<'c> Timer<'c> {
         let Stretch { first, rows, start } = self.stretch;
         if self.parts > first {
             let ps = ps_per_row(now.duration_since(start), rows);
-            self.part_ps.resize(self.parts, ps);
-            self.part_ps[first..].fill(ps);
+            self.this_run.resize(self.parts, ps);
+            self.this_run[first..].fill(ps);
         }
         self.stretch = Stretch {
             first: self.parts,
@@ -598,11 +598,11 @@ impl Drop for Timer<'_> {
             None => {
                 self.close_stretch(now);
                 self.cost.record_inline(elapsed, self.rows);
-                self.cost.record_parts(std::mem::take(&mut self.part_ps));
+                self.cost.record_parts(std::mem::take(&mut self.this_run));
             }
             Some(threads) => {
                 self.cost.record_split(elapsed, threads);
-                self.cost.spare = std::mem::take(&mut self.part_ps);
+                self.cost.spare = std::mem::take(&mut self.this_run);
             }
         }
     }
@@ -614,8 +614,8 @@ fn ps_per_row(elapsed: std::time::Duration, rows: usize) -> u64 {
     (elapsed.as_nanos() * 1000 / rows.max(1) as u128).clamp(1, u64::MAX as u128) as u64
 }
 
-/// What each part's rows weigh in a split run's cut: its picoseconds per row in the last timed
-/// inline run. Weights measured over another number of parts than the run has (a dynamic store
+/// What each part's rows weigh in a split run's cut: its picoseconds per row as its
+/// [`PassCost`] measured them. Weights measured over another number of parts than the run has (a dynamic store
 /// came or went, or a change-filtered pass's runs of changed rows differ) are not used, and
 /// every row weighs the same.
 #[derive(Clone, Copy, Debug, Default)]
@@ -1322,7 +1322,7 @@ mod exact_values {
         timer.part_done_at(0, || unreachable!("an empty stretch stays open"));
         timer.part_done_at(1_000, || t0 + ns(1_500));
         timer.part_done_at(14_000, || t0 + ns(15_500));
-        assert_eq!(timer.part_ps, [1_000, 500, 500, 1_000]);
+        assert_eq!(timer.this_run, [1_000, 500, 500, 1_000]);
         drop(timer);
         assert_eq!(
             cost.part_ps,

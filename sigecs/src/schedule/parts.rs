@@ -748,16 +748,11 @@ pub fn run_parts<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
         Plan::Inline(None) => run_parts_inline(parts, entities, &mut |p, c| body(p, c)),
         // Not worth splitting: timed, part by part (the timer records on drop).
         Plan::Inline(Some(mut timer)) => {
-            let mut commands = Commands::new(entities);
-            parts.each(&mut |part| {
-                let rows = part.len();
-                if rows > 0 {
-                    body(part, &mut commands);
-                }
-                timer.part_done(rows);
+            let pending = run_inline(parts, entities, &mut |p, c| body(p, c), |rows| {
+                timer.part_done(rows)
             });
             drop(timer);
-            Pending::of(commands)
+            pending
         }
         Plan::Split(rows, timer) => {
             let weights = timer.as_ref().map_or(Weights::ROWS, Timer::weights);
@@ -776,11 +771,25 @@ pub fn run_parts_inline<S: Parts, F: FnMut(S::Part, &mut Commands<'_>)>(
     entities: &EntityManager,
     body: &mut F,
 ) -> Pending {
+    run_inline(parts, entities, body, |_| {})
+}
+
+/// [`run_parts_inline`], calling `part_done` with each part's rows after it (empty parts too,
+/// so a timer counts every part).
+#[inline]
+fn run_inline<S: Parts, F: FnMut(S::Part, &mut Commands<'_>)>(
+    parts: S,
+    entities: &EntityManager,
+    body: &mut F,
+    mut part_done: impl FnMut(usize),
+) -> Pending {
     let mut commands = Commands::new(entities);
     parts.each(&mut |part| {
-        if !part.is_empty() {
+        let rows = part.len();
+        if rows > 0 {
             body(part, &mut commands);
         }
+        part_done(rows);
     });
     Pending::of(commands)
 }

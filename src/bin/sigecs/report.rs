@@ -115,6 +115,16 @@ pub(crate) fn run_frames(
     }
 }
 
+/// The entities of the declared stores named `names`.
+fn rows_of(stats: &sigecs::WorldStats, names: &[&str]) -> usize {
+    stats
+        .stores
+        .iter()
+        .filter(|s| names.contains(&s.name))
+        .map(|s| s.entities)
+        .sum()
+}
+
 /// The run with the median total of `runs` (not empty).
 fn median_run(mut runs: Vec<Run>) -> Run {
     runs.sort_by_key(|r| r.total);
@@ -215,18 +225,10 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
     println!("memory per signature:\n{stats}\n");
     drop(world);
     // The rows the hand-written floor of the passes visits, as the job's stores hold them.
-    let rows_of = |names: &[&str]| -> usize {
-        stats
-            .stores
-            .iter()
-            .filter(|s| names.contains(&s.name))
-            .map(|s| s.entities)
-            .sum()
-    };
     let hand_rows = (
-        rows_of(&["Body", "Ship"]),
-        rows_of(&["Particle"]),
-        rows_of(&["Escort"]),
+        rows_of(&stats, &["Body", "Ship"]),
+        rows_of(&stats, &["Particle"]),
+        rows_of(&stats, &["Escort"]),
     );
 
     println!("schedule (stages run in order; each is one fused pass per store):");
@@ -270,15 +272,9 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
         .min_chunk
         .unwrap_or(sigecs::schedule::DEFAULT_MIN_CHUNK);
     let stats = final_run.world.stats();
-    let rows_of = |name: &str| {
-        stats
-            .stores
-            .iter()
-            .find(|s| s.name == name)
-            .map_or(0, |s| s.entities)
-    };
     let splits = |s: &sigecs::schedule::Stage| {
-        let rows: usize = s.stores.iter().map(|(n, _)| rows_of(n)).sum();
+        let names: Vec<&str> = s.stores.iter().map(|&(n, _)| n).collect();
+        let rows = rows_of(&stats, &names);
         s.parallel && !s.spawns && job_rows(rows, min_chunk, opts.threads).is_some()
     };
     // A run's time in passes that split and in passes that do not (each stage's time less

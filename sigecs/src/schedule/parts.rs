@@ -43,6 +43,10 @@ const WINDOW: usize = 4;
 /// fell under `SPLIT_WORK_NS`.
 pub(crate) const PROBE_EVERY: u32 = 64;
 
+/// A timed inline run of a pass not worth splitting times its parts once in this many runs
+/// ([`PassCost::weighs_parts`]).
+const WEIGH_EVERY: u32 = 8;
+
 /// What a pass learned about its own cost, in one world (a world keeps one per generated pass,
 /// so two worlds of one model decide apart). Every inline run that could have split is timed;
 /// the estimate (picoseconds per row) is the cheapest of the last `WINDOW` of them, and none
@@ -51,8 +55,9 @@ pub(crate) const PROBE_EVERY: u32 = 64;
 /// its estimated work is at least `SPLIT_WORK_NS`; a split pass is timed too, and runs inline
 /// again to measure itself when its split run was so short that the work may have fallen under
 /// the threshold, and anyway once in `PROBE_EVERY` runs. A timed inline run also times its
-/// parts, in up to `SEGMENTS` stretches of consecutive parts, so that a split run can cut its
-/// jobs by work rather than by rows. The decision changes how a pass runs, never what it
+/// parts (every run of a pass that is worth splitting or not measured yet, else once in
+/// `WEIGH_EVERY` runs), in up to `SEGMENTS` stretches of consecutive parts, so that a split run
+/// can cut its jobs by work rather than by rows. The decision changes how a pass runs, never what it
 /// computes (jobs apply their commands in row order).
 #[derive(Clone, Debug, Default)]
 pub struct PassCost {
@@ -64,6 +69,8 @@ pub struct PassCost {
     since_probe: u32,
     /// The next run that could split measures itself inline instead.
     probe: bool,
+    /// Timed inline runs since the last one that timed its parts.
+    unweighed_runs: u32,
     /// Picoseconds per row of each part (in the order the pass hands them), the cheaper of
     /// the last two timed inline runs: the weights of a split run's cut ([`Weights`]). One
     /// stretch held up (an interrupt, another process) must not skew the cut until the next
@@ -75,8 +82,8 @@ pub struct PassCost {
 }
 
 /// Stretches of consecutive parts a timed inline run times apart: few enough that reading the
-/// clock (about 20 ns) stays a small share of a pass worth timing (at least `2 × min_chunk`
-/// rows), enough to tell a fused stage's cheap stores from its expensive ones.
+/// clock (about 33 ns here) stays a small share of a pass worth timing (at least `2 ×
+/// min_chunk` rows), enough to tell a fused stage's cheap stores from its expensive ones.
 const SEGMENTS: usize = 16;
 
 impl PassCost {
@@ -87,6 +94,7 @@ impl PassCost {
             measured: 0,
             since_probe: 0,
             probe: false,
+            unweighed_runs: 0,
             part_ps: Vec::new(),
             last_parts: Vec::new(),
             spare: Vec::new(),
@@ -150,6 +158,19 @@ impl PassCost {
     fn worth_splitting(&self, rows: usize) -> bool {
         self.ps_per_row()
             .is_some_and(|ps| (rows as u128) * (ps as u128) >= SPLIT_WORK_NS as u128 * 1000)
+    }
+
+    /// Does the next timed inline run, over `rows` rows, also time its parts? Only splits
+    /// need weights, so only a pass not measured yet, or worth splitting on a pool where it
+    /// `may_split` (a probe), times its parts every run; another does once in `WEIGH_EVERY`
+    /// runs, which keeps its weights recent for when it grows, while a light pass (the
+    /// `schedule` workload's, 8 µs) does not spend 3% of every run on the parts' clock reads.
+    fn weighs_parts(&mut self, rows: usize, may_split: bool) -> bool {
+        let weighs = self.measured < 2
+            || (may_split && self.worth_splitting(rows))
+            || self.unweighed_runs + 1 >= WEIGH_EVERY;
+        self.unweighed_runs = if weighs { 0 } else { self.unweighed_runs + 1 };
+        weighs
     }
 
     /// Should the next run that would split measure itself inline instead?
@@ -515,6 +536,8 @@ pub struct Timer<'c> {
     /// `Some(threads)` for a split run.
     split: Option<usize>,
     start: std::time::Instant,
+    /// Are this inline run's parts timed ([`PassCost::weighs_parts`])?
+    weighs_parts: bool,
     /// The parts timed so far: their count, the stretch being timed, and each part's
     /// picoseconds per row in this run (the cost's spare vector, reused).
     parts: usize,
@@ -531,7 +554,14 @@ struct Stretch {
 }
 
 impl<'c> Timer<'c> {
-    fn start(cost: &'c mut PassCost, rows: usize, split: Option<usize>) -> Self {
+    /// Times a run of `rows` rows: split across `split` threads, or inline, when its parts
+    /// are timed too if `weighs_parts`.
+    fn start(
+        cost: &'c mut PassCost,
+        rows: usize,
+        split: Option<usize>,
+        weighs_parts: bool,
+    ) -> Self {
         let mut this_run = std::mem::take(&mut cost.spare);
         this_run.clear();
         let start = std::time::Instant::now();
@@ -540,6 +570,7 @@ impl<'c> Timer<'c> {
             rows,
             split,
             start,
+            weighs_parts: weighs_parts && split.is_none(),
             parts: 0,
             stretch: Stretch {
                 first: 0,
@@ -559,9 +590,12 @@ impl<'c> Timer<'c> {
     /// An inline run finished a part of `rows` rows: once the stretch of parts since the clock
     /// was last read holds a `SEGMENTS`th of the pass's rows, each of its parts is given the
     /// stretch's time per row.
+    /// Nothing when the run's parts are not timed.
     #[inline]
     pub fn part_done(&mut self, rows: usize) {
-        self.part_done_at(rows, std::time::Instant::now);
+        if self.weighs_parts {
+            self.part_done_at(rows, std::time::Instant::now);
+        }
     }
 
     /// [`Timer::part_done`], reading the clock `now` only when the stretch closes.
@@ -595,10 +629,15 @@ impl Drop for Timer<'_> {
         let now = std::time::Instant::now();
         let elapsed = now.duration_since(self.start);
         match self.split {
-            None => {
+            None if self.weighs_parts => {
                 self.close_stretch(now);
                 self.cost.record_inline(elapsed, self.rows);
                 self.cost.record_parts(std::mem::take(&mut self.this_run));
+            }
+            // The weights of the last run that timed its parts stay.
+            None => {
+                self.cost.record_inline(elapsed, self.rows);
+                self.cost.spare = std::mem::take(&mut self.this_run);
             }
             Some(threads) => {
                 self.cost.record_split(elapsed, threads);
@@ -646,13 +685,17 @@ pub fn plan(
         return Plan::Inline(None);
     }
     let threads = rayon::current_num_threads();
-    match job_rows(rows, min_chunk, threads) {
+    let by_size = job_rows(rows, min_chunk, threads);
+    match by_size {
         Some(job) if forced => Plan::Split(job, None),
         Some(_) if cost.worth_splitting(rows) && !cost.probing() => {
             let job = cost.job_rows(rows, threads);
-            Plan::Split(job, Some(Timer::start(cost, rows, Some(threads))))
+            Plan::Split(job, Some(Timer::start(cost, rows, Some(threads), false)))
         }
-        _ => Plan::Inline(Some(Timer::start(cost, rows, None))),
+        _ => {
+            let weighs_parts = cost.weighs_parts(rows, by_size.is_some());
+            Plan::Inline(Some(Timer::start(cost, rows, None, weighs_parts)))
+        }
     }
 }
 
@@ -1323,7 +1366,7 @@ mod exact_values {
         let ns = std::time::Duration::from_nanos;
         let mut cost = PassCost::new();
         let rows = 16_000;
-        let mut timer = Timer::start(&mut cost, rows, None);
+        let mut timer = Timer::start(&mut cost, rows, None, true);
         let t0 = timer.start;
         // A stretch closes once it holds a 16th of the rows (1,000): the empty part joins the
         // next one's stretch, and the clock is read only when a stretch closes.
@@ -1340,11 +1383,11 @@ mod exact_values {
         );
         assert_eq!(cost.measured, 1, "and the run as a whole recorded");
         // A split run reads them and keeps them; the next timed inline run replaces them.
-        let split = Timer::start(&mut cost, rows, Some(2));
+        let split = Timer::start(&mut cost, rows, Some(2), false);
         assert_eq!(split.weights().0, [1_000, 500, 500, 1_000]);
         drop(split);
         assert_eq!(cost.part_ps.len(), 4);
-        let mut inline = Timer::start(&mut cost, 10, None);
+        let mut inline = Timer::start(&mut cost, 10, None, true);
         let t1 = inline.start;
         inline.part_done_at(10, || t1 + ns(30));
         drop(inline);
@@ -1357,7 +1400,7 @@ mod exact_values {
         let mut cost = PassCost::new();
         // Two parts of 1,000 rows: the pass's measured runs, each stretch's time by hand.
         let mut run = |first: u64, second: u64| {
-            let mut timer = Timer::start(&mut cost, 2_000, None);
+            let mut timer = Timer::start(&mut cost, 2_000, None, true);
             let t0 = timer.start;
             timer.part_done_at(1_000, || t0 + ns(first));
             timer.part_done_at(1_000, || t0 + ns(first + second));
@@ -1371,7 +1414,7 @@ mod exact_values {
         assert_eq!(run(3_000, 1_000), [3_000, 1_000]);
         assert_eq!(run(3_000, 1_000), [3_000, 1_000]);
         // Another number of parts: the new run alone.
-        let mut timer = Timer::start(&mut cost, 100, None);
+        let mut timer = Timer::start(&mut cost, 100, None, true);
         let t0 = timer.start;
         timer.part_done_at(100, || t0 + ns(700));
         drop(timer);
@@ -1382,25 +1425,78 @@ mod exact_values {
     fn a_timed_inline_run_skips_empty_parts_and_weighs_every_part() {
         two_threads(|| {
             let manager = EntityManager::new();
-            // Light: a timed inline run (2 × min_chunk rows or more, not worth splitting).
-            let mut cost = measured(std::time::Duration::from_nanos(1), 1_000);
-            let (mut a, mut b, mut c) = (vec![0u32; 3], Vec::new(), vec![0u32; 2]);
-            let mut seen = Vec::new();
-            let seen_cell = std::sync::Mutex::new(&mut seen);
-            let pending = run_parts(
-                [&mut a[..], &mut b[..], &mut c[..]],
-                None,
-                1,
-                &mut cost,
-                &manager,
-                &|p: &mut [u32], _: &mut Commands<'_>| seen_cell.lock().unwrap().push(p.len()),
-            );
-            assert!(pending.is_empty());
-            assert_eq!(seen, [3, 2], "the empty part is not visited");
-            assert_eq!(cost.measured, 3, "the run was timed");
+            let run = |cost: &mut PassCost| {
+                let (mut a, mut b, mut c) = (vec![0u32; 3], Vec::new(), vec![0u32; 2]);
+                let mut seen = Vec::new();
+                let seen_cell = std::sync::Mutex::new(&mut seen);
+                let pending = run_parts(
+                    [&mut a[..], &mut b[..], &mut c[..]],
+                    None,
+                    1,
+                    cost,
+                    &manager,
+                    &|p: &mut [u32], _: &mut Commands<'_>| seen_cell.lock().unwrap().push(p.len()),
+                );
+                assert!(pending.is_empty());
+                assert_eq!(seen, [3, 2], "the empty part is not visited");
+            };
+            // Not measured yet: a timed inline run (2 × min_chunk rows or more) that weighs
+            // its parts.
+            let mut cost = PassCost::new();
+            run(&mut cost);
+            assert_eq!(cost.measured, 1, "the run was timed");
             assert_eq!(cost.part_ps.len(), 3, "and each of its parts weighed");
             assert!(cost.part_ps.iter().all(|&ps| ps >= 1));
+            // Measured and light: timed as a whole, its parts once in `WEIGH_EVERY` runs.
+            let mut light = measured(std::time::Duration::from_nanos(1), 1_000);
+            light.part_ps = vec![7, 8, 9];
+            for _ in 1..WEIGH_EVERY {
+                run(&mut light);
+                assert_eq!(light.part_ps, [7, 8, 9], "not its parts");
+            }
+            run(&mut light);
+            assert_eq!(light.measured, 2 + WEIGH_EVERY, "every run was timed");
+            assert_ne!(light.part_ps, [7, 8, 9], "the eighth weighed its parts");
+            assert_eq!(light.part_ps.len(), 3);
         });
+    }
+
+    #[test]
+    fn a_pass_weighs_its_parts_when_it_may_split() {
+        let mut cost = PassCost::new();
+        assert!(cost.weighs_parts(1, true), "not measured yet");
+        cost.record_inline(std::time::Duration::from_nanos(1), 1);
+        assert!(cost.weighs_parts(1, true), "measured once");
+        cost.record_inline(std::time::Duration::from_nanos(1), 1);
+        // 1 ns a row: 20,000 rows are worth splitting (a probe's inline run).
+        for _ in 0..3 {
+            assert!(cost.weighs_parts(20_000, true));
+        }
+        let light: Vec<bool> = (0..16).map(|_| cost.weighs_parts(19_999, true)).collect();
+        let eighth = |i| i % WEIGH_EVERY as usize == WEIGH_EVERY as usize - 1;
+        assert_eq!(light, (0..16).map(eighth).collect::<Vec<_>>());
+        // On a one-thread pool a pass worth splitting runs inline: its parts once in 8 too.
+        let one_thread: Vec<bool> = (0..16).map(|_| cost.weighs_parts(20_000, false)).collect();
+        assert_eq!(one_thread, light);
+        // A run worth splitting restarts the count.
+        assert!(!cost.weighs_parts(1, true));
+        assert!(cost.weighs_parts(usize::MAX, true), "no overflow");
+        assert!(!cost.weighs_parts(1, true));
+        // The timer of a split run never times parts; an inline one when told to.
+        let mut split = Timer::start(&mut cost, 10, Some(2), true);
+        split.part_done(10);
+        assert_eq!(split.parts, 0);
+        drop(split);
+        let mut inline = Timer::start(&mut cost, 10, None, false);
+        inline.part_done(10);
+        assert_eq!(
+            inline.parts, 0,
+            "part_done does nothing when parts are not timed"
+        );
+        drop(inline);
+        let mut timed = Timer::start(&mut cost, 10, None, true);
+        timed.part_done(10);
+        assert_eq!(timed.parts, 1);
     }
 
     #[test]

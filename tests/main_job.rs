@@ -81,3 +81,20 @@ fn without_passes_that_split_the_report_says_so() {
     assert!(r.contains("none of the job's passes split"), "{r}");
     assert!(r.contains("parallel efficiency: 0.0%"), "{r}");
 }
+
+#[test]
+fn with_no_frames_the_report_times_nothing_and_claims_no_speedup() {
+    let r = report(&["--entities", "500", "--frames", "0", "--repeats", "1"]);
+    assert!(
+        r.contains("ran 0 frames: the speedup and the comparison need --frames 1 or more"),
+        "{r}"
+    );
+    assert!(!r.contains("measured speedup"), "{r}");
+    assert!(!r.contains("the machine at the same moments"), "{r}");
+    // No system was timed: a dash, not 0.000 ns.
+    let line = r.lines().find(|l| l.starts_with("integrate")).unwrap();
+    assert!(line.trim_end().ends_with(" -"), "{line}");
+    // The layout's figures and the world's checksum are still there.
+    assert!(r.contains("cache efficiency:"), "{r}");
+    assert_eq!(after(&r, "checksum:", "checksum: ").len(), 16, "{r}");
+}

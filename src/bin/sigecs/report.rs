@@ -132,8 +132,9 @@ fn median_run(mut runs: Vec<Run>) -> Run {
     runs.swap_remove(k)
 }
 
-/// Median ns per entity of each system, each run on its own for every frame.
-pub(crate) fn time_systems(opts: &Options, level: &Level) -> Vec<(usize, f64)> {
+/// Median ns per entity of each system, each run on its own for every frame (`None` when it
+/// never had rows to time: no frames, or an empty store set).
+pub(crate) fn time_systems(opts: &Options, level: &Level) -> Vec<(usize, Option<f64>)> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -158,7 +159,7 @@ pub(crate) fn time_systems(opts: &Options, level: &Level) -> Vec<(usize, f64)> {
     samples
         .iter_mut()
         .enumerate()
-        .map(|(i, s)| (world.system_rows(i), median(s)))
+        .map(|(i, s)| (world.system_rows(i), (!s.is_empty()).then(|| median(s))))
         .collect()
 }
 
@@ -237,9 +238,19 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
 
     println!("{:<24} {:>10} {:>14}", "system", "entities", "ns/entity");
     for (i, (rows, ns)) in time_systems(opts, &level).into_iter().enumerate() {
-        println!("{:<24} {:>10} {:>14.3}", SYSTEM_NAMES[i], rows, ns);
+        match ns {
+            Some(ns) => println!("{:<24} {:>10} {:>14.3}", SYSTEM_NAMES[i], rows, ns),
+            None => println!("{:<24} {:>10} {:>14}", SYSTEM_NAMES[i], rows, "-"),
+        }
     }
-    println!("(median over frames, each system run alone on 1 thread)\n");
+    println!("(median over frames, each system run alone on 1 thread; -: no rows to time)\n");
+    if opts.frames == 0 {
+        // Nothing to time on 1 or N threads: the layout's figures only.
+        println!("ran 0 frames: the speedup and the comparison need --frames 1 or more");
+        let (world, _) = fresh_world(opts, &level);
+        print_layout_and_checksum(&world);
+        return Ok(());
+    }
 
     // Runs on 1 and N threads, alternated, `repeats` times each: the report uses the run with
     // the median total of each (a shared machine's noise hits single runs). With N threads,
@@ -383,13 +394,19 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
             min_chunk
         );
     }
+    print_layout_and_checksum(&final_run.world);
+    Ok(())
+}
+
+/// The cache efficiency of each pass over `world`'s stores, its undeclared sets and its
+/// checksum: the report's last lines.
+fn print_layout_and_checksum(world: &World) {
     println!(
         "\ncache efficiency per system and store (arrays streamed at once, bytes per row):\n{}",
-        sigecs::CacheStats::table(&final_run.world.cache_stats())
+        sigecs::CacheStats::table(&world.cache_stats())
     );
-    print_undeclared(&final_run.world);
-    println!("\nchecksum: {:016x}", checksum(&final_run.world));
-    Ok(())
+    print_undeclared(world);
+    println!("\nchecksum: {:016x}", checksum(world));
 }
 
 /// The component sets entities took that no signature declares, with the declarations that

@@ -602,7 +602,7 @@ impl<'c> Timer<'c> {
     #[inline]
     fn part_done_at(&mut self, rows: usize, now: impl FnOnce() -> std::time::Instant) {
         self.parts += 1;
-        self.stretch.rows += rows;
+        self.stretch.rows = self.stretch.rows.saturating_add(rows);
         if self.stretch.rows.saturating_mul(SEGMENTS) >= self.rows {
             self.close_stretch(now());
         }
@@ -1497,6 +1497,13 @@ mod exact_values {
         let mut timed = Timer::start(&mut cost, 10, None, true);
         timed.part_done(10);
         assert_eq!(timed.parts, 1);
+        drop(timed);
+        // Any rows a caller reports: no overflow.
+        let mut huge = Timer::start(&mut cost, usize::MAX, None, true);
+        let t0 = huge.start;
+        huge.part_done_at(usize::MAX / 32, || unreachable!("a 32nd stays open"));
+        huge.part_done_at(usize::MAX, || t0);
+        assert_eq!(huge.this_run, [1, 1], "one stretch, its rows saturated");
     }
 
     #[test]

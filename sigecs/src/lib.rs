@@ -42,6 +42,7 @@ pub mod events;
 #[cfg(feature = "level")]
 pub mod level;
 mod model;
+mod prefetch;
 pub mod query;
 /// The store-matching and aliasing rules, shared with the build script (crate `sigecs-rules`).
 use sigecs_rules as rules;

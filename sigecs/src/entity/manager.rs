@@ -120,6 +120,14 @@ impl EntityManager {
         self.issuable().saturating_sub(self.reserved_len())
     }
 
+    /// Asks the processor to bring `e`'s generation into cache, for a lookup soon after.
+    #[inline]
+    pub(crate) fn prefetch(&self, e: Entity) {
+        if let Some(generation) = self.generation.get(e.index() as usize) {
+            crate::prefetch::prefetch(generation);
+        }
+    }
+
     /// Is `e` alive? One array read (see the module docs, "Collisions", for ids this manager
     /// never issued and for reserved ids before their flush).
     #[inline]

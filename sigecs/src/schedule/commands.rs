@@ -174,6 +174,21 @@ pub(crate) enum Command {
 }
 
 impl Command {
+    /// The live entity applying the command looks up first: none for a spawn (its entity is
+    /// reserved, not placed yet) or an event.
+    #[inline]
+    pub(crate) fn entity(&self) -> Option<Entity> {
+        match self {
+            Command::Despawn(e) => Some(*e),
+            Command::Insert { entity, .. } | Command::Remove { entity, .. } => Some(*entity),
+            #[cfg(feature = "transform")]
+            Command::SetTransform { entity, .. } => Some(*entity),
+            #[cfg(feature = "transform")]
+            Command::SetParent { child, .. } | Command::RemoveParent(child) => Some(*child),
+            Command::Spawn { .. } | Command::Send { .. } | Command::Failed { .. } => None,
+        }
+    }
+
     /// What was requested, for the error that reports a failure (`insert `Loot` into entity
     /// 5v0`): a few copied fields; the text is written only when the command failed.
     pub(crate) fn request(&self) -> impl std::fmt::Display + use<> {
@@ -330,6 +345,34 @@ mod tests {
                 format!("spawn `()` as entity {spawned}"),
             ]
         );
+    }
+
+    /// The entity each command looks up first, which applying a buffer asks for ahead.
+    #[test]
+    fn commands_name_the_entity_they_look_up() {
+        #[derive(Debug)]
+        struct Boom;
+        impl crate::Event for Boom {}
+        let manager = EntityManager::new();
+        let (e, f) = (Entity::new(5, 0), Entity::new(7, 2));
+        let mut c = Commands::new(&manager);
+        c.insert(e, Marker);
+        c.remove::<Marker>(f);
+        c.despawn(e);
+        c.send(Boom);
+        c.spawn(());
+        #[cfg(feature = "transform")]
+        {
+            c.set_transform(f, glam::Mat4::IDENTITY);
+            c.set_parent(e, f);
+            c.remove_parent(f);
+        }
+        let entities: Vec<_> = c.into_ops().iter().map(Command::entity).collect();
+        let mut expected = vec![Some(e), Some(f), Some(e), None, None];
+        if cfg!(feature = "transform") {
+            expected.extend([Some(f), Some(e), Some(f)]);
+        }
+        assert_eq!(entities, expected);
     }
 
     /// A spawn that finds no free id returns a stale id (never entity 0 or another live one)

@@ -42,6 +42,10 @@ impl CommandErrors {
     }
 }
 
+/// How many commands ahead applying a buffer asks for an entity's slots: about as many as
+/// the random reads of one command's lookup take to arrive while the commands between run.
+const PREFETCH_AHEAD: usize = 4;
+
 impl<M: WorldModel> World<M> {
     /// Applies command buffers in order (each buffer's commands in request order). Reserved
     /// entities become alive first; a reserved entity whose spawn did not happen is retired.
@@ -67,8 +71,34 @@ impl<M: WorldModel> World<M> {
         self.table.flush_reserved(&mut reserved);
         let mut errors = Vec::new();
         let mut panic = None;
+        let mut keep_first = |payload| {
+            // The first panic is the one that continues; a later one's payload is dropped
+            // (quietly: it is a user value too).
+            if panic.is_none() {
+                panic = Some(payload);
+            } else {
+                super::spawn::drop_quietly(payload);
+            }
+        };
         for buffer in pending.0 {
-            for command in buffer {
+            let mut commands = buffer.into_iter();
+            while let Some(command) = commands.next() {
+                // The entity table's slots are random reads: start the one of a later command
+                // now, so it is in cache by the time that command runs.
+                if let Some(e) = commands
+                    .as_slice()
+                    .get(PREFETCH_AHEAD)
+                    .and_then(Command::entity)
+                {
+                    self.table.prefetch(e);
+                }
+                // A despawn cannot fail (a dead id is no error): it needs no description.
+                if let Command::Despawn(e) = command {
+                    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.despawn(e))) {
+                        keep_first(payload);
+                    }
+                    continue;
+                }
                 let request = command.request();
                 let applied = catch_unwind(AssertUnwindSafe(|| self.apply_command(command)));
                 match applied {
@@ -83,15 +113,7 @@ impl<M: WorldModel> World<M> {
                         request: request.to_string(),
                         error,
                     }))),
-                    Err(payload) => {
-                        // The first panic is the one that continues; a later one's payload is
-                        // dropped (quietly: it is a user value too).
-                        if panic.is_none() {
-                            panic = Some(payload);
-                        } else {
-                            super::spawn::drop_quietly(payload);
-                        }
-                    }
+                    Err(payload) => keep_first(payload),
                 }
             }
         }

@@ -56,9 +56,9 @@ const WEIGH_EVERY: u32 = 8;
 /// again to measure itself when its split run was so short that the work may have fallen under
 /// the threshold, and anyway once in `PROBE_EVERY` runs. A timed inline run also times its
 /// parts (every run of a pass that is worth splitting or not measured yet, else once in
-/// `WEIGH_EVERY` runs), in up to `SEGMENTS` stretches of consecutive parts, so that a split run
-/// can cut its jobs by work rather than by rows. The decision changes how a pass runs, never what it
-/// computes (jobs apply their commands in row order).
+/// `WEIGH_EVERY` runs), in up to `SEGMENTS` stretches of consecutive parts, so that a split
+/// run can cut its jobs by work rather than by rows. The decision changes how a pass runs,
+/// never what it computes (jobs apply their commands in row order).
 #[derive(Clone, Debug, Default)]
 pub struct PassCost {
     /// Picoseconds per row of recent inline runs (a ring; 0: empty).
@@ -589,8 +589,7 @@ impl<'c> Timer<'c> {
 
     /// An inline run finished a part of `rows` rows: once the stretch of parts since the clock
     /// was last read holds a `SEGMENTS`th of the pass's rows, each of its parts is given the
-    /// stretch's time per row.
-    /// Nothing when the run's parts are not timed.
+    /// stretch's time per row. Does nothing when the run's parts are not timed.
     #[inline]
     pub fn part_done(&mut self, rows: usize) {
         if self.weighs_parts {

@@ -1446,14 +1446,22 @@ mod exact_values {
             assert_eq!(cost.measured, 1, "the run was timed");
             assert_eq!(cost.part_ps.len(), 3, "and each of its parts weighed");
             assert!(cost.part_ps.iter().all(|&ps| ps >= 1));
-            // Measured and light: timed as a whole, its parts once in `WEIGH_EVERY` runs.
+            // Measured, on a pool where it cannot split (so its own timings, slow under Miri,
+            // cannot make it split either): timed as a whole, its parts once in
+            // `WEIGH_EVERY` runs.
             let mut light = measured(std::time::Duration::from_nanos(1), 1_000);
             light.part_ps = vec![7, 8, 9];
-            for _ in 1..WEIGH_EVERY {
+            let one = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap();
+            one.install(|| {
+                for _ in 1..WEIGH_EVERY {
+                    run(&mut light);
+                    assert_eq!(light.part_ps, [7, 8, 9], "not its parts");
+                }
                 run(&mut light);
-                assert_eq!(light.part_ps, [7, 8, 9], "not its parts");
-            }
-            run(&mut light);
+            });
             assert_eq!(light.measured, 2 + WEIGH_EVERY, "every run was timed");
             assert_ne!(light.part_ps, [7, 8, 9], "the eighth weighed its parts");
             assert_eq!(light.part_ps.len(), 3);

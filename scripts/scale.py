@@ -319,10 +319,10 @@ edition = "2021"
 publish = false
 
 [dependencies]
-sigecs = {{ path = "{WORKSPACE / 'sigecs'}" }}
+sigecs = {{ path = "{WORKSPACE / 'ecs-core'}" }}
 
 [build-dependencies]
-sigecs-build = {{ path = "{WORKSPACE / 'sigecs-build'}" }}
+sigecs-build = {{ path = "{WORKSPACE / 'ecs-build'}" }}
 
 # Not a member of the sigecs workspace it sits under.
 [workspace]

@@ -1,7 +1,7 @@
 //! The entry points that exist for generated code are public (hidden from the docs), so they
 //! must be safe for any arguments: a hand-written "pass" that misuses them gets errors or
 //! panics, never undefined behaviour. (Which items are public at all is pinned by
-//! `sigecs/tests/public_api.rs`.)
+//! `ecs-core/tests/public_api.rs`.)
 
 use sigecs::__private::{run_one, run_parts, PassCost, Pending};
 use sigecs::entity::EntityManager;

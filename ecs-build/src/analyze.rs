@@ -357,8 +357,10 @@ pub struct System {
     pub spawns: bool,
     /// Its stage in the schedule.
     pub stage: usize,
-    /// Where it is declared: `file:line`.
+    /// Where it is declared: `file:line:column`.
     pub location: String,
+    /// The order constraints it declares, as written: `after(a), before(b)`, or empty.
+    pub constraints: String,
     /// `changed(..)`: component ids whose changes it keeps to.
     pub changed: Vec<usize>,
     /// For a system whose components are all sparse, with no table filter: the first sparse
@@ -471,6 +473,21 @@ fn full_path(module: &str, ident: &Ident) -> syn::Path {
         _ => format!("super::{module}"),
     };
     syn::parse_str(&format!("{module}::{ident}")).unwrap_or_else(|_| ident.clone().into())
+}
+
+/// A system's order constraints as written in its `#[system(..)]`: `after(a, b), before(c)`.
+fn constraints_text(d: &SystemDecl) -> String {
+    let list = |kind: &str, names: &[Ident]| {
+        (!names.is_empty()).then(|| {
+            let names: Vec<String> = names.iter().map(|n| n.unraw().to_string()).collect();
+            format!("{kind}({})", names.join(", "))
+        })
+    };
+    [list("after", &d.after), list("before", &d.before)]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `changed(S)` of a sparse component: change filters of systems work per chunk of a store's
@@ -947,6 +964,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             spawns: d.spawns,
             stage: 0,
             location: crate_location(&f.file, d.ident.span()),
+            constraints: constraints_text(d),
             changed: changed.ids().collect(),
             lead,
         });
@@ -995,32 +1013,27 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
     }
 }
 
-/// The order `run_all` runs `systems` in (given in declaration order, with their
-/// declarations): each `after(a)` makes the system wait for `a`, each `before(b)` makes `b` wait
-/// for it, and otherwise declaration order holds. A stable topological sort: a system runs as
-/// soon as every system it waits for has run, and among the systems ready at the same point the
-/// one declared first runs first. A constraint naming no system, and constraints that form a
+/// `systems` (given in declaration order, with their declarations) in the order `run_all` runs
+/// them ([`order::run_order`]). A constraint naming no system, and constraints that form a
 /// cycle, are errors at their lines.
 fn order_systems(
     systems: Vec<System>,
     found: &[&Found<SystemDecl>],
 ) -> Result<Vec<System>, Vec<Diagnostic>> {
-    let n = systems.len();
     let index: HashMap<String, usize> = systems
         .iter()
         .enumerate()
         .map(|(i, s)| (s.ident.unraw().to_string(), i))
         .collect();
     let mut diags = Vec::new();
-    // `before[i]`: systems that must run before system i.
-    let mut before: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let (mut after, mut before) = (vec![Vec::new(); systems.len()], vec![Vec::new(); systems.len()]);
     for (i, f) in found.iter().enumerate() {
         let d = &f.decl;
-        for (list, after) in [(&d.after, true), (&d.before, false)] {
+        for (list, is_after) in [(&d.after, true), (&d.before, false)] {
             for name in list {
                 match index.get(&name.unraw().to_string()) {
-                    Some(&j) if after => before[i].push(j),
-                    Some(&j) => before[j].push(i),
+                    Some(&j) if is_after => after[i].push(j),
+                    Some(&j) => before[i].push(j),
                     None => {
                         let names: Vec<String> =
                             systems.iter().map(|s| s.ident.to_string()).collect();
@@ -1036,7 +1049,7 @@ fn order_systems(
                                 format!(
                                     "system `{}` is ordered {} `{name}`, which is not a system",
                                     d.ident,
-                                    if after { "after" } else { "before" }
+                                    if is_after { "after" } else { "before" }
                                 ),
                             )
                             .with_help(format!(
@@ -1051,55 +1064,23 @@ fn order_systems(
     if !diags.is_empty() {
         return Err(diags);
     }
-    let mut placed = vec![false; n];
-    let mut order = Vec::with_capacity(n);
-    while order.len() < n {
-        let next = (0..n).find(|&i| !placed[i] && before[i].iter().all(|&j| placed[j]));
-        match next {
-            Some(i) => {
-                placed[i] = true;
-                order.push(i);
-            }
-            None => {
-                // Every system left waits for another one left: a cycle. Name one.
-                let start = (0..n).find(|&i| !placed[i]).expect("a system is left");
-                let mut cycle = vec![start];
-                let mut at = start;
-                loop {
-                    at = *before[at]
-                        .iter()
-                        .find(|&&j| !placed[j])
-                        .expect("it waits for one");
-                    if let Some(k) = cycle.iter().position(|&c| c == at) {
-                        cycle.drain(..k);
-                        break;
-                    }
-                    cycle.push(at);
-                }
-                // In run order (each waits for the one before it), from its first declared.
-                cycle.reverse();
-                let k = (0..cycle.len()).min_by_key(|&k| cycle[k]).unwrap_or(0);
-                cycle.rotate_left(k);
-                let names: Vec<String> = cycle
-                    .iter()
-                    .map(|&i| format!("`{}`", systems[i].ident))
-                    .collect();
-                let first = cycle[0];
-                return Err(vec![diag(
-                    found[first],
-                    found[first].decl.ident.span(),
-                    format!(
-                        "the systems' order constraints form a cycle: {} then {} again",
-                        names.join(" then "),
-                        names[0]
-                    ),
-                )
-                .with_help(
-                    "remove one of the `after(..)`/`before(..)` that close the cycle",
-                )]);
-            }
-        }
-    }
+    let order = order::run_order(&after, &before).map_err(|cycle| {
+        let names: Vec<String> = cycle
+            .iter()
+            .map(|&i| format!("`{}`", systems[i].ident))
+            .collect();
+        let first = found[cycle[0]];
+        vec![diag(
+            first,
+            first.decl.ident.span(),
+            format!(
+                "the systems' order constraints form a cycle: {} then {} again",
+                names.join(" then "),
+                names[0]
+            ),
+        )
+        .with_help("remove one of the `after(..)`/`before(..)` that close the cycle")]
+    })?;
     let mut slots: Vec<Option<System>> = systems.into_iter().map(Some).collect();
     Ok(order
         .into_iter()
@@ -1230,3 +1211,4 @@ mod tests {
 
 #[cfg(test)]
 mod conflict_oracle;
+mod order;

@@ -1,9 +1,8 @@
 //! The order systems run in: declaration order, which across files is rustc's module order
 //! (depth-first at each `mod` line: a `mod` declared at the top of a file runs its systems
-//! before the file's own), except that a system waits for what `#[system(after(..),
-//! before(..))]` makes it wait for (among the systems ready at one point, the one declared
-//! first runs first); a constraint naming no system, or constraints in a cycle, are build
-//! errors at their lines.
+//! before the file's own), except that a system declaring `#[system(after(..), before(..))]`
+//! moves as far as its constraints require, and every other system keeps its place; a
+//! constraint naming no system, or constraints in a cycle, are build errors at their lines.
 
 use sigecs_build::{BuildError, Builder};
 
@@ -83,12 +82,29 @@ fn a_system_waits_for_what_its_constraints_name() {
     assert_eq!(files(["", "", "", ""]), ["a", "b", "c", "d"]);
     // `a` after `c`: b and c keep their places, a follows c.
     assert_eq!(files(["(after(c))", "", "", ""]), ["b", "c", "a", "d"]);
-    // `d` before `b`: b waits for d; c, ready, keeps its place before d.
-    assert_eq!(files(["", "", "", "(before(b))"]), ["a", "c", "d", "b"]);
-    // Both, and a chain.
+    // `d` before `b`: d moves up to just before b; a, b and c keep their order.
+    assert_eq!(files(["", "", "", "(before(b))"]), ["a", "d", "b", "c"]);
+    // Both, and a chain: b is hoisted before a, which waits for d, which waits for c.
     assert_eq!(
         files(["(after(d))", "(before(a))", "", "(after(c))"]),
         ["b", "c", "d", "a"]
+    );
+}
+
+/// A system declared last with `before(first)` runs first; the systems it does not name keep
+/// their declared order (they used to run before it, `first` being pushed behind them).
+#[test]
+fn before_moves_the_system_that_declares_it() {
+    let text = format!(
+        "{COMPONENTS}{}{}{}{}",
+        system("first", ""),
+        system("second", ""),
+        system("third", ""),
+        system("hoisted", "(before(first))")
+    );
+    assert_eq!(
+        order(&[("mod.rs", &text)]),
+        ["hoisted", "first", "second", "third"]
     );
 }
 

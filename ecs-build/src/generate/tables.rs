@@ -326,8 +326,8 @@ fn schedule(model: &Model) -> TokenStream {
         quote!(::sigecs::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], walks: #walks, parallel: #parallel, frame: #frame, spawns: #spawns })
     });
     let order = model.systems.iter().map(|s| {
-        let (name, at) = (name(&s.ident), &s.location);
-        quote!((#name, #at))
+        let (name, at, constraints) = (name(&s.ident), &s.location, &s.constraints);
+        quote!((#name, #at, #constraints))
     });
     quote!(::sigecs::schedule::Schedule { systems: &[#(#order),*], stages: &[#(#stages),*] })
 }

@@ -28,20 +28,30 @@ pub struct Stage {
 /// `run_schedule` runs, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Schedule {
-    /// Every system in run order, with where it is declared (`file:line`): declaration order
-    /// (depth-first at each `mod` line, as rustc reads the modules), rearranged only as
-    /// `#[system(after(..), before(..))]` require.
-    pub systems: &'static [(&'static str, &'static str)],
+    /// Every system in run order: its name, where it is declared (`file:line:column`), and the
+    /// order constraints it declares (`"after(a), before(b)"`, empty when none). The order is
+    /// declaration order (depth-first at each `mod` line, as rustc reads the modules), with
+    /// each system that declares `after(..)`/`before(..)` moved as far as they require and no
+    /// further; the other systems keep their declared places. (Precisely: of the systems whose
+    /// predecessors have run, the next is the one with the smallest key `(k, i)`, `i` being its
+    /// declaration index and `k` the smallest declaration index among it and the systems it is
+    /// declared `before`, directly or through their own `before`.)
+    pub systems: &'static [(&'static str, &'static str, &'static str)],
     /// The stages.
     pub stages: &'static [Stage],
 }
 
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "systems, in run order:")?;
+        writeln!(
+            f,
+            "systems, in run order (declaration order; one declaring after/before moves just \
+             as far as they require):"
+        )?;
         let width = self.systems.iter().map(|s| s.0.len()).max().unwrap_or(0);
-        for (i, (name, at)) in self.systems.iter().enumerate() {
-            writeln!(f, "  {:>2}. {name:<width$}  {at}", i + 1)?;
+        for (i, (name, at, constraints)) in self.systems.iter().enumerate() {
+            let line = format!("  {:>2}. {name:<width$}  {at}  {constraints}", i + 1);
+            writeln!(f, "{}", line.trim_end())?;
         }
         for (i, stage) in self.stages.iter().enumerate() {
             write!(f, "stage {i}: {}", stage.systems.join(", "))?;
@@ -80,9 +90,9 @@ mod tests {
     fn schedule_prints_stages_and_stores() {
         static S: Schedule = Schedule {
             systems: &[
-                ("a", "src/a.rs:3"),
-                ("b", "src/a.rs:9"),
-                ("clock", "src/b.rs:1"),
+                ("a", "src/a.rs:3", ""),
+                ("b", "src/a.rs:9", ""),
+                ("clock", "src/b.rs:1", "after(b)"),
             ],
             stages: &[
                 Stage {
@@ -129,10 +139,16 @@ mod tests {
         };
         let text = S.to_string();
         assert!(
-            text.starts_with("systems, in run order:\n   1. a      src/a.rs:3\n"),
+            text.starts_with(
+                "systems, in run order (declaration order; one declaring after/before moves \
+                 just as far as they require):\n   1. a      src/a.rs:3\n"
+            ),
             "{text}"
         );
-        assert!(text.contains("   3. clock  src/b.rs:1\n"), "{text}");
+        assert!(
+            text.contains("   3. clock  src/b.rs:1  after(b)\n"),
+            "{text}"
+        );
         assert!(text.contains("stage 2: clock (once per run)\n"), "{text}");
         assert!(text.contains("stage 0: a, b\n"), "{text}");
         assert!(text.ends_with("(a despawn takes the entity's hierarchy subtree along)\n"));

@@ -908,6 +908,13 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
             &sparse_without,
         );
         access.walks = lead.is_some();
+        if access.frame && d.dynamic {
+            diags.push(
+                diag(f, d.ident.span(), format!("system `{}` is marked `dynamic` but has no component or entity parameter", d.ident))
+                    .with_help("a system without one runs once per call, over no store, declared or not; drop `dynamic`"),
+            );
+            continue;
+        }
         if access.frame && (!d.with.is_empty() || !d.without.is_empty() || !changed.is_empty()) {
             diags.push(
                 diag(f, d.ident.span(), format!("system `{}` has filters but no component or entity parameter", d.ident))
@@ -941,14 +948,18 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
                 msg.push_str(&format!(" and none of {{{}}}", names(&excluded)));
             }
             if strict {
-                diags.push(diag(f, d.ident.span(), msg).with_help(
-                    "declare a signature with these components (`#[derive(Signature)]`), or change the system's parameters or filters",
-                ));
+                let mut help = "declare a signature with these components (`#[derive(Signature)]`), or change the system's parameters or filters".to_string();
+                if d.dynamic {
+                    help.push_str(" (`dynamic` does not apply: a strict world has no undeclared sets)");
+                }
+                diags.push(diag(f, d.ident.span(), msg).with_help(help));
                 continue;
             }
-            warnings.push(diag(f, d.ident.span(), msg).with_help(
-                "it runs only over entities whose undeclared component sets match it (dynamic stores); declare a signature with these components (`#[derive(Signature)]`) to give them a generated store",
-            ));
+            if !d.dynamic {
+                warnings.push(diag(f, d.ident.span(), msg).with_help(
+                    "it runs only over entities whose undeclared component sets match it (dynamic stores); declare a signature with these components (`#[derive(Signature)]`) to give them a generated store, or mark the system `#[system(dynamic)]` if that is what it is for",
+                ));
+            }
         }
         systems.push(System {
             ident: d.ident.clone(),

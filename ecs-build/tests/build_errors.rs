@@ -386,6 +386,55 @@ pub fn joint(p: &mut Position, v: &Velocity) {}
         "it runs only over entities whose undeclared component sets match it");
 }
 
+/// `#[system(dynamic)]` says a system is meant to run over undeclared sets: an open world
+/// builds it without a warning (it used to warn on every build), a strict world keeps its
+/// error and says `dynamic` does not apply there, and a frame-level system cannot be marked.
+#[test]
+fn a_system_marked_dynamic_matches_no_signature_without_a_warning() {
+    let files = [
+        ("a.rs", COMPONENTS),
+        (
+            "b.rs",
+            "#[derive(Signature)]
+pub struct P { pub p: Position }
+#[system(dynamic)]
+pub fn joint(p: &mut Position, v: &Velocity) {}
+#[system(dynamic, without(Velocity))]
+pub fn declared_too(p: &mut Position) {}
+#[system]
+pub fn unmarked(v: &Velocity) {}
+",
+        ),
+    ];
+    let (dir, ws) = warnings(&files);
+    assert_eq!(ws.len(), 1, "only the unmarked system warns: {ws:#?}");
+    check(&ws[0], dir.path(), "b.rs", 8, 8,
+        "system `unmarked` matches no signature",
+        "or mark the system `#[system(dynamic)]` if that is what it is for");
+    let (dir, ds) = strict_errors(&files);
+    assert_eq!(ds.len(), 2, "{ds:#?}");
+    check(&ds[0], dir.path(), "b.rs", 4, 8,
+        "system `joint` matches no signature: no declared signature has all of {Position, Velocity}",
+        "(`dynamic` does not apply: a strict world has no undeclared sets)");
+    check(&ds[1], dir.path(), "b.rs", 8, 8, "system `unmarked` matches no signature", "declare a signature");
+    assert!(!ds[1].help.as_deref().unwrap().contains("dynamic"));
+
+    let (dir, ds) = errors(&[
+        ("a.rs", COMPONENTS),
+        (
+            "b.rs",
+            "#[derive(Resource, Default)]
+pub struct Clock(pub u32);
+#[system(dynamic)]
+pub fn tick(clock: &mut Clock) {}
+",
+        ),
+    ]);
+    check(&ds[0], dir.path(), "b.rs", 4, 8,
+        "system `tick` is marked `dynamic` but has no component or entity parameter",
+        "drop `dynamic`");
+}
+
 #[test]
 fn excluded_components_are_named() {
     let (dir, ds) = strict_errors(&[

@@ -172,7 +172,22 @@ pub struct SystemDecl {
     pub changed: Vec<Ident>,
     /// The system may spawn through its `Commands` (see [`may_spawn`]).
     pub spawns: bool,
+    /// `dynamic`: the system is meant to run over component sets no signature declares, so
+    /// matching no declared signature is what it is for (no warning in an open world).
+    pub dynamic: bool,
 }
+
+/// The options of `#[system(..)]`, as written: what the unknown-option error lists, and what
+/// the `#[system]` documentation must name (a test of `sigecs-derive` checks it does).
+pub const SYSTEM_OPTIONS: [&str; 7] = [
+    "with(A, B)",
+    "without(C)",
+    "changed(D)",
+    "after(s)",
+    "before(s)",
+    "min_chunk = N",
+    "dynamic",
+];
 
 fn require_no_generics(generics: &syn::Generics, what: &str) -> syn::Result<()> {
     if generics.params.is_empty() && generics.where_clause.is_none() {
@@ -606,6 +621,7 @@ struct SystemArgs {
     after: Vec<Ident>,
     before: Vec<Ident>,
     changed: Vec<Ident>,
+    dynamic: bool,
 }
 
 impl Parse for SystemArgs {
@@ -613,6 +629,16 @@ impl Parse for SystemArgs {
         let mut args = SystemArgs::default();
         let metas = Punctuated::<syn::Meta, Token![,]>::parse_terminated(input)?;
         for meta in metas {
+            if meta.path().is_ident("dynamic") {
+                if !matches!(meta, syn::Meta::Path(_)) {
+                    return Err(syn::Error::new_spanned(
+                        &meta,
+                        "`dynamic` takes no arguments: write `#[system(dynamic)]`",
+                    ));
+                }
+                args.dynamic = true;
+                continue;
+            }
             if let syn::Meta::NameValue(nv) = &meta {
                 if nv.path.is_ident("min_chunk") {
                     let n = match &nv.value {
@@ -656,11 +682,12 @@ impl Parse for SystemArgs {
                     (&mut args.before, "a system's name, as in `before(render)`")
                 }
                 _ => {
+                    let options: Vec<String> =
+                        SYSTEM_OPTIONS.iter().map(|o| format!("`{o}`")).collect();
                     return Err(syn::Error::new_spanned(
                         &meta,
-                        "unknown system option; use `with(A, B)`, `without(C)`, `changed(D)`, \
-                         `after(s)`, `before(s)` or `min_chunk = N`",
-                    ))
+                        format!("unknown system option; the options are {}", options.join(", ")),
+                    ));
                 }
             };
             let syn::Meta::List(l) = &meta else {
@@ -782,6 +809,7 @@ pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl>
         after: args.after,
         before: args.before,
         changed: args.changed,
+        dynamic: args.dynamic,
     })
 }
 
@@ -1145,6 +1173,21 @@ mod tests {
         assert_eq!(s.after, ["a", "b"]);
         assert_eq!(s.before, ["c"]);
         assert!(matches!(&s.params[0].kind, ParamKind::Events { ty } if ty == "Died"));
+        let s = system(quote! { dynamic, with(A) }, quote! { pub fn f(p: &B) {} }).unwrap();
+        assert!(s.dynamic && s.with == ["A"]);
+        assert!(!system(quote! {}, quote! { pub fn f(p: &B) {} }).unwrap().dynamic);
+        let e = system(quote! { dynamic(A) }, quote! { pub fn f(p: &B) {} }).unwrap_err();
+        assert!(e.to_string().contains("`dynamic` takes no arguments"), "{e}");
+        let e = system(quote! { dynamic = true }, quote! { pub fn f(p: &B) {} }).unwrap_err();
+        assert!(e.to_string().contains("`dynamic` takes no arguments"), "{e}");
+        let e = system(quote! { sometimes }, quote! { pub fn f(p: &B) {} }).unwrap_err();
+        assert!(
+            e.to_string().ends_with(
+                "the options are `with(A, B)`, `without(C)`, `changed(D)`, `after(s)`, \
+                 `before(s)`, `min_chunk = N`, `dynamic`"
+            ),
+            "{e}"
+        );
         let e = system(quote! {}, quote! { pub fn f<T>(p: &T) {} }).unwrap_err();
         assert!(e.to_string().contains("cannot be generic"), "{e}");
         // Several problems are reported together.

@@ -78,9 +78,20 @@ pub fn derive_event(input: TokenStream) -> TokenStream {
 /// Declares a system. With a component or `Entity` parameter it runs once per row of every
 /// store that has its components; with none (only resources, `&mut Commands`, event readers)
 /// it runs once per call, as frame-level logic. Parameters: `&C`, `&mut C`, `Option<&C>`,
-/// `Option<&mut C>`, `&R`, `&mut R`, `Entity`, `&mut Commands`, `&EventReader<E>`. Options:
-/// `#[system(with(A), without(B))]` filters, `after(s)` / `before(s)` order constraints,
-/// `min_chunk = N`.
+/// `Option<&mut C>`, `&R`, `&mut R`, `Entity`, `&mut Commands`, `&EventReader<E>`.
+///
+/// Options, as in `#[system(with(A), without(B), after(s))]`:
+///
+/// - `with(A, B)`: only entities that also have these components (not passed to the system).
+/// - `without(C)`: only entities that have none of these components.
+/// - `changed(D)`: only rows whose `D` may have changed since the system's last run (checked
+///   per chunk of rows; a spawn or insert counts as a change).
+/// - `after(s)`: runs after system `s` (the system moves down; the others keep their order).
+/// - `before(s)`: runs before system `s` (the system moves up to just before `s`).
+/// - `min_chunk = N`: its pass splits into parallel jobs of at least `N` rows.
+/// - `dynamic`: the system is meant to run over component sets no signature declares, so an
+///   open world does not warn that it matches no declared signature (a strict world still
+///   refuses it).
 #[proc_macro_attribute]
 pub fn system(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::system(args.into(), item.into()).into()
@@ -95,4 +106,27 @@ pub fn system(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_derive(SoaManager, attributes(soa))]
 pub fn derive_soa_manager(input: TokenStream) -> TokenStream {
     soa::expand(input.into()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    /// The `#[system]` documentation names every option the parser accepts.
+    #[test]
+    fn the_system_docs_list_every_option() {
+        let source = include_str!("lib.rs");
+        let start = source.find("/// Declares a system.").expect("the docs");
+        let end = start + source[start..].find("#[proc_macro_attribute]").expect("the macro");
+        let docs = &source[start..end];
+        for option in sigecs_decl::SYSTEM_OPTIONS {
+            assert!(
+                docs.contains(&format!("- `{option}`")),
+                "the `#[system]` docs do not list `{option}`"
+            );
+        }
+        assert_eq!(
+            docs.matches("\n/// - `").count(),
+            sigecs_decl::SYSTEM_OPTIONS.len(),
+            "every option listed is one the parser accepts"
+        );
+    }
 }

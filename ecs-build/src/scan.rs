@@ -8,6 +8,7 @@ use crate::decl::{
 };
 use crate::diagnostic::{location, Diagnostic};
 use std::path::{Path, PathBuf};
+use syn::spanned::Spanned;
 use syn::{Attribute, DeriveInput, Item};
 
 /// A declaration and where it was found.
@@ -192,8 +193,22 @@ impl Scan {
         diags: &mut Vec<Diagnostic>,
     ) {
         for item in items {
+            let attrs = match item {
+                Item::Mod(m) => &m.attrs,
+                Item::Struct(s) => &s.attrs,
+                Item::Enum(e) => &e.attrs,
+                Item::Fn(f) => &f.attrs,
+                _ => continue,
+            };
+            let attrs = match cfg::expand(attrs, &cfg::process_env, &declares_meta) {
+                Ok(attrs) => attrs,
+                Err(undecided) => {
+                    diags.push(undecided_cfg_attr(file, &undecided));
+                    continue;
+                }
+            };
             match item {
-                Item::Mod(m) if is_on(&m.attrs) => {
+                Item::Mod(m) if is_on(&attrs) => {
                     let child = Self::child_ctx(m, items, file, ctx);
                     let sub = m.ident.to_string();
                     let sub = sub.trim_start_matches("r#");
@@ -203,7 +218,7 @@ impl Scan {
                             let inner_dir = dir.join(sub);
                             self.scan_items(inner, file, [&inner_dir, &inner_dir], &child, diags)
                         }
-                        None => match module_file(m, dir, path_dir) {
+                        None => match module_file(m, &attrs, dir, path_dir) {
                             Ok((path, child_dir)) => {
                                 self.scan_file(&path, &child_dir, &child, diags)
                             }
@@ -218,14 +233,14 @@ impl Scan {
                         },
                     }
                 }
-                Item::Struct(s) if self.cfg_on(&s.attrs, &s.ident, file) => {
-                    self.scan_type(&s.attrs, || DeriveInput::from(s.clone()), file, ctx, diags)
+                Item::Struct(s) if self.cfg_on(&attrs, &s.ident, file) => {
+                    self.scan_type(attrs, || DeriveInput::from(s.clone()), file, ctx, diags)
                 }
-                Item::Enum(e) if self.cfg_on(&e.attrs, &e.ident, file) => {
-                    self.scan_type(&e.attrs, || DeriveInput::from(e.clone()), file, ctx, diags)
+                Item::Enum(e) if self.cfg_on(&attrs, &e.ident, file) => {
+                    self.scan_type(attrs, || DeriveInput::from(e.clone()), file, ctx, diags)
                 }
-                Item::Fn(f) if self.cfg_on(&f.attrs, &f.sig.ident, file) => {
-                    let Some(attr) = f.attrs.iter().find(|a| last_ident_is(a.path(), "system"))
+                Item::Fn(f) if self.cfg_on(&attrs, &f.sig.ident, file) => {
+                    let Some(attr) = attrs.iter().find(|a| last_ident_is(a.path(), "system"))
                     else {
                         continue;
                     };
@@ -244,7 +259,10 @@ impl Scan {
                     let Some(module) = reachable(ctx, &f.sig.ident, file, "system", diags) else {
                         continue;
                     };
-                    match decl::parse_system(args, f) {
+                    let Some(f) = configured_params(f, file, diags) else {
+                        continue;
+                    };
+                    match decl::parse_system(args, &f) {
                         Ok(decl) => self.systems.push(found(decl, &module, file)),
                         Err(e) => diags.extend(Diagnostic::from_syn(file, e)),
                     }
@@ -274,19 +292,26 @@ impl Scan {
         false
     }
 
+    /// A type's declarations; `attrs` are its attributes with their `cfg_attr`s expanded.
     fn scan_type(
         &mut self,
-        attrs: &[Attribute],
+        attrs: Vec<Attribute>,
         input: impl FnOnce() -> DeriveInput,
         file: &Path,
         ctx: &ModuleCtx,
         diags: &mut Vec<Diagnostic>,
     ) {
-        let derives = derived(attrs);
+        let derives = derived(&attrs);
         if !derives.iter().any(|d| DERIVES.contains(&d.as_str())) {
             return;
         }
-        let input = input();
+        // What the derives see: rustc expands `cfg_attr`s and drops the fields whose `#[cfg]`
+        // fails before it runs a derive.
+        let mut input = input();
+        input.attrs = attrs;
+        if !configure_fields(&mut input, derives.iter().any(|d| d == "Signature"), file, diags) {
+            return;
+        }
         for d in derives {
             let kind = match d.as_str() {
                 "Component" => "component",
@@ -376,7 +401,8 @@ fn reexports(items: &[Item], module: &str) -> (bool, Vec<String>) {
     let mut named = Vec::new();
     for item in items {
         let Item::Use(u) = item else { continue };
-        if matches!(u.vis, syn::Visibility::Inherited) || !is_on(&u.attrs) {
+        let on = cfg::expand(&u.attrs, &cfg::process_env, &|_| false).is_ok_and(|a| is_on(&a));
+        if matches!(u.vis, syn::Visibility::Inherited) || !on {
             continue;
         }
         collect_use(&u.tree, module, false, &mut glob, &mut named);
@@ -416,12 +442,13 @@ fn collect_use(
 /// candidates that were tried.
 fn module_file(
     m: &syn::ItemMod,
+    attrs: &[Attribute],
     dir: &Path,
     path_dir: &Path,
 ) -> Result<(PathBuf, PathBuf), String> {
     let name = m.ident.to_string();
     let name = name.trim_start_matches("r#");
-    if let Some(path) = path_attr(&m.attrs) {
+    if let Some(path) = path_attr(attrs) {
         let file = path_dir.join(path);
         let child_dir = file.parent().unwrap_or(dir).to_path_buf();
         return if file.is_file() {
@@ -476,9 +503,172 @@ fn io_error(path: &Path, e: &std::io::Error) -> Diagnostic {
 }
 
 /// Does rustc compile an item with these attributes (as far as the build script can tell,
-/// see [`crate::cfg`])? Items whose `#[cfg]` is off or undecidable are skipped.
+/// see [`crate::cfg`])? Items whose `#[cfg]` is off or undecidable are skipped. `attrs` have
+/// their `cfg_attr`s expanded ([`cfg::expand`]).
 fn is_on(attrs: &[Attribute]) -> bool {
     cfg::evaluate(attrs, &cfg::process_env) == Cfg::On
+}
+
+/// Does attribute `meta` decide what a declaration is (so a `cfg_attr` that wraps it must be
+/// decided)? The declaration attributes, a derive of a declaration kind, and a module's `path`.
+fn declares_meta(meta: &syn::Meta) -> bool {
+    let path = meta.path();
+    if path.is_ident("derive") {
+        let mut ours = false;
+        let _ = meta.require_list().map(|list| {
+            list.parse_nested_meta(|m| {
+                ours |= m
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| DERIVES.contains(&s.ident.to_string().as_str()));
+                Ok(())
+            })
+        });
+        return ours;
+    }
+    path.is_ident("path")
+        || ["component", "signature", "system", "soa"]
+            .iter()
+            .any(|name| last_ident_is(path, name))
+}
+
+/// The error for a `cfg_attr` the build script cannot decide that wraps a declaration
+/// attribute.
+fn undecided_cfg_attr(file: &Path, u: &cfg::Undecided) -> Diagnostic {
+    Diagnostic::at(
+        file,
+        u.span,
+        format!(
+            "`#[cfg_attr({}, {})]`: the build script cannot tell whether `{}` holds, so it cannot \
+             tell whether `{}` applies",
+            u.predicate, u.attribute, u.predicate, u.attribute
+        ),
+    )
+    .with_help(format!(
+        "write `#[{}]` without `cfg_attr`, or under a condition cargo tells build scripts: a \
+         feature (`feature = \"name\"`), the target (`unix`, `target_os = \"linux\"`, ...) or \
+         `debug_assertions`",
+        u.attribute
+    ))
+}
+
+/// The error for a field or parameter under a `#[cfg]` the build script cannot decide.
+fn undecided_cfg(file: &Path, span: proc_macro2::Span, what: &str, cfg: &str) -> Diagnostic {
+    Diagnostic::at(
+        file,
+        span,
+        format!(
+            "{what} is under `#[{cfg}]`, which the build script cannot evaluate, so it cannot \
+             tell whether rustc keeps it"
+        ),
+    )
+    .with_help(
+        "write it without that `#[cfg]`, or under a condition cargo tells build scripts: a \
+         feature (`feature = \"name\"`), the target (`unix`, `target_os = \"linux\"`, ...) or \
+         `debug_assertions`",
+    )
+}
+
+/// The verdict on the `#[cfg]`s of a field's or parameter's attributes, `cfg_attr`s expanded.
+fn cfg_of(attrs: &[Attribute], file: &Path, diags: &mut Vec<Diagnostic>) -> Option<Cfg> {
+    match cfg::expand(attrs, &cfg::process_env, &|_| false) {
+        Ok(attrs) => Some(cfg::evaluate(&attrs, &cfg::process_env)),
+        Err(u) => {
+            diags.push(undecided_cfg_attr(file, &u));
+            None
+        }
+    }
+}
+
+/// Drops the fields of `input` that rustc drops for their `#[cfg]`, as it does before running a
+/// derive. A field under a `#[cfg]` the build script cannot decide is an error in a signature
+/// (whose fields the scanner reads), and is kept elsewhere. False when there was an error.
+fn configure_fields(
+    input: &mut DeriveInput,
+    signature: bool,
+    file: &Path,
+    diags: &mut Vec<Diagnostic>,
+) -> bool {
+    let mut ok = true;
+    let mut keep = |field: &syn::Field| match cfg_of(&field.attrs, file, diags) {
+        Some(Cfg::On) => true,
+        Some(Cfg::Off(_)) => false,
+        Some(Cfg::Unknown(cfg)) => {
+            if signature {
+                let name = field.ident.as_ref().map_or("a".to_string(), |i| format!("`{i}`"));
+                let what = format!("field {name} of signature `{}`", input.ident);
+                diags.push(undecided_cfg(file, field.ty.span(), &what, &cfg));
+                ok = false;
+            }
+            true
+        }
+        None => {
+            ok = false;
+            true
+        }
+    };
+    let fields: Vec<&mut syn::Fields> = match &mut input.data {
+        syn::Data::Struct(s) => vec![&mut s.fields],
+        syn::Data::Enum(e) => e.variants.iter_mut().map(|v| &mut v.fields).collect(),
+        syn::Data::Union(_) => Vec::new(),
+    };
+    for f in fields {
+        let list = match f {
+            syn::Fields::Named(n) => &mut n.named,
+            syn::Fields::Unnamed(u) => &mut u.unnamed,
+            syn::Fields::Unit => continue,
+        };
+        if list.iter().all(|field| field.attrs.is_empty()) {
+            continue;
+        }
+        *list = std::mem::take(list).into_iter().filter(|field| keep(field)).collect();
+    }
+    ok
+}
+
+/// The function with the parameters rustc keeps for their `#[cfg]`s (a copy only when one has
+/// an attribute); `None` after an error.
+fn configured_params<'f>(
+    f: &'f syn::ItemFn,
+    file: &Path,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<std::borrow::Cow<'f, syn::ItemFn>> {
+    let has_attrs = |arg: &syn::FnArg| match arg {
+        syn::FnArg::Typed(p) => !p.attrs.is_empty(),
+        syn::FnArg::Receiver(r) => !r.attrs.is_empty(),
+    };
+    if !f.sig.inputs.iter().any(has_attrs) {
+        return Some(std::borrow::Cow::Borrowed(f));
+    }
+    let mut ok = true;
+    let mut f = f.clone();
+    let system = f.sig.ident.to_string();
+    let inputs = std::mem::take(&mut f.sig.inputs);
+    f.sig.inputs = inputs
+        .into_iter()
+        .filter(|arg| {
+            let (attrs, span) = match arg {
+                syn::FnArg::Typed(p) => (&p.attrs, p.ty.span()),
+                syn::FnArg::Receiver(r) => (&r.attrs, r.self_token.span),
+            };
+            match cfg_of(attrs, file, diags) {
+                Some(Cfg::On) => true,
+                Some(Cfg::Off(_)) => false,
+                Some(Cfg::Unknown(cfg)) => {
+                    let what = format!("a parameter of system `{system}`");
+                    diags.push(undecided_cfg(file, span, &what, &cfg));
+                    ok = false;
+                    true
+                }
+                None => {
+                    ok = false;
+                    true
+                }
+            }
+        })
+        .collect();
+    ok.then_some(std::borrow::Cow::Owned(f))
 }
 
 /// The derives whose types the scanner reads.

@@ -435,6 +435,50 @@ pub fn tick(clock: &mut Clock) {}
         "drop `dynamic`");
 }
 
+/// A `cfg_attr` whose condition a build script cannot evaluate (`test`: one build script
+/// output serves the test and non-test builds) is an error at its line when it wraps a
+/// declaration attribute, and so is such a `#[cfg]` on a signature field or a system parameter;
+/// wrapping anything else, it is left to rustc.
+#[test]
+fn undecidable_cfg_attr_and_field_cfg_are_errors_at_their_lines() {
+    let (dir, ds) = errors(&[
+        ("a.rs", COMPONENTS),
+        (
+            "b.rs",
+            "#[derive(Component)]
+#[cfg_attr(test, component(sparse))]
+pub struct Hp(pub i32);
+#[cfg_attr(test, derive(Debug, Component))]
+pub struct Tag;
+#[derive(Component)]
+#[cfg_attr(test, derive(Debug), cfg(all()))]
+pub struct Fine;
+#[derive(Signature)]
+pub struct S {
+    pub p: Position,
+    #[cfg(test)]
+    pub v: Velocity,
+}
+#[system]
+pub fn f(p: &mut Position, #[cfg_attr(test, cfg(any()))] v: &Velocity) {}
+",
+        ),
+    ]);
+    assert_eq!(ds.len(), 4, "{ds:#?}");
+    let help = "or under a condition cargo tells build scripts: a feature";
+    check(&ds[0], dir.path(), "b.rs", 2, 1,
+        "`#[cfg_attr(test, component(sparse))]`: the build script cannot tell whether `test` holds, so it cannot tell whether `component(sparse)` applies",
+        help);
+    check(&ds[1], dir.path(), "b.rs", 4, 1,
+        "`#[cfg_attr(test, derive(Debug, Component))]`", "write `#[derive(Debug, Component)]` without `cfg_attr`");
+    check(&ds[2], dir.path(), "b.rs", 13, 12,
+        "field `v` of signature `S` is under `#[cfg(test)]`, which the build script cannot evaluate",
+        help);
+    check(&ds[3], dir.path(), "b.rs", 16, 61,
+        "a parameter of system `f` is under `#[cfg(any(not(test), any()))]`",
+        help);
+}
+
 #[test]
 fn excluded_components_are_named() {
     let (dir, ds) = strict_errors(&[

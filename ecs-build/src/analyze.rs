@@ -1,5 +1,5 @@
 //! Whole-crate analysis: resolves names, assigns component ids and bits, builds signature and
-//! system masks, and matches systems to signatures. The output, [`Model`], is everything the
+//! system masks, and matches systems to signatures. The output, [`Analysis`], is everything the
 //! generator needs; every cross-declaration error is reported here with a location and a fix.
 
 use crate::decl::{ComponentDecl, LayoutDecl, ParamKind, ResourceDecl, SignatureDecl, SystemDecl};
@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use syn::ext::IdentExt;
 
-/// A component with its id (its index in [`Model::components`]) and bit `1 << id`.
+/// A component with its id (its index in [`Analysis::components`]) and bit `1 << id`.
 #[derive(Clone, Debug)]
 pub struct Component {
     /// Type name.
@@ -26,7 +26,7 @@ pub struct Component {
     pub level: Option<crate::decl::LevelOpt>,
 }
 
-/// A signature with its store id (its index in [`Model::signatures`]).
+/// A signature with its store id (its index in [`Analysis::signatures`]).
 #[derive(Clone, Debug)]
 pub struct Signature {
     /// Struct name.
@@ -106,6 +106,7 @@ pub struct Bits(Vec<u64>);
 
 impl Bits {
     /// The set of `ids`.
+    #[cfg(test)]
     pub fn of(ids: impl IntoIterator<Item = usize>) -> Bits {
         let mut b = Bits::default();
         for i in ids {
@@ -389,33 +390,36 @@ impl System {
     }
 }
 
-/// The analysed world.
+/// What the build script decided about a world: its components with their ids, its signatures
+/// with their stores, its systems in run order with their stages, and the warnings of an open
+/// world. The generated world is made from it; [`crate::Builder::analyze`] returns it so that
+/// tools and tests can read these decisions (through its methods) without generating.
 #[derive(Clone, Debug)]
-pub struct Model {
+pub struct Analysis {
     /// Components sorted by name; index = id.
-    pub components: Vec<Component>,
+    pub(crate) components: Vec<Component>,
     /// Signatures sorted by name; index = store id.
-    pub signatures: Vec<Signature>,
+    pub(crate) signatures: Vec<Signature>,
     /// Resources sorted by name.
-    pub resources: Vec<Resource>,
+    pub(crate) resources: Vec<Resource>,
     /// Event types sorted by name; index = id.
-    pub events: Vec<EventType>,
+    pub(crate) events: Vec<EventType>,
     /// Number of event readers (`&EventReader<E>` parameters) of all systems.
-    pub readers: usize,
+    pub(crate) readers: usize,
     /// Systems in the order `run_all` runs them: declaration order (depth-first at each `mod`
     /// line, as rustc reads the modules), rearranged only as `after(..)`/`before(..)` require.
-    pub systems: Vec<System>,
+    pub(crate) systems: Vec<System>,
     /// System indices per stage, in execution order.
-    pub stages: Vec<Vec<usize>>,
+    pub(crate) stages: Vec<Vec<usize>>,
     /// Structs of `#[derive(SoaManager)]` managers that levels may hold (kept outside
     /// the stores), sorted by name.
-    pub kept_outside: Vec<KeptOutside>,
+    pub(crate) kept_outside: Vec<KeptOutside>,
     /// A strict world: a component set no signature declares is an error, at run time, and a
     /// system that matches no declared signature is one at build time.
-    pub strict: bool,
+    pub(crate) strict: bool,
     /// What the build script reports without failing: in an open world, each system that
     /// matches no declared signature (it runs over dynamic stores only).
-    pub warnings: Vec<Diagnostic>,
+    pub(crate) warnings: Vec<Diagnostic>,
 }
 
 /// A `#[derive(SoaManager)]` struct declared with `#[soa(level = "…")]`.
@@ -427,7 +431,7 @@ pub struct KeptOutside {
     pub level: crate::decl::LevelOpt,
 }
 
-impl Model {
+impl Analysis {
     /// 64-bit words of the world's component-set type (`sigecs::ComponentBits<W>`): as
     /// many as its components need, at least one.
     pub fn set_words(&self) -> usize {
@@ -439,15 +443,15 @@ impl Model {
 /// sets differ by one component, both ways, sorted. Found from each signature's sets one
 /// component smaller (as many lookups as the signatures' fields), not by trying every
 /// component on every signature.
-pub fn transitions(model: &Model) -> Vec<(usize, usize, usize)> {
-    let by_mask: HashMap<&Bits, usize> = model
+pub fn transitions(analysis: &Analysis) -> Vec<(usize, usize, usize)> {
+    let by_mask: HashMap<&Bits, usize> = analysis
         .signatures
         .iter()
         .enumerate()
         .map(|(i, s)| (&s.mask, i))
         .collect();
     let mut out = Vec::new();
-    for (big, sig) in model.signatures.iter().enumerate() {
+    for (big, sig) in analysis.signatures.iter().enumerate() {
         for &(_, c) in &sig.fields {
             let mut smaller = sig.mask.clone();
             smaller.remove(c);
@@ -459,6 +463,11 @@ pub fn transitions(model: &Model) -> Vec<(usize, usize, usize)> {
     }
     out.sort_unstable();
     out
+}
+
+/// A declared name as users write it in messages and tables: without `r#`.
+pub(crate) fn name(ident: &Ident) -> String {
+    ident.unraw().to_string()
 }
 
 /// The path of `ident` in `module` as the generated code names it. The generated items live in
@@ -588,8 +597,8 @@ fn refuse_exported_names(
     }
 }
 
-/// Builds the model, or returns every error found. `strict`: see [`Model::strict`].
-pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
+/// Analyses the scanned declarations, or returns every error found. `strict`: see [`Analysis::strict`].
+pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut warnings = Vec::new();
     let mut taken = HashMap::new();
@@ -1006,7 +1015,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Model, Vec<Diagnostic>> {
         stages[st].push(i);
     }
     if diags.is_empty() {
-        Ok(Model {
+        Ok(Analysis {
             components,
             signatures,
             resources,
@@ -1180,6 +1189,41 @@ mod tests {
     }
 
     #[test]
+    fn more_than_128_resources_stay_independent() {
+        // Resource bits past 128 must not wrap onto the first resources.
+        let mut decls = String::from(
+            "#[derive(Component)]\npub struct Position(pub f32);\n\
+             #[derive(Component)]\npub struct Velocity(pub f32);\n",
+        );
+        for i in 0..130 {
+            decls.push_str(&format!(
+                "#[derive(Resource, Default)]\npub struct R{i:03};\n"
+            ));
+        }
+        decls.push_str(
+            "#[derive(Signature)]\npub struct S { pub p: Position, pub v: Velocity }\n\
+             #[system]\npub fn first(p: &Position, r: &mut R000) {}\n\
+             #[system]\npub fn last(v: &Velocity, r: &mut R129) {}\n\
+             #[system]\npub fn reader(v: &Velocity, r: &R129) {}\n",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("mod.rs"), decls).unwrap();
+        let analysis = crate::Builder::new()
+            .scan(dir.path(), "crate::components")
+            .rerun_if_changed(false)
+            .analyze()
+            .unwrap();
+        assert_eq!(analysis.resources.len(), 130);
+        let [first, last, reader] = [0, 1, 2].map(|i| &analysis.systems[i].access);
+        assert!(
+            !first.conflicts(last),
+            "R000 and R129 are different resources"
+        );
+        assert!(last.conflicts(reader), "R129 written and read");
+        assert!(!first.conflicts(reader));
+    }
+
+    #[test]
     fn stages_keep_conflicting_systems_in_order() {
         // a writes 0; b reads 1; c reads 0 (after a); d writes 1 (after b); e independent.
         let s = place_in_stages(&[acc(0, 1), acc(2, 0), acc(1, 0), acc(0, 2), acc(4, 0)]);
@@ -1223,3 +1267,5 @@ mod tests {
 #[cfg(test)]
 mod conflict_oracle;
 mod order;
+mod report;
+pub use report::{AnalyzedComponent, AnalyzedSignature, AnalyzedSystem};

@@ -42,7 +42,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// An error at `span` in `file`.
-    pub fn at(file: &Path, span: Span, message: impl Into<String>) -> Self {
+    pub(crate) fn at(file: &Path, span: Span, message: impl Into<String>) -> Self {
         let start = span.start();
         Diagnostic {
             file: file.to_path_buf(),
@@ -60,7 +60,7 @@ impl Diagnostic {
     }
 
     /// Every error of a (possibly combined) `syn::Error`.
-    pub fn from_syn(file: &Path, error: syn::Error) -> Vec<Self> {
+    pub(crate) fn from_syn(file: &Path, error: syn::Error) -> Vec<Self> {
         error
             .into_iter()
             .map(|e| Diagnostic::at(file, e.span(), e.to_string()))
@@ -73,7 +73,7 @@ impl Diagnostic {
     /// the last token. One from the lexer (an unbalanced delimiter or an unterminated
     /// literal, "cannot parse string into token stream") keeps the lexer's place and says what
     /// it means.
-    pub fn from_syntax(file: &Path, source: &str, error: syn::Error) -> Vec<Self> {
+    pub(crate) fn from_syntax(file: &Path, source: &str, error: syn::Error) -> Vec<Self> {
         error
             .into_iter()
             .map(|e| {

@@ -714,7 +714,7 @@ fn safety_comment(line: &str) -> Option<&'static str> {
         return Some(
             "// SAFETY: the pass takes each store's columns by their indices and types in \
              STORES, and a `rows` store's fields as their components' types (the generator \
-             wrote both from one model), so the views need not check the types.",
+             wrote both from one analysis), so the views need not check the types.",
         );
     }
     if line.starts_with("let sparse_") && line.contains("= unsafe {") {
@@ -850,9 +850,9 @@ mod tests {
             for (path, module) in *world {
                 builder = builder.scan(fixtures.join(path), module);
             }
-            let (model, _) = builder.model().unwrap();
+            let analysis = builder.analyze().unwrap();
             for table_from in [0, crate::TABLE_FROM] {
-                let tokens = crate::generate::generate(&model, table_from);
+                let tokens = crate::generate::generate(&analysis, table_from);
                 let text = print(tokens.clone());
                 if let Err(e) = syn::parse_file(&text) {
                     panic!("{world:?}: the printed text does not parse: {e}\n{text}");

@@ -63,8 +63,8 @@ fn strict_errors(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<Diagnostic>)
 fn warnings(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<Diagnostic>) {
     let (dir, builder) = builder(files);
     builder.generate_string().expect("an open world builds");
-    let (model, _) = builder.model().expect("and analyses");
-    (dir, model.warnings)
+    let analysis = builder.analyze().expect("and analyses");
+    (dir, analysis.warnings().to_vec())
 }
 
 fn errors(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<Diagnostic>) {
@@ -693,7 +693,10 @@ fn generate_writes_only_on_change_and_lists_inputs() {
     );
     std::fs::write(src.join("mod.rs"), "pub mod a;\npub mod b;\n").unwrap();
     assert!(run().written);
-    assert_eq!(run().model.resources.len(), 1);
+    assert_eq!(
+        Builder::new().scan(&src, "crate::c").analyze().unwrap().resources(),
+        ["R"]
+    );
     // A second world of the crate, under its own name beside the first.
     let other = Builder::new()
         .scan(&src, "crate::c")
@@ -1117,38 +1120,6 @@ fn system_names_that_collide_with_generated_methods() {
             "rename the system",
         );
     }
-}
-
-#[test]
-fn more_than_128_resources_stay_independent() {
-    // Resource bits past 128 must not wrap onto the first resources.
-    let mut decls = String::from(COMPONENTS);
-    for i in 0..130 {
-        decls.push_str(&format!(
-            "#[derive(Resource, Default)]\npub struct R{i:03};\n"
-        ));
-    }
-    decls.push_str(
-        "#[derive(Signature)]\npub struct S { pub p: Position, pub v: Velocity }\n\
-         #[system]\npub fn first(p: &Position, r: &mut R000) {}\n\
-         #[system]\npub fn last(v: &Velocity, r: &mut R129) {}\n\
-         #[system]\npub fn reader(v: &Velocity, r: &R129) {}\n",
-    );
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("mod.rs"), decls).unwrap();
-    let (model, _) = Builder::new()
-        .scan(dir.path(), "crate::components")
-        .rerun_if_changed(false)
-        .model()
-        .unwrap();
-    assert_eq!(model.resources.len(), 130);
-    let [first, last, reader] = [0, 1, 2].map(|i| &model.systems[i].access);
-    assert!(
-        !first.conflicts(last),
-        "R000 and R129 are different resources"
-    );
-    assert!(last.conflicts(reader), "R129 written and read");
-    assert!(!first.conflicts(reader));
 }
 
 #[test]

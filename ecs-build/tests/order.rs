@@ -6,8 +6,8 @@
 
 use sigecs_build::{BuildError, Builder};
 
-/// The model of `files` (written into a fresh directory with a `mod.rs` of `root`).
-fn model(files: &[(&str, &str)]) -> Result<sigecs_build::Model, BuildError> {
+/// The analysis of `files` (written into a fresh directory with a `mod.rs` of `root`).
+fn analysis(files: &[(&str, &str)]) -> Result<sigecs_build::Analysis, BuildError> {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
         let path = dir.path().join(name);
@@ -17,13 +17,12 @@ fn model(files: &[(&str, &str)]) -> Result<sigecs_build::Model, BuildError> {
     Builder::new()
         .scan(dir.path(), "crate::components")
         .rerun_if_changed(false)
-        .model()
-        .map(|(m, _)| m)
+        .analyze()
 }
 
 fn order(files: &[(&str, &str)]) -> Vec<String> {
-    let m = model(files).unwrap_or_else(|e| panic!("{e}"));
-    m.systems.iter().map(|s| s.ident.to_string()).collect()
+    let a = analysis(files).unwrap_or_else(|e| panic!("{e}"));
+    a.systems().into_iter().map(|s| s.name).collect()
 }
 
 const COMPONENTS: &str = "\
@@ -61,8 +60,8 @@ fn declaration_order_is_rustcs_module_order() {
         ["a", "sprite_draw", "render_frame", "z", "step", "collide"]
     );
     // The schedule names each system's place.
-    let m = model(&files).unwrap();
-    let at: Vec<&str> = m.systems.iter().map(|s| s.location.as_str()).collect();
+    let systems = analysis(&files).unwrap().systems();
+    let at: Vec<&str> = systems.iter().map(|s| s.location.as_str()).collect();
     assert!(at[0].ends_with("mod.rs:7:8"), "{at:?}");
     assert!(at[1].ends_with("render/sprite.rs:2:8"), "{at:?}");
     assert!(at[5].ends_with("physics.rs:4:8"), "{at:?}");
@@ -106,6 +105,10 @@ fn before_moves_the_system_that_declares_it() {
         order(&[("mod.rs", &text)]),
         ["hoisted", "first", "second", "third"]
     );
+    // The schedule names the constraint beside the system that declares it.
+    let systems = analysis(&[("mod.rs", &text)]).unwrap().systems();
+    let constraints: Vec<&str> = systems.iter().map(|s| s.constraints.as_str()).collect();
+    assert_eq!(constraints, ["before(first)", "", "", ""]);
 }
 
 #[test]
@@ -115,7 +118,7 @@ fn an_unknown_system_or_a_cycle_is_an_error_at_its_line() {
         system("a", "(after(movment))"),
         system("movement", "")
     );
-    let err = model(&[("mod.rs", &text)]).unwrap_err();
+    let err = analysis(&[("mod.rs", &text)]).unwrap_err();
     let d = &err.diagnostics[0];
     assert_eq!((d.line, d.column), (6, 16), "{d}");
     assert_eq!(
@@ -134,7 +137,7 @@ fn an_unknown_system_or_a_cycle_is_an_error_at_its_line() {
         system("b", "(after(a))"),
         system("c", "(after(b))")
     );
-    let err = model(&[("mod.rs", &text)]).unwrap_err();
+    let err = analysis(&[("mod.rs", &text)]).unwrap_err();
     let d = &err.diagnostics[0];
     assert!(
         d.message

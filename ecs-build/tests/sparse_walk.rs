@@ -24,8 +24,8 @@ pub struct Total(pub i64);
 pub struct S { pub p: P }
 ";
 
-/// The model and generated code of `systems` beside [`COMPONENTS`].
-fn build(systems: &str) -> (sigecs_build::Model, String) {
+/// The analysis and generated code of `systems` beside [`COMPONENTS`].
+fn build(systems: &str) -> (sigecs_build::Analysis, String) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("mod.rs"), format!("{COMPONENTS}{systems}")).unwrap();
     let builder = || {
@@ -33,27 +33,24 @@ fn build(systems: &str) -> (sigecs_build::Model, String) {
             .scan(dir.path(), "crate::components")
             .rerun_if_changed(false)
     };
-    let (model, _) = builder().model().unwrap_or_else(|e| panic!("{e}"));
+    let analysis = builder().analyze().unwrap_or_else(|e| panic!("{e}"));
     let code = builder()
         .generate_string()
         .unwrap_or_else(|e| panic!("{e}"));
-    (model, code)
+    (analysis, code)
 }
 
-fn leads(model: &sigecs_build::Model) -> Vec<(String, Option<String>)> {
-    model
-        .systems
-        .iter()
-        .map(|s| {
-            let lead = s.lead.map(|c| model.components[c].ident.to_string());
-            (s.ident.to_string(), lead)
-        })
+fn leads(analysis: &sigecs_build::Analysis) -> Vec<(String, Option<String>)> {
+    analysis
+        .systems()
+        .into_iter()
+        .map(|s| (s.name, s.walks))
         .collect()
 }
 
 #[test]
 fn a_system_of_sparse_components_alone_leads_with_its_first_required_one() {
-    let (model, _) = build(
+    let (analysis, _) = build(
         "#[system] pub fn heal(hp: &mut Hp) {}
          #[system] pub fn both(m: Option<&Mana>, hp: &Hp, e: Entity) {}
          #[system(with(Mana), without(Frozen))] pub fn filtered(hp: &Hp) {}
@@ -66,7 +63,7 @@ fn a_system_of_sparse_components_alone_leads_with_its_first_required_one() {
     );
     let name = |s: &str| s.to_string();
     assert_eq!(
-        leads(&model),
+        leads(&analysis),
         [
             (name("heal"), Some(name("Hp"))),
             (name("both"), Some(name("Hp"))),
@@ -85,31 +82,16 @@ fn a_system_of_sparse_components_alone_leads_with_its_first_required_one() {
 fn a_walking_system_has_a_stage_and_a_pass_of_its_own() {
     // `read_hp` and `read_mana` conflict with nothing, so without the walk they would share
     // stage 0 with `move_p`.
-    let (model, code) = build(
+    let (analysis, code) = build(
         "#[system] pub fn move_p(p: &mut P) {}
          #[system] pub fn read_hp(hp: &Hp) {}
          #[system] pub fn read_mana(m: &mut Mana) {}",
     );
-    let stages: Vec<Vec<String>> = model
-        .stages
-        .iter()
-        .map(|s| {
-            s.iter()
-                .map(|&i| model.systems[i].ident.to_string())
-                .collect()
-        })
-        .collect();
+    let stages = analysis.stages();
     assert_eq!(stages, [vec!["move_p"], vec!["read_hp"], vec!["read_mana"]]);
-    let hp = model
-        .components
-        .iter()
-        .position(|c| c.ident == "Hp")
-        .unwrap();
-    let mana = model
-        .components
-        .iter()
-        .position(|c| c.ident == "Mana")
-        .unwrap();
+    let components = analysis.components();
+    let hp = components.iter().position(|c| c.name == "Hp").unwrap();
+    let mana = components.iter().position(|c| c.name == "Mana").unwrap();
     assert!(
         code.contains(&format!(
             "pass.sparse.values::<crate::components::Hp>({hp}u32)"

@@ -78,7 +78,7 @@ pub fn check(comps: &[Found<ComponentDecl>], soa: &[Found<SoaDecl>], diags: &mut
     }
 }
 
-pub(super) fn generate(model: &Model) -> TokenStream {
+pub(super) fn generate(model: &Analysis) -> TokenStream {
     let registrations: Vec<TokenStream> = model
         .components
         .iter()

@@ -15,7 +15,7 @@ pub use passes::TABLE_FROM;
 mod tables;
 mod world;
 
-use crate::analyze::{Model, Signature};
+use crate::analyze::{name, Analysis, Signature};
 use crate::decl::LayoutDecl;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -104,9 +104,9 @@ pub fn is_keyword(word: &str) -> bool {
 /// with `_` appended to a keyword (`Type` → `type_`) and the resource index appended when two
 /// resources' names snake-case alike (`HTTPServer`, `HttpServer` → `http_server`,
 /// `http_server_1`).
-pub fn resource_fields(model: &Model) -> Vec<Ident> {
+pub fn resource_fields(analysis: &Analysis) -> Vec<Ident> {
     let mut taken = std::collections::HashSet::new();
-    model
+    analysis
         .resources
         .iter()
         .enumerate()
@@ -124,10 +124,6 @@ pub fn resource_fields(model: &Model) -> Vec<Ident> {
         .collect()
 }
 
-/// A declared name as users write it in messages and tables: without `r#`.
-fn name(ident: &Ident) -> String {
-    ident.to_string().trim_start_matches("r#").to_string()
-}
 
 fn ident(s: &str) -> Ident {
     Ident::new(s, Span::call_site())
@@ -148,15 +144,15 @@ fn cold_type(sig: &Signature) -> Ident {
 }
 
 /// Where a component lives in a rows store.
-fn is_cold(model: &Model, sig: &Signature, id: usize) -> bool {
-    sig.layout == LayoutDecl::Rows && model.components[id].cold
+fn is_cold(analysis: &Analysis, sig: &Signature, id: usize) -> bool {
+    sig.layout == LayoutDecl::Rows && analysis.components[id].cold
 }
 
 /// The fields of a `rows` signature in its hot (`cold == false`) or cold part.
-fn part_fields(model: &Model, sig: &Signature, cold: bool) -> Vec<(Ident, usize)> {
+fn part_fields(analysis: &Analysis, sig: &Signature, cold: bool) -> Vec<(Ident, usize)> {
     sig.fields
         .iter()
-        .filter(|(_, id)| is_cold(model, sig, *id) == cold)
+        .filter(|(_, id)| is_cold(analysis, sig, *id) == cold)
         .cloned()
         .collect()
 }
@@ -165,11 +161,11 @@ fn part_fields(model: &Model, sig: &Signature, cold: bool) -> Vec<(Ident, usize)
 pub const MODULE: &str = "sigecs_world";
 
 /// The complete generated file, as tokens.
-pub fn generate(model: &Model, table_from: usize) -> TokenStream {
-    let tables = tables::generate(model);
-    let world = world::generate(model);
-    let passes = passes::generate(model, table_from);
-    let levels = levels::generate(model);
+pub fn generate(analysis: &Analysis, table_from: usize) -> TokenStream {
+    let tables = tables::generate(analysis);
+    let world = world::generate(analysis);
+    let passes = passes::generate(analysis, table_from);
+    let levels = levels::generate(analysis);
     file(quote!(#tables #world #passes #levels))
 }
 

@@ -26,7 +26,7 @@ use super::world::{stage_fn, system_fn};
 use super::*;
 use crate::analyze::Param;
 
-pub(super) fn generate(model: &Model, table_from: usize) -> TokenStream {
+pub(super) fn generate(model: &Analysis, table_from: usize) -> TokenStream {
     let hosts = hosts(model, table_from);
     let systems = (0..model.systems.len()).map(|i| {
         let name = &model.systems[i].ident;
@@ -88,7 +88,7 @@ fn stage_for(k: usize) -> Ident {
 /// only what it writes) and none of them reads events or takes a sparse component (their
 /// views are made for every system of the pass when it starts). Large worlds' stages are such
 /// passes: at 128 × 2048 × 512, 432 of 512 systems need no pass of their own.
-fn hosts(model: &Model, table_from: usize) -> Vec<Option<(usize, usize)>> {
+fn hosts(model: &Analysis, table_from: usize) -> Vec<Option<(usize, usize)>> {
     let mut hosts = vec![None; model.systems.len()];
     for (k, stage) in model.stages.iter().enumerate() {
         if stage.len() < 2 {
@@ -151,7 +151,7 @@ enum Take {
 pub const TABLE_FROM: usize = 32;
 
 /// The number of pass functions: one per system, one per stage that fuses several.
-pub(super) fn pass_count(model: &Model) -> usize {
+pub(super) fn pass_count(model: &Analysis) -> usize {
     model.systems.len() + model.stages.iter().filter(|s| s.len() > 1).count()
 }
 
@@ -162,7 +162,7 @@ pub(super) fn pass_count(model: &Model) -> usize {
 /// takes which system to run alone ([`hosts`]), and `name` runs it for all.
 #[allow(clippy::too_many_arguments)]
 fn pass(
-    model: &Model,
+    model: &Analysis,
     systems: &[usize],
     name: Ident,
     d: TokenStream,
@@ -592,7 +592,7 @@ fn table_form(
 
 /// The pass of frame-level system `index` (no component or entity parameter): the system
 /// called once, with its resources, event readers and a command buffer.
-fn frame_pass(model: &Model, index: usize, name: Ident, d: TokenStream) -> TokenStream {
+fn frame_pass(model: &Analysis, index: usize, name: Ident, d: TokenStream) -> TokenStream {
     let system = &model.systems[index];
     let resources = resource_bindings(model, &[index]);
     let readers = reader_bindings(model, &[index]);
@@ -629,7 +629,7 @@ fn frame_pass(model: &Model, index: usize, name: Ident, d: TokenStream) -> Token
 /// slice, as fast as a hand-written one) instead of visiting the stores, and looks the others
 /// up by entity. `pass_index` is its place in the world's record of pass costs.
 fn walk_pass(
-    model: &Model,
+    model: &Analysis,
     index: usize,
     lead: usize,
     name: Ident,
@@ -718,7 +718,7 @@ fn reader_binding(reader: usize) -> Ident {
 
 /// The event readers of `systems`, each over the events it has not read yet; its cursor moves
 /// past them.
-fn reader_bindings(model: &Model, systems: &[usize]) -> TokenStream {
+fn reader_bindings(model: &Analysis, systems: &[usize]) -> TokenStream {
     let bindings = systems
         .iter()
         .flat_map(|&s| model.systems[s].readers())
@@ -737,7 +737,7 @@ fn reader_bindings(model: &Model, systems: &[usize]) -> TokenStream {
 /// of them uses, for `rows` stores the hot and/or cold column, or with `fields` one field per
 /// component (in component order, like columns); plus the entity column when a system takes
 /// `Entity` (column `usize::MAX`).
-fn sources(model: &Model, systems: &[usize], store: usize, fields: bool) -> Vec<Source> {
+fn sources(model: &Analysis, systems: &[usize], store: usize, fields: bool) -> Vec<Source> {
     let sig = &model.signatures[store];
     let params = || systems.iter().flat_map(|&s| model.systems[s].params.iter());
     let uses =
@@ -832,7 +832,7 @@ struct DynamicPart {
     take: TokenStream,
 }
 
-fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
+fn dynamic_part(model: &Analysis, index: usize, k: usize) -> DynamicPart {
     let system = &model.systems[index];
     let variant = format_ident!("Dynamic{}", k);
     let mut types = vec![quote!(&'a [::sigecs::Entity])];
@@ -912,7 +912,7 @@ fn dynamic_part(model: &Model, index: usize, k: usize) -> DynamicPart {
 
 /// The column of store `store` that holds component `c`: its field's in a `columns` store,
 /// the hot or the cold one in a `rows` store.
-fn column_of(model: &Model, store: usize, c: usize) -> usize {
+fn column_of(model: &Analysis, store: usize, c: usize) -> usize {
     let sig = &model.signatures[store];
     match sig.layout {
         LayoutDecl::Columns => sig
@@ -979,7 +979,7 @@ fn row_loop(sources: &[Source], slices: &[Ident], calls: &[TokenStream]) -> Toke
 }
 
 /// The call of system `index` on one row of `store`.
-fn call(model: &Model, index: usize, store: usize, sources: &[Source]) -> TokenStream {
+fn call(model: &Analysis, index: usize, store: usize, sources: &[Source]) -> TokenStream {
     let sig = &model.signatures[store];
     let system = &model.systems[index];
     let mut lookups = Vec::new();
@@ -1038,7 +1038,7 @@ fn call(model: &Model, index: usize, store: usize, sources: &[Source]) -> TokenS
 /// The argument for a parameter that is not a table component, in a loop whose row's entity is
 /// `entity`: the entity, the commands, an event reader, a resource, or a sparse component.
 fn row_arg(
-    model: &Model,
+    model: &Analysis,
     p: &Param,
     entity: TokenStream,
     lookups: &mut Vec<TokenStream>,
@@ -1071,7 +1071,7 @@ fn row_arg(
 
 /// The sparse components the systems take or filter on, each once, with whether one of them
 /// writes it.
-fn sparse_used(model: &Model, systems: &[usize]) -> Vec<(usize, bool)> {
+fn sparse_used(model: &Analysis, systems: &[usize]) -> Vec<(usize, bool)> {
     let mut used: Vec<(usize, bool)> = Vec::new();
     let mut note = |id: usize, mutable: bool| match used.iter_mut().find(|(c, _)| *c == id) {
         Some(entry) => entry.1 |= mutable,
@@ -1095,7 +1095,7 @@ fn sparse_used(model: &Model, systems: &[usize]) -> Vec<(usize, bool)> {
 }
 
 /// Does system `index` take or filter on a sparse component (so its rows need their entity)?
-fn takes_sparse(model: &Model, index: usize) -> bool {
+fn takes_sparse(model: &Analysis, index: usize) -> bool {
     !sparse_used(model, &[index]).is_empty()
 }
 
@@ -1106,7 +1106,7 @@ fn sparse_view(id: usize) -> Ident {
 
 /// One view per sparse component the pass's systems use (but `walked`, whose values a walk
 /// takes whole): `let sparse_<id> = ...;`.
-fn sparse_views(model: &Model, systems: &[usize], walked: Option<usize>) -> TokenStream {
+fn sparse_views(model: &Analysis, systems: &[usize], walked: Option<usize>) -> TokenStream {
     let views = sparse_used(model, systems)
         .into_iter()
         .filter(|&(id, _)| Some(id) != walked)
@@ -1144,7 +1144,7 @@ fn sparse_arg(
 /// The call of system `index` with `args`, run only for rows whose entity has the sparse
 /// components it requires (`lookups`, then its `with(..)`) and none of its `without(..)`.
 fn guarded_call(
-    model: &Model,
+    model: &Analysis,
     index: usize,
     args: &[TokenStream],
     lookups: Vec<TokenStream>,
@@ -1179,7 +1179,7 @@ fn guarded_call(
 
 /// Resource bindings `r<id>` for the given systems: `&mut` if one of them writes it (such a
 /// system runs alone in its pass).
-fn resource_bindings(model: &Model, systems: &[usize]) -> TokenStream {
+fn resource_bindings(model: &Analysis, systems: &[usize]) -> TokenStream {
     let mut used: Vec<(usize, bool)> = Vec::new();
     for &s in systems {
         for p in &model.systems[s].params {
@@ -1205,7 +1205,7 @@ fn resource_bindings(model: &Model, systems: &[usize]) -> TokenStream {
 
 /// The smallest `min_chunk` of the systems (they share one pass), when one of them sets it
 /// (`PassParts::MIN_CHUNK` defaults to `sigecs::schedule::DEFAULT_MIN_CHUNK`).
-fn min_chunk(model: &Model, systems: &[usize]) -> Option<TokenStream> {
+fn min_chunk(model: &Analysis, systems: &[usize]) -> Option<TokenStream> {
     let set: Vec<usize> = systems
         .iter()
         .filter_map(|&s| model.systems[s].min_chunk)

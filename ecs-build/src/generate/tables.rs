@@ -5,29 +5,29 @@
 use super::*;
 use proc_macro2::Literal;
 
-pub(super) fn generate(model: &Model) -> TokenStream {
-    let words = Literal::usize_unsuffixed(model.set_words());
-    let flags = model.components.iter().enumerate().map(|(i, c)| {
+pub(super) fn generate(analysis: &Analysis) -> TokenStream {
+    let words = Literal::usize_unsuffixed(analysis.set_words());
+    let flags = analysis.components.iter().enumerate().map(|(i, c)| {
         let name = &c.ident;
         let d = doc(format!("Component `{}` (id {i}).", c.ident));
         let i = Literal::u32_unsuffixed(i as u32);
         quote!(#d #name = #i,)
     });
 
-    let res_fields = resource_fields(model);
-    let res_types: Vec<&syn::Path> = model.resources.iter().map(|r| &r.path).collect();
-    let res_docs = model
+    let res_fields = resource_fields(analysis);
+    let res_types: Vec<&syn::Path> = analysis.resources.iter().map(|r| &r.path).collect();
+    let res_docs = analysis
         .resources
         .iter()
         .map(|r| doc(format!("The world's `{}`.", r.ident)));
 
-    let rows_structs = model
+    let rows_structs = analysis
         .signatures
         .iter()
         .filter(|s| s.layout == LayoutDecl::Rows)
-        .map(|sig| row_structs(model, sig));
+        .map(|sig| row_structs(analysis, sig));
 
-    let components = model.components.iter().map(|c| {
+    let components = analysis.components.iter().map(|c| {
         let (name, path) = (name(&c.ident), &c.path);
         quote!(::sigecs::__private::ComponentInfo::of::<#path>(#name))
     });
@@ -35,17 +35,17 @@ pub(super) fn generate(model: &Model) -> TokenStream {
     // numbers of columns: each store's columns and slots are its run of the tables derived
     // from them.
     let (mut column_ids, mut column_counts) = (Vec::new(), Vec::new());
-    let stores: Vec<TokenStream> = model
+    let stores: Vec<TokenStream> = analysis
         .signatures
         .iter()
-        .map(|sig| store_info(model, sig, &mut column_ids, &mut column_counts))
+        .map(|sig| store_info(analysis, sig, &mut column_ids, &mut column_counts))
         .collect();
     let (n_column_ids, n_columns_stores) = (column_ids.len(), column_counts.len());
     let column_ids = column_ids
         .into_iter()
         .map(|c| Literal::u32_unsuffixed(c as u32));
     let column_counts = column_counts.into_iter().map(Literal::u32_unsuffixed);
-    let systems = model.systems.iter().map(|s| {
+    let systems = analysis.systems.iter().map(|s| {
         let name = name(&s.ident);
         let ids = s.matches.iter().map(|&m| m as u32);
         let list = |set: &crate::analyze::Bits| {
@@ -63,37 +63,37 @@ pub(super) fn generate(model: &Model) -> TokenStream {
             per_row: #per_row,
         })
     });
-    let system_names: Vec<String> = model.systems.iter().map(|s| name(&s.ident)).collect();
+    let system_names: Vec<String> = analysis.systems.iter().map(|s| name(&s.ident)).collect();
     let (n_comp, n_sig, n_sys) = (
-        model.components.len(),
-        model.signatures.len(),
-        model.systems.len(),
+        analysis.components.len(),
+        analysis.signatures.len(),
+        analysis.systems.len(),
     );
-    let schedule = schedule(model);
-    let (move_entries, move_fns) = typed_moves(model);
+    let schedule = schedule(analysis);
+    let (move_entries, move_fns) = typed_moves(analysis);
     let n_moves = move_entries.len();
-    let strict = model.strict.then(|| {
+    let strict = analysis.strict.then(|| {
         quote!(
             const STRICT: bool = true;
         )
     });
-    let passes = Literal::usize_unsuffixed(super::passes::pass_count(model));
-    let readers = Literal::usize_unsuffixed(model.readers);
-    let n_events = Literal::usize_unsuffixed(model.events.len());
-    let events = model.events.iter().map(|e| {
+    let passes = Literal::usize_unsuffixed(super::passes::pass_count(analysis));
+    let readers = Literal::usize_unsuffixed(analysis.readers);
+    let n_events = Literal::usize_unsuffixed(analysis.events.len());
+    let events = analysis.events.iter().map(|e| {
         let (name, path) = (name(&e.ident), &e.path);
         quote!(::sigecs::__private::EventInfo::of::<#path>(#name))
     });
-    let event_impls = model.events.iter().enumerate().map(|(i, e)| {
+    let event_impls = analysis.events.iter().enumerate().map(|(i, e)| {
         let (path, id) = (&e.path, i as u32);
         quote!(unsafe impl ::sigecs::EventOf<Model> for #path { const ID: u32 = #id; })
     });
 
-    let component_impls = model.components.iter().enumerate().map(|(i, c)| {
+    let component_impls = analysis.components.iter().enumerate().map(|(i, c)| {
         let (path, id) = (&c.path, i as u32);
         quote!(unsafe impl ::sigecs::ComponentOf<Model> for #path { const ID: u32 = #id; })
     });
-    let signature_impls = model.signatures.iter().enumerate().map(|(i, s)| {
+    let signature_impls = analysis.signatures.iter().enumerate().map(|(i, s)| {
         let (path, id) = (&s.path, i as u32);
         quote!(unsafe impl ::sigecs::SignatureOf<Model> for #path { const STORE: u32 = #id; })
     });
@@ -184,12 +184,12 @@ pub(super) fn generate(model: &Model) -> TokenStream {
 }
 
 /// The hot row struct and the cold struct of a `rows` signature.
-fn row_structs(model: &Model, sig: &Signature) -> TokenStream {
+fn row_structs(analysis: &Analysis, sig: &Signature) -> TokenStream {
     let name = name(&sig.ident);
-    let comp_ty = |id: usize| &model.components[id].path;
+    let comp_ty = |id: usize| &analysis.components[id].path;
     let (row, cold) = (row_type(sig), cold_type(sig));
-    let hot = part_fields(model, sig, false);
-    let colds = part_fields(model, sig, true);
+    let hot = part_fields(analysis, sig, false);
+    let colds = part_fields(analysis, sig, true);
     let (hot_f, hot_t): (Vec<&Ident>, Vec<&syn::Path>) =
         hot.iter().map(|(f, id)| (f, comp_ty(*id))).unzip();
     let (cold_f, cold_t): (Vec<&Ident>, Vec<&syn::Path>) =
@@ -220,7 +220,7 @@ fn row_structs(model: &Model, sig: &Signature) -> TokenStream {
 /// derived from its components, which it appends to `column_ids` (and their number to
 /// `column_counts`); a `rows` store's are written out.
 fn store_info(
-    model: &Model,
+    analysis: &Analysis,
     sig: &Signature,
     column_ids: &mut Vec<usize>,
     column_counts: &mut Vec<u32>,
@@ -240,13 +240,13 @@ fn store_info(
             )
         }
         LayoutDecl::Rows => {
-            let columns = column_types(model, sig)
+            let columns = column_types(analysis, sig)
                 .into_iter()
                 .map(|t| quote!(::sigecs::__private::ColumnType::of::<#t>()));
             let (row, cold) = (row_type(sig), cold_type(sig));
             let slots = sig.fields.iter().map(|(f, id)| {
                 let c = *id as u32;
-                let (column, holder) = if is_cold(model, sig, *id) {
+                let (column, holder) = if is_cold(analysis, sig, *id) {
                     (1u32, &cold)
                 } else {
                     (0u32, &row)
@@ -273,19 +273,19 @@ fn store_info(
 
 /// The element type of each column of a store of `sig`: a component per column, or the row
 /// struct and (when some component is cold) the cold struct.
-fn column_types(model: &Model, sig: &Signature) -> Vec<TokenStream> {
+fn column_types(analysis: &Analysis, sig: &Signature) -> Vec<TokenStream> {
     match sig.layout {
         LayoutDecl::Columns => sig
             .fields
             .iter()
             .map(|(_, id)| {
-                let p = &model.components[*id].path;
+                let p = &analysis.components[*id].path;
                 quote!(#p)
             })
             .collect(),
         LayoutDecl::Rows => {
             let (row, cold) = (row_type(sig), cold_type(sig));
-            let has_cold = sig.fields.iter().any(|(_, id)| is_cold(model, sig, *id));
+            let has_cold = sig.fields.iter().any(|(_, id)| is_cold(analysis, sig, *id));
             let mut columns = vec![quote!(#row)];
             if has_cold {
                 columns.push(quote!(#cold));
@@ -296,36 +296,36 @@ fn column_types(model: &Model, sig: &Signature) -> Vec<TokenStream> {
 }
 
 /// The schedule as a static `Schedule` value.
-fn schedule(model: &Model) -> TokenStream {
-    let stages = model.stages.iter().map(|stage| {
+fn schedule(analysis: &Analysis) -> TokenStream {
+    let stages = analysis.stages.iter().map(|stage| {
         let names: Vec<String> = stage
             .iter()
-            .map(|&i| name(&model.systems[i].ident))
+            .map(|&i| name(&analysis.systems[i].ident))
             .collect();
-        let stores = model.signatures.iter().enumerate().filter_map(|(s, sig)| {
+        let stores = analysis.signatures.iter().enumerate().filter_map(|(s, sig)| {
             let here: Vec<String> = stage
                 .iter()
-                .filter(|&&i| model.systems[i].lead.is_none())
-                .filter(|&&i| model.systems[i].matches.contains(&s))
-                .map(|&i| name(&model.systems[i].ident))
+                .filter(|&&i| analysis.systems[i].lead.is_none())
+                .filter(|&&i| analysis.systems[i].matches.contains(&s))
+                .map(|&i| name(&analysis.systems[i].ident))
                 .collect();
             let name = name(&sig.ident);
             (!here.is_empty()).then(|| quote!((#name, &[#(#here),*])))
         });
         // A walking system is alone in its stage.
-        let walks = match stage.iter().find_map(|&i| model.systems[i].lead) {
+        let walks = match stage.iter().find_map(|&i| analysis.systems[i].lead) {
             Some(c) => {
-                let c = name(&model.components[c].ident);
+                let c = name(&analysis.components[c].ident);
                 quote!(::core::option::Option::Some(#c))
             }
             None => quote!(::core::option::Option::None),
         };
-        let parallel = !stage.iter().any(|&i| model.systems[i].sequential());
-        let frame = stage.iter().any(|&i| model.systems[i].frame());
-        let spawns = stage.iter().any(|&i| model.systems[i].spawns);
+        let parallel = !stage.iter().any(|&i| analysis.systems[i].sequential());
+        let frame = stage.iter().any(|&i| analysis.systems[i].frame());
+        let spawns = stage.iter().any(|&i| analysis.systems[i].spawns);
         quote!(::sigecs::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], walks: #walks, parallel: #parallel, frame: #frame, spawns: #spawns })
     });
-    let order = model.systems.iter().map(|s| {
+    let order = analysis.systems.iter().map(|s| {
         let (name, at, constraints) = (name(&s.ident), &s.location, &s.constraints);
         quote!((#name, #at, #constraints))
     });
@@ -334,16 +334,16 @@ fn schedule(model: &Model) -> TokenStream {
 
 /// Where component `id` lives in a store of `sig`: its column and its byte offset in the
 /// column's element (as `store_info` lays it out), and that element's type.
-fn slot(model: &Model, sig: &Signature, id: usize) -> (Literal, TokenStream, TokenStream) {
+fn slot(analysis: &Analysis, sig: &Signature, id: usize) -> (Literal, TokenStream, TokenStream) {
     match sig.layout {
         LayoutDecl::Columns => {
             let k = sig.fields.iter().position(|(_, c)| *c == id).expect("held");
-            let p = &model.components[id].path;
+            let p = &analysis.components[id].path;
             (Literal::usize_unsuffixed(k), quote!(0), quote!(#p))
         }
         LayoutDecl::Rows => {
             let f = &sig.fields.iter().find(|(_, c)| *c == id).expect("held").0;
-            let (column, holder) = if is_cold(model, sig, id) {
+            let (column, holder) = if is_cold(analysis, sig, id) {
                 (1usize, cold_type(sig))
             } else {
                 (0, row_type(sig))
@@ -362,24 +362,24 @@ fn slot(model: &Model, sig: &Signature, id: usize) -> (Literal, TokenStream, Tok
 /// in one store to its slot in the other, moves the changed component in or out, and fills
 /// the vacated source row from the source's last row column by column; and the table that
 /// keys them by (store, component).
-fn typed_moves(model: &Model) -> (Vec<TokenStream>, Vec<TokenStream>) {
+fn typed_moves(analysis: &Analysis) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let (mut entries, mut fns) = (Vec::new(), Vec::new());
-    for (s, c, t) in crate::analyze::transitions(model) {
-        let (from, to) = (&model.signatures[s], &model.signatures[t]);
+    for (s, c, t) in crate::analyze::transitions(analysis) {
+        let (from, to) = (&analysis.signatures[s], &analysis.signatures[t]);
         let copies = to.fields.iter().filter(|(_, id)| *id != c).map(|(_, id)| {
-            let ty = &model.components[*id].path;
-            let ((sc, so, se), (dc, dof, de)) = (slot(model, from, *id), slot(model, to, *id));
+            let ty = &analysis.components[*id].path;
+            let ((sc, so, se), (dc, dof, de)) = (slot(analysis, from, *id), slot(analysis, to, *id));
             quote!(m.copy::<#ty, #se, #de>(#sc, #so, #dc, #dof);)
         });
-        let ty = &model.components[c].path;
+        let ty = &analysis.components[c].path;
         let changed = if to.has(c) {
-            let (dc, dof, de) = slot(model, to, c);
+            let (dc, dof, de) = slot(analysis, to, c);
             quote!(m.insert::<#ty, #de>(#dc, #dof);)
         } else {
-            let (sc, so, se) = slot(model, from, c);
+            let (sc, so, se) = slot(analysis, from, c);
             quote!(m.take::<#ty, #se>(#sc, #so);)
         };
-        let fills = column_types(model, from)
+        let fills = column_types(analysis, from)
             .into_iter()
             .enumerate()
             .map(|(k, ty)| {
@@ -390,7 +390,7 @@ fn typed_moves(model: &Model) -> (Vec<TokenStream>, Vec<TokenStream>) {
         let d = doc(format!(
             "{} `{}`: `{}` to `{}`.",
             if to.has(c) { "Insert" } else { "Remove" },
-            model.components[c].ident,
+            analysis.components[c].ident,
             from.ident,
             to.ident
         ));

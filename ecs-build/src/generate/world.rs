@@ -17,18 +17,18 @@ pub(super) fn system_fn(index: usize) -> Ident {
 
 /// The private pass function of stage `index`: its own fused pass, or the pass of its only
 /// system (the same code, so it is not written twice).
-pub(super) fn stage_fn(model: &Model, index: usize) -> Ident {
-    match model.stages[index][..] {
+pub(super) fn stage_fn(analysis: &Analysis, index: usize) -> Ident {
+    match analysis.stages[index][..] {
         [only] => system_fn(only),
         _ => format_ident!("stage_{}", index),
     }
 }
 
 /// Does any of these systems take `&mut Commands`?
-pub(super) fn has_commands(model: &Model, systems: &[usize]) -> bool {
+pub(super) fn has_commands(analysis: &Analysis, systems: &[usize]) -> bool {
     systems
         .iter()
-        .any(|&s| model.systems[s].params.contains(&Param::Commands))
+        .any(|&s| analysis.systems[s].params.contains(&Param::Commands))
 }
 
 /// The return type and final expression of a run method that may report command failures.
@@ -43,24 +43,24 @@ fn outcome(with_commands: bool) -> (TokenStream, TokenStream) {
     }
 }
 
-pub(super) fn generate(model: &Model) -> TokenStream {
-    let all: Vec<usize> = (0..model.systems.len()).collect();
-    let any_commands = has_commands(model, &all);
+pub(super) fn generate(analysis: &Analysis) -> TokenStream {
+    let all: Vec<usize> = (0..analysis.systems.len()).collect();
+    let any_commands = has_commands(analysis, &all);
 
-    let runs = model.systems.iter().enumerate().map(|(i, s)| {
+    let runs = analysis.systems.iter().enumerate().map(|(i, s)| {
         let run = run_method(&s.ident);
         let f = system_fn(i);
-        let (ret, end) = outcome(has_commands(model, &[i]));
+        let (ret, end) = outcome(has_commands(analysis, &[i]));
         let sigs: Vec<String> = s
             .matches
             .iter()
-            .map(|&m| format!("`{}`", model.signatures[m].ident))
+            .map(|&m| format!("`{}`", analysis.signatures[m].ident))
             .collect();
         let d = doc(format!(
             "Runs system `{}` over every row of {}.{}",
             s.ident,
             sigs.join(", "),
-            if has_commands(model, &[i]) {
+            if has_commands(analysis, &[i]) {
                 " Its commands are applied at the end; the ones that failed are returned."
             } else {
                 ""
@@ -74,9 +74,9 @@ pub(super) fn generate(model: &Model) -> TokenStream {
             }
         }
     });
-    let system_fns: Vec<Ident> = (0..model.systems.len()).map(system_fn).collect();
-    let stage_fns: Vec<Ident> = (0..model.stages.len())
-        .map(|k| stage_fn(model, k))
+    let system_fns: Vec<Ident> = (0..analysis.systems.len()).map(system_fn).collect();
+    let stage_fns: Vec<Ident> = (0..analysis.stages.len())
+        .map(|k| stage_fn(analysis, k))
         .collect();
     let (systems, stages) = (
         Literal::usize_unsuffixed(system_fns.len()),

@@ -135,10 +135,10 @@ mod sigecs_world {
     /// The generated schedule (see `World::schedule`).
     pub static SCHEDULE: ::sigecs::schedule::Schedule = ::sigecs::schedule::Schedule {
         systems: &[
-            ("scale", "../fixtures/src/bare.rs:32:8"),
-            ("total", "../fixtures/src/bare.rs:38:8"),
-            ("rename", "../fixtures/src/bare.rs:56:8"),
-            ("mark", "../fixtures/src/bare.rs:65:8")
+            ("scale", "../fixtures/src/bare.rs:32:8", ""),
+            ("total", "../fixtures/src/bare.rs:38:8", ""),
+            ("rename", "../fixtures/src/bare.rs:56:8", ""),
+            ("mark", "../fixtures/src/bare.rs:65:8", "")
         ],
         stages: &[
             ::sigecs::schedule::Stage {
@@ -465,7 +465,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one analysis), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
@@ -541,7 +541,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one analysis), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r2 = &mut pass.resources.sum;
         let mut body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
@@ -609,7 +609,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one analysis), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
@@ -663,7 +663,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one analysis), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let r0 = &pass.resources.limit;
@@ -735,7 +735,7 @@ mod sigecs_world {
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one model), so the views need not check the types.
+        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a `rows` store's fields as their components' types (the generator wrote both from one analysis), so the views need not check the types.
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let r0 = &pass.resources.limit;

@@ -597,10 +597,66 @@ fn refuse_exported_names(
     }
 }
 
-/// Analyses the scanned declarations, or returns every error found. `strict`: see [`Analysis::strict`].
+/// The declared names declarations refer to, by name without `r#`, and what an error about a
+/// name that is none of them says.
+struct Names<'a> {
+    scan: &'a Scan,
+    components: &'a [Component],
+    component: HashMap<String, usize>,
+    resource: HashMap<String, usize>,
+    event: HashMap<String, usize>,
+}
+
+impl<'a> Names<'a> {
+    fn new(
+        scan: &'a Scan,
+        components: &'a [Component],
+        resources: &[Resource],
+        events: &[EventType],
+    ) -> Self {
+        let index = |idents: Vec<&Ident>| -> HashMap<String, usize> {
+            idents
+                .into_iter()
+                .enumerate()
+                .map(|(i, ident)| (ident.unraw().to_string(), i))
+                .collect()
+        };
+        Names {
+            scan,
+            components,
+            component: index(components.iter().map(|c| &c.ident).collect()),
+            resource: index(resources.iter().map(|r| &r.ident).collect()),
+            event: index(events.iter().map(|e| &e.ident).collect()),
+        }
+    }
+
+    /// The help for `ty`, which names no component: why a declaration of it was skipped, or
+    /// the closest component name.
+    fn unknown_component(&self, ty: &Ident) -> String {
+        let bare = ty.unraw().to_string();
+        if let Some(skipped) = self.scan.skipped.iter().find(|k| k.name == bare) {
+            return skipped.explanation.clone();
+        }
+        let names: Vec<String> = self
+            .components
+            .iter()
+            .map(|c| c.ident.to_string())
+            .collect();
+        let hint = match closest(&ty.to_string(), names.iter().map(String::as_str)) {
+            Some(c) => format!("did you mean `{c}`? "),
+            None => String::new(),
+        };
+        format!(
+            "{hint}declare `{ty}` with `#[derive(Component)]` in a scanned file, or fix the name (the build script reads the declarations as written: not ones a macro expands to)"
+        )
+    }
+}
+
+/// Analyses the scanned declarations, or returns every error found. `strict`: see
+/// [`Analysis::strict`]. The phases: unique names, components (ids by name), signatures
+/// (stores), systems (parameters, filters, matched stores), their order, and their stages.
 pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
     let mut diags = Vec::new();
-    let mut warnings = Vec::new();
     let mut taken = HashMap::new();
     let comps = unique_by_name(
         &scan.components,
@@ -623,10 +679,8 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
         &mut taken,
         &mut diags,
     );
-
     let evts = unique_by_name(&scan.events, |e| &e.ident, "event", &mut taken, &mut diags);
     refuse_exported_names(&comps, &sigs, &ress, &mut diags);
-
     crate::generate::levels::check(&comps, &scan.soa_levels, &mut diags);
     let mut kept_outside: Vec<KeptOutside> = scan
         .soa_levels
@@ -649,46 +703,67 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
             level: f.decl.level.clone(),
         })
         .collect();
-    let comp_id: HashMap<String, usize> = components
+    let resources: Vec<Resource> = ress
         .iter()
-        .enumerate()
-        .map(|(i, c)| (c.ident.unraw().to_string(), i))
+        .map(|f| Resource {
+            ident: f.decl.ident.clone(),
+            path: full_path(&f.module, &f.decl.ident),
+        })
         .collect();
-    let res_id: HashMap<String, usize> = ress
+    let events: Vec<EventType> = evts
         .iter()
-        .enumerate()
-        .map(|(i, r)| (r.decl.ident.unraw().to_string(), i))
+        .map(|f| EventType {
+            ident: f.decl.ident.clone(),
+            path: full_path(&f.module, &f.decl.ident),
+        })
         .collect();
-    let comp_names = || {
-        components
-            .iter()
-            .map(|c| c.ident.to_string())
-            .collect::<Vec<_>>()
-    };
-    let unknown_component = |ty: &Ident| {
-        let bare = ty.unraw().to_string();
-        if let Some(skipped) = scan.skipped.iter().find(|k| k.name == bare) {
-            return skipped.explanation.clone();
+    let names = Names::new(scan, &components, &resources, &events);
+    let signatures = signatures(&sigs, &names, &mut diags);
+    let mut warnings = Vec::new();
+    let (systems, found) = systems(scan, &names, &signatures, strict, &mut diags, &mut warnings);
+    let systems = match order_systems(systems, &found) {
+        Ok(systems) => systems,
+        Err(mut errors) => {
+            diags.append(&mut errors);
+            Vec::new()
         }
-        let names = comp_names();
-        let hint = match closest(&ty.to_string(), names.iter().map(String::as_str)) {
-            Some(c) => format!("did you mean `{c}`? "),
-            None => String::new(),
-        };
-        format!(
-            "{hint}declare `{ty}` with `#[derive(Component)]` in a scanned file, or fix the name (the build script reads the declarations as written: not ones a macro expands to)"
-        )
     };
+    let (systems, readers, stages) = schedule(systems);
+    if diags.is_empty() {
+        Ok(Analysis {
+            components,
+            signatures,
+            resources,
+            events,
+            readers,
+            systems,
+            stages,
+            kept_outside,
+            strict,
+            warnings,
+        })
+    } else {
+        diags.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+        Err(diags)
+    }
+}
 
+/// The signatures whose components all resolve, each with its component set; a set declared
+/// twice is an error at the second.
+fn signatures(
+    sigs: &[Found<SignatureDecl>],
+    names: &Names,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Signature> {
     let mut signatures = Vec::new();
     let mut by_mask: HashMap<Bits, (String, String)> = HashMap::new();
-    for f in &sigs {
+    for f in sigs {
         let mut fields = Vec::new();
         let mut mask = Bits::default();
         let mut ok = true;
         for (field, ty) in &f.decl.fields {
-            match comp_id.get(&ty.unraw().to_string()) {
-                Some(&id) if components[id].sparse => {
+            match names.component.get(&ty.unraw().to_string()) {
+                Some(&id) if names.components[id].sparse => {
                     ok = false;
                     diags.push(
                         diag(f, ty.span(), format!(
@@ -704,7 +779,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
                 }
                 None => {
                     ok = false;
-                    let msg = if res_id.contains_key(&ty.unraw().to_string()) {
+                    let msg = if names.resource.contains_key(&ty.unraw().to_string()) {
                         format!(
                             "`{ty}` in signature `{}` is a resource, not a component",
                             f.decl.ident
@@ -712,7 +787,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
                     } else {
                         format!("unknown component `{ty}` in signature `{}`", f.decl.ident)
                     };
-                    diags.push(diag(f, ty.span(), msg).with_help(unknown_component(ty)));
+                    diags.push(diag(f, ty.span(), msg).with_help(names.unknown_component(ty)));
                 }
             }
         }
@@ -745,27 +820,19 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
         });
     }
 
-    let resources: Vec<Resource> = ress
-        .iter()
-        .map(|f| Resource {
-            ident: f.decl.ident.clone(),
-            path: full_path(&f.module, &f.decl.ident),
-        })
-        .collect();
+    signatures
+}
 
-    let events: Vec<EventType> = evts
-        .iter()
-        .map(|f| EventType {
-            ident: f.decl.ident.clone(),
-            path: full_path(&f.module, &f.decl.ident),
-        })
-        .collect();
-    let event_id: HashMap<String, usize> = events
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.ident.unraw().to_string(), i))
-        .collect();
-
+/// The systems whose declarations resolve, in declaration order, with their declarations; a
+/// name declared twice or taken by a generated method is an error.
+fn systems<'s>(
+    scan: &'s Scan,
+    names: &Names,
+    signatures: &[Signature],
+    strict: bool,
+    diags: &mut Vec<Diagnostic>,
+    warnings: &mut Vec<Diagnostic>,
+) -> (Vec<System>, Vec<&'s Found<SystemDecl>>) {
     let mut systems = Vec::new();
     // Per system kept: its declaration, for the order constraints.
     let mut found_systems = Vec::new();
@@ -797,207 +864,247 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
             );
             continue;
         }
-        let mut params = Vec::new();
-        let mut sparse_with = Vec::new();
-        let mut sparse_without = Vec::new();
-        let mut required = Bits::default();
-        let mut excluded = Bits::default();
-        let mut ok = true;
-        for p in &d.params {
-            match &p.kind {
-                ParamKind::Entity => params.push(Param::Entity),
-                ParamKind::Commands => params.push(Param::Commands),
-                ParamKind::Events { ty } => match event_id.get(&ty.unraw().to_string()) {
-                    // The reader's index is given once the order is known.
-                    Some(&event) => params.push(Param::Events { event, reader: 0 }),
-                    None => {
-                        ok = false;
-                        diags.push(
-                            diag(f, ty.span(), format!("unknown event `{ty}` in system `{}`", d.ident))
-                                .with_help(format!("declare `{ty}` with `#[derive(Event)]` in a scanned file, or fix the name")),
-                        );
-                    }
-                },
-                ParamKind::Ref {
-                    ty,
-                    mutable,
-                    optional,
-                } => {
-                    let name = ty.unraw().to_string();
-                    if let Some(&id) = comp_id.get(&name) {
-                        if !optional {
-                            if components[id].sparse {
-                                sparse_with.push(id);
-                            } else {
-                                required.insert(id);
-                            }
+        if let Some(system) = system(f, names, signatures, strict, diags, warnings) {
+            systems.push(system);
+            found_systems.push(f);
+        }
+    }
+    (systems, found_systems)
+}
+
+/// A system's parameters and filters, resolved to component and resource ids.
+#[derive(Default)]
+struct Resolved {
+    params: Vec<Param>,
+    /// Table components it requires (parameters that are not `Option`, and `with`).
+    required: Bits,
+    /// Table components of `without`.
+    excluded: Bits,
+    /// Components of `changed` (table components only).
+    changed: Bits,
+    /// Sparse components it requires.
+    sparse_with: Vec<usize>,
+    /// Sparse components of `without`.
+    sparse_without: Vec<usize>,
+}
+
+/// Resolves the parameters and filters of system `f`; `None` after an error.
+fn resolve(f: &Found<SystemDecl>, names: &Names, diags: &mut Vec<Diagnostic>) -> Option<Resolved> {
+    let d = &f.decl;
+    let mut r = Resolved::default();
+    let (params, required, sparse_with) = (&mut r.params, &mut r.required, &mut r.sparse_with);
+    let mut ok = true;
+    for p in &d.params {
+        match &p.kind {
+            ParamKind::Entity => params.push(Param::Entity),
+            ParamKind::Commands => params.push(Param::Commands),
+            ParamKind::Events { ty } => match names.event.get(&ty.unraw().to_string()) {
+                // The reader's index is given once the order is known.
+                Some(&event) => params.push(Param::Events { event, reader: 0 }),
+                None => {
+                    ok = false;
+                    diags.push(
+                        diag(f, ty.span(), format!("unknown event `{ty}` in system `{}`", d.ident))
+                            .with_help(format!("declare `{ty}` with `#[derive(Event)]` in a scanned file, or fix the name")),
+                    );
+                }
+            },
+            ParamKind::Ref {
+                ty,
+                mutable,
+                optional,
+            } => {
+                let name = ty.unraw().to_string();
+                if let Some(&id) = names.component.get(&name) {
+                    if !optional {
+                        if names.components[id].sparse {
+                            sparse_with.push(id);
+                        } else {
+                            required.insert(id);
                         }
-                        params.push(Param::Component {
+                    }
+                    params.push(Param::Component {
+                        id,
+                        mutable: *mutable,
+                        optional: *optional,
+                    });
+                } else if let Some(&id) = names.resource.get(&name) {
+                    if *optional {
+                        ok = false;
+                        diags.push(diag(f, p.span, format!("resource `{ty}` cannot be optional: the world always holds one"))
+                            .with_help(format!("take it as `&{ty}` or `&mut {ty}`")));
+                    } else {
+                        params.push(Param::Resource {
                             id,
                             mutable: *mutable,
-                            optional: *optional,
                         });
-                    } else if let Some(&id) = res_id.get(&name) {
-                        if *optional {
-                            ok = false;
-                            diags.push(diag(f, p.span, format!("resource `{ty}` cannot be optional: the world always holds one"))
-                                .with_help(format!("take it as `&{ty}` or `&mut {ty}`")));
-                        } else {
-                            params.push(Param::Resource {
-                                id,
-                                mutable: *mutable,
-                            });
-                        }
-                    } else {
-                        ok = false;
-                        diags.push(
-                            diag(
-                                f,
-                                ty.span(),
-                                format!(
-                                    "unknown component or resource `{ty}` in system `{}`",
-                                    d.ident
-                                ),
-                            )
-                            .with_help(format!(
-                                "{} (or `#[derive(Resource)]` for a singleton)",
-                                unknown_component(ty)
-                            )),
-                        );
                     }
+                } else {
+                    ok = false;
+                    diags.push(
+                        diag(
+                            f,
+                            ty.span(),
+                            format!(
+                                "unknown component or resource `{ty}` in system `{}`",
+                                d.ident
+                            ),
+                        )
+                        .with_help(format!(
+                            "{} (or `#[derive(Resource)]` for a singleton)",
+                            names.unknown_component(ty)
+                        )),
+                    );
                 }
             }
         }
-        let mut changed = Bits::default();
-        for (list, mask, what) in [
-            (&d.with, &mut required, "with"),
-            (&d.without, &mut excluded, "without"),
-            (&d.changed, &mut changed, "changed"),
-        ] {
-            for ty in list {
-                match comp_id.get(&ty.unraw().to_string()) {
-                    Some(&id) if components[id].sparse => match what {
-                        "with" => sparse_with.push(id),
-                        "without" => sparse_without.push(id),
-                        _ => {
-                            ok = false;
-                            diags.push(sparse_changed(f, ty, &d.ident));
-                        }
-                    },
-                    Some(&id) => mask.insert(id),
-                    None => {
-                        ok = false;
-                        diags.push(
-                            diag(
-                                f,
-                                ty.span(),
-                                format!(
-                                    "unknown component `{ty}` in `{what}(..)` of system `{}`",
-                                    d.ident
-                                ),
-                            )
-                            .with_help(unknown_component(ty)),
-                        );
-                    }
-                }
-            }
-        }
-        if !ok {
-            continue;
-        }
-        required = required.union(&changed);
-        let mut access = Access::of(&params);
-        // A change filter reads the versions of its components: after their writers.
-        access.reads = access.reads.union(&changed);
-        access.filtered = !changed.is_empty();
-        let lead = lead_of(
-            &params,
-            &components,
-            (&required, &excluded, &changed),
-            &sparse_without,
-        );
-        access.walks = lead.is_some();
-        if access.frame && d.dynamic {
-            diags.push(
-                diag(f, d.ident.span(), format!("system `{}` is marked `dynamic` but has no component or entity parameter", d.ident))
-                    .with_help("a system without one runs once per call, over no store, declared or not; drop `dynamic`"),
-            );
-            continue;
-        }
-        if access.frame && (!d.with.is_empty() || !d.without.is_empty() || !changed.is_empty()) {
-            diags.push(
-                diag(f, d.ident.span(), format!("system `{}` has filters but no component or entity parameter", d.ident))
-                    .with_help("a system without one runs once per call, not over rows, so `with(..)`/`without(..)` select nothing; take a component, or drop the filters"),
-            );
-            continue;
-        }
-        let matches: Vec<usize> = if access.frame {
-            Vec::new()
-        } else {
-            signatures
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| matches(s.mask.words(), required.words(), excluded.words()))
-                .map(|(i, _)| i)
-                .collect()
-        };
-        if matches.is_empty() && !access.frame {
-            let names = |m: &Bits| {
-                m.ids()
-                    .map(|i| components[i].ident.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let mut msg = format!(
-                "system `{}` matches no signature: no declared signature has all of {{{}}}",
-                d.ident,
-                names(&required)
-            );
-            if !excluded.is_empty() {
-                msg.push_str(&format!(" and none of {{{}}}", names(&excluded)));
-            }
-            if strict {
-                let mut help = "declare a signature with these components (`#[derive(Signature)]`), or change the system's parameters or filters".to_string();
-                if d.dynamic {
-                    help.push_str(" (`dynamic` does not apply: a strict world has no undeclared sets)");
-                }
-                diags.push(diag(f, d.ident.span(), msg).with_help(help));
-                continue;
-            }
-            if !d.dynamic {
-                warnings.push(diag(f, d.ident.span(), msg).with_help(
-                    "it runs only over entities whose undeclared component sets match it (dynamic stores); declare a signature with these components (`#[derive(Signature)]`) to give them a generated store, or mark the system `#[system(dynamic)]` if that is what it is for",
-                ));
-            }
-        }
-        systems.push(System {
-            ident: d.ident.clone(),
-            path: full_path(&f.module, &d.ident),
-            access,
-            params,
-            required,
-            excluded,
-            sparse_with,
-            sparse_without,
-            matches,
-            min_chunk: d.min_chunk,
-            spawns: d.spawns,
-            stage: 0,
-            location: crate_location(&f.file, d.ident.span()),
-            constraints: constraints_text(d),
-            changed: changed.ids().collect(),
-            lead,
-        });
-        found_systems.push(f);
     }
-
-    let mut systems = match order_systems(systems, &found_systems) {
-        Ok(systems) => systems,
-        Err(mut errors) => {
-            diags.append(&mut errors);
-            Vec::new()
+    let (excluded, changed, sparse_without) =
+        (&mut r.excluded, &mut r.changed, &mut r.sparse_without);
+    for (list, mask, what) in [
+        (&d.with, &mut *required, "with"),
+        (&d.without, &mut *excluded, "without"),
+        (&d.changed, &mut *changed, "changed"),
+    ] {
+        for ty in list {
+            match names.component.get(&ty.unraw().to_string()) {
+                Some(&id) if names.components[id].sparse => match what {
+                    "with" => sparse_with.push(id),
+                    "without" => sparse_without.push(id),
+                    _ => {
+                        ok = false;
+                        diags.push(sparse_changed(f, ty, &d.ident));
+                    }
+                },
+                Some(&id) => mask.insert(id),
+                None => {
+                    ok = false;
+                    diags.push(
+                        diag(
+                            f,
+                            ty.span(),
+                            format!(
+                                "unknown component `{ty}` in `{what}(..)` of system `{}`",
+                                d.ident
+                            ),
+                        )
+                        .with_help(names.unknown_component(ty)),
+                    );
+                }
+            }
         }
+    }
+    ok.then_some(r)
+}
+
+/// System `f` resolved, matched to the signatures, with its access; `None` after an error. A
+/// system that matches no signature is an error in a strict world and, unless it is marked
+/// `dynamic`, a warning in an open one.
+fn system(
+    f: &Found<SystemDecl>,
+    names: &Names,
+    signatures: &[Signature],
+    strict: bool,
+    diags: &mut Vec<Diagnostic>,
+    warnings: &mut Vec<Diagnostic>,
+) -> Option<System> {
+    let d = &f.decl;
+    let Resolved {
+        params,
+        mut required,
+        excluded,
+        changed,
+        sparse_with,
+        sparse_without,
+    } = resolve(f, names, diags)?;
+    required = required.union(&changed);
+    let mut access = Access::of(&params);
+    // A change filter reads the versions of its components: after their writers.
+    access.reads = access.reads.union(&changed);
+    access.filtered = !changed.is_empty();
+    let lead = lead_of(
+        &params,
+        names.components,
+        (&required, &excluded, &changed),
+        &sparse_without,
+    );
+    access.walks = lead.is_some();
+    if access.frame && d.dynamic {
+        diags.push(
+            diag(f, d.ident.span(), format!("system `{}` is marked `dynamic` but has no component or entity parameter", d.ident))
+                .with_help("a system without one runs once per call, over no store, declared or not; drop `dynamic`"),
+        );
+        return None;
+    }
+    if access.frame && (!d.with.is_empty() || !d.without.is_empty() || !changed.is_empty()) {
+        diags.push(
+            diag(f, d.ident.span(), format!("system `{}` has filters but no component or entity parameter", d.ident))
+                .with_help("a system without one runs once per call, not over rows, so `with(..)`/`without(..)` select nothing; take a component, or drop the filters"),
+        );
+        return None;
+    }
+    let matches: Vec<usize> = if access.frame {
+        Vec::new()
+    } else {
+        signatures
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches(s.mask.words(), required.words(), excluded.words()))
+            .map(|(i, _)| i)
+            .collect()
     };
+    if matches.is_empty() && !access.frame {
+        let names = |m: &Bits| {
+            m.ids()
+                .map(|i| names.components[i].ident.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut msg = format!(
+            "system `{}` matches no signature: no declared signature has all of {{{}}}",
+            d.ident,
+            names(&required)
+        );
+        if !excluded.is_empty() {
+            msg.push_str(&format!(" and none of {{{}}}", names(&excluded)));
+        }
+        if strict {
+            let mut help = "declare a signature with these components (`#[derive(Signature)]`), or change the system's parameters or filters".to_string();
+            if d.dynamic {
+                help.push_str(" (`dynamic` does not apply: a strict world has no undeclared sets)");
+            }
+            diags.push(diag(f, d.ident.span(), msg).with_help(help));
+            return None;
+        }
+        if !d.dynamic {
+            warnings.push(diag(f, d.ident.span(), msg).with_help(
+                "it runs only over entities whose undeclared component sets match it (dynamic stores); declare a signature with these components (`#[derive(Signature)]`) to give them a generated store, or mark the system `#[system(dynamic)]` if that is what it is for",
+            ));
+        }
+    }
+    Some(System {
+        ident: d.ident.clone(),
+        path: full_path(&f.module, &d.ident),
+        access,
+        params,
+        required,
+        excluded,
+        sparse_with,
+        sparse_without,
+        matches,
+        min_chunk: d.min_chunk,
+        spawns: d.spawns,
+        stage: 0,
+        location: crate_location(&f.file, d.ident.span()),
+        constraints: constraints_text(d),
+        changed: changed.ids().collect(),
+        lead,
+    })
+}
+
+/// Numbers the event readers of `systems` (in run order) and places the systems in stages:
+/// the systems, the number of readers, and each stage's systems.
+fn schedule(mut systems: Vec<System>) -> (Vec<System>, usize, Vec<Vec<usize>>) {
     let mut readers = 0;
     for system in &mut systems {
         for p in &mut system.params {
@@ -1007,30 +1114,13 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
             }
         }
     }
-
     let stage_of = place_in_stages(&systems.iter().map(|s| s.access.clone()).collect::<Vec<_>>());
     let mut stages: Vec<Vec<usize>> = vec![Vec::new(); stage_of.iter().max().map_or(0, |m| m + 1)];
     for (i, &st) in stage_of.iter().enumerate() {
         systems[i].stage = st;
         stages[st].push(i);
     }
-    if diags.is_empty() {
-        Ok(Analysis {
-            components,
-            signatures,
-            resources,
-            events,
-            readers,
-            systems,
-            stages,
-            kept_outside,
-            strict,
-            warnings,
-        })
-    } else {
-        diags.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
-        Err(diags)
-    }
+    (systems, readers, stages)
 }
 
 /// `systems` (given in declaration order, with their declarations) in the order `run_all` runs
@@ -1046,7 +1136,10 @@ fn order_systems(
         .map(|(i, s)| (s.ident.unraw().to_string(), i))
         .collect();
     let mut diags = Vec::new();
-    let (mut after, mut before) = (vec![Vec::new(); systems.len()], vec![Vec::new(); systems.len()]);
+    let (mut after, mut before) = (
+        vec![Vec::new(); systems.len()],
+        vec![Vec::new(); systems.len()],
+    );
     for (i, f) in found.iter().enumerate() {
         let d = &f.decl;
         for (list, is_after) in [(&d.after, true), (&d.before, false)] {

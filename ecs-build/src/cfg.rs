@@ -344,9 +344,13 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let declares = |m: &Meta| m.path().is_ident("component");
-        expand(&item.attrs, &|name: &str| vars.get(name).cloned(), &declares)
-            .map(|attrs| attrs.iter().map(|a| text(&a.meta)).collect())
-            .map_err(|u| (u.predicate, u.attribute))
+        expand(
+            &item.attrs,
+            &|name: &str| vars.get(name).cloned(),
+            &declares,
+        )
+        .map(|attrs| attrs.iter().map(|a| text(&a.meta)).collect())
+        .map_err(|u| (u.predicate, u.attribute))
     }
 
     #[test]
@@ -356,7 +360,10 @@ mod tests {
             expanded("#[cfg_attr(all(), component(sparse))]", &[]),
             ok(&["component(sparse)"])
         );
-        assert_eq!(expanded("#[cfg_attr(any(), component(sparse))]", &[]), ok(&[]));
+        assert_eq!(
+            expanded("#[cfg_attr(any(), component(sparse))]", &[]),
+            ok(&[])
+        );
         assert_eq!(
             expanded(
                 "#[derive(A)] #[cfg_attr(unix, derive(B), component(cold))] #[repr(C)]",
@@ -374,7 +381,10 @@ mod tests {
             ok(&["component(cold)"])
         );
         assert_eq!(
-            expanded("#[cfg_attr(unix, cfg_attr(windows, component(cold)))]", LINUX),
+            expanded(
+                "#[cfg_attr(unix, cfg_attr(windows, component(cold)))]",
+                LINUX
+            ),
             ok(&[])
         );
         // Undecided: a wrapped `cfg` is kept as the condition it amounts to, a wrapped
@@ -388,11 +398,17 @@ mod tests {
             Err(("test".into(), "component(sparse)".into()))
         );
         assert_eq!(
-            expanded("#[cfg_attr(test, cfg_attr(unix, component(sparse)))]", LINUX),
+            expanded(
+                "#[cfg_attr(test, cfg_attr(unix, component(sparse)))]",
+                LINUX
+            ),
             Err(("all(test, unix)".into(), "component(sparse)".into()))
         );
         assert_eq!(
-            expanded("#[cfg_attr(test, cfg_attr(windows, component(sparse)))]", LINUX),
+            expanded(
+                "#[cfg_attr(test, cfg_attr(windows, component(sparse)))]",
+                LINUX
+            ),
             ok(&[]),
             "all(test, windows) is false whatever `test` is"
         );
@@ -401,7 +417,12 @@ mod tests {
             "#[cfg_attr(test, cfg(windows))] #[cfg_attr(test, cfg(unix))] struct S;",
         )
         .unwrap();
-        let env = |name: &str| LINUX.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string());
+        let env = |name: &str| {
+            LINUX
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        };
         let attrs = expand(&item.attrs, &env, &|_| false).unwrap();
         assert!(matches!(evaluate(&attrs[..1], &env), Cfg::Unknown(_)));
         assert_eq!(evaluate(&attrs[1..], &env), Cfg::On);

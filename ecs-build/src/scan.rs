@@ -309,7 +309,12 @@ impl Scan {
         // fails before it runs a derive.
         let mut input = input();
         input.attrs = attrs;
-        if !configure_fields(&mut input, derives.iter().any(|d| d == "Signature"), file, diags) {
+        if !configure_fields(
+            &mut input,
+            derives.iter().any(|d| d == "Signature"),
+            file,
+            diags,
+        ) {
             return;
         }
         for d in derives {
@@ -596,7 +601,10 @@ fn configure_fields(
         Some(Cfg::Off(_)) => false,
         Some(Cfg::Unknown(cfg)) => {
             if signature {
-                let name = field.ident.as_ref().map_or("a".to_string(), |i| format!("`{i}`"));
+                let name = field
+                    .ident
+                    .as_ref()
+                    .map_or("a".to_string(), |i| format!("`{i}`"));
                 let what = format!("field {name} of signature `{}`", input.ident);
                 diags.push(undecided_cfg(file, field.ty.span(), &what, &cfg));
                 ok = false;
@@ -622,7 +630,10 @@ fn configure_fields(
         if list.iter().all(|field| field.attrs.is_empty()) {
             continue;
         }
-        *list = std::mem::take(list).into_iter().filter(|field| keep(field)).collect();
+        *list = std::mem::take(list)
+            .into_iter()
+            .filter(|field| keep(field))
+            .collect();
     }
     ok
 }

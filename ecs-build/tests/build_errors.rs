@@ -408,15 +408,29 @@ pub fn unmarked(v: &Velocity) {}
     ];
     let (dir, ws) = warnings(&files);
     assert_eq!(ws.len(), 1, "only the unmarked system warns: {ws:#?}");
-    check(&ws[0], dir.path(), "b.rs", 8, 8,
+    check(
+        &ws[0],
+        dir.path(),
+        "b.rs",
+        8,
+        8,
         "system `unmarked` matches no signature",
-        "or mark the system `#[system(dynamic)]` if that is what it is for");
+        "or mark the system `#[system(dynamic)]` if that is what it is for",
+    );
     let (dir, ds) = strict_errors(&files);
     assert_eq!(ds.len(), 2, "{ds:#?}");
     check(&ds[0], dir.path(), "b.rs", 4, 8,
         "system `joint` matches no signature: no declared signature has all of {Position, Velocity}",
         "(`dynamic` does not apply: a strict world has no undeclared sets)");
-    check(&ds[1], dir.path(), "b.rs", 8, 8, "system `unmarked` matches no signature", "declare a signature");
+    check(
+        &ds[1],
+        dir.path(),
+        "b.rs",
+        8,
+        8,
+        "system `unmarked` matches no signature",
+        "declare a signature",
+    );
     assert!(!ds[1].help.as_deref().unwrap().contains("dynamic"));
 
     let (dir, ds) = errors(&[
@@ -430,9 +444,15 @@ pub fn tick(clock: &mut Clock) {}
 ",
         ),
     ]);
-    check(&ds[0], dir.path(), "b.rs", 4, 8,
+    check(
+        &ds[0],
+        dir.path(),
+        "b.rs",
+        4,
+        8,
         "system `tick` is marked `dynamic` but has no component or entity parameter",
-        "drop `dynamic`");
+        "drop `dynamic`",
+    );
 }
 
 /// A `cfg_attr` whose condition a build script cannot evaluate (`test`: one build script
@@ -469,14 +489,27 @@ pub fn f(p: &mut Position, #[cfg_attr(test, cfg(any()))] v: &Velocity) {}
     check(&ds[0], dir.path(), "b.rs", 2, 1,
         "`#[cfg_attr(test, component(sparse))]`: the build script cannot tell whether `test` holds, so it cannot tell whether `component(sparse)` applies",
         help);
-    check(&ds[1], dir.path(), "b.rs", 4, 1,
-        "`#[cfg_attr(test, derive(Debug, Component))]`", "write `#[derive(Debug, Component)]` without `cfg_attr`");
+    check(
+        &ds[1],
+        dir.path(),
+        "b.rs",
+        4,
+        1,
+        "`#[cfg_attr(test, derive(Debug, Component))]`",
+        "write `#[derive(Debug, Component)]` without `cfg_attr`",
+    );
     check(&ds[2], dir.path(), "b.rs", 13, 12,
         "field `v` of signature `S` is under `#[cfg(test)]`, which the build script cannot evaluate",
         help);
-    check(&ds[3], dir.path(), "b.rs", 16, 61,
+    check(
+        &ds[3],
+        dir.path(),
+        "b.rs",
+        16,
+        61,
         "a parameter of system `f` is under `#[cfg(any(not(test), any()))]`",
-        help);
+        help,
+    );
 }
 
 #[test]
@@ -694,7 +727,11 @@ fn generate_writes_only_on_change_and_lists_inputs() {
     std::fs::write(src.join("mod.rs"), "pub mod a;\npub mod b;\n").unwrap();
     assert!(run().written);
     assert_eq!(
-        Builder::new().scan(&src, "crate::c").analyze().unwrap().resources(),
+        Builder::new()
+            .scan(&src, "crate::c")
+            .analyze()
+            .unwrap()
+            .resources(),
         ["R"]
     );
     // A second world of the crate, under its own name beside the first.

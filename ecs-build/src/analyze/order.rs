@@ -127,7 +127,10 @@ mod tests {
             order(3, &[(0, "after", 2), (1, "after", 0), (2, "after", 1)]),
             Err(vec![0, 1, 2])
         );
-        assert_eq!(order(2, &[(0, "before", 1), (0, "after", 1)]), Err(vec![0, 1]));
+        assert_eq!(
+            order(2, &[(0, "before", 1), (0, "after", 1)]),
+            Err(vec![0, 1])
+        );
     }
 
     /// A small deterministic generator (xorshift), so a failure is reproducible by its seed.
@@ -202,7 +205,11 @@ mod tests {
             for _ in 0..rng.below(n + 2) {
                 let (s, other) = (rng.below(n), rng.below(n));
                 if s != other {
-                    let list = if rng.below(2) == 0 { &mut after } else { &mut before };
+                    let list = if rng.below(2) == 0 {
+                        &mut after
+                    } else {
+                        &mut before
+                    };
                     list[s].push(other);
                 }
             }
@@ -223,6 +230,9 @@ mod tests {
                 }
             }
         }
-        assert!(cycles > 50 && cycles < 1000, "both kinds of case: {cycles} cycles");
+        assert!(
+            cycles > 50 && cycles < 1000,
+            "both kinds of case: {cycles} cycles"
+        );
     }
 }

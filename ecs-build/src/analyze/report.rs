@@ -101,7 +101,12 @@ impl Analysis {
     pub fn stages(&self) -> Vec<Vec<String>> {
         self.stages
             .iter()
-            .map(|stage| stage.iter().map(|&i| name(&self.systems[i].ident)).collect())
+            .map(|stage| {
+                stage
+                    .iter()
+                    .map(|&i| name(&self.systems[i].ident))
+                    .collect()
+            })
             .collect()
     }
 

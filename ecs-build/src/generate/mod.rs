@@ -124,7 +124,6 @@ pub fn resource_fields(analysis: &Analysis) -> Vec<Ident> {
         .collect()
 }
 
-
 fn ident(s: &str) -> Ident {
     Ident::new(s, Span::call_site())
 }

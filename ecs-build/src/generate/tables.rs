@@ -368,7 +368,8 @@ fn typed_moves(analysis: &Analysis) -> (Vec<TokenStream>, Vec<TokenStream>) {
         let (from, to) = (&analysis.signatures[s], &analysis.signatures[t]);
         let copies = to.fields.iter().filter(|(_, id)| *id != c).map(|(_, id)| {
             let ty = &analysis.components[*id].path;
-            let ((sc, so, se), (dc, dof, de)) = (slot(analysis, from, *id), slot(analysis, to, *id));
+            let ((sc, so, se), (dc, dof, de)) =
+                (slot(analysis, from, *id), slot(analysis, to, *id));
             quote!(m.copy::<#ty, #se, #de>(#sc, #so, #dc, #dof);)
         });
         let ty = &analysis.components[c].path;

@@ -14,6 +14,8 @@
 //! - [`matches()`]: which stores a system (at build time) or a query (at run time) visits.
 //! - [`Borrows::conflicts`]: when two sets of component borrows alias — two systems that must
 //!   not share a stage, or two elements of one query.
+//! - [`snake_case()`] and [`is_keyword`]: how a type's name becomes a field's (the generated
+//!   `Resources` struct's fields, the runtime's suggested `#[derive(Signature)]` declarations).
 //!
 //! ```
 //! use sigecs_rules::{matches, Borrows};
@@ -28,6 +30,11 @@
 //! ```
 
 #![no_std]
+
+extern crate alloc;
+
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// Word `i` of a set, zero past its end.
 #[inline]
@@ -71,9 +78,127 @@ impl<S: AsRef<[u64]>> Borrows<S> {
     }
 }
 
+/// A type's name as a field's: `PointMass` → `point_mass`, `ABZst` → `ab_zst`, `HTTPServer` →
+/// `http_server`, `Vec3Data` → `vec3_data`. A word starts at an uppercase letter that follows a
+/// lowercase letter or a digit, or that precedes a lowercase letter after an uppercase run; a
+/// leading `r#` goes.
+pub fn snake_case(name: &str) -> String {
+    let name = name.strip_prefix("r#").unwrap_or(name);
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::new();
+    for (i, &ch) in chars.iter().enumerate() {
+        if ch.is_uppercase() && i > 0 {
+            let prev = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
+                out.push('_');
+            }
+        }
+        out.extend(ch.to_lowercase());
+    }
+    out
+}
+
+/// True for words that cannot be an identifier (strict and reserved keywords, any edition).
+pub fn is_keyword(word: &str) -> bool {
+    matches!(
+        word,
+        "as" | "break"
+            | "const"
+            | "continue"
+            | "crate"
+            | "else"
+            | "enum"
+            | "extern"
+            | "false"
+            | "fn"
+            | "for"
+            | "if"
+            | "impl"
+            | "in"
+            | "let"
+            | "loop"
+            | "match"
+            | "mod"
+            | "move"
+            | "mut"
+            | "pub"
+            | "ref"
+            | "return"
+            | "self"
+            | "Self"
+            | "static"
+            | "struct"
+            | "super"
+            | "trait"
+            | "true"
+            | "type"
+            | "unsafe"
+            | "use"
+            | "where"
+            | "while"
+            | "async"
+            | "await"
+            | "dyn"
+            | "abstract"
+            | "become"
+            | "box"
+            | "do"
+            | "final"
+            | "macro"
+            | "override"
+            | "priv"
+            | "typeof"
+            | "unsized"
+            | "virtual"
+            | "yield"
+            | "try"
+            | "gen"
+            | "union"
+            | "_"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn snake_case_names() {
+        assert_eq!(snake_case("PointMass"), "point_mass");
+        assert_eq!(snake_case("Time"), "time");
+        assert_eq!(snake_case("A"), "a");
+        assert_eq!(snake_case("AB"), "ab");
+        assert_eq!(snake_case("ABZst"), "ab_zst");
+        assert_eq!(snake_case("ACounted"), "a_counted");
+        assert_eq!(snake_case("HTTPServer"), "http_server");
+        assert_eq!(snake_case("Vec3Data"), "vec3_data");
+        assert_eq!(snake_case("r#Type"), "type");
+        assert_eq!(snake_case("PointXY"), "point_xy", "a run ending the name");
+        assert_eq!(snake_case("Body2D"), "body2_d");
+    }
+
+    #[test]
+    fn keywords_are_keywords() {
+        for k in [
+            "crate", "box", "move", "type", "match", "self", "Self", "async", "gen",
+        ] {
+            assert!(is_keyword(k), "{k}");
+        }
+        assert!(!is_keyword("time") && !is_keyword("matches"));
+    }
+
+    /// Converting twice changes nothing, and the result is lowercase.
+    #[test]
+    fn snake_case_is_idempotent() {
+        for name in ["HTTPServer", "PointMass", "ABZst", "Body2D", "LocalTransform", "X", "IOError"] {
+            let once = snake_case(name);
+            assert_eq!(snake_case(&once), once, "{name}");
+            assert_eq!(once, once.to_lowercase(), "{name}");
+        }
+        assert_eq!(snake_case("IOError"), "io_error");
+        assert_eq!(snake_case("LocalTransform"), "local_transform");
+    }
 
     #[test]
     fn a_store_matches_when_it_has_every_required_and_no_excluded_component() {

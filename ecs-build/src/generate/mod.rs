@@ -20,85 +20,7 @@ use crate::decl::LayoutDecl;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
-/// `PointMass` → `point_mass`, `ABZst` → `ab_zst`, `HTTPServer` → `http_server`: a word starts
-/// at an uppercase letter that follows a lowercase one, or that precedes a lowercase one after
-/// an uppercase run.
-pub fn snake_case(name: &str) -> String {
-    let name = name.strip_prefix("r#").unwrap_or(name);
-    let chars: Vec<char> = name.chars().collect();
-    let mut out = String::new();
-    for (i, &ch) in chars.iter().enumerate() {
-        if ch.is_uppercase() && i > 0 {
-            let prev = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
-            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
-                out.push('_');
-            }
-        }
-        out.extend(ch.to_lowercase());
-    }
-    out
-}
-
-/// True for words that cannot be an identifier (strict and reserved keywords, any edition).
-pub fn is_keyword(word: &str) -> bool {
-    matches!(
-        word,
-        "as" | "break"
-            | "const"
-            | "continue"
-            | "crate"
-            | "else"
-            | "enum"
-            | "extern"
-            | "false"
-            | "fn"
-            | "for"
-            | "if"
-            | "impl"
-            | "in"
-            | "let"
-            | "loop"
-            | "match"
-            | "mod"
-            | "move"
-            | "mut"
-            | "pub"
-            | "ref"
-            | "return"
-            | "self"
-            | "Self"
-            | "static"
-            | "struct"
-            | "super"
-            | "trait"
-            | "true"
-            | "type"
-            | "unsafe"
-            | "use"
-            | "where"
-            | "while"
-            | "async"
-            | "await"
-            | "dyn"
-            | "abstract"
-            | "become"
-            | "box"
-            | "do"
-            | "final"
-            | "macro"
-            | "override"
-            | "priv"
-            | "typeof"
-            | "unsized"
-            | "virtual"
-            | "yield"
-            | "try"
-            | "gen"
-            | "union"
-            | "_"
-    )
-}
+pub use crate::rules::{is_keyword, snake_case};
 
 /// The field of the generated `Resources` struct for each resource: its name in snake case,
 /// with `_` appended to a keyword (`Type` → `type_`) and the resource index appended when two
@@ -182,32 +104,3 @@ fn file(items: TokenStream) -> TokenStream {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn snake_case_names() {
-        assert_eq!(snake_case("PointMass"), "point_mass");
-        assert_eq!(snake_case("Time"), "time");
-        assert_eq!(snake_case("A"), "a");
-        assert_eq!(snake_case("AB"), "ab");
-        assert_eq!(snake_case("ABZst"), "ab_zst");
-        assert_eq!(snake_case("ACounted"), "a_counted");
-        assert_eq!(snake_case("HTTPServer"), "http_server");
-        assert_eq!(snake_case("Vec3Data"), "vec3_data");
-        assert_eq!(snake_case("r#Type"), "type");
-        assert_eq!(snake_case("PointXY"), "point_xy", "a run ending the name");
-        assert_eq!(snake_case("Body2D"), "body2_d");
-    }
-
-    #[test]
-    fn keywords_are_keywords() {
-        for k in [
-            "crate", "box", "move", "type", "match", "self", "Self", "async", "gen",
-        ] {
-            assert!(is_keyword(k), "{k}");
-        }
-        assert!(!is_keyword("time") && !is_keyword("matches"));
-    }
-}

@@ -435,27 +435,14 @@ impl fmt::Display for UndeclaredSet {
 /// A field name for component `name`: snake case (`LocalTransform` → `local_transform`), a
 /// keyword made raw (`r#type`).
 fn field_name(name: &str) -> String {
-    let mut out = String::new();
-    for (i, ch) in name.chars().enumerate() {
-        if ch.is_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.extend(ch.to_lowercase());
-        } else {
-            out.push(ch);
-        }
+    // The generator's rule for names (`sigecs_rules::snake_case`); a keyword is written raw,
+    // or with `_` where it cannot be (`self`, `super`, `crate`).
+    let out = crate::rules::snake_case(name);
+    match out.as_str() {
+        "self" | "super" | "crate" => out + "_",
+        word if crate::rules::is_keyword(word) => format!("r#{out}"),
+        _ => out,
     }
-    const KEYWORDS: &[&str] = &[
-        "as", "async", "await", "box", "break", "const", "continue", "dyn", "else", "enum",
-        "extern", "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod",
-        "move", "mut", "pub", "ref", "return", "static", "struct", "trait", "true", "try", "type",
-        "unsafe", "use", "where", "while", "yield",
-    ];
-    if KEYWORDS.contains(&out.as_str()) {
-        out.insert_str(0, "r#");
-    }
-    out
 }
 
 #[cfg(test)]
@@ -468,6 +455,8 @@ mod tests {
         assert_eq!(field_name("Hp"), "hp");
         assert_eq!(field_name("Type"), "r#type");
         assert_eq!(field_name("A"), "a");
+        assert_eq!(field_name("HTTPServer"), "http_server");
+        assert_eq!(field_name("Crate"), "crate_");
     }
 
     #[test]

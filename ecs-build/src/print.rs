@@ -1,13 +1,16 @@
 //! Writes the generated tokens as Rust source: indented, one statement, field, match arm or
-//! item per line, doc attributes as `///` comments, and a `// SAFETY:` comment above every
-//! `unsafe` block and impl.
+//! item per line, within [`WIDTH`] columns where a group, a generic argument list or a
+//! statement's `=` allows a break, doc attributes as `///` comments, and the generator's
+//! `// SAFETY:` markers ([`crate::generate::SAFETY`]) as comments.
 //!
 //! The generator's tokens are printed straight from the token tree. Formatting them through a
-//! syntax tree (syn parsing the tokens again, then prettyplease) took two thirds of the build
-//! script's time on large worlds (1.7 of 3.6 s at 128 × 2048 × 512); this printer is one pass
-//! over the tokens. It only decides spaces and line breaks, so the file holds exactly the
-//! generated tokens (a test parses every fixture world's text back and compares): where its
-//! rules guess wrong, a line is longer or a space is missing, never a different program.
+//! syntax tree (syn parsing the tokens again, then prettyplease) takes about three times as
+//! long as this printer (0.93 s against 0.34 s for a world of 128 components, 2,048
+//! signatures and 512 systems), which would nearly double the build script's time; this
+//! printer is one pass over the tokens. It only decides spaces and line breaks, so the file
+//! holds exactly the generated tokens but the markers (a test parses every fixture world's
+//! text back and compares): where its rules guess wrong, a line is longer or a space is
+//! missing, never a different program.
 
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 
@@ -26,18 +29,7 @@ pub(crate) fn print(tokens: TokenStream) -> String {
     };
     p.block(&atoms, true);
     p.newline();
-    let mut out = String::with_capacity(p.out.len() + p.out.len() / 8);
-    for line in p.out.lines() {
-        if let Some(comment) = safety_comment(line.trim_start()) {
-            let indent = &line[..line.len() - line.trim_start().len()];
-            out.push_str(indent);
-            out.push_str(comment);
-            out.push('\n');
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
+    p.out
 }
 
 /// A token as the printer sees it: punctuation joined into operators (`::`, `=>`), and
@@ -412,11 +404,24 @@ impl<'w> Printer<'w> {
         }
     }
 
+    /// `text` as `//` comment lines at the current indentation, within the width.
+    fn comment(&mut self, text: &str) {
+        let room = WIDTH.saturating_sub(self.indent * 4 + 3).max(40);
+        for line in crate::generate::wrap(text, room) {
+            self.write("//", false);
+            self.out.push(' ');
+            self.out.push_str(&line);
+            self.newline();
+        }
+    }
+
     /// The content of a file or of a group broken over lines: a line per separator, item and
     /// attribute.
     fn block(&mut self, atoms: &[Atom], braced: bool) {
         let mut seq = Seq::new();
         let mut last_word: Option<&'w str> = None;
+        // The statement went on on a new line after its `=`, one level in.
+        let mut continued = false;
         let mut i = 0;
         while i < atoms.len() {
             if seq.prev == Prev::Start {
@@ -427,7 +432,30 @@ impl<'w> Printer<'w> {
             }
             let atom = &atoms[i];
             let tail = line_tail(self.words, &atoms[i + 1..]);
+            let generics = seq.generics;
             self.atom(atom, &mut seq, &mut last_word, tail);
+            if generics == 0 && seq.generics == 1 {
+                if let Some(list) = self.long_generics(&atoms[i + 1..]) {
+                    // One argument to a line, the closing `>` back at the start's level.
+                    self.indent += 1;
+                    self.newline();
+                    self.block(&atoms[i + 1..i + 1 + list], false);
+                    self.newline();
+                    self.indent -= 1;
+                    i += 1 + list;
+                    continue;
+                }
+            }
+            if !continued
+                && matches!(atom, Atom::Op("="))
+                && seq.generics == 0
+                && !seq.closure
+                && self.column() + 1 + head_len(self.words, &atoms[i + 1..]) > WIDTH
+            {
+                self.indent += 1;
+                self.newline();
+                continued = true;
+            }
             let next = atoms.get(i + 1);
             let ends_line = seq.separates(atom, braced)
                 || matches!(atom, Atom::Group(Delimiter::Brace, _))
@@ -440,11 +468,40 @@ impl<'w> Printer<'w> {
                     };
             if ends_line {
                 self.newline();
+                if continued {
+                    self.indent -= 1;
+                    continued = false;
+                }
                 seq = Seq::new();
                 last_word = None;
             }
             i += 1;
         }
+        if continued {
+            self.indent -= 1;
+        }
+    }
+
+    /// For a generic argument list just opened (`atoms` follow its `<`): the number of atoms
+    /// before its closing `>` when the list and what follows it on the line do not fit.
+    fn long_generics(&self, atoms: &[Atom]) -> Option<usize> {
+        let mut depth = 1;
+        let close = atoms.iter().position(|a| {
+            match a {
+                Atom::Op("<") => depth += 1,
+                Atom::Op(">") => depth -= 1,
+                Atom::Op(">>") => depth -= 2,
+                _ => {}
+            }
+            depth <= 0
+        })?;
+        // A `>>` that closes this list and an inner one cannot be split.
+        if depth < 0 || close == 0 {
+            return None;
+        }
+        let list = flat_len(self.words, &atoms[..close], false, WIDTH).unwrap_or(WIDTH);
+        let after = line_tail(self.words, &atoms[close..]);
+        (self.column() + list + after > WIDTH).then_some(close)
     }
 
     /// Prints an attribute that starts a line on its own line (a doc attribute as a `///`
@@ -461,15 +518,22 @@ impl<'w> Printer<'w> {
         if *hash != "#" {
             return None;
         }
-        if let (false, [Atom::Word(doc), Atom::Op("="), Atom::Word(lit)]) = (inner_attr, &inner[..])
+        if let (false, [Atom::Word(name), Atom::Op("="), Atom::Word(lit)]) =
+            (inner_attr, &inner[..])
         {
-            if self.words.get(*doc) == "doc" {
+            let name = self.words.get(*name);
+            if name == "doc" {
                 if let Some(text) = doc_text(self.words.get(*lit)) {
                     self.write("///", false);
                     self.out.push_str(&text);
                     self.newline();
                     return Some(2);
                 }
+            }
+            if name == crate::generate::SAFETY {
+                let why = doc_text(self.words.get(*lit)).expect("a one-line reason");
+                self.comment(&format!("SAFETY: {why}"));
+                return Some(2);
             }
         }
         let mut seq = Seq::new();
@@ -615,6 +679,21 @@ fn line_tail(words: &Words, atoms: &[Atom]) -> usize {
     len
 }
 
+/// The width of the start of what follows a statement's `=`: up to the opening delimiter of its
+/// first group (which can break), or its end.
+fn head_len(words: &Words, atoms: &[Atom]) -> usize {
+    let mut len = 0;
+    for atom in atoms {
+        len += match atom {
+            Atom::Group(..) => return len + 1,
+            Atom::Op(";" | ",") => return len + 1,
+            Atom::Op(o) => o.len(),
+            Atom::Word(w) => words.get(*w).len() + 1,
+        };
+    }
+    len
+}
+
 /// `a, b, c` with every element a single word.
 fn is_list_of_words(inner: &[Atom]) -> bool {
     inner.iter().enumerate().all(|(i, a)| match a {
@@ -695,56 +774,8 @@ fn doc_text(literal: &str) -> Option<String> {
         }
         text
     };
-    (!text.contains(['\n', '\r'])).then_some(text)
-}
-
-/// The `// SAFETY:` comment for a line of generated code that starts an `unsafe impl`, the
-/// `unsafe` block of a typed move, a pass's trusted store views or sparse views, or the values
-/// a walk of a sparse set takes mutably.
-fn safety_comment(line: &str) -> Option<&'static str> {
-    if line == "unsafe {" {
-        return Some(
-            "// SAFETY: the two store ids, slots and column types are this transition's in \
-             STORES: each shared component is copied once, the changed one moved in from or \
-             out to `value`, and each source column's last element fills the vacated row (the \
-             `MoveFn` contract the caller upholds).",
-        );
-    }
-    if line == "let stores = unsafe { pass.stores.trusted() };" {
-        return Some(
-            "// SAFETY: the pass takes each store's columns by their indices and types in \
-             STORES, and a `rows` store's fields as their components' types (the generator \
-             wrote both from one analysis), so the views need not check the types.",
-        );
-    }
-    if line.starts_with("let sparse_") && line.contains("= unsafe {") {
-        return Some(
-            "// SAFETY: the pass looks each of its rows' entities (live) up once per view, and \
-             a view is mutable only when no other system of the pass uses its component, so \
-             no value is reached by two references of which one is mutable.",
-        );
-    }
-    if line.starts_with("let lead = unsafe {") {
-        return Some(
-            "// SAFETY: the pass is its system's alone, the system takes the walked component \
-             once and the pass makes no view of it, so the slice is its values' only reference.",
-        );
-    }
-    let rest = line.strip_prefix("unsafe impl ::sigecs::")?;
-    Some(if rest.starts_with("WorldModel") {
-        "// SAFETY: the tables list every component with its column type; each store's slots \
-         are its signature's fields in declaration order, at their columns and offsets \
-         (`offset_of!` into the row structs); `tables()` builds `Tables` of this model."
-    } else if rest.starts_with("ComponentOf") {
-        "// SAFETY: ID is the index of this type's entry in COMPONENTS."
-    } else if rest.starts_with("EventOf") {
-        "// SAFETY: ID is the index of this type's entry in EVENTS."
-    } else if rest.starts_with("SignatureOf") {
-        "// SAFETY: STORE is the index of the store whose slots are this signature's fields, \
-         in the order its derived `write_parts` puts them."
-    } else {
-        "// SAFETY: implemented by the generator only; no further contract."
-    })
+    // `////` would be a plain comment: such a text stays an attribute.
+    (!text.contains(['\n', '\r']) && !text.starts_with('/')).then_some(text)
 }
 
 #[cfg(test)]
@@ -764,6 +795,16 @@ mod tests {
         };
         let mut trees = tokens.into_iter().peekable();
         while let Some(tree) = trees.next() {
+            // A `// SAFETY:` marker is printed as a comment, which lexes as nothing.
+            if let (TokenTree::Punct(p), Some(TokenTree::Group(g))) = (&tree, trees.peek()) {
+                let marker = g.stream().into_iter().next().is_some_and(
+                    |t| matches!(t, TokenTree::Ident(i) if i == crate::generate::SAFETY),
+                );
+                if p.as_char() == '#' && marker {
+                    trees.next();
+                    continue;
+                }
+            }
             match tree {
                 TokenTree::Ident(i) => out.push(i.to_string()),
                 TokenTree::Literal(l) => out.push(format!("lit {}", value(&l))),
@@ -837,6 +878,7 @@ mod tests {
             &[("bench/frag_iter.rs", "crate::bench::frag_iter")],
             &[("bench/many_stores.rs", "crate::bench::many_stores")],
             &[("store_forms.rs", "crate::store_forms")],
+            &[("../../components", "crate::components")],
             &[
                 ("bench/simple_iter.rs", "crate::bench::simple_iter"),
                 (
@@ -858,16 +900,49 @@ mod tests {
                     panic!("{world:?}: the printed text does not parse: {e}\n{text}");
                 }
                 same_tokens(tokens, &text);
-                // Comments are as long as the generator wrote them.
-                let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
-                let longest = code.max_by_key(|l| l.len()).unwrap_or("");
                 assert!(
                     text.lines().all(|l| !l.ends_with(' ')),
                     "{world:?}: trailing space"
                 );
-                assert!(longest.len() < 400, "{world:?}: a long line: {longest}");
+                let longest = text.lines().max_by_key(|l| l.len()).unwrap_or("");
+                assert!(longest.len() <= WIDTH, "{world:?}: a long line: {longest}");
+                every_unsafe_has_its_safety_comment(&text);
+                for line in text.lines().map(str::trim_start) {
+                    let doc = line.strip_prefix("///");
+                    assert!(
+                        doc.is_none_or(|d| d.is_empty() || d.starts_with(' ')),
+                        "{world:?}: a doc comment without its space, or a plain comment: {line}"
+                    );
+                }
             }
         }
+    }
+
+    /// Each `unsafe` block and `unsafe impl` of `text` has a `// SAFETY:` comment right above
+    /// its line (the comment's last line being the one above), and each comment has one.
+    fn every_unsafe_has_its_safety_comment(text: &str) {
+        let lines: Vec<&str> = text.lines().map(str::trim_start).collect();
+        let (mut unsafes, mut comments) = (0, 0);
+        for (k, line) in lines.iter().enumerate() {
+            if line.starts_with("// SAFETY: ") {
+                comments += 1;
+            }
+            if line.contains("unsafe {") || line.starts_with("unsafe impl") {
+                unsafes += 1;
+                let start = lines[..k]
+                    .iter()
+                    .rposition(|l| !l.starts_with("// ") || l.starts_with("// SAFETY: "));
+                assert!(
+                    start.is_some_and(|s| lines[s].starts_with("// SAFETY: ")),
+                    "no SAFETY comment above line {}: {line}",
+                    k + 1
+                );
+            }
+        }
+        assert_eq!(
+            unsafes, comments,
+            "a SAFETY comment for each unsafe, and no other"
+        );
     }
 
     fn printed(tokens: TokenStream) -> String {
@@ -948,6 +1023,7 @@ mod tests {
             static A: [u8; 2] = [1, 2];
             struct S { a: u8, b: u8 }
             let z = unsafe { w() };
+            #[__sigecs_safety = "v is sound here: the marker's text, wrapped to the width of the printer when it is longer than a line."]
             unsafe { v() }
         });
         assert_eq!(
@@ -955,7 +1031,8 @@ mod tests {
             "/// One.\n#[inline]\nfn f(x: u8) -> u8 {\n    let y = x;\n    match y {\n        0 => 1,\n        \
              _ => {\n            g();\n            2\n        }\n    }\n}\nstatic A: [u8; 2] = [1, 2];\n\
              struct S {\n    a: u8,\n    b: u8\n}\nlet z = unsafe { w() };\n\
-             // SAFETY: the two store ids, slots and column types are this transition's in STORES: each shared component is copied once, the changed one moved in from or out to `value`, and each source column's last element fills the vacated row (the `MoveFn` contract the caller upholds).\n\
+             // SAFETY: v is sound here: the marker's text, wrapped to the width of the printer when it is \
+             longer\n// than a line.\n\
              unsafe {\n    v()\n}\n"
         );
     }
@@ -994,6 +1071,31 @@ mod tests {
         assert_eq!(text, "f({\n    let a = 1;\n    a\n})\n");
     }
 
+    /// A generic argument list or a statement's right side that does not fit breaks: the
+    /// arguments one to a line, the right side on the next line, one level in.
+    #[test]
+    fn long_generic_lists_and_statements_break() {
+        let text = printed(quote! {
+            fn f() {
+                m.copy::<crate::components::physics::Acceleration, ShipRow, crate::components::physics::Acceleration>(0, 0, 1, 16);
+                static TABLES: ::std::sync::OnceLock<::sigecs::__private::Tables<::sigecs::ComponentBits<1>>> = ::std::sync::OnceLock::new();
+                static COLUMN_TYPES: [::sigecs::__private::ColumnType; 14usize] = ::sigecs::__private::column_types(&COMPONENTS, &IDS);
+                let short = Vec::<u8>::new();
+            }
+        });
+        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
+        assert_eq!(
+            text,
+            "fn f() {\n    m.copy::<\n        crate::components::physics::Acceleration,\n        ShipRow,\n        \
+             crate::components::physics::Acceleration\n    >(0, 0, 1, 16);\n    \
+             static TABLES: ::std::sync::OnceLock<\n        ::sigecs::__private::Tables<::sigecs::ComponentBits<1>>\n    \
+             > = ::std::sync::OnceLock::new();\n    \
+             static COLUMN_TYPES: [::sigecs::__private::ColumnType; 14usize] =\n        \
+             ::sigecs::__private::column_types(&COMPONENTS, &IDS);\n    \
+             let short = Vec::<u8>::new();\n}\n"
+        );
+    }
+
     #[test]
     fn doc_attributes_become_comments_only_when_one_line_says_the_same() {
         assert_eq!(doc_text(r#"r" A `b`.""#).as_deref(), Some(" A `b`."));
@@ -1006,6 +1108,14 @@ mod tests {
             Some(r#"say "hi" \ now"#)
         );
         assert_eq!(doc_text(r#""two\nlines""#), None);
+        // `////` would be a plain comment, and the doc lost.
+        assert_eq!(doc_text(r#"r"/ path""#), None);
+        let text = printed(quote!(
+            #[doc = "/ a path"]
+            #[doc = " a doc"]
+            struct S;
+        ));
+        assert_eq!(text, "#[doc = \"/ a path\"]\n/// a doc\nstruct S;\n");
         assert_eq!(doc_text(r#""\u{41}""#), None);
         let text = printed(quote!(
             #[doc = "two\nlines"]

@@ -686,7 +686,10 @@ impl Parse for SystemArgs {
                         SYSTEM_OPTIONS.iter().map(|o| format!("`{o}`")).collect();
                     return Err(syn::Error::new_spanned(
                         &meta,
-                        format!("unknown system option; the options are {}", options.join(", ")),
+                        format!(
+                            "unknown system option; the options are {}",
+                            options.join(", ")
+                        ),
                     ));
                 }
             };
@@ -1175,11 +1178,21 @@ mod tests {
         assert!(matches!(&s.params[0].kind, ParamKind::Events { ty } if ty == "Died"));
         let s = system(quote! { dynamic, with(A) }, quote! { pub fn f(p: &B) {} }).unwrap();
         assert!(s.dynamic && s.with == ["A"]);
-        assert!(!system(quote! {}, quote! { pub fn f(p: &B) {} }).unwrap().dynamic);
+        assert!(
+            !system(quote! {}, quote! { pub fn f(p: &B) {} })
+                .unwrap()
+                .dynamic
+        );
         let e = system(quote! { dynamic(A) }, quote! { pub fn f(p: &B) {} }).unwrap_err();
-        assert!(e.to_string().contains("`dynamic` takes no arguments"), "{e}");
+        assert!(
+            e.to_string().contains("`dynamic` takes no arguments"),
+            "{e}"
+        );
         let e = system(quote! { dynamic = true }, quote! { pub fn f(p: &B) {} }).unwrap_err();
-        assert!(e.to_string().contains("`dynamic` takes no arguments"), "{e}");
+        assert!(
+            e.to_string().contains("`dynamic` takes no arguments"),
+            "{e}"
+        );
         let e = system(quote! { sometimes }, quote! { pub fn f(p: &B) {} }).unwrap_err();
         assert!(
             e.to_string().ends_with(

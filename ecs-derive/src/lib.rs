@@ -115,7 +115,10 @@ mod tests {
     fn the_system_docs_list_every_option() {
         let source = include_str!("lib.rs");
         let start = source.find("/// Declares a system.").expect("the docs");
-        let end = start + source[start..].find("#[proc_macro_attribute]").expect("the macro");
+        let end = start
+            + source[start..]
+                .find("#[proc_macro_attribute]")
+                .expect("the macro");
         let docs = &source[start..end];
         for option in sigecs_decl::SYSTEM_OPTIONS {
             assert!(

@@ -191,7 +191,15 @@ mod tests {
     /// Converting twice changes nothing, and the result is lowercase.
     #[test]
     fn snake_case_is_idempotent() {
-        for name in ["HTTPServer", "PointMass", "ABZst", "Body2D", "LocalTransform", "X", "IOError"] {
+        for name in [
+            "HTTPServer",
+            "PointMass",
+            "ABZst",
+            "Body2D",
+            "LocalTransform",
+            "X",
+            "IOError",
+        ] {
             let once = snake_case(name);
             assert_eq!(snake_case(&once), once, "{name}");
             assert_eq!(once, once.to_lowercase(), "{name}");

@@ -50,8 +50,45 @@ fn ident(s: &str) -> Ident {
     Ident::new(s, Span::call_site())
 }
 
+/// A doc comment of `text`, as `///` lines of at most [`DOC_WIDTH`] characters (a generated
+/// item is at most a few blocks deep, so its docs stay within the printer's width). Each line
+/// starts with a space, as a written `/// ` comment's does.
 fn doc(text: String) -> TokenStream {
-    quote!(#[doc = #text])
+    let lines = wrap(&text, DOC_WIDTH)
+        .into_iter()
+        .map(|line| format!(" {line}"));
+    quote!(#(#[doc = #lines])*)
+}
+
+/// The width of a generated doc comment's text.
+const DOC_WIDTH: usize = 80;
+
+/// `text`'s words in lines of at most `width` characters (a longer word on a line of its own).
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        match lines.last_mut() {
+            Some(line) if line.len() + 1 + word.len() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// The attribute that carries a `// SAFETY:` comment to the printer:
+/// `#[__sigecs_safety = "why"]` right before a statement holding an `unsafe` block or before an
+/// `unsafe impl`. Tokens hold no comments, so the generator, which knows why each `unsafe` it
+/// emits is sound, attaches the reason where it emits it, and the printer writes it as the
+/// comment (the attribute never reaches the file).
+pub(crate) const SAFETY: &str = "__sigecs_safety";
+
+/// The `// SAFETY:` comment `why` for the `unsafe` that follows (see [`SAFETY`]).
+fn safety(why: &str) -> TokenStream {
+    let marker = ident(SAFETY);
+    quote!(#[#marker = #why])
 }
 
 /// The generated row struct of a `rows` signature (its hot components).
@@ -103,4 +140,3 @@ fn file(items: TokenStream) -> TokenStream {
         pub use self::#module::*;
     }
 }
-

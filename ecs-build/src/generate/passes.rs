@@ -404,6 +404,11 @@ fn pass(
     } else {
         d
     };
+    let trusted_safety = safety(
+        "the pass takes each store's columns by their indices and types in STORES, and a `rows` \
+         store's fields as their components' types (the generator wrote both from one \
+         analysis), so the views need not check the types.",
+    );
     quote! {
         #wrapper
         #d
@@ -424,6 +429,7 @@ fn pass(
             }
             let mut pass = ::sigecs::__private::pass(world);
             #since
+            #trusted_safety
             let stores = unsafe { pass.stores.trusted() };
             #resources
             #readers
@@ -664,13 +670,20 @@ fn walk_pass(
     let call = guarded_call(model, index, &args, lookups, quote!(*entity));
     let (take, slice, iter) = if mutable {
         (
-            quote!(unsafe { pass.sparse.values_mut::<#path>(#cid) }),
+            {
+                let why = safety(
+                    "the pass is its system's alone, the system takes the walked component \
+                     once and the pass makes no view of it, so the slice is its values' only \
+                     reference.",
+                );
+                quote!(#why let lead = unsafe { pass.sparse.values_mut::<#path>(#cid) };)
+            },
             quote!(&mut [#path]),
             quote!(values.iter_mut()),
         )
     } else {
         (
-            quote!(pass.sparse.values::<#path>(#cid)),
+            quote!(let lead = pass.sparse.values::<#path>(#cid);),
             quote!(&[#path]),
             quote!(values.iter()),
         )
@@ -705,7 +718,7 @@ fn walk_pass(
             #resources
             #readers
             #views
-            let lead = #take;
+            #take
             #run
         }
     }
@@ -1112,7 +1125,12 @@ fn sparse_views(model: &Analysis, systems: &[usize], walked: Option<usize>) -> T
         .filter(|&(id, _)| Some(id) != walked)
         .map(|(id, mutable)| {
             let (v, path, cid) = (sparse_view(id), &model.components[id].path, id as u32);
-            quote!(let #v = unsafe { pass.sparse.view::<#path>(#cid, #mutable) };)
+            let why = safety(
+                "the pass looks each of its rows' entities (live) up once per view, and a view \
+                 is mutable only when no other system of the pass uses its component, so no \
+                 value is reached by two references of which one is mutable.",
+            );
+            quote!(#why let #v = unsafe { pass.sparse.view::<#path>(#cid, #mutable) };)
         });
     quote!(#(#views)*)
 }

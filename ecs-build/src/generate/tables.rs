@@ -84,21 +84,32 @@ pub(super) fn generate(analysis: &Analysis) -> TokenStream {
         let (name, path) = (name(&e.ident), &e.path);
         quote!(::sigecs::__private::EventInfo::of::<#path>(#name))
     });
+    let event_safety = safety("ID is the index of this type's entry in EVENTS.");
     let event_impls = analysis.events.iter().enumerate().map(|(i, e)| {
         let (path, id) = (&e.path, i as u32);
-        quote!(unsafe impl ::sigecs::EventOf<Model> for #path { const ID: u32 = #id; })
+        quote!(#event_safety unsafe impl ::sigecs::EventOf<Model> for #path { const ID: u32 = #id; })
     });
 
+    let component_safety = safety("ID is the index of this type's entry in COMPONENTS.");
     let component_impls = analysis.components.iter().enumerate().map(|(i, c)| {
         let (path, id) = (&c.path, i as u32);
-        quote!(unsafe impl ::sigecs::ComponentOf<Model> for #path { const ID: u32 = #id; })
+        quote!(#component_safety unsafe impl ::sigecs::ComponentOf<Model> for #path { const ID: u32 = #id; })
     });
+    let signature_safety = safety(
+        "STORE is the index of the store whose slots are this signature's fields, in the order \
+         its derived `write_parts` puts them.",
+    );
     let signature_impls = analysis.signatures.iter().enumerate().map(|(i, s)| {
         let (path, id) = (&s.path, i as u32);
-        quote!(unsafe impl ::sigecs::SignatureOf<Model> for #path { const STORE: u32 = #id; })
+        quote!(#signature_safety unsafe impl ::sigecs::SignatureOf<Model> for #path { const STORE: u32 = #id; })
     });
+    let resource_safety = safety(
+        "no contract beyond Rust's (the trait is `unsafe` as every trait generated code \
+         implements is); each resource has its own field.",
+    );
     let resource_impls = res_types.iter().zip(&res_fields).map(|(path, field)| {
         quote! {
+            #resource_safety
             unsafe impl ::sigecs::ResourceOf<Model> for #path {
                 #[inline]
                 fn get(resources: &Resources) -> &Self { &resources.#field }
@@ -108,6 +119,11 @@ pub(super) fn generate(analysis: &Analysis) -> TokenStream {
         }
     });
 
+    let model_safety = safety(
+        "the tables list every component with its column type; each store's slots are its \
+         signature's fields in declaration order, at their columns and offsets (`offset_of!` \
+         into the row structs); `tables()` builds `Tables` of this model.",
+    );
     quote! {
         ::sigecs::__component_set! {
             /// A set of this world's components, one constant per component (ids in name
@@ -159,6 +175,7 @@ pub(super) fn generate(analysis: &Analysis) -> TokenStream {
 
         static EVENTS: [::sigecs::__private::EventInfo; #n_events] = [#(#events),*];
 
+        #model_safety
         unsafe impl ::sigecs::WorldModel for Model {
             type Resources = Resources;
             type Set = ::sigecs::ComponentBits<#words>;
@@ -364,6 +381,12 @@ fn slot(analysis: &Analysis, sig: &Signature, id: usize) -> (Literal, TokenStrea
 /// keys them by (store, component).
 fn typed_moves(analysis: &Analysis) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let (mut entries, mut fns) = (Vec::new(), Vec::new());
+    let move_safety = safety(
+        "the two store ids, slots and column types are this transition's in STORES: each \
+         shared component is copied once, the changed one moved in from or out to `value`, and \
+         each source column's last element fills the vacated row (the `MoveFn` contract the \
+         caller upholds).",
+    );
     for (s, c, t) in crate::analyze::transitions(analysis) {
         let (from, to) = (&analysis.signatures[s], &analysis.signatures[t]);
         let copies = to.fields.iter().filter(|(_, id)| *id != c).map(|(_, id)| {
@@ -409,6 +432,7 @@ fn typed_moves(analysis: &Analysis) -> (Vec<TokenStream>, Vec<TokenStream>) {
                 value: *mut u8,
                 _: u32,
             ) {
+                #move_safety
                 unsafe {
                     ::sigecs::__private::move_row(
                         stores, table, entity, loc, value, [#sid, #tid],

@@ -62,9 +62,13 @@ fn check(file: &str, table_from: usize) {
         l.starts_with("unsafe impl") || l == "unsafe {" || l == TRUSTED
     }) {
         unsafe_items += 1;
-        let above = generated.lines().nth(unsafe_impl.0 - 1).unwrap();
+        // The comment ends right above; it may take several lines.
+        let lines: Vec<&str> = generated.lines().map(str::trim_start).collect();
+        let start = lines[..unsafe_impl.0]
+            .iter()
+            .rposition(|l| !l.starts_with("// ") || l.starts_with("// SAFETY:"));
         assert!(
-            above.trim_start().starts_with("// SAFETY:"),
+            start.is_some_and(|k| lines[k].starts_with("// SAFETY:")),
             "no SAFETY comment above {:?}",
             unsafe_impl.1
         );

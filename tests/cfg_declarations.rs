@@ -1,7 +1,8 @@
-//! Declarations under `#[cfg(..)]` follow the build: the build script evaluates each condition
-//! as rustc does (`debug_assertions`, the target's cfgs), so a `#[cfg(debug_assertions)]`
-//! system has its `run_` method in debug builds only, a component under a true `cfg` is
-//! declared, and one under a false `cfg` is not.
+//! Declarations under `#[cfg(..)]` and `#[cfg_attr(..)]` follow the build: the build script
+//! evaluates each condition as rustc does (`debug_assertions`, the target's cfgs), so a
+//! `#[cfg(debug_assertions)]` system has its `run_` method in debug builds only, a component
+//! under a true `cfg` is declared and one under a false `cfg` is not, and a `cfg_attr`, a field's
+//! or a parameter's `cfg` change a declaration exactly when rustc applies them.
 
 use sigecs::WorldModel;
 use sigecs_fixtures::failures::*;

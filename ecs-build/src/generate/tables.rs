@@ -7,20 +7,8 @@ use proc_macro2::Literal;
 
 pub(super) fn generate(analysis: &Analysis) -> TokenStream {
     let words = Literal::usize_unsuffixed(analysis.set_words());
-    let flags = analysis.components.iter().enumerate().map(|(i, c)| {
-        let name = &c.ident;
-        let d = doc(format!("Component `{}` (id {i}).", c.ident));
-        let i = Literal::u32_unsuffixed(i as u32);
-        quote!(#d #name = #i,)
-    });
-
-    let res_fields = resource_fields(analysis);
-    let res_types: Vec<&syn::Path> = analysis.resources.iter().map(|r| &r.path).collect();
-    let res_docs = analysis
-        .resources
-        .iter()
-        .map(|r| doc(format!("The world's `{}`.", r.ident)));
-
+    let set_and_resources = set_and_resources(analysis);
+    let type_impls = type_impls(analysis);
     let rows_structs = analysis
         .signatures
         .iter()
@@ -84,67 +72,13 @@ pub(super) fn generate(analysis: &Analysis) -> TokenStream {
         let (name, path) = (name(&e.ident), &e.path);
         quote!(::sigecs::__private::EventInfo::of::<#path>(#name))
     });
-    let event_safety = safety("ID is the index of this type's entry in EVENTS.");
-    let event_impls = analysis.events.iter().enumerate().map(|(i, e)| {
-        let (path, id) = (&e.path, i as u32);
-        quote!(#event_safety unsafe impl ::sigecs::EventOf<Model> for #path { const ID: u32 = #id; })
-    });
-
-    let component_safety = safety("ID is the index of this type's entry in COMPONENTS.");
-    let component_impls = analysis.components.iter().enumerate().map(|(i, c)| {
-        let (path, id) = (&c.path, i as u32);
-        quote!(#component_safety unsafe impl ::sigecs::ComponentOf<Model> for #path { const ID: u32 = #id; })
-    });
-    let signature_safety = safety(
-        "STORE is the index of the store whose slots are this signature's fields, in the order \
-         its derived `write_parts` puts them.",
-    );
-    let signature_impls = analysis.signatures.iter().enumerate().map(|(i, s)| {
-        let (path, id) = (&s.path, i as u32);
-        quote!(#signature_safety unsafe impl ::sigecs::SignatureOf<Model> for #path { const STORE: u32 = #id; })
-    });
-    let resource_safety = safety(
-        "no contract beyond Rust's (the trait is `unsafe` as every trait generated code \
-         implements is); each resource has its own field.",
-    );
-    let resource_impls = res_types.iter().zip(&res_fields).map(|(path, field)| {
-        quote! {
-            #resource_safety
-            unsafe impl ::sigecs::ResourceOf<Model> for #path {
-                #[inline]
-                fn get(resources: &Resources) -> &Self { &resources.#field }
-                #[inline]
-                fn get_mut(resources: &mut Resources) -> &mut Self { &mut resources.#field }
-            }
-        }
-    });
-
     let model_safety = safety(
         "the tables list every component with its column type; each store's slots are its \
          signature's fields in declaration order, at their columns and offsets (`offset_of!` \
          into the row structs); `tables()` builds `Tables` of this model.",
     );
     quote! {
-        ::sigecs::__component_set! {
-            /// A set of this world's components, one constant per component (ids in name
-            /// order): `ComponentSet::A | ComponentSet::B`.
-            pub struct ComponentSet: #words {
-                #(#flags)*
-            }
-        }
-
-        /// The world's resources, one field per `#[derive(Resource)]` type.
-        pub struct Resources {
-            #( #res_docs pub #res_fields: #res_types, )*
-        }
-
-        // Each initial value from its derive (the type's `Default`), so a resource that is not
-        // `Default` is an error at its declaration only, not here too.
-        impl ::core::default::Default for Resources {
-            fn default() -> Self {
-                Resources { #( #res_fields: <#res_types as ::sigecs::Resource>::__initial(), )* }
-            }
-        }
+        #set_and_resources
 
         #(#rows_structs)*
 
@@ -193,6 +127,92 @@ pub(super) fn generate(analysis: &Analysis) -> TokenStream {
             }
         }
 
+        #type_impls
+    }
+}
+
+/// The named component-set type and the struct of the resources, with its `Default`.
+fn set_and_resources(analysis: &Analysis) -> TokenStream {
+    let words = Literal::usize_unsuffixed(analysis.set_words());
+    let flags = analysis.components.iter().enumerate().map(|(i, c)| {
+        let name = &c.ident;
+        let d = doc(format!("Component `{}` (id {i}).", c.ident));
+        let i = Literal::u32_unsuffixed(i as u32);
+        quote!(#d #name = #i,)
+    });
+
+    let res_fields = resource_fields(analysis);
+    let res_types: Vec<&syn::Path> = analysis.resources.iter().map(|r| &r.path).collect();
+    let res_docs = analysis
+        .resources
+        .iter()
+        .map(|r| doc(format!("The world's `{}`.", r.ident)));
+
+    quote! {
+        ::sigecs::__component_set! {
+            /// A set of this world's components, one constant per component (ids in name
+            /// order): `ComponentSet::A | ComponentSet::B`.
+            pub struct ComponentSet: #words {
+                #(#flags)*
+            }
+        }
+
+        /// The world's resources, one field per `#[derive(Resource)]` type.
+        pub struct Resources {
+            #( #res_docs pub #res_fields: #res_types, )*
+        }
+
+        // Each initial value from its derive (the type's `Default`), so a resource that is not
+        // `Default` is an error at its declaration only, not here too.
+        impl ::core::default::Default for Resources {
+            fn default() -> Self {
+                Resources { #( #res_fields: <#res_types as ::sigecs::Resource>::__initial(), )* }
+            }
+        }
+    }
+}
+
+/// The impls that give each declared component, signature, resource and event its id or
+/// place, each with its `// SAFETY:` comment.
+fn type_impls(analysis: &Analysis) -> TokenStream {
+    let res_fields = resource_fields(analysis);
+    let res_types: Vec<&syn::Path> = analysis.resources.iter().map(|r| &r.path).collect();
+    let event_safety = safety("ID is the index of this type's entry in EVENTS.");
+    let event_impls = analysis.events.iter().enumerate().map(|(i, e)| {
+        let (path, id) = (&e.path, i as u32);
+        quote!(#event_safety unsafe impl ::sigecs::EventOf<Model> for #path { const ID: u32 = #id; })
+    });
+
+    let component_safety = safety("ID is the index of this type's entry in COMPONENTS.");
+    let component_impls = analysis.components.iter().enumerate().map(|(i, c)| {
+        let (path, id) = (&c.path, i as u32);
+        quote!(#component_safety unsafe impl ::sigecs::ComponentOf<Model> for #path { const ID: u32 = #id; })
+    });
+    let signature_safety = safety(
+        "STORE is the index of the store whose slots are this signature's fields, in the order \
+         its derived `write_parts` puts them.",
+    );
+    let signature_impls = analysis.signatures.iter().enumerate().map(|(i, s)| {
+        let (path, id) = (&s.path, i as u32);
+        quote!(#signature_safety unsafe impl ::sigecs::SignatureOf<Model> for #path { const STORE: u32 = #id; })
+    });
+    let resource_safety = safety(
+        "no contract beyond Rust's (the trait is `unsafe` as every trait generated code \
+         implements is); each resource has its own field.",
+    );
+    let resource_impls = res_types.iter().zip(&res_fields).map(|(path, field)| {
+        quote! {
+            #resource_safety
+            unsafe impl ::sigecs::ResourceOf<Model> for #path {
+                #[inline]
+                fn get(resources: &Resources) -> &Self { &resources.#field }
+                #[inline]
+                fn get_mut(resources: &mut Resources) -> &mut Self { &mut resources.#field }
+            }
+        }
+    });
+
+    quote! {
         #(#component_impls)*
         #(#signature_impls)*
         #(#resource_impls)*

@@ -140,7 +140,7 @@ fn frames_match_the_plain_rust_game() {
     assert_eq!(level, "level: mothership with cannons at 19,5.5 21,5.5");
     let (schedule, frames) = out.split_once("\n\n").unwrap();
     assert!(
-        schedule.starts_with("systems, in run order:\n   1. movement     src/components/mod.rs:"),
+        schedule.starts_with("systems, in run order (declaration order; one declaring after/before moves just as far as they require):\n   1. movement     src/components/mod.rs:"),
         "{schedule}"
     );
     assert!(schedule.contains("\nstage 0: movement\n"), "{schedule}");

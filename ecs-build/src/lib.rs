@@ -106,8 +106,8 @@ impl Builder {
     }
 
     /// Whether an open world's build script warns about each system that matches no declared
-    /// signature (default true). Such a system runs over dynamic stores only; turn the warning
-    /// off when that is what it is for.
+    /// signature (default true). Such a system runs over dynamic stores only; mark one that is
+    /// meant to `#[system(dynamic)]` (no warning for it), or turn every such warning off here.
     pub fn warn_dynamic_only(mut self, yes: bool) -> Self {
         self.warn_dynamic_only = yes;
         self

@@ -434,7 +434,7 @@ pub struct KeptOutside {
 impl Analysis {
     /// 64-bit words of the world's component-set type (`sigecs::ComponentBits<W>`): as
     /// many as its components need, at least one.
-    pub fn set_words(&self) -> usize {
+    pub(crate) fn set_words(&self) -> usize {
         self.components.len().div_ceil(64).max(1)
     }
 }

@@ -683,7 +683,7 @@ tuple_impls!(A 0, B 1, C 2, D 3, E 4, F 5);
 tuple_impls!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 tuple_impls!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
-// SAFETY (all three): shared borrows only.
+// SAFETY: shared borrow only.
 unsafe impl<C> ReadOnly for &C {}
 // SAFETY: shared borrow only.
 unsafe impl<C> ReadOnly for Option<&C> {}

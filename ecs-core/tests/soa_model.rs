@@ -42,11 +42,17 @@ impl Drop for Live {
 #[derive(SoaManager)]
 #[soa(manager = "HashModel", lookup = "hash")]
 pub struct HashRow {
+    /// Plain old data.
     pub id: u64,
+    /// Owns heap memory.
     pub name: String,
+    /// A vector.
     pub pos: Vec3,
+    /// A 16-byte aligned value.
     pub wide: Wide,
+    /// Zero-sized.
     pub tag: (),
+    /// Counts its live copies (drop accounting).
     pub live: Live,
 }
 
@@ -54,11 +60,17 @@ pub struct HashRow {
 #[derive(SoaManager)]
 #[soa(manager = "DenseModel", lookup = "dense")]
 pub struct DenseRow {
+    /// Plain old data.
     pub id: u64,
+    /// Owns heap memory.
     pub name: String,
+    /// A vector.
     pub pos: Vec3,
+    /// A 16-byte aligned value.
     pub wide: Wide,
+    /// Zero-sized.
     pub tag: (),
+    /// Counts its live copies (drop accounting).
     pub live: Live,
 }
 

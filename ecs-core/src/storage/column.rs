@@ -312,7 +312,7 @@ pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
                 .write_unaligned(src.cast::<Bytes<N>>().read_unaligned())
         }
     }
-    // SAFETY (every arm): the caller guarantees `n` readable/writable, non-overlapping bytes.
+    // SAFETY: in every arm, the caller guarantees `n` readable/writable, non-overlapping bytes.
     unsafe {
         match n {
             0 => {}
@@ -372,10 +372,8 @@ mod tests {
         c.set_capacity(10, 10);
         assert_eq!((c.capacity(), c.allocated_bytes()), (10, 40));
         // SAFETY: the 10 values written above survive the reallocation.
-        assert_eq!(
-            unsafe { c.as_slice::<u32>(10) },
-            &(7..17).collect::<Vec<_>>()[..]
-        );
+        let kept = unsafe { c.as_slice::<u32>(10) };
+        assert_eq!(kept, &(7..17).collect::<Vec<_>>()[..]);
         c.set_capacity(0, 0);
         assert_eq!((c.capacity(), c.allocated_bytes()), (0, 0));
         c.reserve(0, 1);

@@ -1,4 +1,5 @@
 // src/main.rs
+//! A ball and a player move for one step.
 mod components;
 use components::*;
 

@@ -76,8 +76,9 @@ const COMPONENTS: [(&str, u8); 7] = [
     ("Timer", TIMER),
 ];
 
-/// The name the world gives an entity of `set`: its signature's, or the set's (`{Mark, Pos}`)
-/// when no signature declares it and the entity lives in a dynamic store.
+/// The name the world gives an entity of `set`: its signature's, or the set's (`Mark | Pos`,
+/// `(no components)` for the empty set) when no signature declares it and the entity lives in
+/// a dynamic store.
 fn signature_of(set: u8) -> String {
     match SIGNATURES.iter().find(|s| s.1 == set) {
         Some(s) => s.0.to_string(),
@@ -87,7 +88,10 @@ fn signature_of(set: u8) -> String {
                 .filter(|c| set & c.1 != 0)
                 .map(|c| c.0)
                 .collect();
-            format!("{{{}}}", names.join(", "))
+            match names.join(" | ") {
+                empty if empty.is_empty() => "(no components)".into(),
+                names => names,
+            }
         }
     }
 }
@@ -1001,7 +1005,7 @@ fn a_spawned_entity_stored_in_a_component_resolves() {
         // timer 4: Spawner + Mark is undeclared: the spawner moves to its dynamic store, where
         // the systems still visit it.
         run(&mut w).unwrap();
-        assert_eq!(w.signature_name_of(s), Some("{Link, Mark, Pos, Timer}"));
+        assert_eq!(w.signature_name_of(s), Some("Link | Mark | Pos | Timer"));
         run(&mut w).unwrap();
         // timer 6: Mark removed (back to Spawner); despawns the (already dead) old child: no
         // error; spawns a new one.

@@ -206,3 +206,40 @@ fn the_named_set_and_queries_reach_every_word() {
     assert!(names.contains(&"W150,W180,W199".to_string()));
     assert!(undeclared.iter().any(|s| s.components.len() == 129));
 }
+
+#[test]
+fn the_named_set_writes_and_reads_text_across_words() {
+    let mut w = World::new();
+    let (es, _) = populate(&mut w);
+    // `Flags` comes into scope with the world's glob import.
+    let set = w.signature_of(es[2]).unwrap();
+    assert_eq!(set.to_string(), "W000 | W150 | W199");
+    assert_eq!("W199 | W000 | W150".parse::<ComponentSet>().unwrap(), set);
+    let names: Vec<&str> = set.iter_names().map(|(name, _)| name).collect();
+    assert_eq!(names, ["W000", "W150", "W199"], "id order across words");
+    assert_eq!(ComponentSet::all().iter_names().count(), 200);
+    assert_eq!(
+        ComponentSet::all()
+            .to_string()
+            .parse::<ComponentSet>()
+            .unwrap(),
+        ComponentSet::all()
+    );
+
+    // Bits past the 200 components (ids 200..256 of the fourth word) are written in hex.
+    let wide = ComponentSet::from_bits_retain(sigecs::ComponentBits::first(256));
+    let text = wide.to_string();
+    let hex = format!("0xffffffffffffff00{}", "0".repeat(48));
+    assert!(text.ends_with(&format!("W199 | {hex}")), "{text}");
+    assert_eq!(text.parse::<ComponentSet>().unwrap(), wide);
+    assert_eq!(!ComponentSet::empty(), ComponentSet::all());
+
+    // Where the world shows a set to a person, it is this text.
+    let stats = w.stats().to_string();
+    assert!(stats.contains("\nW000 | W001 | W180 "), "{stats}");
+    let undeclared: Vec<String> = w.undeclared().iter().map(|u| u.to_string()).collect();
+    assert!(
+        undeclared.contains(&"W150 | W180 | W199: 1 entities now, 1 at most, 1 moves".into()),
+        "{undeclared:?}"
+    );
+}

@@ -241,14 +241,15 @@ fn sig_name(mask: u32) -> Option<&'static str> {
     SIGNATURES.iter().find(|s| s.1 == mask).map(|s| s.0)
 }
 
-/// `{A, B}`: the components of `mask` in id order, as the world formats them.
+/// `A | B`: the components of `mask` in id order, as the world's `ComponentSet` writes them
+/// (nothing for the empty set).
 fn set_string(mask: u32) -> String {
     let parts: Vec<&str> = Kind::ALL
         .iter()
         .filter(|k| mask & k.bit() != 0)
         .map(|k| k.name())
         .collect();
-    format!("{{{}}}", parts.join(", "))
+    parts.join(" | ")
 }
 
 /// Does system `name` visit an entity with these components?

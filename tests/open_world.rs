@@ -83,7 +83,8 @@ fn declared(set: u16) -> Option<&'static str> {
     }
 }
 
-/// The name the world gives an entity of `set`: its signature's, or `{A, Tag2}`.
+/// The name the world gives an entity of `set`: its signature's, or `A | Tag2` (`(no
+/// components)` for the empty set).
 fn set_name(set: u16) -> String {
     match declared(set) {
         Some(name) => name.to_string(),
@@ -93,7 +94,10 @@ fn set_name(set: u16) -> String {
                 .filter(|k| set & k.bit() != 0)
                 .map(|&k| NAMES[k as usize])
                 .collect();
-            format!("{{{}}}", names.join(", "))
+            match names.join(" | ") {
+                empty if empty.is_empty() => "(no components)".into(),
+                names => names,
+            }
         }
     }
 }
@@ -684,7 +688,12 @@ fn compare(m: &Reference, copies: &[Copy]) -> Result<(), String> {
             .undeclared()
             .iter()
             .filter(|u| u.rows > 0)
-            .map(|u| (format!("{{{}}}", u.components.join(", ")), u.rows))
+            .map(|u| {
+                (
+                    u.to_string().split(": ").next().unwrap().to_string(),
+                    u.rows,
+                )
+            })
             .collect();
         ensure!(
             dynamic == rows,

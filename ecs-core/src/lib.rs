@@ -73,6 +73,9 @@ pub use sigecs_derive::{system, Component, Event, Resource, Signature, SoaManage
 pub use stats::{CacheStats, Layout, StoreStats, WorldStats};
 pub use world::{Change, CommandErrors, CommandFailure, UndeclaredSet, World, WorldError};
 
+/// The named component sets' library: a world's `ComponentSet` implements [`bitflags::Flags`],
+/// and [`bitflags::parser`] reads and writes sets as text.
+pub use bitflags;
 /// The math library of the transform hierarchy, so its matrices are the same type as yours.
 #[cfg(feature = "transform")]
 pub use glam;
@@ -87,4 +90,6 @@ pub mod prelude {
         system, CommandErrors, Component, Entity, Event, EventReader, Resource, Signature,
         UndeclaredSet, WorldError,
     };
+    /// The named component set's methods (`contains`, `iter_names`, ...).
+    pub use bitflags::Flags as _;
 }

@@ -896,7 +896,7 @@ unsafe fn query_one<'w, M: WorldModel, Q: Query<'w, M>>(
         return Err(WorldError::NoSuchEntity(entity));
     };
     let store = loc.store as usize;
-    let mask = world.signature_of(entity).unwrap_or(M::Set::EMPTY);
+    let mask = world.set_of(entity).unwrap_or(M::Set::EMPTY);
     if let Some(component) = Q::first_missing(mask) {
         return Err(WorldError::MissingComponent {
             entity,

@@ -5,14 +5,22 @@
 //! from the component count (one word up to 64 components, two up to 128, sixteen for 1,024),
 //! so there is no fixed component limit and a small world pays for one or two words. Every
 //! operation is a loop over `W` words that the compiler unrolls. The runtime reaches a world's
-//! width through [`WorldModel::Set`](crate::WorldModel::Set), bounded by [`AnyComponentBits`].
+//! width through [`WorldModel::Set`](crate::WorldModel::Set), bounded by [`AnyComponentBits`];
+//! matching stores and systems works on these bits alone.
 //!
-//! The generated file also declares a named set type, `ComponentSet`, with one constant per
-//! component (`ComponentSet::POSITION | ComponentSet::VELOCITY`), through
-//! [`__component_set!`](crate::__component_set).
+//! The generated file also declares the world's named set type, `ComponentSet`, through
+//! [`__component_set!`](crate::__component_set): a [`bitflags`] type over
+//! `ComponentBits<W>` (which implements [`bitflags::Bits`]) with one constant per component,
+//! named as the component's type (`ComponentSet::Position | ComponentSet::Velocity`), so that
+//! one name means one component in code, in messages and in text. Names, iteration
+//! (`iter_names`), `Display` (`Position | Velocity`) and parsing (`FromStr`, or
+//! [`bitflags::parser::from_str`]) are bitflags'; its [`Flags`](bitflags::Flags) trait is in
+//! scope wherever the world is glob-imported, and in [`prelude`](crate::prelude).
 
+use bitflags::parser::{ParseError, ParseHex, WriteHex};
 use std::fmt;
 use std::hash::Hash;
+use std::ops::{BitAnd, BitOr, BitXor, Not};
 
 /// A set of component ids below `64 * W`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -212,6 +220,88 @@ impl<const W: usize> FromIterator<u32> for ComponentBits<W> {
     }
 }
 
+impl<const W: usize> BitOr for ComponentBits<W> {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        self.union(other)
+    }
+}
+
+impl<const W: usize> BitAnd for ComponentBits<W> {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        self.intersection(other)
+    }
+}
+
+impl<const W: usize> BitXor for ComponentBits<W> {
+    type Output = Self;
+    #[inline]
+    fn bitxor(mut self, other: Self) -> Self {
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a ^= b;
+        }
+        self
+    }
+}
+
+impl<const W: usize> Not for ComponentBits<W> {
+    type Output = Self;
+    /// Every id below the capacity that the set lacks.
+    #[inline]
+    fn not(mut self) -> Self {
+        for a in &mut self.0 {
+            *a = !*a;
+        }
+        self
+    }
+}
+
+/// The bits of a world's named set type (`bitflags::Flags<Bits = ComponentBits<W>>`).
+impl<const W: usize> bitflags::Bits for ComponentBits<W> {
+    const EMPTY: Self = Self::EMPTY;
+    const ALL: Self = ComponentBits([u64::MAX; W]);
+}
+
+/// The set as one hexadecimal number (component `i` is bit `i`), without leading zeros: what
+/// a named set's `Display` writes after `0x` for bits that name no component.
+impl<const W: usize> WriteHex for ComponentBits<W> {
+    fn write_hex<F: fmt::Write>(&self, mut out: F) -> fmt::Result {
+        let Some(top) = self.0.iter().rposition(|&w| w != 0) else {
+            return out.write_char('0');
+        };
+        write!(out, "{:x}", self.0[top])?;
+        self.0[..top]
+            .iter()
+            .rev()
+            .try_for_each(|w| write!(out, "{w:016x}"))
+    }
+}
+
+/// Reads [`WriteHex`]'s form (leading zeros allowed); an error for anything but hexadecimal
+/// digits, or a bit at or beyond [`ComponentBits::CAPACITY`].
+impl<const W: usize> ParseHex for ComponentBits<W> {
+    fn parse_hex(input: &str) -> Result<Self, ParseError> {
+        let invalid = || ParseError::invalid_hex_flag(input);
+        if input.is_empty() || !input.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(invalid());
+        }
+        let digits = input.trim_start_matches('0').as_bytes();
+        if digits.len() > 16 * W {
+            return Err(invalid());
+        }
+        let mut words = [0u64; W];
+        for (word, chunk) in words.iter_mut().zip(digits.rchunks(16)) {
+            // Only ASCII hexadecimal digits are left, so both steps succeed.
+            let chunk = std::str::from_utf8(chunk).map_err(|_| invalid())?;
+            *word = u64::from_str_radix(chunk, 16).map_err(|_| invalid())?;
+        }
+        Ok(ComponentBits(words))
+    }
+}
+
 /// The component ids of a set, ascending (see [`ComponentBits::ids`]).
 #[derive(Clone, Debug)]
 pub struct Ids<'a> {
@@ -327,13 +417,20 @@ impl<const W: usize> AnyComponentBits for ComponentBits<W> {
 }
 
 /// Declares a world's named component-set type: a `ComponentSet` newtype over
-/// `ComponentBits<W>` with one constant per component, set operators and a `Debug` that
-/// prints names. The generated file invokes it once; it is written here so that the
-/// generated code stays one line per component.
+/// `ComponentBits<W>` with one constant per component, that implements [`bitflags::Flags`]
+/// (names, iteration, `Display`, `FromStr` and the set methods are bitflags'). Written here,
+/// once, so that the generated code stays one line per component: `Name = id,`, or
+/// `r#name = id as "name",` for a raw identifier (the name without `r#` is the flag's, as in
+/// every message). The operators and `Debug` are here because bitflags writes them only for the
+/// types its own macro declares, which takes primitive bits alone.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __component_set {
-    ($(#[$doc:meta])* pub struct $name:ident: $w:literal { $($(#[$cdoc:meta])* $c:ident = $id:literal,)* }) => {
+    (@name $c:ident) => { ::core::stringify!($c) };
+    (@name $c:ident $name:literal) => { $name };
+    ($(#[$doc:meta])* $vis:vis struct $name:ident: $w:literal {
+        $($(#[$cdoc:meta])* $c:ident = $id:literal $(as $cname:literal)?,)*
+    }) => {
         $(#[$doc])*
         #[derive(
             ::core::clone::Clone,
@@ -345,89 +442,130 @@ macro_rules! __component_set {
             ::core::cmp::Ord,
             ::core::default::Default,
         )]
-        pub struct $name($crate::ComponentBits<$w>);
+        $vis struct $name($crate::ComponentBits<$w>);
 
-        #[allow(dead_code)]
+        // bitflags' methods wherever the set is glob-imported (`use my_world::*;`).
+        #[allow(unused_imports)]
+        $vis use $crate::bitflags::Flags as _;
+
+        // Each constant is named as its component's type; a world need not use them all.
+        #[allow(non_upper_case_globals, dead_code)]
         impl $name {
-            $( $(#[$cdoc])* pub const $c: Self = Self($crate::ComponentBits::<$w>::EMPTY.with($id)); )*
-            const NAMES: &'static [(u32, &'static str)] = &[$(($id, ::core::stringify!($c))),*];
+            $( $(#[$cdoc])* $vis const $c: Self = Self($crate::ComponentBits::<$w>::EMPTY.with($id)); )*
 
-            /// The empty set.
-            pub const fn empty() -> Self {
-                Self($crate::ComponentBits::<$w>::EMPTY)
-            }
-            /// Every component of the world.
-            pub const fn all() -> Self {
-                Self($crate::ComponentBits::<$w>::EMPTY$(.with($id))*)
-            }
-            /// The set's bits (bit `i` is component `i`).
-            pub const fn bits(&self) -> $crate::ComponentBits<$w> {
-                self.0
-            }
-            /// The set of the world's components among `bits` (others are dropped).
-            pub const fn from_bits_truncate(bits: $crate::ComponentBits<$w>) -> Self {
-                Self(bits.intersection(Self::all().0))
-            }
-            /// Does the set hold every component of `other`?
-            pub const fn contains(&self, other: Self) -> bool {
-                self.0.is_superset(&other.0)
-            }
-            /// Does the set share a component with `other`?
-            pub const fn intersects(&self, other: Self) -> bool {
-                !self.0.is_disjoint(&other.0)
-            }
-            /// Is the set empty?
-            pub const fn is_empty(&self) -> bool {
-                self.0.is_empty()
-            }
             /// How many components the set holds.
-            pub const fn len(&self) -> usize {
+            $vis const fn len(&self) -> usize {
                 self.0.len()
             }
-            /// The names of the set's components, in id order.
-            pub fn names(&self) -> impl ::core::iter::Iterator<Item = &'static str> + '_ {
-                ::core::iter::Iterator::map(
-                    ::core::iter::Iterator::filter(Self::NAMES.iter(), |(id, _)| self.0.contains(*id)),
-                    |&(_, name)| name,
-                )
+        }
+
+        impl $crate::bitflags::Flags for $name {
+            const FLAGS: &'static [$crate::bitflags::Flag<Self>] = &[
+                $($crate::bitflags::Flag::new($crate::__component_set!(@name $c $($cname)?), Self::$c),)*
+            ];
+            type Bits = $crate::ComponentBits<$w>;
+            #[inline]
+            fn bits(&self) -> Self::Bits {
+                self.0
+            }
+            #[inline]
+            fn from_bits_retain(bits: Self::Bits) -> Self {
+                Self(bits)
+            }
+            // A constant, not the union of `FLAGS` that bitflags computes by default, so that
+            // `from_bits_truncate`, `complement` and `!` stay `W` word operations.
+            #[inline]
+            fn all() -> Self {
+                const ALL: $crate::ComponentBits<$w> = $crate::ComponentBits::<$w>::EMPTY$(.with($id))*;
+                Self(ALL)
             }
         }
 
         impl ::core::ops::BitOr for $name {
             type Output = Self;
             fn bitor(self, other: Self) -> Self {
-                Self(self.0.union(other.0))
+                $crate::bitflags::Flags::union(self, other)
             }
         }
         impl ::core::ops::BitOrAssign for $name {
             fn bitor_assign(&mut self, other: Self) {
-                self.0 = self.0.union(other.0);
+                $crate::bitflags::Flags::insert(self, other)
             }
         }
         impl ::core::ops::BitAnd for $name {
             type Output = Self;
             fn bitand(self, other: Self) -> Self {
-                Self(self.0.intersection(other.0))
+                $crate::bitflags::Flags::intersection(self, other)
+            }
+        }
+        impl ::core::ops::BitAndAssign for $name {
+            fn bitand_assign(&mut self, other: Self) {
+                *self = $crate::bitflags::Flags::intersection(*self, other)
+            }
+        }
+        impl ::core::ops::BitXor for $name {
+            type Output = Self;
+            fn bitxor(self, other: Self) -> Self {
+                $crate::bitflags::Flags::symmetric_difference(self, other)
+            }
+        }
+        impl ::core::ops::BitXorAssign for $name {
+            fn bitxor_assign(&mut self, other: Self) {
+                $crate::bitflags::Flags::toggle(self, other)
             }
         }
         impl ::core::ops::Sub for $name {
             type Output = Self;
             fn sub(self, other: Self) -> Self {
-                Self(self.0.difference(other.0))
+                $crate::bitflags::Flags::difference(self, other)
+            }
+        }
+        impl ::core::ops::SubAssign for $name {
+            fn sub_assign(&mut self, other: Self) {
+                $crate::bitflags::Flags::remove(self, other)
+            }
+        }
+        impl ::core::ops::Not for $name {
+            type Output = Self;
+            fn not(self) -> Self {
+                $crate::bitflags::Flags::complement(self)
+            }
+        }
+        impl ::core::iter::Extend<$name> for $name {
+            fn extend<I: ::core::iter::IntoIterator<Item = Self>>(&mut self, sets: I) {
+                for set in sets {
+                    $crate::bitflags::Flags::insert(self, set)
+                }
+            }
+        }
+        impl ::core::iter::FromIterator<$name> for $name {
+            fn from_iter<I: ::core::iter::IntoIterator<Item = Self>>(sets: I) -> Self {
+                let mut all = <Self as $crate::bitflags::Flags>::empty();
+                ::core::iter::Extend::extend(&mut all, sets);
+                all
+            }
+        }
+        impl ::core::iter::IntoIterator for $name {
+            type Item = Self;
+            type IntoIter = $crate::bitflags::iter::Iter<Self>;
+            fn into_iter(self) -> Self::IntoIter {
+                $crate::bitflags::Flags::iter(&self)
+            }
+        }
+        impl ::core::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                $crate::bitflags::parser::to_writer(self, f)
             }
         }
         impl ::core::fmt::Debug for $name {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                f.write_str(::core::concat!(::core::stringify!($name), "("))?;
-                let mut first = true;
-                for n in self.names() {
-                    if !first {
-                        f.write_str(" | ")?;
-                    }
-                    first = false;
-                    f.write_str(n)?;
-                }
-                f.write_str(")")
+                ::core::write!(f, "{}({})", ::core::stringify!($name), self)
+            }
+        }
+        impl ::core::str::FromStr for $name {
+            type Err = $crate::bitflags::parser::ParseError;
+            fn from_str(text: &str) -> ::core::result::Result<Self, Self::Err> {
+                $crate::bitflags::parser::from_str(text)
             }
         }
     };
@@ -491,20 +629,174 @@ mod tests {
         let _ = ComponentBits::<1>::EMPTY.with(64);
     }
 
+    crate::__component_set! {
+        /// A named set over two words, with a gap and a raw identifier, like a generated one.
+        pub(crate) struct Named: 2 { A = 0, B = 1, r#move = 2 as "move", Z = 100, }
+    }
+
+    fn bits(ids: &[u32]) -> ComponentBits<2> {
+        ids.iter().copied().collect()
+    }
+
     #[test]
-    #[allow(unreachable_pub)] // The macro's type is `pub`, as in a generated world.
-    fn the_named_set_prints_names_and_combines() {
-        crate::__component_set! {
-            pub struct Named: 2 { A = 0, B = 1, Z = 100, }
-        }
+    fn the_named_set_writes_and_reads_its_names() {
         let s = Named::A | Named::Z;
+        assert_eq!(s.to_string(), "A | Z");
         assert_eq!(format!("{s:?}"), "Named(A | Z)");
-        assert!(s.contains(Named::Z) && !s.contains(Named::B) && s.intersects(Named::A));
-        assert_eq!(Named::all().len(), 3, "every declared component, no more");
-        assert_eq!((Named::all() - s).names().collect::<Vec<_>>(), ["B"]);
+        assert_eq!("A | Z".parse::<Named>().unwrap(), s);
+        assert_eq!(
+            " Z|A ".parse::<Named>().unwrap(),
+            s,
+            "any order, any spacing"
+        );
+        assert_eq!(bitflags::parser::from_str::<Named>("A | Z").unwrap(), s);
+        assert_eq!(Named::r#move.to_string(), "move", "the name without `r#`");
+        assert_eq!("move".parse::<Named>().unwrap(), Named::r#move);
+        assert_eq!(Named::from_name("Z"), Some(Named::Z));
+        assert_eq!(Named::from_name("z"), None, "names are case-sensitive");
+        let err = "A | Q".parse::<Named>().unwrap_err();
+        assert_eq!(err.to_string(), "unrecognized named flag `Q`");
+        assert!("A |".parse::<Named>().is_err(), "an empty flag");
+    }
+
+    #[test]
+    fn every_named_set_round_trips_through_text() {
+        let flags = [Named::A, Named::B, Named::r#move, Named::Z];
+        for subset in 0u32..16 {
+            let s: Named = (0..4)
+                .filter(|i| subset & (1 << i) != 0)
+                .map(|i| flags[i])
+                .collect();
+            let text = s.to_string();
+            assert_eq!(text.parse::<Named>().unwrap(), s, "{text:?}");
+            assert_eq!(text.split(" | ").filter(|n| !n.is_empty()).count(), s.len());
+        }
+    }
+
+    #[test]
+    fn names_come_in_id_order() {
+        let s = Named::Z | Named::r#move | Named::A;
+        let names: Vec<&str> = s.iter_names().map(|(name, _)| name).collect();
+        assert_eq!(names, ["A", "move", "Z"]);
+        let defined: Vec<&str> = Named::iter_defined_names().map(|(n, _)| n).collect();
+        assert_eq!(defined, ["A", "B", "move", "Z"]);
+        let each: Vec<Named> = s.into_iter().collect();
+        assert_eq!(each, [Named::A, Named::r#move, Named::Z]);
+        assert_eq!(each.into_iter().collect::<Named>(), s);
+    }
+
+    #[test]
+    fn the_empty_set_is_empty_text() {
+        assert_eq!(Named::empty().to_string(), "");
+        assert_eq!(format!("{:?}", Named::empty()), "Named()");
+        assert_eq!("".parse::<Named>().unwrap(), Named::empty());
+        assert_eq!("  ".parse::<Named>().unwrap(), Named::empty());
+        assert_eq!(Named::default(), Named::empty());
+        assert!(Named::empty().is_empty() && Named::empty().len() == 0);
+    }
+
+    #[test]
+    fn bits_past_the_named_ones_are_written_in_hex_and_read_back() {
+        let s = Named::from_bits_retain(bits(&[1, 64, 127]));
+        assert_eq!(s.to_string(), "B | 0x80000000000000010000000000000000");
+        assert_eq!(s.to_string().parse::<Named>().unwrap(), s);
+        let low = Named::from_bits_retain(bits(&[3, 100]));
+        assert_eq!(low.to_string(), "Z | 0x8", "no leading zeros");
+        assert_eq!("Z | 0x0008".parse::<Named>().unwrap(), low);
+        assert!(low.contains_unknown_bits());
+        assert_eq!(Named::from_bits_truncate(low.bits()), Named::Z);
+        assert_eq!(Named::from_bits(low.bits()), None);
+    }
+
+    #[test]
+    fn hex_text_past_the_width_or_not_hex_is_refused() {
+        use bitflags::parser::ParseHex;
+        let parse = <ComponentBits<2> as ParseHex>::parse_hex;
+        assert_eq!(parse("0").unwrap(), ComponentBits::EMPTY);
+        assert_eq!(parse(&"f".repeat(32)).unwrap(), !ComponentBits::EMPTY);
+        assert_eq!(
+            parse(&format!("000{}", "f".repeat(32))).unwrap(),
+            !ComponentBits::EMPTY,
+            "leading zeros do not count"
+        );
+        assert_eq!(parse("1aB").unwrap(), ComponentBits::from_words([0x1ab, 0]));
+        for bad in [
+            "",
+            "1".repeat(33).as_str(),
+            "+1",
+            "-1",
+            "0x1",
+            "1 2",
+            "g",
+            "é",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+        assert!("A | 0x".parse::<Named>().is_err());
+    }
+
+    #[test]
+    fn hex_text_round_trips_for_every_width() {
+        use bitflags::parser::{ParseHex, WriteHex};
+        fn round_trip<const W: usize>(set: ComponentBits<W>) {
+            let mut text = String::new();
+            set.write_hex(&mut text).unwrap();
+            assert!(text == "0" || !text.starts_with('0'), "{text}");
+            assert_eq!(ComponentBits::<W>::parse_hex(&text).unwrap(), set, "{text}");
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..200 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            round_trip(ComponentBits::<1>::from_words([x]));
+            round_trip(ComponentBits::<3>::from_words([x, 0, x >> (x % 64)]));
+            round_trip(ComponentBits::<16>::first((x % 1025) as u32));
+        }
+        round_trip(ComponentBits::<4>::EMPTY);
+    }
+
+    #[test]
+    fn the_named_set_operators_are_bitflags_set_operations() {
+        let (a, z) = (Named::A | Named::B, Named::B | Named::Z);
+        assert_eq!(a & z, Named::B);
+        assert_eq!(a ^ z, Named::A | Named::Z);
+        assert_eq!(a - z, Named::A);
+        assert_eq!(
+            !a,
+            Named::r#move | Named::Z,
+            "the complement stays within the names"
+        );
+        assert_eq!(!Named::empty(), Named::all());
+        let mut m = a;
+        m |= Named::Z;
+        assert_eq!(m, Named::all() - Named::r#move);
+        m &= z;
+        assert_eq!(m, z);
+        m ^= Named::Z;
+        assert_eq!(m, Named::B);
+        m -= Named::B;
+        assert!(m.is_empty());
+        assert!(a.contains(Named::A) && !a.contains(z) && a.intersects(z));
+        assert_eq!(Named::all().len(), 4, "every declared component, no more");
+        assert_eq!(Named::all().bits(), bits(&[0, 1, 2, 100]));
         assert_eq!(
             Named::from_bits_truncate(ComponentBits::first(128)),
             Named::all()
+        );
+    }
+
+    #[test]
+    fn component_bits_operators() {
+        let (a, b) = (bits(&[1, 70]), bits(&[70, 100]));
+        assert_eq!(a | b, a.union(b));
+        assert_eq!(a & b, bits(&[70]));
+        assert_eq!(a ^ b, bits(&[1, 100]));
+        assert_eq!((!a).len(), 126);
+        assert_eq!(!!a, a);
+        assert_eq!(
+            <ComponentBits<2> as bitflags::Bits>::ALL,
+            !ComponentBits::EMPTY
         );
     }
 }

@@ -50,7 +50,7 @@ impl StoreStats {
 }
 
 /// Statistics of every store of a world, in store id order: the declared signatures' stores,
-/// and apart the dynamic stores of undeclared component sets (named by their set, `{A, B}`).
+/// and apart the dynamic stores of undeclared component sets (named by their set, `A | B`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WorldStats {
     /// One entry per declared signature.
@@ -156,7 +156,7 @@ mod tests {
                 },
             ],
             dynamic: vec![StoreStats {
-                name: "{A, B}",
+                name: "A | B",
                 live_bytes: 5,
                 component_bytes: 10,
                 ..s
@@ -171,7 +171,7 @@ mod tests {
         assert!(text.contains("     50.0%\ntotal "), "{text}");
         assert!(text.ends_with("     75.0%"), "the total: {text}");
         assert!(
-            text.contains("undeclared sets (dynamic stores):\n{A, B} "),
+            text.contains("undeclared sets (dynamic stores):\nA | B "),
             "{text}"
         );
         assert_eq!(WorldStats::default().efficiency(), 1.0);

@@ -68,11 +68,17 @@ static STORES: [StoreInfo; 2] = [
     },
 ];
 
+crate::__component_set! {
+    /// The model's named sets.
+    pub(crate) struct Named: 1 { A = 0, B = 1, S = 2, }
+}
+
 // SAFETY: the tables above describe A, B, JustA and AB exactly (one u32 column per
 // component, slot order = field order); `tables` is `Tables::build`.
 unsafe impl WorldModel for Model {
     type Resources = ();
     type Set = crate::ComponentBits<1>;
+    type ComponentSet = Named;
     fn components() -> &'static [ComponentInfo] {
         &COMPONENTS
     }

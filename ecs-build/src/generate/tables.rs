@@ -113,6 +113,7 @@ pub(super) fn generate(analysis: &Analysis) -> TokenStream {
         unsafe impl ::sigecs::WorldModel for Model {
             type Resources = Resources;
             type Set = ::sigecs::ComponentBits<#words>;
+            type ComponentSet = ComponentSet;
             #strict
             const PASSES: usize = #passes;
             const READERS: usize = #readers;
@@ -135,10 +136,12 @@ pub(super) fn generate(analysis: &Analysis) -> TokenStream {
 fn set_and_resources(analysis: &Analysis) -> TokenStream {
     let words = Literal::usize_unsuffixed(analysis.set_words());
     let flags = analysis.components.iter().enumerate().map(|(i, c)| {
-        let name = &c.ident;
-        let d = doc(format!("Component `{}` (id {i}).", c.ident));
+        let (ident, name) = (&c.ident, name(&c.ident));
+        let d = doc(format!("Component `{name}` (id {i})."));
         let i = Literal::u32_unsuffixed(i as u32);
-        quote!(#d #name = #i,)
+        // The flag's name is the component's, without `r#`, as in every message.
+        let raw = (c.ident != name).then(|| quote!(as #name));
+        quote!(#d #ident = #i #raw,)
     });
 
     let res_fields = resource_fields(analysis);
@@ -150,8 +153,9 @@ fn set_and_resources(analysis: &Analysis) -> TokenStream {
 
     quote! {
         ::sigecs::__component_set! {
-            /// A set of this world's components, one constant per component (ids in name
-            /// order): `ComponentSet::A | ComponentSet::B`.
+            /// A set of this world's components, a `bitflags` type: one constant per component,
+            /// named as its type, ids in name order (`ComponentSet::A | ComponentSet::B`, as text
+            /// `A | B`).
             pub struct ComponentSet: #words {
                 #(#flags)*
             }

@@ -122,11 +122,6 @@ pub(super) fn generate(analysis: &Analysis) -> TokenStream {
                 World(::sigecs::World::with_resources(resources))
             }
 
-            /// The component set of `entity`'s signature, or `None` if it is not alive.
-            pub fn signature_of(&self, entity: ::sigecs::Entity) -> ::core::option::Option<ComponentSet> {
-                self.0.signature_of(entity).map(ComponentSet::from_bits_truncate)
-            }
-
             /// The schedule: stages in order, with the stores each visits and the systems it
             /// runs on them. Printable.
             pub fn schedule() -> &'static ::sigecs::schedule::Schedule { &SCHEDULE }

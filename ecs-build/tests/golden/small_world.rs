@@ -13,8 +13,9 @@
 )]
 mod sigecs_world {
     ::sigecs::__component_set! {
-        /// A set of this world's components, one constant per component (ids in name
-        /// order): `ComponentSet::A | ComponentSet::B`.
+        /// A set of this world's components, a `bitflags` type: one constant per component,
+        /// named as its type, ids in name order (`ComponentSet::A | ComponentSet::B`, as text
+        /// `A | B`).
         pub struct ComponentSet: 1 {
             /// Component `Mass` (id 0).
             Mass = 0,
@@ -252,6 +253,7 @@ mod sigecs_world {
     unsafe impl ::sigecs::WorldModel for Model {
         type Resources = Resources;
         type Set = ::sigecs::ComponentBits<1>;
+        type ComponentSet = ComponentSet;
         const PASSES: usize = 5;
         const READERS: usize = 0;
         fn events() -> &'static [::sigecs::__private::EventInfo] {
@@ -367,13 +369,6 @@ mod sigecs_world {
         /// An empty world with the given resources.
         pub fn with_resources(resources: Resources) -> Self {
             World(::sigecs::World::with_resources(resources))
-        }
-        /// The component set of `entity`'s signature, or `None` if it is not alive.
-        pub fn signature_of(
-            &self,
-            entity: ::sigecs::Entity
-        ) -> ::core::option::Option<ComponentSet> {
-            self.0.signature_of(entity).map(ComponentSet::from_bits_truncate)
         }
         /// The schedule: stages in order, with the stores each visits and the systems it
         /// runs on them. Printable.

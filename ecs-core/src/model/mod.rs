@@ -45,6 +45,16 @@ pub unsafe trait WorldModel: Sized + 'static {
     /// The world's component-set type: [`ComponentBits`](crate::ComponentBits) as wide as its
     /// components need.
     type Set: AnyComponentBits;
+    /// The world's named set type, `ComponentSet`: a [`bitflags`] type over [`Self::Set`] with
+    /// one flag per component, named as the component. How the runtime shows a set to a
+    /// person (`Position | Velocity`).
+    type ComponentSet: bitflags::Flags<Bits = Self::Set>
+        + Copy
+        + Eq
+        + std::fmt::Debug
+        + std::fmt::Display
+        + Send
+        + Sync;
     /// Strict worlds (`Builder::undeclared(Undeclared::Error)`) refuse a component set that no
     /// signature declares with [`WorldError::UndeclaredSignature`](crate::WorldError); open
     /// ones (the default) keep such entities in dynamic stores.

@@ -605,11 +605,17 @@ mod tests {
         },
     ];
 
+    crate::__component_set! {
+        /// The models' named sets.
+        pub(crate) struct Named: 1 { A = 0, B = 1, C = 2, }
+    }
+
     struct Model;
     // SAFETY: only `Tables::build` reads this model; no world is made of it.
     unsafe impl WorldModel for Model {
         type Resources = ();
         type Set = crate::ComponentBits<1>;
+        type ComponentSet = Named;
         fn components() -> &'static [ComponentInfo] {
             &COMPONENTS
         }
@@ -817,6 +823,7 @@ mod tests {
         unsafe impl WorldModel for BadModel {
             type Resources = ();
             type Set = crate::ComponentBits<1>;
+            type ComponentSet = Named;
             fn components() -> &'static [ComponentInfo] {
                 &COMPONENTS
             }

@@ -27,7 +27,7 @@
 
 use super::{Change, Location, World, WorldError};
 use crate::entity::Entity;
-use crate::model::{ComponentInfo, Edge, Slot, StoreInfo, WorldModel};
+use crate::model::{Edge, Slot, StoreInfo, WorldModel};
 use crate::rules::matches;
 use crate::set::AnyComponentBits;
 use crate::stats::Layout;
@@ -93,6 +93,9 @@ pub(crate) fn dynamic_slot<S: AnyComponentBits>(mask: S, c: u32) -> Option<usize
     mask.contains(c).then(|| mask.rank(c))
 }
 
+/// How the dynamic store of the empty set, and an undeclared empty set, are named.
+const NO_COMPONENTS: &str = "(no components)";
+
 /// Marks a dynamic store's `StoreInfo::signature`: no signature type spawns into it.
 struct DynamicSet;
 
@@ -106,11 +109,13 @@ fn interned_info<M: WorldModel>(mask: M::Set) -> &'static StoreInfo {
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     infos
         .entry((TypeId::of::<M>(), mask.as_ref().into()))
-        .or_insert_with(|| Box::leak(Box::new(describe(M::components(), mask))))
+        .or_insert_with(|| Box::leak(Box::new(describe::<M>(mask))))
 }
 
-/// A dynamic store's description: one column per component of `mask`, in id order.
-fn describe<S: AnyComponentBits>(components: &'static [ComponentInfo], mask: S) -> StoreInfo {
+/// A dynamic store's description: one column per component of `mask`, in id order, named by
+/// its set (`A | B`, or `(no components)`).
+fn describe<M: WorldModel>(mask: M::Set) -> StoreInfo {
+    let components = M::components();
     let ids: Vec<u32> = mask.ids().collect();
     let columns: Vec<ColumnType> = ids.iter().map(|&c| components[c as usize].ty).collect();
     let slots: Vec<Slot> = ids
@@ -118,9 +123,12 @@ fn describe<S: AnyComponentBits>(components: &'static [ComponentInfo], mask: S) 
         .enumerate()
         .map(|(k, &c)| Slot::new(c, k as u32, 0))
         .collect();
-    let names: Vec<&str> = components.iter().map(|c| c.name).collect();
+    let name = match super::set_names::<M>(mask) {
+        empty if empty.is_empty() => NO_COMPONENTS.into(),
+        set => set,
+    };
     StoreInfo {
-        name: Box::leak(super::set_names(mask.ids(), &names).into_boxed_str()),
+        name: Box::leak(name.into_boxed_str()),
         layout: Layout::Columns,
         columns: Box::leak(columns.into_boxed_slice()),
         slots: Box::leak(slots.into_boxed_slice()),
@@ -423,8 +431,11 @@ impl fmt::Display for UndeclaredSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{{{}}}: {} entities now, {} at most, {} moves",
-            self.components.join(", "),
+            "{}: {} entities now, {} at most, {} moves",
+            match self.components.as_slice() {
+                [] => NO_COMPONENTS.to_string(),
+                names => names.join(" | "),
+            },
             self.rows,
             self.peak_rows,
             self.moves
@@ -486,7 +497,7 @@ mod tests {
         );
         assert_eq!(
             set.to_string(),
-            "{Health, Lifetime, Type}: 2 entities now, 5 at most, 9 moves"
+            "Health | Lifetime | Type: 2 entities now, 5 at most, 9 moves"
         );
         let empty = UndeclaredSet {
             components: vec![],
@@ -495,5 +506,9 @@ mod tests {
             moves: 1,
         };
         assert_eq!(empty.declaration(), None);
+        assert_eq!(
+            empty.to_string(),
+            "(no components): 1 entities now, 1 at most, 1 moves"
+        );
     }
 }

@@ -38,9 +38,10 @@ pub enum WorldError {
         component: &'static str,
         /// The entity's signature.
         signature: &'static str,
-        /// Its component set, e.g. `{A, B}`.
+        /// Its component set, as the world's `ComponentSet` writes it (`A | B`).
         current: String,
-        /// The set the change would lead to, which no signature declares.
+        /// The set the change would lead to, which no signature declares (empty text for the
+        /// empty set).
         missing: String,
     },
     /// A command named a signature or component type this world does not declare.
@@ -113,14 +114,15 @@ impl fmt::Display for WorldError {
                     Change::Insert => ("insert", "into"),
                     Change::Remove => ("remove", "from"),
                 };
+                let (current, missing_set) = (shown(current), shown(missing));
                 write!(
                     f,
                     "cannot {verb} `{component}` {prep} entity {entity}: its signature \
-                     `{signature}` is {current}, and {missing} is not a declared signature; \
+                     `{signature}` is {current}, and {missing_set} is not a declared signature; \
                      the entity is unchanged. Declare the set with `#[derive(Signature)]` (a \
-                     struct with one field per component of {missing}) in a scanned file"
+                     struct with one field per component of {missing_set}) in a scanned file"
                 )?;
-                if missing == "{}" {
+                if missing.is_empty() {
                     write!(
                         f,
                         ", or despawn the entity instead of removing its last component"
@@ -157,13 +159,19 @@ impl std::error::Error for WorldError {
     }
 }
 
-/// `{A, B}`: the names of components `ids` (ascending), each looked up in `names` (`?` for an
-/// id past its end).
-pub(crate) fn set_names(ids: impl Iterator<Item = u32>, names: &[&str]) -> String {
-    let parts: Vec<&str> = ids
-        .map(|i| names.get(i as usize).copied().unwrap_or("?"))
-        .collect();
-    format!("{{{}}}", parts.join(", "))
+/// Component set `mask` of model `M` as text, as its `ComponentSet` writes it
+/// (`Position | Velocity`; empty for the empty set) and reads it back (`FromStr`).
+pub(crate) fn set_names<M: crate::WorldModel>(mask: M::Set) -> String {
+    <M::ComponentSet as bitflags::Flags>::from_bits_retain(mask).to_string()
+}
+
+/// A set's text in a sentence: in backticks, or "the empty set".
+pub(crate) fn shown(set: &str) -> String {
+    if set.is_empty() {
+        "the empty set".into()
+    } else {
+        format!("`{set}`")
+    }
 }
 
 impl From<EntityError> for WorldError {
@@ -177,9 +185,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn set_names_in_id_order() {
-        assert_eq!(set_names([0, 2].into_iter(), &["A", "B", "C"]), "{A, C}");
-        assert_eq!(set_names(std::iter::empty(), &["A"]), "{}");
+    fn set_names_are_the_named_sets_text() {
+        use crate::test_model::Model;
+        let set = |ids: &[u32]| ids.iter().copied().collect::<crate::ComponentBits<1>>();
+        assert_eq!(set_names::<Model>(set(&[2, 0])), "A | S");
+        assert_eq!(set_names::<Model>(set(&[])), "");
+        assert_eq!(
+            set_names::<Model>(set(&[1, 40])),
+            "B | 0x10000000000",
+            "bits past the model's components stay visible"
+        );
     }
 
     #[test]
@@ -189,25 +204,38 @@ mod tests {
             change: Change::Insert,
             component: "B",
             signature: "JustA",
-            current: "{A}".into(),
-            missing: "{A, B}".into(),
+            current: "A".into(),
+            missing: "A | B".into(),
         };
         let text = e.to_string();
         assert!(
             text.starts_with("cannot insert `B` into entity 4v0"),
             "{text}"
         );
-        assert!(text.contains("`JustA` is {A}, and {A, B} is not a declared signature"));
+        assert!(
+            text.contains("`JustA` is `A`, and `A | B` is not a declared signature"),
+            "{text}"
+        );
+        assert!(
+            text.contains("one field per component of `A | B`"),
+            "{text}"
+        );
         assert!(text.contains("#[derive(Signature)]"));
+        assert!(!text.contains("despawn"), "{text}");
         let e = WorldError::UndeclaredSignature {
             entity: Entity::new(4, 0),
             change: Change::Remove,
             component: "A",
             signature: "JustA",
-            current: "{A}".into(),
-            missing: "{}".into(),
+            current: "A".into(),
+            missing: "".into(),
         };
-        assert!(e.to_string().contains("despawn the entity"));
+        let text = e.to_string();
+        assert!(
+            text.contains("and the empty set is not a declared signature"),
+            "{text}"
+        );
+        assert!(text.contains("despawn the entity"), "{text}");
     }
 
     #[test]

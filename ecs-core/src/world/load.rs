@@ -52,6 +52,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// The text of a component set that no signature declares, as `insert` words it.
 pub(crate) fn undeclared_text(missing: &str) -> String {
+    let missing = super::error::shown(missing);
     format!(
         "{missing} is not a declared signature. Declare the set with `#[derive(Signature)]` (a \
          struct with one field per component of {missing}) in a scanned file"
@@ -119,8 +120,7 @@ impl<M: WorldModel> World<M> {
                 return Ok(store);
             }
             if M::STRICT {
-                let names: Vec<&str> = M::components().iter().map(|c| c.name).collect();
-                return Err(undeclared_text(&set_names(mask.ids(), &names)));
+                return Err(undeclared_text(&set_names::<M>(mask)));
             }
             let k = match undeclared.iter().position(|&m| m == mask) {
                 Some(k) => k,
@@ -615,11 +615,17 @@ mod tests {
         },
     ];
 
+    crate::__component_set! {
+        /// The models' named sets.
+        pub(crate) struct Named: 1 { P = 0, N = 1, L = 2, }
+    }
+
     // SAFETY: the tables above describe P, N, L and the three signatures exactly (slot order
     // = field order; the rows store's one column holds `PLRow`s); `tables` is `Tables::build`.
     unsafe impl WorldModel for Model {
         type Resources = ();
         type Set = crate::ComponentBits<1>;
+        type ComponentSet = Named;
         fn components() -> &'static [ComponentInfo] {
             &COMPONENTS
         }
@@ -665,6 +671,7 @@ mod tests {
     unsafe impl WorldModel for StrictModel {
         type Resources = ();
         type Set = crate::ComponentBits<1>;
+        type ComponentSet = Named;
         const STRICT: bool = true;
         fn components() -> &'static [ComponentInfo] {
             &COMPONENTS
@@ -697,7 +704,7 @@ mod tests {
         const STORE: u32 = 1;
     }
 
-    /// Entities of the undeclared sets {P, N, L} and {N}, between declared ones, with
+    /// Entities of the undeclared sets `P | N | L` and `N`, between declared ones, with
     /// references into and out of them.
     const UNDECLARED: &str = r#"{"entities": [
         {"components": {"p": 0, "n": "a", "l": 3}},
@@ -716,8 +723,8 @@ mod tests {
         let (mut w, old) = prefilled();
         let e = w.spawn_level(&res).unwrap();
         w.check_invariants().unwrap();
-        assert_eq!(w.signature_name_of(e[0]), Some("{P, N, L}"));
-        assert_eq!(w.signature_name_of(e[2]), Some("{N}"));
+        assert_eq!(w.signature_name_of(e[0]), Some("P | N | L"));
+        assert_eq!(w.signature_name_of(e[2]), Some("N"));
         assert_eq!(w.signature_name_of(e[4]), Some("PL"));
         assert_eq!(w.get::<N>(e[3]).map(|n| n.0.as_str()), Some("b"));
         assert_eq!(w.get::<L>(e[0]), Some(&L(e[3])));
@@ -735,7 +742,7 @@ mod tests {
         assert_eq!(w.remove::<L>(e[0]), Ok(L(e[3])));
         assert_eq!(w.signature_name_of(e[0]), Some("PN"));
         assert_eq!(w.insert(e[0], L(e[1])), Ok(None));
-        assert_eq!(w.signature_name_of(e[0]), Some("{P, N, L}"));
+        assert_eq!(w.signature_name_of(e[0]), Some("P | N | L"));
         assert_eq!(w.get::<N>(e[0]).map(|n| n.0.as_str()), Some("a"));
         w.check_invariants().unwrap();
     }
@@ -753,8 +760,8 @@ mod tests {
         };
         assert_eq!(
             message,
-            "{P, N, L} is not a declared signature. Declare the set with \
-             `#[derive(Signature)]` (a struct with one field per component of {P, N, L}) in a \
+            "`P | N | L` is not a declared signature. Declare the set with \
+             `#[derive(Signature)]` (a struct with one field per component of `P | N | L`) in a \
              scanned file"
         );
         // `insert` words the same set the same way.

@@ -210,9 +210,15 @@ impl<M: WorldModel> World<M> {
         Some(unsafe { &mut *ptr.cast::<C>() })
     }
 
-    /// The component set of `entity` (its components' ids, sparse ones included), or `None`
-    /// if it is not alive.
-    pub fn signature_of(&self, entity: Entity) -> Option<M::Set> {
+    /// The component set of `entity` (sparse components included), or `None` if it is not
+    /// alive.
+    pub fn signature_of(&self, entity: Entity) -> Option<M::ComponentSet> {
+        self.set_of(entity)
+            .map(<M::ComponentSet as bitflags::Flags>::from_bits_retain)
+    }
+
+    /// The ids of [`signature_of`](Self::signature_of)'s set.
+    pub(crate) fn set_of(&self, entity: Entity) -> Option<M::Set> {
         let loc = self.table.locate(entity)?;
         let mask = self.store_mask(loc.store as usize);
         if self.sparse.mask().is_empty() {
@@ -221,7 +227,7 @@ impl<M: WorldModel> World<M> {
         Some(mask.union(self.sparse.of(entity)))
     }
 
-    /// The name of `entity`'s signature, or of its undeclared component set (`{A, B}`), or
+    /// The name of `entity`'s signature, or of its undeclared component set (`A | B`), or
     /// `None` if it is not alive.
     pub fn signature_name_of(&self, entity: Entity) -> Option<&'static str> {
         self.table

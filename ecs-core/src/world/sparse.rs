@@ -407,7 +407,7 @@ mod tests {
         w.get_mut::<S>(es[0]).unwrap().0 += 1;
         assert_eq!(w.get::<S>(es[0]), Some(&S(7)));
         assert_eq!(
-            w.signature_of(es[0]).map(|s| s.contains(2)),
+            w.set_of(es[0]).map(|s| s.contains(2)),
             Some(true),
             "the component set lists the sparse component"
         );

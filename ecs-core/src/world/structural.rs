@@ -346,7 +346,6 @@ impl<M: WorldModel> World<M> {
         change: Change,
         component: u32,
     ) -> WorldError {
-        let names: Vec<&str> = M::components().iter().map(|c| c.name).collect();
         let info = self.stores[loc.store as usize].info();
         let mask = self.store_mask(loc.store as usize);
         let missing = match change {
@@ -358,8 +357,8 @@ impl<M: WorldModel> World<M> {
             change,
             component: Self::component_name(component),
             signature: info.name,
-            current: super::set_names(mask.ids(), &names),
-            missing: super::set_names(missing.ids(), &names),
+            current: super::set_names::<M>(mask),
+            missing: super::set_names::<M>(missing),
         }
     }
 }

@@ -199,10 +199,13 @@ fn removing_the_last_component_leaves_an_entity_with_none() {
     assert_eq!(w.remove::<A>(e), Ok(A(1)));
     assert!(w.is_alive(e));
     assert_eq!(w.signature_of(e), Some(ComponentSet::empty()));
-    assert_eq!(w.signature_name_of(e), Some("{}"));
+    assert_eq!(w.signature_name_of(e), Some("(no components)"));
     assert_eq!(w.get::<A>(e), None);
     assert_eq!(w.query::<Entity>().collect::<Vec<_>>(), [e]);
     assert_eq!(w.undeclared()[0].declaration(), None);
+    assert!(w.undeclared()[0]
+        .to_string()
+        .starts_with("(no components): 1 "));
     assert_eq!(w.insert(e, A(2)), Ok(None));
     assert_eq!(w.signature_name_of(e), Some("JustA"));
     assert!(w.despawn(e));

@@ -558,3 +558,91 @@ mod model {
         }
     }
 }
+
+/// Events, sparse components and the tokens of `faults`' ledger: every value is accounted for.
+mod tokens {
+    use sigecs_fixtures::faults::{Badge, Boom, Cargo, Chime, Ledger, Pos, Site, Tag, Vel, World};
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::Arc;
+
+    /// The world holds exactly the ledger's live tokens, none was dropped twice, and the
+    /// world is consistent.
+    fn accounted(w: &World, ledger: &Ledger) {
+        assert_eq!(w.check_invariants(), Ok(()));
+        assert_eq!(ledger.errors(), Vec::<String>::new());
+        let mut live: Vec<u64> = ledger.live().into_iter().collect();
+        live.sort_unstable();
+        assert_eq!(w.tokens(), live, "the world's tokens are the live ones");
+        assert_eq!(ledger.created() - ledger.dropped(), live.len() as u64);
+    }
+
+    fn body(ledger: &Arc<Ledger>) -> sigecs_fixtures::faults::Body {
+        sigecs_fixtures::faults::Body {
+            pos: Pos(0),
+            vel: Vel(1),
+            cargo: Cargo(ledger.token(Site::ComponentDrop)),
+        }
+    }
+
+    #[test]
+    fn a_panicking_event_drop_leaves_the_world_running_frames() {
+        let ledger = Ledger::new(1);
+        let mut w = World::new();
+        w.spawn(body(&ledger));
+        w.send_event(Boom(ledger.armed(Site::EventDrop)));
+        w.send_event(Boom(ledger.token(Site::EventDrop)));
+        w.send_event(Chime(ledger.token(Site::EventDrop)));
+        w.update_events(); // all three are the previous frame's now
+        let updated = catch_unwind(AssertUnwindSafe(|| w.update_events()));
+        assert!(updated.is_err(), "the armed event's panic continues");
+        accounted(&w, &ledger);
+        // Every queue moved on, also the one after the panicking queue.
+        assert!(w.events::<Boom>().is_empty() && w.events::<Chime>().is_empty());
+        assert_eq!(w.events::<Boom>().end(), 2);
+        // The world runs the next frames, events and all.
+        w.resource_mut::<sigecs_fixtures::faults::Faults>().ledger = Some(ledger.clone());
+        for _ in 0..3 {
+            w.run_all().unwrap();
+            w.update_events();
+            accounted(&w, &ledger);
+        }
+        w.run_schedule().unwrap();
+        assert!(w.resource::<sigecs_fixtures::faults::Heard>().late > 0);
+        accounted(&w, &ledger);
+        w.resource_mut::<sigecs_fixtures::faults::Faults>().ledger = None;
+        drop(w);
+        assert!(
+            ledger.live().is_empty(),
+            "dropping the world drops every token"
+        );
+        assert_eq!(ledger.errors(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_panicking_sparse_value_does_not_leak_the_entity_s_other_values() {
+        // Each of the two sparse values panics in turn: the other drops all the same.
+        for armed_tag in [true, false] {
+            let ledger = Ledger::new(2);
+            let mut w = World::new();
+            let keep = w.spawn(body(&ledger));
+            let e = w.spawn(body(&ledger));
+            let token = |armed| {
+                if armed {
+                    ledger.armed(Site::SparseDrop)
+                } else {
+                    ledger.token(Site::SparseDrop)
+                }
+            };
+            w.insert(e, Tag(token(armed_tag))).unwrap();
+            w.insert(e, Badge(token(!armed_tag))).unwrap();
+            w.insert(keep, Tag(ledger.token(Site::SparseDrop))).unwrap();
+            accounted(&w, &ledger);
+            let despawned = catch_unwind(AssertUnwindSafe(|| w.despawn(e)));
+            assert!(despawned.is_err(), "the armed value's panic continues");
+            assert!(!w.is_alive(e));
+            accounted(&w, &ledger);
+            assert_eq!(w.get::<Tag>(keep).map(|t| t.0.id()), Some(4));
+            assert_eq!(ledger.live().len(), 2, "the survivor's cargo and tag");
+        }
+    }
+}

@@ -80,12 +80,14 @@ impl<E> Events<E> {
     }
 
     /// Starts a frame: the previous frame's events are dropped, the current one's become the
-    /// previous frame's.
+    /// previous frame's. The frame moves on before anything is dropped: a panicking `Drop`
+    /// leaves the queue consistent, the other old events still dropped (while unwinding).
     pub fn update(&mut self) {
         let old = (self.frame - self.first) as usize;
-        self.events.drain(..old);
+        let end = self.end();
         self.first = self.frame;
-        self.frame = self.end();
+        self.frame = end;
+        self.events.drain(..old);
     }
 
     /// A reader of the events from sequence number `cursor` on.
@@ -214,6 +216,55 @@ mod tests {
         assert!(q.is_empty() && q.reader(0).is_empty());
         q.send(4);
         assert_eq!((q.end(), q.reader(3).len()), (4, 1));
+    }
+
+    /// An event that counts its drops and panics when dropped if armed.
+    struct Loud<'a> {
+        armed: bool,
+        drops: &'a std::cell::Cell<usize>,
+    }
+    impl Drop for Loud<'_> {
+        fn drop(&mut self) {
+            self.drops.set(self.drops.get() + 1);
+            if self.armed && !std::thread::panicking() {
+                panic!("armed event dropped");
+            }
+        }
+    }
+
+    #[test]
+    fn a_panicking_event_drop_leaves_the_queue_consistent_and_drops_each_event_once() {
+        use std::panic::{catch_unwind, AssertUnwindSafe};
+        let drops = std::cell::Cell::new(0);
+        let loud = |armed| Loud {
+            armed,
+            drops: &drops,
+        };
+        let mut q = Events::default();
+        q.send(loud(true));
+        q.send(loud(false));
+        q.update(); // frame 1: both are the previous frame's
+        q.send(loud(false));
+        let cursor = q.end();
+        let r = catch_unwind(AssertUnwindSafe(|| q.update()));
+        assert!(r.is_err(), "the armed event's panic continues");
+        assert_eq!(
+            drops.get(),
+            2,
+            "both old events dropped, the second while unwinding"
+        );
+        // The frame moved on all the same: the third event is the previous frame's now.
+        assert_eq!((q.len(), q.end(), q.reader(0).len()), (1, 3, 1));
+        assert!(q.reader(cursor).is_empty());
+        q.send(loud(false));
+        q.update();
+        assert_eq!(drops.get(), 3);
+        assert_eq!((q.len(), q.end()), (1, 4));
+        q.update();
+        q.update();
+        assert_eq!(drops.get(), 4, "every event dropped exactly once");
+        assert!(q.is_empty());
+        assert_eq!(q.end(), 4);
     }
 
     #[derive(Debug, PartialEq)]

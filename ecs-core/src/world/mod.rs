@@ -287,10 +287,21 @@ impl<M: WorldModel> World<M> {
 
     /// Starts a frame for the events: the previous frame's are dropped (see
     /// [`crate::events`]). `run_all` and `run_schedule` call it first; call it between frames
-    /// when running systems one by one.
+    /// when running systems one by one. An event whose `Drop` panics stops nothing: every
+    /// queue moves on and drops its old events, then the first panic continues.
     pub fn update_events(&mut self) {
+        let mut panic = None;
         for queue in self.events.iter_mut() {
-            queue.update();
+            let updated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| queue.update()));
+            if let Err(payload) = updated {
+                match panic {
+                    None => panic = Some(payload),
+                    Some(_) => spawn::drop_quietly(payload),
+                }
+            }
+        }
+        if let Some(payload) = panic {
+            std::panic::resume_unwind(payload);
         }
     }
 

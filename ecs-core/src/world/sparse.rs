@@ -141,11 +141,23 @@ pub(super) struct Held(Vec<Column>);
 
 impl Drop for Held {
     fn drop(&mut self) {
-        for column in self.0.iter_mut() {
-            // SAFETY: each column holds exactly one initialised value, dropped once here (a
-            // panic skips the rest, which leak: the world is already consistent).
-            unsafe { column.drop_range(0, 1) };
+        /// Drops the values after the one being dropped, also when its `Drop` panics.
+        struct Rest<'a>(&'a mut [Column]);
+        impl Drop for Rest<'_> {
+            fn drop(&mut self) {
+                drop_each(self.0);
+            }
         }
+        fn drop_each(columns: &mut [Column]) {
+            if let Some((first, rest)) = columns.split_first_mut() {
+                let rest = Rest(rest);
+                // SAFETY: each column holds exactly one initialised value, dropped once here
+                // (the world is already consistent: a panic leaves nothing to undo).
+                unsafe { first.drop_range(0, 1) };
+                drop(rest);
+            }
+        }
+        drop_each(&mut self.0);
     }
 }
 

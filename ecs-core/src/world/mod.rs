@@ -315,11 +315,12 @@ impl<M: WorldModel> World<M> {
         &mut self.resources
     }
 
-    /// The world's change clock: a change filter reports what was written after the value it
-    /// was given ([`World::query_changed`], and a `#[system(changed(C))]` reports what changed
-    /// since its last run). Remember it to ask later what changed since now.
-    pub fn change_tick(&self) -> u64 {
-        self.table.tick()
+    /// Marks now on the world's change clock and returns the mark: a change filter given it
+    /// ([`World::query_changed`]) reports exactly what is written from this call on, and
+    /// nothing written before. The clock moves on (hence `&mut`); a `#[system(changed(C))]`
+    /// keeps its own mark, its last run, so marking now takes nothing from what it sees.
+    pub fn change_tick(&mut self) -> u64 {
+        self.table.advance()
     }
 
     /// The entity manager, e.g. to check ids or count slots.

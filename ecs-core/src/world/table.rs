@@ -49,8 +49,9 @@ impl Location {
 pub struct EntityTable {
     entities: EntityManager,
     locations: Vec<Location>,
-    /// The change clock: the stamp of the last pass. Writes outside passes are stamped one
-    /// later, as the next pass's are, so that a system that ran before them sees them.
+    /// The change clock: the stamp of the last pass, or the last mark of
+    /// `World::change_tick`. Writes outside passes are stamped one later, as the next pass's
+    /// are, so that a system that ran before them, or a filter given the mark, sees them.
     tick: u64,
 }
 
@@ -66,13 +67,8 @@ impl EntityTable {
         self.tick + 1
     }
 
-    /// The clock's value: writes stamped after it are newer.
-    #[inline]
-    pub(crate) fn tick(&self) -> u64 {
-        self.tick
-    }
-
-    /// Starts a pass: the clock moves on, and the pass's writes are stamped with its new value.
+    /// Starts a pass (or marks now): the clock moves on, and the pass's writes are stamped
+    /// with its new value.
     #[inline]
     pub(crate) fn advance(&mut self) -> u64 {
         self.tick += 1;

@@ -2,13 +2,24 @@
 """Prints the median time of every benchmark of a criterion group, and ratios to a baseline.
 
 Usage: python3 benches/ratios.py GROUP [BASELINE_PREFIX]
-Reads target/criterion/GROUP/*/*/new/estimates.json after `cargo bench`. For each parameter
-(e.g. an entity count), every function's median is divided by the median of the function whose
-name starts with BASELINE_PREFIX (default: "hand_"; the fastest such one is used).
+Reads $CARGO_TARGET_DIR/criterion/GROUP/*/*/new/estimates.json after `cargo bench` (the
+repository's target/ when CARGO_TARGET_DIR is unset; a relative one is taken from the current
+directory, as cargo takes it). For each parameter (e.g. an entity count), every function's
+median is divided by the median of the function whose name starts with BASELINE_PREFIX
+(default: "hand_"; the fastest such one is used).
 """
 import json
+import os
 import pathlib
 import sys
+
+
+def target_dir():
+    """Where cargo writes: CARGO_TARGET_DIR if set, else the workspace's target/."""
+    configured = os.environ.get("CARGO_TARGET_DIR")
+    if configured:
+        return pathlib.Path(configured).resolve()
+    return pathlib.Path(__file__).resolve().parent.parent / "target"
 
 
 def main():
@@ -16,7 +27,7 @@ def main():
         sys.exit(__doc__)
     group = sys.argv[1]
     prefix = sys.argv[2] if len(sys.argv) > 2 else "hand_"
-    root = pathlib.Path(__file__).resolve().parent.parent / "target" / "criterion" / group
+    root = target_dir() / "criterion" / group
     if not root.is_dir():
         sys.exit(f"no results in {root}: run `cargo bench` first")
     results = {}

@@ -1356,7 +1356,7 @@ fn compare(w: &World, m: &Model, base: i64, aligned_checks: &mut usize) -> Resul
     );
     let stats = w.stats();
     ensure_eq!(stats.entities(), m.live.len(), "stats().entities()");
-    for s in &stats.stores {
+    for s in stats.declared() {
         let n = m
             .live
             .values()

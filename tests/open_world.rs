@@ -981,6 +981,10 @@ fn the_world_reports_each_undeclared_set_with_its_declaration() {
     let report = w.undeclared();
     assert!(report.len() >= 2, "{report:?}");
     let here = report.iter().find(|u| u.rows == 1).unwrap();
+    assert!(
+        here.to_string().contains(": 1 entity now, 1 at most, "),
+        "{here}"
+    );
     assert_eq!(
         here.declaration().unwrap(),
         format!(
@@ -994,11 +998,20 @@ fn the_world_reports_each_undeclared_set_with_its_declaration() {
     );
     assert_eq!(report.iter().map(|u| u.rows).sum::<usize>(), 1);
     assert!(report.iter().all(|u| u.moves >= 1 && u.peak_rows == 1));
+    // The statistics list the dynamic stores with the declared ones: totals over them are the
+    // world's.
     let stats = w.stats();
-    assert_eq!(stats.dynamic.len(), report.len());
+    assert_eq!(stats.dynamic().count(), report.len());
+    assert_eq!(
+        stats.stores.iter().map(|s| s.entities).sum::<usize>(),
+        w.len()
+    );
+    assert_eq!(stats.entities(), w.len());
+    let here = stats.stores.iter().find(|s| s.entities == 1).unwrap();
+    assert!(!here.declared, "{here:?}");
     assert!(stats
         .to_string()
-        .contains("undeclared sets (dynamic stores):"));
+        .contains("undeclared sets (dynamic stores, in the total):"));
 }
 
 /// Two thousand distinct undeclared sets: each entity is moved, insert by insert and remove by
@@ -1049,7 +1062,7 @@ fn thousands_of_dynamic_stores_work() {
         .collect();
     assert_eq!(sets.len(), n);
     assert!(
-        w.stats().dynamic.len() >= n - 3,
+        w.stats().dynamic().count() >= n - 3,
         "all but the declared sets"
     );
     w.run_schedule().unwrap();

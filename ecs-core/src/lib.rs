@@ -46,6 +46,7 @@ mod prefetch;
 pub mod query;
 /// The store-matching and aliasing rules, shared with the build script (crate `sigecs-rules`).
 use sigecs_rules as rules;
+mod plural;
 pub mod schedule;
 pub mod set;
 pub mod soa;

@@ -25,13 +25,16 @@ impl fmt::Display for Layout {
     }
 }
 
-/// Statistics of one signature's store.
+/// Statistics of one store: a declared signature's, or the dynamic store of an undeclared
+/// component set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoreStats {
-    /// The signature's name.
+    /// The signature's name, or the undeclared set's (`A | B`).
     pub name: &'static str,
     /// The store's layout.
     pub layout: Layout,
+    /// Is it a declared signature's store (false: a dynamic store, see `World::undeclared`)?
+    pub declared: bool,
     /// Live entities in the store.
     pub entities: usize,
     /// Bytes of live component values (entities × the sum of the component sizes).
@@ -50,36 +53,39 @@ impl StoreStats {
 }
 
 /// Statistics of every store of a world, in store id order: the declared signatures' stores,
-/// and apart the dynamic stores of undeclared component sets (named by their set, `A | B`).
+/// then the dynamic stores of undeclared component sets. Totals over `stores` are the world's.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WorldStats {
-    /// One entry per declared signature.
+    /// One entry per store, declared then dynamic (see [`StoreStats::declared`]).
     pub stores: Vec<StoreStats>,
-    /// One entry per dynamic store (see `World::undeclared`).
-    pub dynamic: Vec<StoreStats>,
 }
 
 impl WorldStats {
-    /// Every store's statistics, declared then dynamic.
-    pub fn all(&self) -> impl Iterator<Item = &StoreStats> {
-        self.stores.iter().chain(&self.dynamic)
+    /// The declared signatures' stores.
+    pub fn declared(&self) -> impl Iterator<Item = &StoreStats> {
+        self.stores.iter().filter(|s| s.declared)
+    }
+
+    /// The dynamic stores (of undeclared component sets).
+    pub fn dynamic(&self) -> impl Iterator<Item = &StoreStats> {
+        self.stores.iter().filter(|s| !s.declared)
     }
 
     /// Live entities in all stores.
     pub fn entities(&self) -> usize {
-        self.all().map(|s| s.entities).sum()
+        self.stores.iter().map(|s| s.entities).sum()
     }
 
     /// Bytes allocated in all stores.
     pub fn allocated_bytes(&self) -> usize {
-        self.all().map(|s| s.allocated_bytes).sum()
+        self.stores.iter().map(|s| s.allocated_bytes).sum()
     }
 
     /// Memory efficiency of the whole world: live component bytes / allocated component bytes.
     pub fn efficiency(&self) -> f64 {
         ratio(
-            self.all().map(|s| s.live_bytes).sum(),
-            self.all().map(|s| s.component_bytes).sum(),
+            self.stores.iter().map(|s| s.live_bytes).sum(),
+            self.stores.iter().map(|s| s.component_bytes).sum(),
         )
     }
 }
@@ -110,12 +116,13 @@ impl fmt::Display for WorldStats {
                 100.0 * s.efficiency()
             )
         };
-        for s in &self.stores {
+        for s in self.declared() {
             row(f, s)?;
         }
-        if !self.dynamic.is_empty() {
-            writeln!(f, "undeclared sets (dynamic stores):")?;
-            for s in &self.dynamic {
+        let dynamic = self.dynamic().count();
+        if dynamic > 0 {
+            writeln!(f, "undeclared sets (dynamic stores, in the total):")?;
+            for s in self.dynamic() {
                 row(f, s)?;
             }
         }
@@ -140,6 +147,7 @@ mod tests {
         let s = StoreStats {
             name: "A",
             layout: Layout::Columns,
+            declared: true,
             entities: 3,
             live_bytes: 30,
             component_bytes: 40,
@@ -154,25 +162,34 @@ mod tests {
                     component_bytes: 10,
                     ..s.clone()
                 },
+                StoreStats {
+                    name: "A | B",
+                    declared: false,
+                    live_bytes: 5,
+                    component_bytes: 10,
+                    ..s
+                },
             ],
-            dynamic: vec![StoreStats {
-                name: "A | B",
-                live_bytes: 5,
-                component_bytes: 10,
-                ..s
-            }],
         };
         assert_eq!(w.efficiency(), 45.0 / 60.0);
-        assert_eq!(w.entities(), 9);
+        assert_eq!(w.entities(), 9, "the dynamic store counts");
         assert_eq!(w.allocated_bytes(), 3 * 56);
+        assert_eq!(w.declared().count(), 2);
+        assert_eq!(w.dynamic().map(|s| s.name).collect::<Vec<_>>(), ["A | B"]);
         let text = w.to_string();
         assert!(text.contains("     75.0%\nA "), "{text}");
         assert!(text.contains("    100.0%\nundeclared"), "{text}");
         assert!(text.contains("     50.0%\ntotal "), "{text}");
         assert!(text.ends_with("     75.0%"), "the total: {text}");
         assert!(
-            text.contains("undeclared sets (dynamic stores):\nA | B "),
+            text.contains("undeclared sets (dynamic stores, in the total):\nA | B "),
             "{text}"
+        );
+        let total = text.lines().last().unwrap();
+        assert_eq!(
+            total.split_whitespace().take(2).collect::<Vec<_>>(),
+            ["total", "9"],
+            "the total counts the dynamic store's entities: {text}"
         );
         assert_eq!(WorldStats::default().efficiency(), 1.0);
     }

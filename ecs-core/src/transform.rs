@@ -199,8 +199,9 @@ impl fmt::Display for TransformError {
         match self {
             TransformError::InvalidInstance { instance, len } => write!(
                 f,
-                "transform instance {instance} is out of range: the manager holds {len} instances \
-                 (handles move on swap, destroy and sort; look the entity up again)"
+                "transform instance {instance} is out of range: the manager holds {} (handles \
+                 move on swap, destroy and sort; look the entity up again)",
+                crate::plural::count(*len, "instance", "instances")
             ),
             TransformError::AlreadyPresent { entity, instance } => write!(
                 f,

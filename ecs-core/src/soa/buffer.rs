@@ -156,8 +156,9 @@ impl SoaBuffer {
     pub fn allocate(&mut self, capacity: usize) {
         assert!(
             capacity >= self.len,
-            "cannot shrink an SoA buffer to {capacity} rows below its {} rows",
-            self.len
+            "cannot shrink an SoA buffer to {} below its {}",
+            crate::plural::count(capacity, "row", "rows"),
+            crate::plural::count(self.len, "row", "rows")
         );
         for column in self.columns.iter_mut() {
             column.set_capacity(self.len, capacity);
@@ -191,8 +192,8 @@ impl SoaBuffer {
     pub fn swap_remove(&mut self, row: usize) {
         assert!(
             row < self.len,
-            "row {row} out of range for an SoA buffer of {} rows",
-            self.len
+            "row {row} out of range for an SoA buffer of {}",
+            crate::plural::count(self.len, "row", "rows")
         );
         let last = self.len - 1;
         if row != last {

@@ -175,8 +175,8 @@ impl<C: Columns, L: Lookup> SoaStore<C, L> {
         let row = i.index();
         assert!(
             row < self.len(),
-            "instance {row} out of range for a manager of {} instances",
-            self.len()
+            "instance {row} out of range for a manager of {}",
+            crate::plural::count(self.len(), "instance", "instances")
         );
         // SAFETY: `buf` was built from `C::column_infos()` in `new`; `row < len` was checked.
         unsafe { C::read_copy(&self.buf, row) }
@@ -210,8 +210,8 @@ impl<C: Columns, L: Lookup> SoaStore<C, L> {
         let row = i.index();
         assert!(
             row < entities.len(),
-            "instance {row} out of range for a manager of {} instances",
-            entities.len()
+            "instance {row} out of range for a manager of {}",
+            crate::plural::count(entities.len(), "instance", "instances")
         );
         let last = entities.len() - 1;
         let (entity, moved) = (entities[row], entities[last]);

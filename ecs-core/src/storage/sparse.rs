@@ -218,10 +218,12 @@ impl SparseSet {
         }
         let used = self.slots.iter().filter(|&&s| s != 0).count();
         if used != self.len() || self.stamps.len() != self.len() {
+            use crate::plural::count;
             return Err(format!(
-                "{used} slots and {} stamps for {} sparse values",
-                self.stamps.len(),
-                self.len()
+                "{} and {} for {}",
+                count(used, "slot", "slots"),
+                count(self.stamps.len(), "stamp", "stamps"),
+                count(self.len(), "sparse value", "sparse values")
             ));
         }
         Ok(())

@@ -28,6 +28,7 @@
 use super::{Change, Location, World, WorldError};
 use crate::entity::Entity;
 use crate::model::{Edge, Slot, StoreInfo, WorldModel};
+use crate::plural::count;
 use crate::rules::matches;
 use crate::set::AnyComponentBits;
 use crate::stats::Layout;
@@ -431,14 +432,14 @@ impl fmt::Display for UndeclaredSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}: {} entities now, {} at most, {} moves",
+            "{}: {} now, {} at most, {}",
             match self.components.as_slice() {
                 [] => NO_COMPONENTS.to_string(),
                 names => names.join(" | "),
             },
-            self.rows,
+            count(self.rows, "entity", "entities"),
             self.peak_rows,
-            self.moves
+            count(self.moves.try_into().unwrap_or(usize::MAX), "move", "moves")
         )
     }
 }
@@ -508,7 +509,7 @@ mod tests {
         assert_eq!(empty.declaration(), None);
         assert_eq!(
             empty.to_string(),
-            "(no components): 1 entities now, 1 at most, 1 moves"
+            "(no components): 1 entity now, 1 at most, 1 move"
         );
     }
 }

@@ -48,8 +48,9 @@ impl<M: WorldModel> World<M> {
         }
         if rows != self.table.len() {
             return Err(format!(
-                "{rows} rows but {} live entities",
-                self.table.len()
+                "{} but {}",
+                crate::plural::count(rows, "row", "rows"),
+                crate::plural::count(self.table.len(), "live entity", "live entities")
             ));
         }
         self.sparse.check(|e| self.table.locate(e).is_some())?;

@@ -372,11 +372,12 @@ impl<M: WorldModel> World<M> {
         out
     }
 
-    /// Memory statistics of every declared store, in store id order, and of every dynamic
-    /// store, apart.
+    /// Memory statistics of every store, in store id order: the declared ones, then the
+    /// dynamic ones (see [`StoreStats::declared`]).
     pub fn stats(&self) -> WorldStats {
         let sizes = self.tables.sizes();
-        let of = |s: &Store| {
+        let declared = self.declared();
+        let of = |(id, s): (usize, &Store)| {
             let info = s.info();
             let row_bytes: usize = info
                 .slots
@@ -387,16 +388,15 @@ impl<M: WorldModel> World<M> {
             StoreStats {
                 name: info.name,
                 layout: info.layout,
+                declared: id < declared,
                 entities: s.len(),
                 live_bytes: s.len() * row_bytes,
                 component_bytes,
                 allocated_bytes: component_bytes + s.entity_bytes(),
             }
         };
-        let (declared, dynamic) = self.stores.split_at(self.declared());
         WorldStats {
-            stores: declared.iter().map(of).collect(),
-            dynamic: dynamic.iter().map(of).collect(),
+            stores: self.stores.iter().enumerate().map(of).collect(),
         }
     }
 

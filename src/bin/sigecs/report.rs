@@ -11,6 +11,11 @@ use sigecs_demo::components::resources::{Gravity, Time};
 use sigecs_demo::{level_registry, World, SYSTEM_NAMES};
 use std::time::{Duration, Instant};
 
+/// `n` with the noun that agrees (`1 frame`, `2 frames`), for printed counts.
+pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 pub(crate) fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {
         return 0.0;
@@ -203,23 +208,23 @@ pub(crate) fn report_level_spawn(level: &Level) {
 pub(crate) fn run(opts: &Options) -> Result<(), String> {
     let level = load_level_for(opts)?;
     println!(
-        "sigecs main job: level {} + {} generated entities, {} frames, {} thread(s), seed {}",
+        "sigecs main job: level {} + {}, {}, {}, seed {}",
         opts.level
             .as_deref()
             .map_or("assets/level.bin (bundled)".to_string(), |p| p
                 .display()
                 .to_string()),
-        opts.entities,
-        opts.frames,
-        opts.threads,
+        count(opts.entities, "generated entity", "generated entities"),
+        count(opts.frames, "frame", "frames"),
+        count(opts.threads, "thread", "threads"),
         opts.seed
     );
     report_level_spawn(&level);
     let t = Instant::now();
     let (world, _) = fresh_world(opts, &level);
     println!(
-        "spawned {} entities (level and generated) in {:.2?}\n",
-        world.len(),
+        "spawned {} (level and generated) in {:.2?}\n",
+        count(world.len(), "entity", "entities"),
         t.elapsed()
     );
     let stats = world.stats();
@@ -270,8 +275,9 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
     let parallel = (!parallels.is_empty()).then(|| median_run(parallels));
     let final_run = parallel.as_ref().unwrap_or(&single);
     println!(
-        "ran {} frames ({} particles expired and respawned)",
-        opts.frames, final_run.recycled
+        "ran {} ({} expired and respawned)",
+        count(opts.frames, "frame", "frames"),
+        count(final_run.recycled, "particle", "particles")
     );
     // Amdahl: the share of the whole 1-thread run that can run in parallel: the passes of
     // stages that split (the stage writes no resource, may not spawn in this deterministic

@@ -72,8 +72,9 @@ pub(crate) fn save_cmd(args: Vec<String>) -> Result<(), String> {
     let took = t.elapsed();
     std::fs::write(&out, &blob).map_err(|e| format!("{}: {e}", out.display()))?;
     println!(
-        "saved {} entities after {frames} frames to {}: {} bytes (saved in {took:.2?})",
-        world.len(),
+        "saved {} after {} to {}: {} bytes (saved in {took:.2?})",
+        crate::report::count(world.len(), "entity", "entities"),
+        crate::report::count(frames, "frame", "frames"),
         out.display(),
         blob.len()
     );

@@ -175,7 +175,7 @@ fn a_refused_command_says_which_command_it_was() {
     }
     assert!(errors
         .to_string()
-        .contains("2 command(s) could not be applied"));
+        .contains("2 commands could not be applied"));
 }
 
 /// An id reserved through the entity manager, outside any command buffer, is retired by the
@@ -344,14 +344,18 @@ fn command_errors_list_the_first_ten() {
         )
     };
     let ten: String = (0..10).map(line).collect();
-    assert_eq!(errors(0).to_string(), "0 command(s) could not be applied");
+    assert_eq!(errors(0).to_string(), "0 commands could not be applied");
+    assert_eq!(
+        errors(1).to_string(),
+        format!("1 command could not be applied{}", line(0))
+    );
     assert_eq!(
         errors(10).to_string(),
-        format!("10 command(s) could not be applied{ten}")
+        format!("10 commands could not be applied{ten}")
     );
     assert_eq!(
         errors(12).to_string(),
-        format!("12 command(s) could not be applied{ten}\n  … and 2 more")
+        format!("12 commands could not be applied{ten}\n  … and 2 more")
     );
     assert_eq!(CommandErrors::into_result(Vec::new()), Ok(()));
     assert_eq!(

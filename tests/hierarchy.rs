@@ -319,6 +319,7 @@ mod model {
     use super::*;
     use proptest::prelude::*;
     use sigecs::Entity;
+    use sigecs::WorldError;
     use sigecs_fixtures::hierarchy::Doomed;
     use std::collections::BTreeMap;
 
@@ -332,6 +333,17 @@ mod model {
         ParentByCommand(usize, usize),
         DespawnByCommand(usize),
         RemoveTransform(usize),
+        /// `len` new drones parented into a chain, from the root down or from the leaf up,
+        /// directly or through commands, its root then parented under a picked entity.
+        Chain {
+            len: u32,
+            bottom_up: bool,
+            by_command: bool,
+            under: usize,
+        },
+        /// A picked entity parented under one of its own descendants (the deepest when the
+        /// second number is 0): refused as a cycle that names both.
+        IntoOwnSubtree(usize, usize),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -344,7 +356,11 @@ mod model {
             1 => i.clone().prop_map(Op::Despawn),
             2 => (i.clone(), i.clone()).prop_map(|(a, b)| Op::ParentByCommand(a, b)),
             1 => i.clone().prop_map(Op::DespawnByCommand),
-            1 => i.prop_map(Op::RemoveTransform),
+            1 => i.clone().prop_map(Op::RemoveTransform),
+            1 => (0..150u32, any::<bool>(), any::<bool>(), i.clone()).prop_map(
+                |(len, bottom_up, by_command, under)| Op::Chain { len, bottom_up, by_command, under }
+            ),
+            1 => (i.clone(), 0..4usize).prop_map(|(a, b)| Op::IntoOwnSubtree(a, b)),
         ]
     }
 
@@ -392,33 +408,57 @@ mod model {
                 self.nodes.remove(&x);
             }
         }
-        fn world(&self, e: Entity) -> Option<(f32, f32)> {
-            self.nodes[&e].0?;
-            let (mut x, mut y) = (0.0, 0.0);
-            let mut at = Some(e);
-            while let Some(n) = at {
-                let (t, p) = self.nodes[&n];
-                let t = t.unwrap();
-                x += t.0;
-                y += t.1;
-                at = p;
+        /// Every world position, memoized (linear however deep the chains).
+        fn worlds(&self) -> BTreeMap<Entity, Option<(f32, f32)>> {
+            let mut done: BTreeMap<Entity, Option<(f32, f32)>> = BTreeMap::new();
+            for &e in self.nodes.keys() {
+                let mut path = vec![e];
+                let mut at = self.nodes[&e].1;
+                while let Some(p) = at {
+                    if done.contains_key(&p) {
+                        break;
+                    }
+                    path.push(p);
+                    at = self.nodes[&p].1;
+                }
+                let mut acc = at.and_then(|p| done[&p]).unwrap_or((0.0, 0.0));
+                for &n in path.iter().rev() {
+                    let world = self.nodes[&n].0.map(|t| {
+                        acc = (acc.0 + t.0, acc.1 + t.1);
+                        acc
+                    });
+                    done.insert(n, world);
+                }
             }
-            Some((x, y))
+            done
+        }
+        /// `e`'s descendants (not `e`).
+        fn below(&self, e: Entity) -> Vec<Entity> {
+            self.nodes
+                .keys()
+                .copied()
+                .filter(|&x| x != e && self.is_below(x, e))
+                .collect()
         }
     }
 
-    fn check(w: &World, m: &Model) -> Result<(), TestCaseError> {
+    /// Compares the world with the model; world positions too when `worlds` (reading them
+    /// brings deferred updates up to date, so most steps leave them be).
+    fn check(w: &World, m: &Model, worlds: bool) -> Result<(), TestCaseError> {
         prop_assert_eq!(w.len(), m.nodes.len());
         w.check_invariants().map_err(TestCaseError::fail)?;
+        let expected = if worlds { m.worlds() } else { BTreeMap::new() };
         for (&e, &(t, p)) in &m.nodes {
             prop_assert!(w.is_alive(e));
             prop_assert_eq!(w.parent(e), p, "parent of {}", e);
             prop_assert_eq!(w.local_transform(e).is_some(), t.is_some());
-            let world = w.world_transform(e).map(|m| {
-                let o = origin(m);
-                (o.x, o.y)
-            });
-            prop_assert_eq!(world, m.world(e), "world position of {}", e);
+            if worlds {
+                let world = w.world_transform(e).map(|m| {
+                    let o = origin(m);
+                    (o.x, o.y)
+                });
+                prop_assert_eq!(world, expected[&e], "world position of {}", e);
+            }
             let mut kids = w.children(e);
             kids.sort();
             let expected: Vec<Entity> = m
@@ -435,13 +475,15 @@ mod model {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
-        fn hierarchy_operations_match_the_model(ops in proptest::collection::vec(op(), 1..120)) {
+        fn hierarchy_operations_match_the_model(
+            ops in proptest::collection::vec((op(), proptest::bool::weighted(0.3)), 1..120),
+        ) {
             let mut w = World::new();
             let mut m = Model::default();
             // Every id ever issued, so operations also name dead entities.
             let mut ids: Vec<Entity> = Vec::new();
             let pick = |ids: &[Entity], i: usize| ids.get(i % ids.len().max(1)).copied();
-            for op in ops {
+            for (op, look) in ops {
                 match op {
                     Op::Spawn => {
                         let e = drone(&mut w, ids.len() as u32);
@@ -498,9 +540,60 @@ mod model {
                         prop_assert!(w.run_doom().is_ok());
                         m.despawn(e);
                     }
+                    Op::Chain { len, bottom_up, by_command, under } => {
+                        let chain: Vec<Entity> = (0..len)
+                            .map(|k| drone(&mut w, ids.len() as u32 + k))
+                            .collect();
+                        for (k, &e) in chain.iter().enumerate() {
+                            ids.push(e);
+                            let t = (1.0, (k % 3) as f32);
+                            w.set_transform(e, at(t.0, t.1)).unwrap();
+                            m.nodes.insert(e, (Some(t), None));
+                        }
+                        let mut pairs: Vec<(Entity, Entity)> =
+                            chain.windows(2).map(|p| (p[1], p[0])).collect();
+                        if bottom_up {
+                            pairs.reverse();
+                        }
+                        if let (Some(&root), Some(p)) = (chain.first(), pick(&ids, under)) {
+                            pairs.push((root, p));
+                        }
+                        if by_command {
+                            w.resource_mut::<Adoptions>().pairs = pairs.clone();
+                            let result = w.run_adopt();
+                            let refused = result.err().map_or(0, |e| e.0.len());
+                            let mut model_refused = 0;
+                            for (c, p) in pairs {
+                                model_refused += usize::from(!m.set_parent(c, p));
+                            }
+                            prop_assert_eq!(refused, model_refused);
+                        } else {
+                            for (c, p) in pairs {
+                                let ok = w.set_parent(c, p).is_ok();
+                                prop_assert_eq!(ok, m.set_parent(c, p), "set_parent({}, {})", c, p);
+                            }
+                        }
+                    }
+                    Op::IntoOwnSubtree(i, k) => {
+                        let Some(e) = pick(&ids, i) else { continue };
+                        if !m.nodes.contains_key(&e) {
+                            continue;
+                        }
+                        let below = m.below(e);
+                        let Some(&d) = (if k == 0 { below.last() } else { below.get(k % below.len().max(1)) }) else { continue };
+                        let message = match w.set_parent(e, d) {
+                            Err(WorldError::Hierarchy(err)) => err.to_string(),
+                            other => return Err(TestCaseError::fail(format!("{other:?}"))),
+                        };
+                        prop_assert!(
+                            message.contains(&e.to_string()) && message.contains(&d.to_string()),
+                            "the refusal names both entities: {}", message
+                        );
+                    }
                 }
-                check(&w, &m)?;
+                check(&w, &m, look)?;
             }
+            check(&w, &m, true)?;
         }
     }
 }

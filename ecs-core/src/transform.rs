@@ -1,4 +1,4 @@
-//! The transform hierarchy: a scene graph of entities with immediate world updates.
+//! The transform hierarchy: a scene graph of entities whose world matrices are exact when read.
 //!
 //! A [`TransformManager`] gives entities a position in one world. The transform is optional per
 //! entity, and every world owns its own manager, so the same [`Entity`] can have a transform in
@@ -23,17 +23,28 @@
 //! its local matrix. (Bitsquid writes `local * parent` because its engine uses row vectors; it is
 //! the same transform.)
 //!
-//! # Immediate updates
+//! # Exact world matrices
 //!
-//! [`TransformManager::set_local`] recomputes the world matrices of the node and its whole subtree
-//! before it returns, so [`TransformManager::world`] is always exact: no dirty flags, no stale
-//! last-frame positions, no "force an update here" hacks. Bitsquid chose this because entity
-//! hierarchies are shallow and rarely move all at once; the worst case (every node of a chain of
-//! n moving) is O(n²) with one call per node, which [`TransformManager::set_local_many`] brings
-//! back to O(n): it sets all locals first and then updates each affected subtree exactly once (a
-//! node whose ancestor is also in the batch is updated only by the ancestor's pass). The subtree
-//! walk is iterative, with an explicit stack kept in the manager and reused, so it neither
-//! recurses (a chain of any depth is fine) nor allocates once the stack has grown.
+//! [`TransformManager::world`] is always exact: no dirty flags for the caller, no stale
+//! last-frame positions, no "force an update here" hacks. [`TransformManager::set_local`]
+//! recomputes the world matrices of the node and its whole subtree before it returns (Bitsquid's
+//! choice: hierarchies are shallow and rarely move all at once); the worst case (every node of a
+//! chain of n moving) is O(n²) with one call per node, which [`TransformManager::set_local_many`]
+//! brings back to O(n): it sets all locals first and then updates each affected subtree exactly
+//! once (a node whose ancestor is also in the batch is updated only by the ancestor's pass).
+//!
+//! Parenting stays linear in the number of nodes whatever the depth. [`TransformManager::link`]
+//! checks for a cycle by walking up from the parent and down the child's subtree in turns, so
+//! it costs O(1) for a new leaf (a chain built from the root down, a level spawned parents first)
+//! and for a new root (a chain built from the leaf up). A linked or unlinked subtree of a few
+//! nodes is updated at once; a larger one is marked stale instead, and the first read of a world
+//! matrix after that brings every stale subtree up to date in one pass (each node once), so
+//! building a chain from its leaf up costs O(n) rather than the O(n²) of updating the growing
+//! subtree at every link. The read is through `&self`: the update is written once, behind a
+//! `OnceLock`, before any reader sees the matrices (see `Worlds`).
+//!
+//! The subtree walk is iterative, with an explicit stack kept in the manager and reused, so it
+//! neither recurses (a chain of any depth is fine) nor allocates once the stack has grown.
 //!
 //! # Swapping instances
 //!
@@ -90,8 +101,10 @@
 //! # Ok::<(), TransformError>(())
 //! ```
 
+use std::cell::UnsafeCell;
 use std::fmt;
 use std::iter::FusedIterator;
+use std::sync::OnceLock;
 
 use glam::Mat4;
 use rustc_hash::FxHashMap;
@@ -189,6 +202,10 @@ pub enum TransformError {
         child: Instance,
         /// The requested parent, which lies in the child's subtree.
         parent: Instance,
+        /// The child's entity.
+        child_entity: Entity,
+        /// The parent's entity.
+        parent_entity: Entity,
     },
     /// The manager already holds [`MAX_INSTANCES`] instances.
     Full,
@@ -211,10 +228,16 @@ impl fmt::Display for TransformError {
             TransformError::SelfParent { instance } => {
                 write!(f, "cannot link transform instance {instance} to itself")
             }
-            TransformError::Cycle { child, parent } => write!(
+            TransformError::Cycle {
+                child,
+                parent,
+                child_entity,
+                parent_entity,
+            } => write!(
                 f,
-                "cannot link transform instance {child} under {parent}: {parent} is a descendant \
-                 of {child}, so the link would make a cycle; unlink {parent} first"
+                "cannot make entity {parent_entity} (transform instance {parent}) the parent of \
+                 entity {child_entity} (instance {child}): {parent_entity} is a descendant of \
+                 {child_entity}, so the link would make a cycle; unlink {parent_entity} first"
             ),
             TransformError::Full => write!(
                 f,
@@ -235,15 +258,17 @@ const MARK_EPOCH_SHIFT: u32 = 2;
 const MARK_EPOCH_MAX: u32 = u32::MAX >> MARK_EPOCH_SHIFT;
 
 /// The transform manager of one world: local and world matrices of entities linked
-/// into trees, with immediate world updates. See the [module docs](self) for the design.
-#[derive(Clone, Default)]
+/// into trees, with exact world matrices whenever they are read. See the [module docs](self)
+/// for the design.
+#[derive(Default)]
 pub struct TransformManager {
     /// The entity owning each instance.
     entity: Vec<Entity>,
     /// Local transform with respect to the parent (or the world, for roots).
     local: Vec<Mat4>,
-    /// World transform: `world[parent] * local`, or `local` for roots.
-    world: Vec<Mat4>,
+    /// World transforms (`world[parent] * local`, or `local` for roots), brought up to date
+    /// for the `stale` subtrees when read.
+    worlds: Worlds,
     /// Parent instance, or NIL.
     parent: Vec<Instance>,
     /// First child, or NIL.
@@ -254,18 +279,104 @@ pub struct TransformManager {
     prev_sibling: Vec<Instance>,
     /// Entity → instance.
     map: FxHashMap<Entity, Instance>,
-    /// Reused work stack of the subtree walk and of the ancestor walk in `set_local_many`.
-    stack: Vec<Instance>,
-    /// Per-instance marks of `set_local_many`: `epoch << 2 | state`.
-    marks: Vec<u32>,
-    /// Epoch of the current `set_local_many` call; marks of other epochs read as unseen.
-    epoch: u32,
+    /// Roots of subtrees whose world matrices may be behind their links: instances linked or
+    /// unlinked (with their subtrees) since the matrices were last brought up to date. Every
+    /// instance outside these subtrees has an exact world matrix. Duplicates and nested
+    /// entries are allowed; an update skips them.
+    stale: Vec<Instance>,
     /// State of the pseudo-random probe of [`TransformManager::gc`].
     gc_state: u32,
     /// A level spawn's entities that get an instance, parents first: found by the spawner's
     /// check phase, used (and emptied) by its write phase.
     #[cfg(feature = "level")]
     pub(crate) spawn_members: Vec<u32>,
+}
+
+/// A link or unlink updates the moved subtree's world matrices at once when it has at most
+/// this many nodes (and every matrix it depends on is exact); a larger subtree is marked
+/// stale, and updated once when a matrix is next read. So linking costs O(1) whatever the
+/// subtree, and a chain built from the leaves up stays linear.
+const EAGER_NODES: usize = 64;
+
+/// The world matrices and the scratch their updates use, behind a cell so that a read through
+/// `&self` ([`TransformManager::world`], [`TransformManager::worlds`]) can bring the stale
+/// subtrees up to date, once per change.
+///
+/// # Safety
+///
+/// The cell is written through a shared reference only inside `exact`'s initialisation:
+/// `OnceLock` runs it at most once while `exact` is unset, on one thread, and blocks every
+/// other caller of `get_or_init` until it ends. `exact` is unset, and the stale subtrees
+/// changed, only through `&mut TransformManager`, which ends every shared borrow first. A
+/// shared reference to the cell's contents is made only after that initialisation completed,
+/// or when nothing is stale (then no initialisation can start before a `&mut` method runs).
+#[derive(Default)]
+struct Worlds {
+    data: UnsafeCell<WorldData>,
+    /// Set once the stale subtrees' matrices were brought up to date through `&self`; the
+    /// stale list is then only a record to clear.
+    exact: OnceLock<()>,
+}
+
+// SAFETY: see `Worlds`: writes through `&Worlds` are serialised by `exact`'s one-time
+// initialisation and happen before every shared read of the cell's contents.
+unsafe impl Sync for Worlds {}
+
+/// What [`Worlds`] keeps in its cell.
+#[derive(Clone, Default)]
+struct WorldData {
+    /// The world matrix of each instance.
+    world: Vec<Mat4>,
+    /// Reused work stack of the subtree walk and of the ancestor walk of batched updates.
+    stack: Vec<Instance>,
+    /// Per-instance marks of batched updates: `epoch << 2 | state`.
+    marks: Vec<u32>,
+    /// Epoch of the current batched update; marks of other epochs read as unseen.
+    epoch: u32,
+}
+
+/// The [`Links`] of a `TransformManager` (a macro, so that the fields are borrowed one by one
+/// beside a mutable borrow of its `worlds`).
+macro_rules! links {
+    ($tm:expr) => {
+        Links {
+            local: &$tm.local,
+            parent: &$tm.parent,
+            first_child: &$tm.first_child,
+            next_sibling: &$tm.next_sibling,
+        }
+    };
+}
+
+/// The links and locals a world-matrix update reads.
+#[derive(Clone, Copy)]
+struct Links<'a> {
+    local: &'a [Mat4],
+    parent: &'a [Instance],
+    first_child: &'a [Instance],
+    next_sibling: &'a [Instance],
+}
+
+impl Clone for TransformManager {
+    fn clone(&self) -> Self {
+        TransformManager {
+            entity: self.entity.clone(),
+            local: self.local.clone(),
+            worlds: Worlds {
+                data: UnsafeCell::new(self.data().clone()),
+                exact: OnceLock::new(),
+            },
+            parent: self.parent.clone(),
+            first_child: self.first_child.clone(),
+            next_sibling: self.next_sibling.clone(),
+            prev_sibling: self.prev_sibling.clone(),
+            map: self.map.clone(),
+            stale: Vec::new(),
+            gc_state: self.gc_state,
+            #[cfg(feature = "level")]
+            spawn_members: self.spawn_members.clone(),
+        }
+    }
 }
 
 impl fmt::Debug for TransformManager {
@@ -298,7 +409,7 @@ impl TransformManager {
         let n = additional + 1;
         self.entity.reserve(n);
         self.local.reserve(n);
-        self.world.reserve(n);
+        self.worlds.data.get_mut().world.reserve(n);
         self.parent.reserve(n);
         self.first_child.reserve(n);
         self.next_sibling.reserve(n);
@@ -311,7 +422,7 @@ impl TransformManager {
         [
             self.entity.capacity(),
             self.local.capacity(),
-            self.world.capacity(),
+            self.data().world.capacity(),
             self.parent.capacity(),
             self.first_child.capacity(),
             self.next_sibling.capacity(),
@@ -367,7 +478,8 @@ impl TransformManager {
         let i = Instance(self.len() as u32);
         self.entity.push(e);
         self.local.push(local);
-        self.world.push(local);
+        // A new root's world matrix is its local one, exact whatever else is stale.
+        self.worlds.data.get_mut().world.push(local);
         self.parent.push(Instance::NIL);
         self.first_child.push(Instance::NIL);
         self.next_sibling.push(Instance::NIL);
@@ -386,6 +498,8 @@ impl TransformManager {
     /// into `i`, with every link to it redirected, so the handle of the last instance changes.
     pub fn destroy(&mut self, i: Instance) -> Result<Entity, TransformError> {
         let idx = self.check(i)?;
+        // Slots move below: nothing may be left stale.
+        self.settle();
         self.detach(idx);
         let mut c = self.first_child[idx];
         while c.is_valid() {
@@ -412,7 +526,9 @@ impl TransformManager {
     pub fn clear(&mut self) {
         self.entity.clear();
         self.local.clear();
-        self.world.clear();
+        self.worlds.data.get_mut().world.clear();
+        self.worlds.exact.take();
+        self.stale.clear();
         self.parent.clear();
         self.first_child.clear();
         self.next_sibling.clear();
@@ -500,26 +616,35 @@ impl TransformManager {
 
     /// Links `child` below `parent` (as its first child), unlinking it from any previous parent.
     ///
-    /// The child keeps its local matrix, now relative to `parent`, and the world matrices of its
-    /// subtree are updated at once. Linking a child to its current parent changes nothing. Fails
-    /// with [`TransformError::SelfParent`] or [`TransformError::Cycle`] when `parent` is `child`
-    /// or lies in its subtree.
+    /// The child keeps its local matrix, now relative to `parent`, and its subtree's world
+    /// matrices follow (exact when next read). Linking a child to its current parent changes
+    /// nothing. Fails with [`TransformError::SelfParent`] or [`TransformError::Cycle`] when
+    /// `parent` is `child` or lies in its subtree.
+    ///
+    /// Cost: O(1) for a leaf child or a root parent (a chain or a level built in either
+    /// direction), else O(min(depth of `parent`, size of `child`'s subtree)) for the cycle
+    /// check; the subtree's matrices are updated at once only when it is small, else once
+    /// when a matrix is next read.
     pub fn link(&mut self, child: Instance, parent: Instance) -> Result<(), TransformError> {
         let ci = self.check(child)?;
         let pi = self.check(parent)?;
         if ci == pi {
             return Err(TransformError::SelfParent { instance: child });
         }
-        let mut a = parent;
-        while a.is_valid() {
-            if a == child {
-                return Err(TransformError::Cycle { child, parent });
-            }
-            a = self.parent[a.idx()];
-        }
         if self.parent[ci] == parent {
             return Ok(());
         }
+        if self.in_subtree(pi, ci) {
+            return Err(TransformError::Cycle {
+                child,
+                parent,
+                child_entity: self.entity[ci],
+                parent_entity: self.entity[pi],
+            });
+        }
+        // The parent's world matrix is exact only if nothing is stale (or it was all brought
+        // up to date): then a small subtree is updated at once.
+        let exact = self.stale.is_empty() || self.worlds.exact.get().is_some();
         self.detach(ci);
         let old_first = self.first_child[pi];
         self.parent[ci] = parent;
@@ -528,17 +653,21 @@ impl TransformManager {
             self.prev_sibling[old_first.idx()] = child;
         }
         self.first_child[pi] = child;
-        self.refresh(ci);
+        if exact {
+            self.settle();
+        }
+        self.follow(ci, exact);
         Ok(())
     }
 
     /// Unlinks `child` from its parent, making it a root whose world matrix is its local matrix
-    /// (its subtree is updated at once). Unlinking a root changes nothing.
+    /// (its subtree follows, exact when next read). Unlinking a root changes nothing. O(1).
     pub fn unlink(&mut self, child: Instance) -> Result<(), TransformError> {
         let ci = self.check(child)?;
         if self.parent[ci].is_valid() {
             self.detach(ci);
-            self.refresh(ci);
+            // A root depends on no other matrix: a small subtree is updated at once.
+            self.follow(ci, true);
         }
         Ok(())
     }
@@ -548,6 +677,7 @@ impl TransformManager {
     #[inline]
     pub fn set_local(&mut self, i: Instance, m: Mat4) -> Result<(), TransformError> {
         let idx = self.check(i)?;
+        self.settle();
         self.local[idx] = m;
         self.refresh(idx);
         Ok(())
@@ -566,62 +696,13 @@ impl TransformManager {
         for &(i, _) in batch {
             self.check(i)?;
         }
-        match batch {
-            [] => return Ok(0),
-            [(i, m)] => {
-                self.local[i.idx()] = *m;
-                return Ok(self.refresh(i.idx()));
-            }
-            _ => {}
-        }
-        if self.marks.len() < self.len() {
-            self.marks.resize(self.len(), 0);
-        }
-        if self.epoch >= MARK_EPOCH_MAX {
-            self.marks.fill(0);
-            self.epoch = 0;
-        }
-        self.epoch += 1;
-        let tag = self.epoch << MARK_EPOCH_SHIFT;
+        self.settle();
         for &(i, m) in batch {
             self.local[i.idx()] = m;
-            self.marks[i.idx()] = tag | MARK_BATCH;
         }
-        let mut updated = 0;
-        let mut path = std::mem::take(&mut self.stack);
-        for &(i, _) in batch {
-            let idx = i.idx();
-            if self.marks[idx] != tag | MARK_BATCH {
-                continue; // resolved already (a duplicate)
-            }
-            // Is any proper ancestor in the batch? Walk up until the answer is known, memoizing
-            // it for every node passed, so the walks of the whole batch cost O(nodes visited).
-            path.clear();
-            let mut a = self.parent[idx];
-            let covered = loop {
-                if !a.is_valid() {
-                    break false;
-                }
-                let mark = self.marks[a.idx()];
-                if mark >> MARK_EPOCH_SHIFT == self.epoch {
-                    break mark & MARK_STATE != MARK_CLEAN;
-                }
-                path.push(a);
-                a = self.parent[a.idx()];
-            };
-            let state = if covered { MARK_DIRTY } else { MARK_CLEAN };
-            for a in &path {
-                self.marks[a.idx()] = tag | state;
-            }
-            self.marks[idx] = tag | MARK_DIRTY;
-            if !covered {
-                self.stack = std::mem::take(&mut path);
-                updated += self.refresh(idx);
-                path = std::mem::take(&mut self.stack);
-            }
-        }
-        self.stack = path;
-        Ok(updated)
+        let links = links!(self);
+        let roots = batch.iter().map(|&(i, _)| i);
+        Ok(self.worlds.data.get_mut().update_many(links, roots))
     }
 
     /// The local matrix of `i` (relative to its parent).
@@ -631,9 +712,12 @@ impl TransformManager {
     }
 
     /// The world matrix of `i`: `world(parent) * local(i)`, or `local(i)` for a root.
+    ///
+    /// Exact whenever it is read: the first read after links that left matrices behind
+    /// brings them all up to date, in one pass over the subtrees they moved.
     #[inline]
     pub fn world(&self, i: Instance) -> Result<Mat4, TransformError> {
-        Ok(self.world[self.check(i)?])
+        Ok(self.data().world[self.check(i)?])
     }
 
     /// The entity owning `i`.
@@ -687,10 +771,11 @@ impl TransformManager {
         &self.local
     }
 
-    /// The world matrices of all instances, indexed by instance (always up to date).
+    /// The world matrices of all instances, indexed by instance (exact, as
+    /// [`TransformManager::world`]'s).
     #[inline]
     pub fn worlds(&self) -> &[Mat4] {
-        &self.world
+        &self.data().world
     }
 
     /// Swaps the slots of `a` and `b`, keeping every link and the entity map right: afterwards
@@ -700,6 +785,7 @@ impl TransformManager {
         let ai = self.check(a)?;
         let bi = self.check(b)?;
         if ai != bi {
+            self.settle();
             self.swap_slots(ai, bi);
         }
         Ok(())
@@ -711,6 +797,7 @@ impl TransformManager {
     /// (so that walk writes memory front to back). Trees keep the relative order of their roots.
     /// Links, matrices and the entity map stay right; handles move. Returns the number of swaps.
     pub fn sort_parents_first(&mut self) -> usize {
+        self.settle();
         let n = self.len();
         let mut order: Vec<u32> = Vec::with_capacity(n);
         for root in 0..n {
@@ -774,44 +861,110 @@ impl TransformManager {
         }
     }
 
-    /// Recomputes the world matrix of `root` from its parent and those of its whole subtree, in
-    /// pre-order with the reused explicit stack. Returns the number of nodes updated.
-    #[inline]
-    fn refresh(&mut self, root: usize) -> usize {
-        let p = self.parent[root];
-        self.world[root] = if p.is_valid() {
-            self.world[p.idx()] * self.local[root]
-        } else {
-            self.local[root]
-        };
-        let first = self.first_child[root];
-        if !first.is_valid() {
-            return 1;
+    /// Does `node` lie in the subtree of `root` (below it)? Walks up from `node` and down
+    /// `root`'s subtree in turns, one step each: the walk up answers (it meets `root`, or ends
+    /// at a root), and the walk down ends it early with "no" once the subtree is exhausted. If
+    /// `node` is in the subtree, the walk up meets `root` no later than the walk down could
+    /// meet `node` (a node's depth below `root` is at most its pre-order position). The cost
+    /// is O(min(depth of `node`, size of the subtree)): O(1) when `root` is a leaf or `node`
+    /// a root.
+    fn in_subtree(&self, node: usize, root: usize) -> bool {
+        let mut up = self.parent[node];
+        let mut down = valid(self.first_child[root]).map(Instance::idx);
+        loop {
+            match up {
+                a if !a.is_valid() => return false,
+                a if a.idx() == root => return true,
+                a => up = self.parent[a.idx()],
+            }
+            let Some(d) = down else {
+                return false;
+            };
+            down = self.next_in_subtree(d, root);
         }
-        self.refresh_descendants(first)
     }
 
-    /// The subtree walk below a node whose own world matrix is current, starting at its first
-    /// child. Each node's parent is visited before it, so `world[parent]` is always current.
-    fn refresh_descendants(&mut self, first: Instance) -> usize {
-        let mut updated = 1;
-        let stack = &mut self.stack;
-        stack.clear();
-        stack.push(first);
-        while let Some(c) = stack.pop() {
-            let ci = c.idx();
-            self.world[ci] = self.world[self.parent[ci].idx()] * self.local[ci];
-            updated += 1;
-            let next = self.next_sibling[ci];
-            if next.is_valid() {
-                stack.push(next);
+    /// The node after `d` in a pre-order walk of `root`'s subtree, or `None` at its end.
+    #[inline]
+    fn next_in_subtree(&self, mut d: usize, root: usize) -> Option<usize> {
+        if let Some(first) = valid(self.first_child[d]) {
+            return Some(first.idx());
+        }
+        while d != root {
+            if let Some(next) = valid(self.next_sibling[d]) {
+                return Some(next.idx());
             }
-            let child = self.first_child[ci];
-            if child.is_valid() {
-                stack.push(child);
+            d = self.parent[d].idx();
+        }
+        None
+    }
+
+    /// The subtree of `root` was moved (linked or unlinked): its world matrices are updated at
+    /// once when the subtree is small and `exact` (every matrix it depends on is exact),
+    /// else it is marked stale.
+    fn follow(&mut self, root: usize, exact: bool) {
+        if exact {
+            let links = links!(self);
+            if self
+                .worlds
+                .data
+                .get_mut()
+                .refresh_within(links, root, EAGER_NODES)
+                .is_some()
+            {
+                return;
             }
         }
-        updated
+        // Whatever the cell says now, a new stale subtree makes it behind again.
+        self.worlds.exact.take();
+        self.stale.push(Instance(root as u32));
+    }
+
+    /// The world matrices, up to date (see [`Worlds`]).
+    #[inline]
+    fn data(&self) -> &WorldData {
+        if !self.stale.is_empty() {
+            self.worlds.exact.get_or_init(|| {
+                // SAFETY: this initialisation is the only writer through `&self` and runs
+                // before any shared reference to the cell's contents is made while anything
+                // is stale (see `Worlds`); nothing else refers to them now.
+                let data = unsafe { &mut *self.worlds.data.get() };
+                data.update_many(self.links(), self.stale.iter().copied());
+            });
+        }
+        // SAFETY: the initialisation above, if any, has completed, and no other can start
+        // while `&self` is borrowed (see `Worlds`); writes through `&mut self` end before.
+        unsafe { &*self.worlds.data.get() }
+    }
+
+    /// Brings every world matrix up to date and empties the stale list: before anything that
+    /// reads matrices through `&mut self` or moves slots.
+    #[inline]
+    fn settle(&mut self) {
+        if self.stale.is_empty() {
+            return;
+        }
+        if self.worlds.exact.take().is_none() {
+            let links = links!(self);
+            let stale = self.stale.iter().copied();
+            self.worlds.data.get_mut().update_many(links, stale);
+        }
+        self.stale.clear();
+    }
+
+    /// The links and locals, for an update.
+    #[inline]
+    fn links(&self) -> Links<'_> {
+        links!(self)
+    }
+
+    /// Recomputes the world matrix of `root` from its parent and those of its whole subtree
+    /// (every matrix must be exact but the subtree's). Returns the number of nodes updated.
+    #[inline]
+    fn refresh(&mut self, root: usize) -> usize {
+        debug_assert!(self.stale.is_empty());
+        let links = links!(self);
+        self.worlds.data.get_mut().refresh(links, root)
     }
 
     /// Removes `idx` from its parent's child list; it becomes a root (world not updated).
@@ -835,13 +988,15 @@ impl TransformManager {
         self.next_sibling[idx] = Instance::NIL;
     }
 
-    /// Bitsquid's three-step swap of two distinct, in-range slots via the spare slot `[size]`.
+    /// Bitsquid's three-step swap of two distinct, in-range slots via the spare slot `[size]`
+    /// (nothing stale).
     fn swap_slots(&mut self, a: usize, b: usize) {
         let size = self.len();
         // [size] <- [A]; afterwards nothing refers to A.
         self.entity.push(self.entity[a]);
         self.local.push(self.local[a]);
-        self.world.push(self.world[a]);
+        let world = &mut self.worlds.data.get_mut().world;
+        world.push(world[a]);
         self.parent.push(self.parent[a]);
         self.first_child.push(self.first_child[a]);
         self.next_sibling.push(self.next_sibling[a]);
@@ -855,11 +1010,12 @@ impl TransformManager {
     }
 
     /// Copies slot `from` into slot `to` and redirects every reference to `from` to `to`.
-    /// Nothing may refer to `to` beforehand.
+    /// Nothing may refer to `to` beforehand (and nothing is stale).
     fn move_slot(&mut self, from: usize, to: usize) {
         self.entity[to] = self.entity[from];
         self.local[to] = self.local[from];
-        self.world[to] = self.world[from];
+        let world = &mut self.worlds.data.get_mut().world;
+        world[to] = world[from];
         self.parent[to] = self.parent[from];
         self.first_child[to] = self.first_child[from];
         self.next_sibling[to] = self.next_sibling[from];
@@ -897,11 +1053,125 @@ impl TransformManager {
     fn pop_slot(&mut self) {
         self.entity.pop();
         self.local.pop();
-        self.world.pop();
+        self.worlds.data.get_mut().world.pop();
         self.parent.pop();
         self.first_child.pop();
         self.next_sibling.pop();
         self.prev_sibling.pop();
+    }
+}
+
+impl WorldData {
+    /// Recomputes the world matrix of `root` from its parent and those of its whole subtree,
+    /// in pre-order with the reused explicit stack. Returns the number of nodes updated.
+    #[inline]
+    fn refresh(&mut self, links: Links<'_>, root: usize) -> usize {
+        self.refresh_within(links, root, usize::MAX)
+            .expect("no limit")
+    }
+
+    /// [`WorldData::refresh`] that stops after `limit` nodes: `None` when the subtree is
+    /// larger (its matrices are then partly updated).
+    fn refresh_within(&mut self, links: Links<'_>, root: usize, limit: usize) -> Option<usize> {
+        let p = links.parent[root];
+        self.world[root] = if p.is_valid() {
+            self.world[p.idx()] * links.local[root]
+        } else {
+            links.local[root]
+        };
+        let first = links.first_child[root];
+        if !first.is_valid() {
+            return Some(1);
+        }
+        // The subtree walk below a node whose own world matrix is current. Each node's
+        // parent is visited before it, so `world[parent]` is always current.
+        let mut updated = 1;
+        self.stack.clear();
+        self.stack.push(first);
+        while let Some(c) = self.stack.pop() {
+            if updated >= limit {
+                return None;
+            }
+            let ci = c.idx();
+            self.world[ci] = self.world[links.parent[ci].idx()] * links.local[ci];
+            updated += 1;
+            let next = links.next_sibling[ci];
+            if next.is_valid() {
+                self.stack.push(next);
+            }
+            let child = links.first_child[ci];
+            if child.is_valid() {
+                self.stack.push(child);
+            }
+        }
+        Some(updated)
+    }
+
+    /// Recomputes the world matrices of the subtrees of `roots` (whose other matrices are
+    /// exact), each node once, and returns how many were recomputed. A root whose ancestor is
+    /// also among `roots` is updated by that ancestor's pass; the ancestor walks that find it
+    /// out are memoized, so they cost O(nodes visited) in all.
+    fn update_many(
+        &mut self,
+        links: Links<'_>,
+        roots: impl Iterator<Item = Instance> + Clone,
+    ) -> usize {
+        let mut roots = roots.peekable();
+        let Some(first) = roots.next() else {
+            return 0;
+        };
+        if roots.peek().is_none() {
+            return self.refresh(links, first.idx());
+        }
+        let roots = std::iter::once(first).chain(roots);
+        let n = links.parent.len();
+        if self.marks.len() < n {
+            self.marks.resize(n, 0);
+        }
+        if self.epoch >= MARK_EPOCH_MAX {
+            self.marks.fill(0);
+            self.epoch = 0;
+        }
+        self.epoch += 1;
+        let tag = self.epoch << MARK_EPOCH_SHIFT;
+        for i in roots.clone() {
+            self.marks[i.idx()] = tag | MARK_BATCH;
+        }
+        let mut updated = 0;
+        let mut path = std::mem::take(&mut self.stack);
+        for i in roots {
+            let idx = i.idx();
+            if self.marks[idx] != tag | MARK_BATCH {
+                continue; // resolved already (a duplicate)
+            }
+            // Is any proper ancestor a root too? Walk up until the answer is known, memoizing
+            // it for every node passed, so the walks of all roots cost O(nodes visited).
+            path.clear();
+            let mut a = links.parent[idx];
+            let covered = loop {
+                if !a.is_valid() {
+                    break false;
+                }
+                let mark = self.marks[a.idx()];
+                if mark >> MARK_EPOCH_SHIFT == self.epoch {
+                    break mark & MARK_STATE != MARK_CLEAN;
+                }
+                path.push(a);
+                a = links.parent[a.idx()];
+            };
+            let state = if covered { MARK_DIRTY } else { MARK_CLEAN };
+            for a in &path {
+                self.marks[a.idx()] = tag | state;
+            }
+            self.marks[idx] = tag | MARK_DIRTY;
+            if !covered {
+                self.stack = std::mem::take(&mut path);
+                updated += self.refresh(links, idx);
+                path = std::mem::take(&mut self.stack);
+            }
+        }
+        self.stack = path;
+        updated
     }
 }
 
@@ -961,7 +1231,7 @@ mod tests {
         let n = tm.len();
         for v in [
             tm.local.len(),
-            tm.world.len(),
+            tm.worlds().len(),
             tm.parent.len(),
             tm.first_child.len(),
             tm.next_sibling.len(),
@@ -1015,9 +1285,9 @@ mod tests {
             }
             let w = fresh[i].unwrap();
             assert!(
-                w.abs_diff_eq(tm.world[i], 1e-3),
+                w.abs_diff_eq(tm.worlds()[i], 1e-3),
                 "world of {i}: {w} vs {}",
-                tm.world[i]
+                tm.worlds()[i]
             );
         }
         for (i, (&count, p)) in listed.iter().zip(&tm.parent).enumerate() {
@@ -1057,7 +1327,7 @@ mod tests {
                 let p = tm.parent[i];
                 (
                     tm.entity[i],
-                    tm.world[i],
+                    tm.worlds()[i],
                     p.is_valid().then(|| tm.entity[p.idx()]),
                 )
             })
@@ -1226,7 +1496,9 @@ mod tests {
                 err,
                 TransformError::Cycle {
                     child: Instance(child),
-                    parent: Instance(parent)
+                    parent: Instance(parent),
+                    child_entity: e(child),
+                    parent_entity: e(parent),
                 }
             );
             assert!(err.to_string().contains("cycle"));
@@ -1361,7 +1633,7 @@ mod tests {
     #[test]
     fn transform_set_local_many_epoch_wrap() {
         let mut tm = sample();
-        tm.epoch = MARK_EPOCH_MAX - 1;
+        tm.worlds.data.get_mut().epoch = MARK_EPOCH_MAX - 1;
         let batch = [
             (Instance(6), t(1.0, 0.0, 0.0)),
             (Instance(1), Mat4::IDENTITY),
@@ -1369,7 +1641,7 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(tm.set_local_many(&batch).unwrap(), 4);
         }
-        assert!(tm.epoch < 4);
+        assert!(tm.worlds.data.get_mut().epoch < 4);
         assert_integrity(&tm);
     }
 
@@ -1425,7 +1697,9 @@ mod tests {
             tm.link(root, leaf),
             Err(TransformError::Cycle {
                 child: root,
-                parent: leaf
+                parent: leaf,
+                child_entity: tm.entity(root).unwrap(),
+                parent_entity: tm.entity(leaf).unwrap(),
             })
         );
         let batch: Vec<_> = (0..DEPTH)
@@ -1450,6 +1724,88 @@ mod tests {
         drop(tm);
     }
 
+    /// A chain linked from the leaf up whose locals turn and step: its matrices are left
+    /// behind by the links and exact when read.
+    fn leaf_up_chain(depth: u32) -> TransformManager {
+        let mut tm = TransformManager::new();
+        for n in 0..depth {
+            let turn = Mat4::from_quat(Quat::from_rotation_z(0.001 * (n % 11) as f32));
+            tm.create(e(n), t(1.0, 0.5, 0.0) * turn).unwrap();
+        }
+        for n in (1..depth).rev() {
+            tm.link(Instance(n), Instance(n - 1)).unwrap();
+        }
+        tm
+    }
+
+    #[test]
+    fn links_from_the_leaf_up_defer_the_update_and_any_read_sees_exact_matrices() {
+        let depth = if cfg!(miri) {
+            3 * EAGER_NODES as u32
+        } else {
+            5_000
+        };
+        let tm = leaf_up_chain(depth);
+        assert!(
+            !tm.stale.is_empty(),
+            "the long subtrees' updates were deferred"
+        );
+        assert!(tm.worlds.exact.get().is_none());
+        // Two threads read at once: one brings the matrices up to date, both see them exact.
+        let leaf = Instance(depth - 1);
+        let reads: Vec<Mat4> = std::thread::scope(|scope| {
+            let readers: Vec<_> = (0..2)
+                .map(|_| scope.spawn(|| tm.world(leaf).unwrap()))
+                .collect();
+            readers.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        assert_eq!(reads[0], reads[1]);
+        assert!(tm.worlds.exact.get().is_some());
+        assert_integrity(&tm);
+        // The same product, from the root down, as a manager that updated at once computes.
+        let mut eager = TransformManager::new();
+        for n in 0..depth {
+            let i = eager.create(e(n), tm.local(Instance(n)).unwrap()).unwrap();
+            if n > 0 {
+                eager.link(i, Instance(n - 1)).unwrap();
+            }
+        }
+        assert!(eager.stale.is_empty(), "links of leaves update at once");
+        assert_eq!(eager.worlds(), tm.worlds(), "bit for bit");
+    }
+
+    #[test]
+    fn a_change_after_a_read_and_a_clone_keep_the_matrices_exact() {
+        let depth = if cfg!(miri) {
+            2 * EAGER_NODES as u32
+        } else {
+            1_000
+        };
+        let mut tm = leaf_up_chain(depth);
+        let copy = tm.clone();
+        assert!(copy.stale.is_empty(), "a clone is brought up to date");
+        assert_eq!(copy.worlds(), tm.worlds());
+        // Read (up to date through `&self`), then moved: the root's move reaches the leaf.
+        let leaf = Instance(depth - 1);
+        let before = tm.world(leaf).unwrap();
+        tm.set_local(Instance(0), t(100.0, 0.0, 0.0)).unwrap();
+        assert!(tm.stale.is_empty());
+        assert_ne!(tm.world(leaf).unwrap(), before);
+        assert_integrity(&tm);
+        // A stale subtree unlinked, another linked under it, then a swap: each settles or
+        // defers as it must.
+        let mid = Instance(depth / 2);
+        tm.unlink(mid).unwrap();
+        let extra = tm.create(e(depth), t(0.0, 2.0, 0.0)).unwrap();
+        tm.link(extra, leaf).unwrap();
+        tm.link(Instance(1), extra).unwrap();
+        assert_integrity(&tm);
+        tm.swap(Instance(0), leaf).unwrap();
+        assert_integrity(&tm);
+        tm.clear();
+        assert!(tm.stale.is_empty() && tm.worlds().is_empty());
+    }
+
     #[test]
     fn transform_display_and_debug() {
         assert_eq!(format!("{:?}", Instance(3)), "Instance(3)");
@@ -1466,9 +1822,15 @@ mod tests {
         let s = TransformError::Cycle {
             child: Instance(1),
             parent: Instance(2),
+            child_entity: e(11),
+            parent_entity: e(12),
         }
         .to_string();
         assert!(s.contains("#1") && s.contains("#2"), "{s}");
+        assert!(
+            s.contains("entity 11v0") && s.contains("entity 12v0"),
+            "{s}"
+        );
         assert!(TransformError::Full.to_string().contains("full"));
     }
 }

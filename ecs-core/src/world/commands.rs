@@ -18,7 +18,8 @@ pub struct CommandErrors(pub Vec<WorldError>);
 
 impl fmt::Display for CommandErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} command(s) could not be applied", self.0.len())?;
+        let count = crate::plural::count(self.0.len(), "command", "commands");
+        write!(f, "{count} could not be applied")?;
         for (i, e) in self.0.iter().enumerate().take(10) {
             write!(f, "\n  {}: {e}", i + 1)?;
         }

@@ -1066,13 +1066,24 @@ impl WorldData {
     /// in pre-order with the reused explicit stack. Returns the number of nodes updated.
     #[inline]
     fn refresh(&mut self, links: Links<'_>, root: usize) -> usize {
-        self.refresh_within(links, root, usize::MAX)
-            .expect("no limit")
+        self.walk::<false>(links, root, 0).expect("no limit")
     }
 
     /// [`WorldData::refresh`] that stops after `limit` nodes: `None` when the subtree is
     /// larger (its matrices are then partly updated).
     fn refresh_within(&mut self, links: Links<'_>, root: usize, limit: usize) -> Option<usize> {
+        self.walk::<true>(links, root, limit)
+    }
+
+    /// The walk of [`WorldData::refresh`], stopping after `limit` nodes if `LIMITED` (a
+    /// constant, so the unlimited walk has no test per node).
+    #[inline(always)]
+    fn walk<const LIMITED: bool>(
+        &mut self,
+        links: Links<'_>,
+        root: usize,
+        limit: usize,
+    ) -> Option<usize> {
         let p = links.parent[root];
         self.world[root] = if p.is_valid() {
             self.world[p.idx()] * links.local[root]
@@ -1089,7 +1100,7 @@ impl WorldData {
         self.stack.clear();
         self.stack.push(first);
         while let Some(c) = self.stack.pop() {
-            if updated >= limit {
+            if LIMITED && updated >= limit {
                 return None;
             }
             let ci = c.idx();

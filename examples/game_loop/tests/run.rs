@@ -151,7 +151,7 @@ fn frames_match_the_plain_rust_game() {
     // once (Burning inserted) and was despawned there.
     assert_eq!(
         undeclared,
-        "undeclared Burning | Health | Position: 0 entities now, 1 at most, 1 moves\n\
+        "undeclared Burning | Health | Position: 0 entities now, 1 at most, 1 move\n\
          #[derive(Signature)]\n\
          pub struct BurningHealthPosition {\n    \
          pub burning: Burning,\n    \

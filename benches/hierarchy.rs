@@ -9,10 +9,20 @@
 //!
 //! `python3 benches/ratios.py hierarchy_build world_wide` prints the medians and the ratios to
 //! the world's wide tree after a run.
+//!
+//! Instruction counts, free of the machine's noise: `HIERARCHY_ONCE=VARIANT/SHAPE/N` (say
+//! `manager/chain_leaf_up/1000000`) builds one tree and exits, and callgrind counts the timed
+//! part alone, the `parent_*` functions:
+//!
+//! ```sh
+//! cargo bench --bench hierarchy --no-run
+//! HIERARCHY_ONCE=world/wide/1000000 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!     --toggle-collect='hierarchy::parent_*' target/release/deps/hierarchy-*[^d]
+//! ```
 
 #![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
 
-use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use criterion::{criterion_group, BatchSize, BenchmarkId, Criterion};
 use sigecs::entity::EntityManager;
 use sigecs::glam::{Mat4, Vec3};
 use sigecs::transform::{Instance, TransformManager};
@@ -80,6 +90,43 @@ fn manager(n: usize) -> (TransformManager, Vec<Instance>) {
     (tm, instances)
 }
 
+/// The timed part through the world: every parenting, then a read of the deepest entity.
+#[inline(never)]
+fn parent_world(w: &mut World, es: &[Entity], pairs: &[(usize, usize)], last: usize) {
+    for &(c, p) in pairs {
+        w.set_parent(es[c], es[p]).unwrap();
+    }
+    black_box(w.world_transform(es[last]));
+}
+
+/// The timed part through `Commands`: one stage applies every parenting, then a read.
+#[inline(never)]
+fn parent_commands(w: &mut World, es: &[Entity], last: usize) {
+    w.run_adopt().unwrap();
+    black_box(w.world_transform(es[last]));
+}
+
+/// The timed part with a standalone manager: every link, then a read.
+#[inline(never)]
+fn parent_manager(
+    tm: &mut TransformManager,
+    is: &[Instance],
+    pairs: &[(usize, usize)],
+    last: usize,
+) {
+    for &(c, p) in pairs {
+        tm.link(is[c], is[p]).unwrap();
+    }
+    black_box(tm.world(is[last]).unwrap());
+}
+
+/// A world of `n` drones with the parentings of `pairs` waiting as `adopt`'s requests.
+fn world_with_requests(n: usize, pairs: &[(usize, usize)]) -> (World, Vec<Entity>) {
+    let (mut w, es) = world(n);
+    w.resource_mut::<Adoptions>().pairs = pairs.iter().map(|&(c, p)| (es[c], es[p])).collect();
+    (w, es)
+}
+
 fn hierarchy_build(c: &mut Criterion) {
     let mut group = c.benchmark_group("hierarchy_build");
     group.sample_size(10);
@@ -89,60 +136,79 @@ fn hierarchy_build(c: &mut Criterion) {
         for (name, shape) in SHAPES {
             let pairs = shape.pairs(n);
             let last = shape.last(n);
-            group.bench_with_input(BenchmarkId::new(format!("world_{name}"), n), &n, |b, &n| {
+            let id = |variant: &str| BenchmarkId::new(format!("{variant}_{name}"), n);
+            group.bench_function(id("world"), |b| {
                 b.iter_batched(
                     || world(n),
                     |(mut w, es)| {
-                        for &(c, p) in &pairs {
-                            w.set_parent(es[c], es[p]).unwrap();
-                        }
-                        black_box(w.world_transform(es[last]));
+                        parent_world(&mut w, &es, &pairs, last);
                         (w, es)
                     },
                     BatchSize::PerIteration,
                 )
             });
-            group.bench_with_input(
-                BenchmarkId::new(format!("commands_{name}"), n),
-                &n,
-                |b, &n| {
-                    b.iter_batched(
-                        || {
-                            let (mut w, es) = world(n);
-                            let adopt = pairs.iter().map(|&(c, p)| (es[c], es[p])).collect();
-                            w.resource_mut::<Adoptions>().pairs = adopt;
-                            (w, es)
-                        },
-                        |(mut w, es)| {
-                            w.run_adopt().unwrap();
-                            black_box(w.world_transform(es[last]));
-                            (w, es)
-                        },
-                        BatchSize::PerIteration,
-                    )
-                },
-            );
-            group.bench_with_input(
-                BenchmarkId::new(format!("manager_{name}"), n),
-                &n,
-                |b, &n| {
-                    b.iter_batched(
-                        || manager(n),
-                        |(mut tm, is)| {
-                            for &(c, p) in &pairs {
-                                tm.link(is[c], is[p]).unwrap();
-                            }
-                            black_box(tm.world(is[last]).unwrap());
-                            (tm, is)
-                        },
-                        BatchSize::PerIteration,
-                    )
-                },
-            );
+            group.bench_function(id("commands"), |b| {
+                b.iter_batched(
+                    || world_with_requests(n, &pairs),
+                    |(mut w, es)| {
+                        parent_commands(&mut w, &es, last);
+                        (w, es)
+                    },
+                    BatchSize::PerIteration,
+                )
+            });
+            group.bench_function(id("manager"), |b| {
+                b.iter_batched(
+                    || manager(n),
+                    |(mut tm, is)| {
+                        parent_manager(&mut tm, &is, &pairs, last);
+                        (tm, is)
+                    },
+                    BatchSize::PerIteration,
+                )
+            });
         }
     }
     group.finish();
 }
 
+/// `VARIANT/SHAPE/N`: one build, for callgrind.
+fn build_once(spec: &str) {
+    let parts: Vec<&str> = spec.split('/').collect();
+    let [variant, shape, n] = parts[..] else {
+        panic!("HIERARCHY_ONCE is VARIANT/SHAPE/N, not {spec}");
+    };
+    let shape = SHAPES
+        .iter()
+        .find(|(name, _)| *name == shape)
+        .unwrap_or_else(|| panic!("no shape {shape}"))
+        .1;
+    let n: usize = n.parse().expect("N is a number");
+    let (pairs, last) = (shape.pairs(n), shape.last(n));
+    match variant {
+        "world" => {
+            let (mut w, es) = world(n);
+            parent_world(&mut w, &es, &pairs, last);
+        }
+        "commands" => {
+            let (mut w, es) = world_with_requests(n, &pairs);
+            parent_commands(&mut w, &es, last);
+        }
+        "manager" => {
+            let (mut tm, is) = manager(n);
+            parent_manager(&mut tm, &is, &pairs, last);
+        }
+        _ => panic!("no variant {variant} (world, commands, manager)"),
+    }
+}
+
 criterion_group!(benches, hierarchy_build);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(spec) = std::env::var("HIERARCHY_ONCE") {
+        build_once(&spec);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -902,7 +902,20 @@ impl TransformManager {
     /// The subtree of `root` was moved (linked or unlinked): its world matrices are updated at
     /// once when the subtree is small and `exact` (every matrix it depends on is exact),
     /// else it is marked stale.
+    #[inline]
     fn follow(&mut self, root: usize, exact: bool) {
+        if exact && !self.first_child[root].is_valid() {
+            // A leaf (a chain built from the root down, a level spawned parents first): one
+            // product.
+            let p = self.parent[root];
+            let world = &mut self.worlds.data.get_mut().world;
+            world[root] = if p.is_valid() {
+                world[p.idx()] * self.local[root]
+            } else {
+                self.local[root]
+            };
+            return;
+        }
         if exact {
             let links = links!(self);
             if self
@@ -968,6 +981,7 @@ impl TransformManager {
     }
 
     /// Removes `idx` from its parent's child list; it becomes a root (world not updated).
+    #[inline]
     fn detach(&mut self, idx: usize) {
         let p = self.parent[idx];
         if !p.is_valid() {

@@ -239,7 +239,7 @@ fn the_named_set_writes_and_reads_text_across_words() {
     assert!(stats.contains("\nW000 | W001 | W180 "), "{stats}");
     let undeclared: Vec<String> = w.undeclared().iter().map(|u| u.to_string()).collect();
     assert!(
-        undeclared.contains(&"W150 | W180 | W199: 1 entities now, 1 at most, 1 moves".into()),
+        undeclared.contains(&"W150 | W180 | W199: 1 entity now, 1 at most, 1 move".into()),
         "{undeclared:?}"
     );
 }

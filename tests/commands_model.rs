@@ -65,18 +65,19 @@ const SIGNATURES: [(&str, u8); 6] = [
     ("Rigged", HP | BOMB),
 ];
 
-/// The components by id (name order), for the names of undeclared sets.
+/// The components by id (name order) as the world's `ComponentSet` names them, for the
+/// names of undeclared sets.
 const COMPONENTS: [(&str, u8); 7] = [
-    ("Bomb", BOMB),
-    ("Hp", HP),
-    ("Link", LINK),
-    ("Mark", MARK),
-    ("Name", NAME),
-    ("Pos", POS),
-    ("Timer", TIMER),
+    ("BOMB", BOMB),
+    ("HP", HP),
+    ("LINK", LINK),
+    ("MARK", MARK),
+    ("NAME", NAME),
+    ("POS", POS),
+    ("TIMER", TIMER),
 ];
 
-/// The name the world gives an entity of `set`: its signature's, or the set's (`Mark | Pos`,
+/// The name the world gives an entity of `set`: its signature's, or the set's (`MARK | POS`,
 /// `(no components)` for the empty set) when no signature declares it and the entity lives in
 /// a dynamic store.
 fn signature_of(set: u8) -> String {
@@ -1005,7 +1006,7 @@ fn a_spawned_entity_stored_in_a_component_resolves() {
         // timer 4: Spawner + Mark is undeclared: the spawner moves to its dynamic store, where
         // the systems still visit it.
         run(&mut w).unwrap();
-        assert_eq!(w.signature_name_of(s), Some("Link | Mark | Pos | Timer"));
+        assert_eq!(w.signature_name_of(s), Some("LINK | MARK | POS | TIMER"));
         run(&mut w).unwrap();
         // timer 6: Mark removed (back to Spawner); despawns the (already dead) old child: no
         // error; spawns a new one.

@@ -341,8 +341,8 @@ fn a_level_with_undeclared_sets_spawns_into_dynamic_stores_and_saves_back() {
     let mut world = World::new();
     let e = world.spawn_level(&res).unwrap();
     world.check_invariants().unwrap();
-    assert_eq!(world.signature_name_of(e[0]), Some("Lifetime | Position"));
-    assert_eq!(world.signature_name_of(e[3]), Some("Lifetime | Position"));
+    assert_eq!(world.signature_name_of(e[0]), Some("LIFETIME | POSITION"));
+    assert_eq!(world.signature_name_of(e[3]), Some("LIFETIME | POSITION"));
     assert_eq!(world.is_declared(e[0]), Some(false));
     assert_eq!(world.signature_name_of(e[2]), Some("Beacon"));
     assert_eq!(world.get::<Lifetime>(e[3]), Some(&Lifetime(3.0)));
@@ -354,7 +354,7 @@ fn a_level_with_undeclared_sets_spawns_into_dynamic_stores_and_saves_back() {
     let sets: Vec<String> = world.undeclared().iter().map(|u| u.to_string()).collect();
     assert_eq!(sets.len(), 2, "{sets:?}");
     assert!(
-        sets.contains(&"Lifetime | Position: 2 entities now, 2 at most, 0 moves".to_string()),
+        sets.contains(&"LIFETIME | POSITION: 2 entities now, 2 at most, 0 moves".to_string()),
         "{sets:?}"
     );
     let saved = world.save_entities(&e, level_registry(), None).unwrap();
@@ -364,7 +364,7 @@ fn a_level_with_undeclared_sets_spawns_into_dynamic_stores_and_saves_back() {
     assert_eq!(world.undeclared().len(), 2);
     assert_eq!(
         world.signature_name_of(again[0]),
-        Some("Lifetime | Position")
+        Some("LIFETIME | POSITION")
     );
     assert_eq!(world.len(), 8);
     world.check_invariants().unwrap();

@@ -241,13 +241,13 @@ fn sig_name(mask: u32) -> Option<&'static str> {
     SIGNATURES.iter().find(|s| s.1 == mask).map(|s| s.0)
 }
 
-/// `A | B`: the components of `mask` in id order, as the world's `ComponentSet` writes them
-/// (nothing for the empty set).
+/// `A | ALIGNED`: the components of `mask` in id order, as the world's `ComponentSet` writes
+/// them (its constants: these one-word names in uppercase; nothing for the empty set).
 fn set_string(mask: u32) -> String {
-    let parts: Vec<&str> = Kind::ALL
+    let parts: Vec<String> = Kind::ALL
         .iter()
         .filter(|k| mask & k.bit() != 0)
-        .map(|k| k.name())
+        .map(|k| k.name().to_uppercase())
         .collect();
     parts.join(" | ")
 }

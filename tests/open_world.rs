@@ -83,16 +83,16 @@ fn declared(set: u16) -> Option<&'static str> {
     }
 }
 
-/// The name the world gives an entity of `set`: its signature's, or `A | Tag2` (`(no
+/// The name the world gives an entity of `set`: its signature's, or `A | TAG2` (`(no
 /// components)` for the empty set).
 fn set_name(set: u16) -> String {
     match declared(set) {
         Some(name) => name.to_string(),
         None => {
-            let names: Vec<&str> = KINDS
+            let names: Vec<String> = KINDS
                 .iter()
                 .filter(|k| set & k.bit() != 0)
-                .map(|&k| NAMES[k as usize])
+                .map(|&k| NAMES[k as usize].to_uppercase())
                 .collect();
             match names.join(" | ") {
                 empty if empty.is_empty() => "(no components)".into(),

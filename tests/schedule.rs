@@ -244,7 +244,7 @@ fn commands_apply_at_the_end_and_errors_are_kept() {
         w: W(1.0),
     });
     w.run_reap().unwrap();
-    assert_eq!(w.signature_name_of(heavy), Some("Far | P | V | W"));
+    assert_eq!(w.signature_name_of(heavy), Some("FAR | P | V | W"));
     assert_eq!(w.get::<W>(heavy), Some(&W(1.0)));
     w.get_mut::<P>(heavy).unwrap().0 = 5.0;
     w.run_reap().unwrap();

@@ -60,7 +60,7 @@ fn a_strict_world_refuses_undeclared_sets() {
     });
     let err = w.insert(ba, A(9)).unwrap_err().to_string();
     assert!(
-        err.contains("and `A | Aligned | B` is not a declared signature"),
+        err.contains("and `A | ALIGNED | B` is not a declared signature"),
         "{err}"
     );
     // From a rows store with a cold component: Labelled = {A, Aligned, Label}.
@@ -76,8 +76,8 @@ fn a_strict_world_refuses_undeclared_sets() {
             change: Change::Remove,
             component: "Label",
             signature: "Labelled",
-            current: "A | Aligned | Label".into(),
-            missing: "A | Aligned".into(),
+            current: "A | ALIGNED | LABEL".into(),
+            missing: "A | ALIGNED".into(),
         }
     );
     assert!(w.undeclared().is_empty());
@@ -95,7 +95,7 @@ fn undeclared_sets_live_in_dynamic_stores() {
         aligned: Aligned(7),
     });
     assert_eq!(w.insert(ba, A(9)), Ok(None));
-    assert_eq!(w.signature_name_of(ba), Some("A | Aligned | B"));
+    assert_eq!(w.signature_name_of(ba), Some("A | ALIGNED | B"));
     assert_eq!(w.is_declared(ba), Some(false));
     assert_eq!(
         (w.get::<A>(ba), w.get::<B>(ba), w.get::<Aligned>(ba)),
@@ -109,7 +109,7 @@ fn undeclared_sets_live_in_dynamic_stores() {
         label: Label("l".into()),
     });
     assert_eq!(w.remove::<Label>(e), Ok(Label("l".into())));
-    assert_eq!(w.signature_name_of(e), Some("A | Aligned"));
+    assert_eq!(w.signature_name_of(e), Some("A | ALIGNED"));
     assert_eq!(w.get::<Aligned>(e), Some(&Aligned(2)));
     // And back to declared signatures: {A, Aligned} + Label is Labelled again, {A, Aligned,
     // B} - A is BAligned.
@@ -124,8 +124,8 @@ fn undeclared_sets_live_in_dynamic_stores() {
     assert_eq!(
         sets,
         [
-            "A | Aligned | B: 0 entities now, 1 at most, 2 moves",
-            "A | Aligned: 0 entities now, 1 at most, 2 moves"
+            "A | ALIGNED | B: 0 entities now, 1 at most, 2 moves",
+            "A | ALIGNED: 0 entities now, 1 at most, 2 moves"
         ]
     );
     assert_eq!(w.stats().dynamic().count(), 2);
@@ -176,7 +176,7 @@ fn undeclared_targets_leave_the_entity_exactly_as_it_was() {
             component: "Zst",
             signature: "JustA",
             current: "A".into(),
-            missing: "A | Zst".into(),
+            missing: "A | ZST".into(),
         }
     );
     let text = err.to_string();

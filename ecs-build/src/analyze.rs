@@ -470,6 +470,35 @@ pub(crate) fn name(ident: &Ident) -> String {
     ident.unraw().to_string()
 }
 
+/// A component's constant in the world's `ComponentSet`: its name in SCREAMING_SNAKE_CASE
+/// (`HTTPServer` → `HTTP_SERVER`), which is also the set's text (`POSITION | VELOCITY`).
+pub(crate) fn set_constant(ident: &Ident) -> String {
+    crate::rules::constant_case(&name(ident))
+}
+
+/// Refuses a component whose `ComponentSet` constant another component has already
+/// (`HttpServer` and `HTTPServer` are both `HTTP_SERVER`), at the second declaration in scan
+/// order. A name declared twice is left to [`unique_by_name`]'s error.
+fn refuse_colliding_set_constants(comps: &[Found<ComponentDecl>], diags: &mut Vec<Diagnostic>) {
+    let mut constants: HashMap<String, (String, String)> = HashMap::new();
+    for f in comps {
+        let (ident, name) = (&f.decl.ident, name(&f.decl.ident));
+        let constant = set_constant(ident);
+        match constants.get(&constant) {
+            Some((other, _)) if *other == name => {}
+            Some((other, at)) => diags.push(
+                diag(f, ident.span(), format!(
+                    "components `{other}` (at {at}) and `{name}` have the same constant in the world's component set, `ComponentSet::{constant}`"
+                ))
+                .with_help("a component's constant is its name in SCREAMING_SNAKE_CASE, and names that differ only in case or word breaks collide; rename one"),
+            ),
+            None => {
+                constants.insert(constant, (name, location(&f.file, ident.span())));
+            }
+        }
+    }
+}
+
 /// The path of `ident` in `module` as the generated code names it. The generated items live in
 /// a module one level below the `include!`, so a path relative to the including module
 /// (`self::…`, `super::…`, or a bare module name) gains one `super::`.
@@ -680,6 +709,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
         &mut diags,
     );
     let evts = unique_by_name(&scan.events, |e| &e.ident, "event", &mut taken, &mut diags);
+    refuse_colliding_set_constants(&scan.components, &mut diags);
     refuse_exported_names(&comps, &sigs, &ress, &mut diags);
     crate::generate::levels::check(&comps, &scan.soa_levels, &mut diags);
     let mut kept_outside: Vec<KeptOutside> = scan

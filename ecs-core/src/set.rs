@@ -11,11 +11,14 @@
 //! The generated file also declares the world's named set type, `ComponentSet`, through
 //! [`__component_set!`](crate::__component_set): a [`bitflags`] type over
 //! `ComponentBits<W>` (which implements [`bitflags::Bits`]) with one constant per component,
-//! named as the component's type (`ComponentSet::Position | ComponentSet::Velocity`), so that
-//! one name means one component in code, in messages and in text. Names, iteration
-//! (`iter_names`), `Display` (`Position | Velocity`) and parsing (`FromStr`, or
-//! [`bitflags::parser::from_str`]) are bitflags'; its [`Flags`](bitflags::Flags) trait is in
-//! scope wherever the world is glob-imported, and in [`prelude`](crate::prelude).
+//! named as bitflags names flags: the component's type name in SCREAMING_SNAKE_CASE
+//! ([`sigecs_rules::constant_case`]: `HTTPServer` → `HTTP_SERVER`), so
+//! `ComponentSet::POSITION | ComponentSet::VELOCITY`. Names, iteration (`iter_names`),
+//! `Display` (`POSITION | VELOCITY`) and parsing (`FromStr`, or
+//! [`bitflags::parser::from_str`]) are bitflags', with those names. Two components whose
+//! constants would be the same (`HttpServer` and `HTTPServer`) are a build error. Its
+//! [`Flags`](bitflags::Flags) trait is in scope wherever the world is glob-imported, and in
+//! [`prelude`](crate::prelude).
 
 use bitflags::parser::{ParseError, ParseHex, WriteHex};
 use std::fmt;
@@ -419,17 +422,15 @@ impl<const W: usize> AnyComponentBits for ComponentBits<W> {
 /// Declares a world's named component-set type: a `ComponentSet` newtype over
 /// `ComponentBits<W>` with one constant per component, that implements [`bitflags::Flags`]
 /// (names, iteration, `Display`, `FromStr` and the set methods are bitflags'). Written here,
-/// once, so that the generated code stays one line per component: `Name = id,`, or
-/// `r#name = id as "name",` for a raw identifier (the name without `r#` is the flag's, as in
-/// every message). The operators and `Debug` are here because bitflags writes them only for the
-/// types its own macro declares, which takes primitive bits alone.
+/// once, so that the generated code stays one line per component: `NAME = id,`, where `NAME`
+/// is both the constant and the flag's name in text. The operators and `Debug` are here because
+/// bitflags writes them only for the types its own macro declares, which takes primitive bits
+/// alone.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __component_set {
-    (@name $c:ident) => { ::core::stringify!($c) };
-    (@name $c:ident $name:literal) => { $name };
     ($(#[$doc:meta])* $vis:vis struct $name:ident: $w:literal {
-        $($(#[$cdoc:meta])* $c:ident = $id:literal $(as $cname:literal)?,)*
+        $($(#[$cdoc:meta])* $c:ident = $id:literal,)*
     }) => {
         $(#[$doc])*
         #[derive(
@@ -448,8 +449,8 @@ macro_rules! __component_set {
         #[allow(unused_imports)]
         $vis use $crate::bitflags::Flags as _;
 
-        // Each constant is named as its component's type; a world need not use them all.
-        #[allow(non_upper_case_globals, dead_code)]
+        // One constant per component; a world need not use them all.
+        #[allow(dead_code)]
         impl $name {
             $( $(#[$cdoc])* $vis const $c: Self = Self($crate::ComponentBits::<$w>::EMPTY.with($id)); )*
 
@@ -461,7 +462,7 @@ macro_rules! __component_set {
 
         impl $crate::bitflags::Flags for $name {
             const FLAGS: &'static [$crate::bitflags::Flag<Self>] = &[
-                $($crate::bitflags::Flag::new($crate::__component_set!(@name $c $($cname)?), Self::$c),)*
+                $($crate::bitflags::Flag::new(::core::stringify!($c), Self::$c),)*
             ];
             type Bits = $crate::ComponentBits<$w>;
             #[inline]
@@ -630,8 +631,8 @@ mod tests {
     }
 
     crate::__component_set! {
-        /// A named set over two words, with a gap and a raw identifier, like a generated one.
-        pub(crate) struct Named: 2 { A = 0, B = 1, r#move = 2 as "move", Z = 100, }
+        /// A named set over two words, with a gap, like a generated one.
+        pub(crate) struct Named: 2 { A = 0, B = 1, MOVE = 2, Z = 100, }
     }
 
     fn bits(ids: &[u32]) -> ComponentBits<2> {
@@ -650,8 +651,9 @@ mod tests {
             "any order, any spacing"
         );
         assert_eq!(bitflags::parser::from_str::<Named>("A | Z").unwrap(), s);
-        assert_eq!(Named::r#move.to_string(), "move", "the name without `r#`");
-        assert_eq!("move".parse::<Named>().unwrap(), Named::r#move);
+        assert_eq!(Named::MOVE.to_string(), "MOVE");
+        assert_eq!("MOVE".parse::<Named>().unwrap(), Named::MOVE);
+        assert!("move".parse::<Named>().is_err(), "names are case-sensitive");
         assert_eq!(Named::from_name("Z"), Some(Named::Z));
         assert_eq!(Named::from_name("z"), None, "names are case-sensitive");
         let err = "A | Q".parse::<Named>().unwrap_err();
@@ -661,7 +663,7 @@ mod tests {
 
     #[test]
     fn every_named_set_round_trips_through_text() {
-        let flags = [Named::A, Named::B, Named::r#move, Named::Z];
+        let flags = [Named::A, Named::B, Named::MOVE, Named::Z];
         for subset in 0u32..16 {
             let s: Named = (0..4)
                 .filter(|i| subset & (1 << i) != 0)
@@ -675,13 +677,13 @@ mod tests {
 
     #[test]
     fn names_come_in_id_order() {
-        let s = Named::Z | Named::r#move | Named::A;
+        let s = Named::Z | Named::MOVE | Named::A;
         let names: Vec<&str> = s.iter_names().map(|(name, _)| name).collect();
-        assert_eq!(names, ["A", "move", "Z"]);
+        assert_eq!(names, ["A", "MOVE", "Z"]);
         let defined: Vec<&str> = Named::iter_defined_names().map(|(n, _)| n).collect();
-        assert_eq!(defined, ["A", "B", "move", "Z"]);
+        assert_eq!(defined, ["A", "B", "MOVE", "Z"]);
         let each: Vec<Named> = s.into_iter().collect();
-        assert_eq!(each, [Named::A, Named::r#move, Named::Z]);
+        assert_eq!(each, [Named::A, Named::MOVE, Named::Z]);
         assert_eq!(each.into_iter().collect::<Named>(), s);
     }
 
@@ -764,13 +766,13 @@ mod tests {
         assert_eq!(a - z, Named::A);
         assert_eq!(
             !a,
-            Named::r#move | Named::Z,
+            Named::MOVE | Named::Z,
             "the complement stays within the names"
         );
         assert_eq!(!Named::empty(), Named::all());
         let mut m = a;
         m |= Named::Z;
-        assert_eq!(m, Named::all() - Named::r#move);
+        assert_eq!(m, Named::all() - Named::MOVE);
         m &= z;
         assert_eq!(m, z);
         m ^= Named::Z;

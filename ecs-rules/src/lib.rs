@@ -16,6 +16,8 @@
 //!   not share a stage, or two elements of one query.
 //! - [`snake_case()`] and [`is_keyword`]: how a type's name becomes a field's (the generated
 //!   `Resources` struct's fields, the runtime's suggested `#[derive(Signature)]` declarations).
+//! - [`constant_case()`]: how a component's name becomes its constant in the world's
+//!   `ComponentSet` (`HTTPServer` → `HTTP_SERVER`).
 //!
 //! ```
 //! use sigecs_rules::{matches, Borrows};
@@ -99,6 +101,13 @@ pub fn snake_case(name: &str) -> String {
     out
 }
 
+/// A type's name as a constant's: [`snake_case()`] in uppercase. `PointMass` → `POINT_MASS`,
+/// `HTTPServer` → `HTTP_SERVER`, `r#Type` → `TYPE`. Never a keyword (keywords are lowercase or
+/// `Self`), so a constant needs no `r#`.
+pub fn constant_case(name: &str) -> String {
+    snake_case(name).to_uppercase()
+}
+
 /// True for words that cannot be an identifier (strict and reserved keywords, any edition).
 pub fn is_keyword(word: &str) -> bool {
     matches!(
@@ -176,6 +185,29 @@ mod tests {
         assert_eq!(snake_case("r#Type"), "type");
         assert_eq!(snake_case("PointXY"), "point_xy", "a run ending the name");
         assert_eq!(snake_case("Body2D"), "body2_d");
+    }
+
+    #[test]
+    fn constant_case_names() {
+        assert_eq!(constant_case("Position"), "POSITION");
+        assert_eq!(constant_case("PointMass"), "POINT_MASS");
+        assert_eq!(constant_case("HTTPServer"), "HTTP_SERVER");
+        assert_eq!(
+            constant_case("HttpServer"),
+            "HTTP_SERVER",
+            "collides with the one above"
+        );
+        assert_eq!(constant_case("Vec3Data"), "VEC3_DATA");
+        assert_eq!(constant_case("W000"), "W000");
+        assert_eq!(
+            constant_case("r#move"),
+            "MOVE",
+            "no `r#`: not a keyword in uppercase"
+        );
+        assert_eq!(constant_case("r#Type"), "TYPE");
+        for k in ["Self", "self", "move", "type", "crate"] {
+            assert!(!is_keyword(&constant_case(k)), "{k}");
+        }
     }
 
     #[test]

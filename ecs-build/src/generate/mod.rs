@@ -15,7 +15,7 @@ pub use passes::TABLE_FROM;
 mod tables;
 mod world;
 
-use crate::analyze::{name, Analysis, Signature};
+use crate::analyze::{name, set_constant, Analysis, Signature};
 use crate::decl::LayoutDecl;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};

@@ -136,12 +136,10 @@ pub(super) fn generate(analysis: &Analysis) -> TokenStream {
 fn set_and_resources(analysis: &Analysis) -> TokenStream {
     let words = Literal::usize_unsuffixed(analysis.set_words());
     let flags = analysis.components.iter().enumerate().map(|(i, c)| {
-        let (ident, name) = (&c.ident, name(&c.ident));
-        let d = doc(format!("Component `{name}` (id {i})."));
+        let d = doc(format!("Component `{}` (id {i}).", name(&c.ident)));
+        let constant = ident(&set_constant(&c.ident));
         let i = Literal::u32_unsuffixed(i as u32);
-        // The flag's name is the component's, without `r#`, as in every message.
-        let raw = (c.ident != name).then(|| quote!(as #name));
-        quote!(#d #ident = #i #raw,)
+        quote!(#d #constant = #i,)
     });
 
     let res_fields = resource_fields(analysis);
@@ -154,8 +152,8 @@ fn set_and_resources(analysis: &Analysis) -> TokenStream {
     quote! {
         ::sigecs::__component_set! {
             /// A set of this world's components, a `bitflags` type: one constant per component,
-            /// named as its type, ids in name order (`ComponentSet::A | ComponentSet::B`, as text
-            /// `A | B`).
+            /// its type's name in SCREAMING_SNAKE_CASE, ids in name order
+            /// (`ComponentSet::POSITION | ComponentSet::VELOCITY`, as text `POSITION | VELOCITY`).
             pub struct ComponentSet: #words {
                 #(#flags)*
             }

@@ -14,13 +14,13 @@
 mod sigecs_world {
     ::sigecs::__component_set! {
         /// A set of this world's components, a `bitflags` type: one constant per component,
-        /// named as its type, ids in name order (`ComponentSet::A | ComponentSet::B`, as text
-        /// `A | B`).
+        /// its type's name in SCREAMING_SNAKE_CASE, ids in name order
+        /// (`ComponentSet::POSITION | ComponentSet::VELOCITY`, as text `POSITION | VELOCITY`).
         pub struct ComponentSet: 1 {
             /// Component `Mass` (id 0).
-            Mass = 0,
+            MASS = 0,
             /// Component `Tag` (id 1).
-            Tag = 1,
+            TAG = 1,
         }
     }
     /// The world's resources, one field per `#[derive(Resource)]` type.

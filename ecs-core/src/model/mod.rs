@@ -47,7 +47,7 @@ pub unsafe trait WorldModel: Sized + 'static {
     type Set: AnyComponentBits;
     /// The world's named set type, `ComponentSet`: a [`bitflags`] type over [`Self::Set`] with
     /// one flag per component, named as the component. How the runtime shows a set to a
-    /// person (`Position | Velocity`).
+    /// person (`POSITION | VELOCITY`).
     type ComponentSet: bitflags::Flags<Bits = Self::Set>
         + Copy
         + Eq

@@ -386,7 +386,8 @@ impl<M: WorldModel> World<M> {
 }
 
 /// A component set that entities took and no signature declares: one dynamic store
-/// ([`World::undeclared`]). Its `Display` is a summary line; [`UndeclaredSet::declaration`]
+/// ([`World::undeclared`]). Its `Display` is a summary line (the set written as
+/// the world's `ComponentSet` writes it: `HEALTH | LIFETIME`); [`UndeclaredSet::declaration`]
 /// is the Rust to paste into a scanned file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UndeclaredSet {
@@ -400,13 +401,36 @@ pub struct UndeclaredSet {
     pub moves: u64,
 }
 
+/// The length past which [`UndeclaredSet::suggested_name`] shortens a name.
+const SUGGESTED_NAME_LEN: usize = 40;
+
 impl UndeclaredSet {
-    /// A name for the signature: its components' names joined (`HealthLifetimeBomb`).
+    /// A name for the signature: its components' names joined (`HealthLifetimeBomb`). Past 40
+    /// characters, the first names that fit, the count of the others and
+    /// a tag from all of them (`AiBodyCargoAnd9More3F2A`), so that two long sets get two names.
     pub fn suggested_name(&self) -> String {
         if self.components.is_empty() {
             return "Empty".into();
         }
-        self.components.concat()
+        let joined = self.components.concat();
+        if joined.len() <= SUGGESTED_NAME_LEN {
+            return joined;
+        }
+        let mut out = String::new();
+        let mut kept = 0;
+        for c in &self.components {
+            if kept > 0 && out.len() + c.len() > SUGGESTED_NAME_LEN - 12 {
+                break;
+            }
+            out.push_str(c);
+            kept += 1;
+        }
+        // A stable tag (the same set gives the same name on every run of this build).
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        self.components.hash(&mut h);
+        let rest = self.components.len() - kept;
+        format!("{out}And{rest}More{:04X}", h.finish() & 0xFFFF)
     }
 
     /// A ready-to-paste declaration of the set, in the world's own component names; declaring
@@ -435,7 +459,11 @@ impl fmt::Display for UndeclaredSet {
             "{}: {} now, {} at most, {}",
             match self.components.as_slice() {
                 [] => NO_COMPONENTS.to_string(),
-                names => names.join(" | "),
+                names => names
+                    .iter()
+                    .map(|n| crate::rules::constant_case(n))
+                    .collect::<Vec<_>>()
+                    .join(" | "),
             },
             count(self.rows, "entity", "entities"),
             self.peak_rows,
@@ -498,7 +526,7 @@ mod tests {
         );
         assert_eq!(
             set.to_string(),
-            "Health | Lifetime | Type: 2 entities now, 5 at most, 9 moves"
+            "HEALTH | LIFETIME | TYPE: 2 entities now, 5 at most, 9 moves"
         );
         let empty = UndeclaredSet {
             components: vec![],
@@ -510,6 +538,51 @@ mod tests {
         assert_eq!(
             empty.to_string(),
             "(no components): 1 entity now, 1 at most, 1 move"
+        );
+    }
+
+    #[test]
+    fn long_suggested_names_are_shortened_and_stay_distinct() {
+        let set = |components: Vec<&'static str>| UndeclaredSet {
+            components,
+            rows: 0,
+            peak_rows: 0,
+            moves: 0,
+        };
+        let short = set(vec!["Health", "Lifetime"]);
+        assert_eq!(short.suggested_name(), "HealthLifetime");
+        let long = set(vec![
+            "Position",
+            "Velocity",
+            "Acceleration",
+            "Health",
+            "Lifetime",
+            "Target",
+            "Faction",
+        ]);
+        let name = long.suggested_name();
+        assert!(name.len() <= 40, "{name}");
+        assert!(
+            name.starts_with("PositionVelocityAccelerationAnd4More"),
+            "{name}"
+        );
+        assert_eq!(name, long.suggested_name(), "the same set, the same name");
+        let other = set(vec![
+            "Position",
+            "Velocity",
+            "Acceleration",
+            "Health",
+            "Lifetime",
+            "Target",
+            "Squad",
+        ]);
+        assert_ne!(other.suggested_name(), name, "another set, another name");
+        let declaration = long.declaration().unwrap();
+        assert!(declaration.starts_with(&format!("#[derive(Signature)]\npub struct {name} {{")));
+        assert_eq!(
+            declaration.matches(": ").count(),
+            7,
+            "every component is a field"
         );
     }
 }

@@ -160,7 +160,7 @@ impl std::error::Error for WorldError {
 }
 
 /// Component set `mask` of model `M` as text, as its `ComponentSet` writes it
-/// (`Position | Velocity`; empty for the empty set) and reads it back (`FromStr`).
+/// (`POSITION | VELOCITY`; empty for the empty set) and reads it back (`FromStr`).
 pub(crate) fn set_names<M: crate::WorldModel>(mask: M::Set) -> String {
     <M::ComponentSet as bitflags::Flags>::from_bits_retain(mask).to_string()
 }

@@ -147,11 +147,11 @@ fn frames_match_the_plain_rust_game() {
     let (lines, undeclared) = frames.split_at(frames.find("undeclared ").unwrap());
     assert_eq!(lines.lines().collect::<Vec<_>>(), expected);
 
-    // The burning rock lived in the dynamic store of `Burning | Health | Position`: it moved in
+    // The burning rock lived in the dynamic store of `BURNING | HEALTH | POSITION`: it moved in
     // once (Burning inserted) and was despawned there.
     assert_eq!(
         undeclared,
-        "undeclared Burning | Health | Position: 0 entities now, 1 at most, 1 move\n\
+        "undeclared BURNING | HEALTH | POSITION: 0 entities now, 1 at most, 1 move\n\
          #[derive(Signature)]\n\
          pub struct BurningHealthPosition {\n    \
          pub burning: Burning,\n    \

@@ -230,6 +230,31 @@ pub fn g(p: &Position, s: &mut Stunned) {}
 }
 
 #[test]
+fn two_components_with_one_set_constant() {
+    // `HttpServer` and `HTTPServer` are both `ComponentSet::HTTP_SERVER`.
+    let (dir, ds) = errors(&[(
+        "a.rs",
+        "#[derive(sigecs::Component)]\npub struct HttpServer(pub u8);\n\
+         #[derive(sigecs::Component)]\npub struct HTTPServer(pub u8);\n",
+    )]);
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    check(
+        &ds[0],
+        dir.path(),
+        "a.rs",
+        4,
+        12,
+        "components `HttpServer` (at",
+        "rename one",
+    );
+    assert!(
+        ds[0].message.contains("`ComponentSet::HTTP_SERVER`"),
+        "{}",
+        ds[0]
+    );
+}
+
+#[test]
 fn two_components_with_one_name() {
     let (dir, ds) = errors(&[
         ("a.rs", COMPONENTS),

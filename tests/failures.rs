@@ -232,7 +232,7 @@ mod refused_values {
     struct ForeignSig(Foreign);
     impl Signature for ForeignSig {
         const LEN: usize = 1;
-        fn write_parts<S: sigecs::__private::PartSink>(self, sink: &mut S) {
+        fn write_fields<S: sigecs::__private::FieldSink>(self, sink: &mut S) {
             sink.put(self.0);
         }
     }

@@ -600,7 +600,7 @@ fn refuse_exported_names(
         ));
         exported.push((
             format!("{name}Cold"),
-            format!("the cold part of `rows` signature `{name}`"),
+            format!("the cold row of `rows` signature `{name}`"),
         ));
     }
     let mut check = |f_file: &Path, ident: &Ident, kind: &str| {

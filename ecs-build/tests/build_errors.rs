@@ -1026,7 +1026,7 @@ pub struct Resources { pub n: u32 }
             12,
             "component",
             "PlayerCold",
-            "the cold part of `rows` signature `Player`",
+            "the cold row of `rows` signature `Player`",
         ),
         (13, 12, "signature", "World", "the world type"),
         (

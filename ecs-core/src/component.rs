@@ -2,7 +2,7 @@
 //! implement. They carry no ids: ids, bits and stores are assigned by the build script for the
 //! whole crate at once (see `sigecs-build`), in the generated `crate::model` impls.
 
-use crate::__private::PartSink;
+use crate::__private::FieldSink;
 
 /// A piece of per-entity data. Implemented by `#[derive(Component)]`.
 ///
@@ -29,7 +29,7 @@ pub trait Signature: Send + Sized + 'static {
     /// Moves the component values into `sink`, in field declaration order (for the runtime's
     /// spawns; the derive writes it).
     #[doc(hidden)]
-    fn write_parts<S: PartSink>(self, sink: &mut S);
+    fn write_fields<S: FieldSink>(self, sink: &mut S);
 }
 
 /// A singleton owned by the world and handed to systems by `&R` or `&mut R`. Implemented by

@@ -1,5 +1,5 @@
 //! A cache hint for random reads the code knows of ahead of time: applying a frame's
-//! despawns looks up each entity's slots, which are scattered over the entity table.
+//! despawns looks up each entity's slots, which are scattered over the entity locations.
 
 /// Asks the processor to bring the cache line of `value` into cache (a hint; a no-op where
 /// there is no such instruction).

@@ -5,7 +5,7 @@
 //!
 //! - **The model's tables** ([`ComponentInfo`], [`StoreInfo`], [`SystemInfo`], [`TypedMove`],
 //!   [`EventInfo`], ..., defined in `model/tables.rs`) that a generated world describes itself
-//!   with, and the store and entity-table types its moves name ([`Store`], [`EntityTable`],
+//!   with, and the store and entity-table types its moves name ([`Store`], [`EntityLocations`],
 //!   [`Location`]).
 //! - **A pass's scaffolding**, written once: [`pass`] borrows what a pass needs from the
 //!   world; the pass's `Part` enum (declared with [`__parts!`](crate::__parts)) implements
@@ -19,11 +19,11 @@
 //!   as the type the model gives it, which drops the per-store type check.
 //! - **The moves' shared half** ([`move_row`], [`RowMove`]), and running the passes from the
 //!   world's tables ([`run_passes`], [`run_pass`]).
-//! - [`PartSink`], which `#[derive(Signature)]`'s `write_parts` writes the fields into.
+//! - [`FieldSink`], which `#[derive(Signature)]`'s `write_fields` writes the fields into.
 
 /// Receives the component values of a signature, one call per field in declaration order
-/// (`Signature::write_parts`, which `#[derive(Signature)]` writes).
-pub trait PartSink {
+/// (`Signature::write_fields`, which `#[derive(Signature)]` writes).
+pub trait FieldSink {
     /// Takes the next component value.
     fn put<C: crate::Component>(&mut self, value: C);
 }
@@ -119,7 +119,7 @@ pub use crate::model::tables::{
     StoreInfo, SystemInfo, Tables, Transition, TypedMove,
 };
 pub use crate::storage::{ColumnType, Store};
-pub use crate::world::table::{EntityTable, Location};
+pub use crate::world::table::{EntityLocations, Location};
 
 use crate::entity::{Entity, EntityManager};
 use crate::model::WorldModel;
@@ -1267,7 +1267,7 @@ impl RowMove<'_> {
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn move_row(
     stores: *mut Store,
-    table: &mut EntityTable,
+    locations: &mut EntityLocations,
     entity: Entity,
     loc: Location,
     value: *mut u8,
@@ -1286,7 +1286,7 @@ pub unsafe fn move_row(
     };
     let to_row = dst.len();
     body(&RowMove::new(src, dst, row, value));
-    let stamp = table.stamp();
+    let stamp = locations.stamp();
     // SAFETY: `body` wrote every slot of the new row, within the capacity the caller reserved,
     // and filled the source row with the source's last row.
     let moved = unsafe {
@@ -1294,9 +1294,9 @@ pub unsafe fn move_row(
         src.swap_remove_entity(row, stamp)
     };
     if let Some(moved) = moved {
-        table.relocate(moved, Location::new(from, row));
+        locations.relocate(moved, Location::new(from, row));
     }
-    table.relocate(entity, Location::new(to, to_row));
+    locations.relocate(entity, Location::new(to, to_row));
 }
 
 /// The [`MoveFn`](crate::model::tables::MoveFn) of a transition the model has no typed move for: the
@@ -1307,7 +1307,7 @@ pub unsafe fn move_row(
 /// As [`MoveFn`](crate::model::tables::MoveFn).
 pub(crate) unsafe fn erased_move<M: WorldModel>(
     stores: *mut Store,
-    table: &mut EntityTable,
+    locations: &mut EntityLocations,
     entity: Entity,
     loc: Location,
     value: *mut u8,
@@ -1328,7 +1328,7 @@ pub(crate) unsafe fn erased_move<M: WorldModel>(
     unsafe {
         move_row(
             stores,
-            table,
+            locations,
             entity,
             loc,
             value,

@@ -905,7 +905,7 @@ unsafe fn query_one<'w, M: WorldModel, Q: Query<'w, M>>(
         });
     }
     let state = Q::prepare(world, store);
-    // SAFETY: the entity's row is below its store's length (the entity table invariant), the
+    // SAFETY: the entity's row is below its store's length (the entity locations invariant), the
     // store holds every required component (checked above), access checked, one item.
     Ok(unsafe { Q::fetch(state, loc.row()) })
 }

@@ -2,7 +2,7 @@
 //! each) and the sparse `S` (a `u32` in a sparse set, in no store), signatures `JustA` and `AB` in `columns` stores, no typed moves (so inserts and
 //! removes take the byte-wise move), and a small world of four entities.
 
-use crate::__private::PartSink;
+use crate::__private::FieldSink;
 use crate::component::{Component, Signature};
 use crate::model::{
     ComponentInfo, ComponentOf, SignatureOf, Slot, StoreInfo, SystemInfo, Tables, WorldModel,
@@ -34,13 +34,13 @@ pub(crate) struct JustA(pub(crate) A);
 pub(crate) struct AB(pub(crate) A, pub(crate) B);
 impl Signature for JustA {
     const LEN: usize = 1;
-    fn write_parts<S: PartSink>(self, sink: &mut S) {
+    fn write_fields<S: FieldSink>(self, sink: &mut S) {
         sink.put(self.0);
     }
 }
 impl Signature for AB {
     const LEN: usize = 2;
-    fn write_parts<S: PartSink>(self, sink: &mut S) {
+    fn write_fields<S: FieldSink>(self, sink: &mut S) {
         sink.put(self.0);
         sink.put(self.1);
     }

@@ -72,7 +72,7 @@ pub fn signature(input: TokenStream) -> TokenStream {
             impl ::sigecs::Signature for #ident {
                 const LEN: usize = #n;
                 #[inline]
-                fn write_parts<__SigecsSink: ::sigecs::__private::PartSink>(self, __sink: &mut __SigecsSink) {
+                fn write_fields<__SigecsSink: ::sigecs::__private::FieldSink>(self, __sink: &mut __SigecsSink) {
                     #(#puts)*
                 }
             }

@@ -107,7 +107,7 @@ fn is_cold(analysis: &Analysis, sig: &Signature, id: usize) -> bool {
 }
 
 /// The fields of a `rows` signature in its hot (`cold == false`) or cold part.
-fn part_fields(analysis: &Analysis, sig: &Signature, cold: bool) -> Vec<(Ident, usize)> {
+fn row_fields(analysis: &Analysis, sig: &Signature, cold: bool) -> Vec<(Ident, usize)> {
     sig.fields
         .iter()
         .filter(|(_, id)| is_cold(analysis, sig, *id) == cold)

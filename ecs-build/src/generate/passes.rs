@@ -796,7 +796,7 @@ fn sources(model: &Analysis, systems: &[usize], store: usize, fields: bool) -> V
         }
         LayoutDecl::Rows => {
             for (column, cold) in [(0usize, false), (1, true)] {
-                let part = part_fields(model, sig, cold);
+                let part = row_fields(model, sig, cold);
                 if part.iter().any(|(_, id)| uses(*id)) {
                     let ty = if cold { cold_type(sig) } else { row_type(sig) };
                     sources.push(Source {

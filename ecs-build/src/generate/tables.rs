@@ -192,7 +192,7 @@ fn type_impls(analysis: &Analysis) -> TokenStream {
     });
     let signature_safety = safety(
         "STORE is the index of the store whose slots are this signature's fields, in the order \
-         its derived `write_parts` puts them.",
+         its derived `write_fields` puts them.",
     );
     let signature_impls = analysis.signatures.iter().enumerate().map(|(i, s)| {
         let (path, id) = (&s.path, i as u32);
@@ -227,8 +227,8 @@ fn row_structs(analysis: &Analysis, sig: &Signature) -> TokenStream {
     let name = name(&sig.ident);
     let comp_ty = |id: usize| &analysis.components[id].path;
     let (row, cold) = (row_type(sig), cold_type(sig));
-    let hot = part_fields(analysis, sig, false);
-    let colds = part_fields(analysis, sig, true);
+    let hot = row_fields(analysis, sig, false);
+    let colds = row_fields(analysis, sig, true);
     let (hot_f, hot_t): (Vec<&Ident>, Vec<&syn::Path>) =
         hot.iter().map(|(f, id)| (f, comp_ty(*id))).unzip();
     let (cold_f, cold_t): (Vec<&Ident>, Vec<&syn::Path>) =
@@ -448,7 +448,7 @@ fn typed_moves(analysis: &Analysis) -> (Vec<TokenStream>, Vec<TokenStream>) {
             #d
             unsafe fn #name(
                 stores: *mut ::sigecs::__private::Store,
-                table: &mut ::sigecs::__private::EntityTable,
+                locations: &mut ::sigecs::__private::EntityLocations,
                 entity: ::sigecs::Entity,
                 loc: ::sigecs::__private::Location,
                 value: *mut u8,
@@ -457,7 +457,7 @@ fn typed_moves(analysis: &Analysis) -> (Vec<TokenStream>, Vec<TokenStream>) {
                 #move_safety
                 unsafe {
                     ::sigecs::__private::move_row(
-                        stores, table, entity, loc, value, [#sid, #tid],
+                        stores, locations, entity, loc, value, [#sid, #tid],
                         |m| { #(#copies)* #changed #(#fills)* },
                     )
                 }

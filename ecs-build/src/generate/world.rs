@@ -90,7 +90,7 @@ pub(super) fn generate(analysis: &Analysis) -> TokenStream {
         /// The pass of each stage of [`SCHEDULE`], in order.
         static STAGE_PASSES: [::sigecs::__private::PassFn<Model>; #stages] = [#(#stage_fns),*];
 
-        /// The generated world: one packed store per declared signature, the entity table and
+        /// The generated world: one packed store per declared signature, the entity locations and
         /// the resources. It dereferences to [`::sigecs::World`], which has the rest of the
         /// API (spawn, despawn, get, insert, remove, queries, resources, statistics).
         #[derive(Default)]

@@ -174,7 +174,7 @@ mod sigecs_world {
     /// Insert `Tag`: `Plain` to `Tagged`.
     unsafe fn move_0_1(
         stores: *mut ::sigecs::__private::Store,
-        table: &mut ::sigecs::__private::EntityTable,
+        locations: &mut ::sigecs::__private::EntityLocations,
         entity: ::sigecs::Entity,
         loc: ::sigecs::__private::Location,
         value: *mut u8,
@@ -187,7 +187,7 @@ mod sigecs_world {
         unsafe {
             ::sigecs::__private::move_row(
                 stores,
-                table,
+                locations,
                 entity,
                 loc,
                 value,
@@ -211,7 +211,7 @@ mod sigecs_world {
     /// Remove `Tag`: `Tagged` to `Plain`.
     unsafe fn move_1_1(
         stores: *mut ::sigecs::__private::Store,
-        table: &mut ::sigecs::__private::EntityTable,
+        locations: &mut ::sigecs::__private::EntityLocations,
         entity: ::sigecs::Entity,
         loc: ::sigecs::__private::Location,
         value: *mut u8,
@@ -224,7 +224,7 @@ mod sigecs_world {
         unsafe {
             ::sigecs::__private::move_row(
                 stores,
-                table,
+                locations,
                 entity,
                 loc,
                 value,
@@ -287,12 +287,12 @@ mod sigecs_world {
         const ID: u32 = 1u32;
     }
     // SAFETY: STORE is the index of the store whose slots are this signature's fields, in the order
-    // its derived `write_parts` puts them.
+    // its derived `write_fields` puts them.
     unsafe impl ::sigecs::SignatureOf<Model> for crate::bare::Plain {
         const STORE: u32 = 0u32;
     }
     // SAFETY: STORE is the index of the store whose slots are this signature's fields, in the order
-    // its derived `write_parts` puts them.
+    // its derived `write_fields` puts them.
     unsafe impl ::sigecs::SignatureOf<Model> for crate::bare::Tagged {
         const STORE: u32 = 1u32;
     }
@@ -338,7 +338,7 @@ mod sigecs_world {
     ];
     /// The pass of each stage of [`SCHEDULE`], in order.
     static STAGE_PASSES: [::sigecs::__private::PassFn<Model>; 3] = [system_0, system_1, stage_2];
-    /// The generated world: one packed store per declared signature, the entity table and
+    /// The generated world: one packed store per declared signature, the entity locations and
     /// the resources. It dereferences to [`::sigecs::World`], which has the rest of the
     /// API (spawn, despawn, get, insert, remove, queries, resources, statistics).
     #[derive(Default)]

@@ -108,7 +108,7 @@ pub unsafe trait ComponentOf<M: WorldModel>: Component {
 ///
 /// # Safety
 /// `STORE` is the index of the store whose slots list `Self`'s fields in declaration order, and
-/// `Self::write_parts` puts exactly those components in that order.
+/// `Self::write_fields` puts exactly those components in that order.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a declared signature of this world",
     label = "not a signature of this world",

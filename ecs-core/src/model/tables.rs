@@ -9,7 +9,7 @@ use crate::set::AnyComponentBits;
 use crate::stats::Layout;
 use crate::storage::ColumnType;
 use crate::storage::Store;
-use crate::world::{EntityTable, Location};
+use crate::world::{EntityLocations, Location};
 use rustc_hash::FxHashMap;
 use std::any::TypeId;
 
@@ -139,7 +139,7 @@ pub struct SystemInfo {
 /// row (bitwise, as the transition's [`CopyOp`]s would); for an insert write the new
 /// component's value from `value` into the target row, for a remove move the removed value out
 /// to `value`; move the source's last row into the source row (the swap-remove); then update
-/// the two stores' entity ids and the entity table's locations, through
+/// the two stores' entity ids and the moved entities' locations, through
 /// [`move_row`](crate::__private::move_row), which all moves share. Generated worlds write one
 /// with static types (and constant store ids) per declared transition; any other transition
 /// uses a byte-wise one, which finds the transition's [`CopyOp`]s by `component` (the caller
@@ -156,7 +156,7 @@ pub struct SystemInfo {
 /// then owns).
 pub type MoveFn = unsafe fn(
     stores: *mut Store,
-    table: &mut EntityTable,
+    locations: &mut EntityLocations,
     entity: Entity,
     loc: Location,
     value: *mut u8,

@@ -1,7 +1,7 @@
 //! [`Commands`]: structural changes a system requests while it runs, applied by the world at
 //! the end of the system's stage (or of `run_<system>`), in row order.
 
-use crate::__private::PartSink;
+use crate::__private::FieldSink;
 use crate::component::{Component, Signature};
 use crate::entity::{Entity, EntityManager};
 use crate::world::WorldError;
@@ -279,7 +279,7 @@ pub(crate) trait SpawnValue: Send {
 
 struct Adapter<'a>(&'a mut dyn RawSink);
 
-impl PartSink for Adapter<'_> {
+impl FieldSink for Adapter<'_> {
     fn put<C: Component>(&mut self, value: C) {
         let mut value = ManuallyDrop::new(value);
         // SAFETY: an initialised C, never used again (ManuallyDrop, not dropped here).
@@ -301,7 +301,7 @@ impl<S: Signature> SpawnValue for S {
         std::any::type_name::<S>()
     }
     fn write_into(self: Box<Self>, sink: &mut dyn RawSink) {
-        (*self).write_parts(&mut Adapter(sink));
+        (*self).write_fields(&mut Adapter(sink));
     }
 }
 
@@ -440,7 +440,7 @@ mod tests {
     // `()` as a signature with no parts, for the tests above.
     impl Signature for () {
         const LEN: usize = 0;
-        fn write_parts<S: PartSink>(self, _: &mut S) {}
+        fn write_fields<S: FieldSink>(self, _: &mut S) {}
     }
 }
 
@@ -463,7 +463,7 @@ mod requests {
     struct Pair(Pos, Tag);
     impl Signature for Pair {
         const LEN: usize = 2;
-        fn write_parts<S: PartSink>(self, sink: &mut S) {
+        fn write_fields<S: FieldSink>(self, sink: &mut S) {
             sink.put(self.0);
             sink.put(self.1);
         }

@@ -184,7 +184,7 @@ impl Store {
 
     /// Removes `row` by moving the last row into it. `relocate` is told which entity moved
     /// (if any) while the removed values are still held apart; they are dropped afterwards, so
-    /// a panicking `Drop` finds the store and the caller's entity table consistent, and the
+    /// a panicking `Drop` finds the store and the caller's entity locations consistent, and the
     /// row's other values are still dropped ([`drop_columns`]).
     ///
     /// # Panics

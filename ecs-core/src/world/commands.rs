@@ -53,7 +53,7 @@ impl<M: WorldModel> World<M> {
     /// Returns the failures; everything else was applied.
     #[inline]
     pub(crate) fn apply_commands(&mut self, pending: Pending) -> Vec<WorldError> {
-        if pending.is_empty() && self.table.entities().reserved_len() == 0 {
+        if pending.is_empty() && self.locations.entities().reserved_len() == 0 {
             return Vec::new();
         }
         let start = std::time::Instant::now();
@@ -69,7 +69,7 @@ impl<M: WorldModel> World<M> {
     #[inline(never)]
     fn apply_pending(&mut self, pending: Pending) -> Vec<WorldError> {
         let mut reserved = Vec::new();
-        self.table.flush_reserved(&mut reserved);
+        self.locations.flush_reserved(&mut reserved);
         let mut errors = Vec::new();
         let mut panic = None;
         let mut keep_first = |payload| {
@@ -84,14 +84,14 @@ impl<M: WorldModel> World<M> {
         for buffer in pending.0 {
             let mut commands = buffer.into_iter();
             while let Some(command) = commands.next() {
-                // The entity table's slots are random reads: start the one of a later command
+                // The entity locations' slots are random reads: start the one of a later command
                 // now, so it is in cache by the time that command runs.
                 if let Some(e) = commands
                     .as_slice()
                     .get(PREFETCH_AHEAD)
                     .and_then(Command::entity)
                 {
-                    self.table.prefetch(e);
+                    self.locations.prefetch(e);
                 }
                 // A despawn cannot fail (a dead id is no error): it needs no description.
                 if let Command::Despawn(e) = command {
@@ -119,7 +119,7 @@ impl<M: WorldModel> World<M> {
             }
         }
         for e in reserved {
-            self.table.destroy_unplaced(e);
+            self.locations.destroy_unplaced(e);
         }
         if let Some(payload) = panic {
             resume_unwind(payload);

@@ -288,7 +288,7 @@ impl<M: WorldModel> World<M> {
         unsafe {
             crate::__private::move_row(
                 self.stores.as_mut_ptr(),
-                &mut self.table,
+                &mut self.locations,
                 entity,
                 loc,
                 value,

@@ -36,7 +36,7 @@ impl<M: WorldModel> World<M> {
                     return Err(format!("entity {entity} appears in two rows"));
                 }
                 let expected = Location::new(s as u32, row);
-                let actual = self.table.locate(entity);
+                let actual = self.locations.locate(entity);
                 if actual != Some(expected) {
                     return Err(format!(
                         "entity {entity} in store {} row {row} is located at {actual:?}",
@@ -46,17 +46,17 @@ impl<M: WorldModel> World<M> {
             }
             rows += store.len();
         }
-        if rows != self.table.len() {
+        if rows != self.locations.len() {
             return Err(format!(
                 "{} but {}",
                 crate::plural::count(rows, "row", "rows"),
-                crate::plural::count(self.table.len(), "live entity", "live entities")
+                crate::plural::count(self.locations.len(), "live entity", "live entities")
             ));
         }
-        self.sparse.check(|e| self.table.locate(e).is_some())?;
+        self.sparse.check(|e| self.locations.locate(e).is_some())?;
         #[cfg(feature = "transform")]
         for &e in self.hierarchy.entities() {
-            if self.table.locate(e).is_none() {
+            if self.locations.locate(e).is_none() {
                 return Err(format!("entity {e} has a transform but is not alive"));
             }
         }
@@ -136,7 +136,7 @@ mod violations {
         );
 
         let (mut w, es) = world();
-        w.table.relocate(es[2], Location::new(0, 0));
+        w.locations.relocate(es[2], Location::new(0, 0));
         let err = w.check_invariants().unwrap_err();
         assert!(
             err.starts_with(&format!(
@@ -147,8 +147,8 @@ mod violations {
         );
 
         let (mut w, _) = world();
-        let extra = w.table.create_at(Location::new(0, 9)).unwrap();
-        assert!(w.table.locate(extra).is_some());
+        let extra = w.locations.create_at(Location::new(0, 9)).unwrap();
+        assert!(w.locations.locate(extra).is_some());
         assert_eq!(
             w.check_invariants(),
             Err("4 rows but 5 live entities".to_string())

@@ -84,7 +84,7 @@ fn set_mask<M: WorldModel>(set: &[&Registration]) -> Result<M::Set, String> {
 
 /// Retires issued ids if a spawn unwinds before its rows are committed.
 struct RetireOnUnwind<'a> {
-    table: &'a mut super::EntityTable,
+    locations: &'a mut super::EntityLocations,
     ids: &'a [Entity],
     armed: bool,
 }
@@ -93,7 +93,7 @@ impl Drop for RetireOnUnwind<'_> {
     fn drop(&mut self) {
         if self.armed {
             for &e in self.ids {
-                self.table.destroy(e);
+                self.locations.destroy(e);
             }
         }
     }
@@ -288,7 +288,7 @@ impl<M: WorldModel> World<M> {
             all_outside && res.component(r.name()).is_some_and(|d| !d.is_empty())
         };
         let order = spawn_order(res.registry(), holds, spawners)?;
-        let available = self.table.entities().available();
+        let available = self.locations.entities().available();
         if n > available {
             return Err(LevelError::Entities(EntityError::Exhausted {
                 requested: n,
@@ -317,7 +317,7 @@ impl<M: WorldModel> World<M> {
         // in level order, one copy per block of entities with one store. Then the spawners'
         // first phase, in spawn order; a refusal undoes the ones before it and the ids.
         let mut ids: Vec<Entity> = Vec::with_capacity(n);
-        self.table
+        self.locations
             .create_runs(&create, &mut ids)
             .map_err(LevelError::Entities)?;
         let mut spawned: Vec<Entity> = Vec::with_capacity(n);
@@ -333,7 +333,7 @@ impl<M: WorldModel> World<M> {
                     spawners[c].cancel(&spawn);
                 }
                 for &id in &ids {
-                    self.table.destroy(id);
+                    self.locations.destroy(id);
                 }
                 return Err(e);
             }
@@ -353,9 +353,9 @@ impl<M: WorldModel> World<M> {
                 super::dynamic::dynamic_slot(masks[k], c)
             }
         };
-        let World { table, stores, .. } = self;
+        let World { locations, stores, .. } = self;
         let mut guard = RetireOnUnwind {
-            table,
+            locations,
             ids: &ids,
             armed: true,
         };
@@ -421,7 +421,7 @@ impl<M: WorldModel> World<M> {
             // SAFETY: every slot of the store's new rows was written above: each entity's set
             // is exactly the store's signature (step 1) and every component of the set has an
             // instance for it in the level.
-            unsafe { stores[s as usize].commit_rows(&ids[b..b + count], guard.table.stamp()) };
+            unsafe { stores[s as usize].commit_rows(&ids[b..b + count], guard.locations.stamp()) };
         }
         guard.armed = false;
         drop(guard);
@@ -467,7 +467,7 @@ fn write_pod_runs(data: &ComponentData<'_>, targets: &[RunTarget]) {
 #[cfg(test)]
 mod tests {
     use super::super::World;
-    use crate::__private::PartSink;
+    use crate::__private::FieldSink;
     use crate::component::{Component, Signature};
     use crate::entity::Entity;
     use crate::level::{
@@ -563,20 +563,20 @@ mod tests {
 
     impl Signature for JustP {
         const LEN: usize = 1;
-        fn write_parts<S: PartSink>(self, sink: &mut S) {
+        fn write_fields<S: FieldSink>(self, sink: &mut S) {
             sink.put(self.0);
         }
     }
     impl Signature for PN {
         const LEN: usize = 2;
-        fn write_parts<S: PartSink>(self, sink: &mut S) {
+        fn write_fields<S: FieldSink>(self, sink: &mut S) {
             sink.put(self.0);
             sink.put(self.1);
         }
     }
     impl Signature for PL {
         const LEN: usize = 2;
-        fn write_parts<S: PartSink>(self, sink: &mut S) {
+        fn write_fields<S: FieldSink>(self, sink: &mut S) {
             sink.put(self.0);
             sink.put(self.1);
         }

@@ -1,5 +1,5 @@
 //! The world: one packed [`Store`] per declared signature, one per undeclared component set
-//! that entities took (its dynamic stores), the [`EntityTable`] that says where each entity
+//! that entities took (its dynamic stores), the [`EntityLocations`] that says where each entity
 //! lives, and the resources. Generic over a generated [`WorldModel`]; the generated `World`
 //! wraps `World<Model>` and adds one `run_<system>` method per system.
 //!
@@ -43,7 +43,7 @@ pub use commands::CommandErrors;
 pub use dynamic::UndeclaredSet;
 pub(crate) use error::set_names;
 pub use error::{Change, CommandFailure, WorldError};
-pub(crate) use table::{EntityTable, Location};
+pub(crate) use table::{EntityLocations, Location};
 
 use crate::entity::{Entity, EntityManager};
 use crate::model::{ComponentOf, EventOf, ResourceOf, SignatureOf, Tables, WorldModel};
@@ -57,7 +57,7 @@ use std::marker::PhantomData;
 pub struct World<M: WorldModel> {
     /// `M::tables()`, kept so the hot paths do not ask the `OnceLock` each time.
     tables: &'static Tables<M::Set>,
-    table: EntityTable,
+    locations: EntityLocations,
     /// The declared stores (ids `0..M::stores().len()`), then the dynamic ones.
     stores: Vec<Store>,
     dynamic: dynamic::Dynamic<M::Set>,
@@ -135,7 +135,7 @@ impl<M: WorldModel> World<M> {
     pub fn with_resources(resources: M::Resources) -> Self {
         World {
             tables: M::tables(),
-            table: EntityTable::new(),
+            locations: EntityLocations::new(),
             stores: M::stores()
                 .iter()
                 .map(|s| Store::new(s, M::components()))
@@ -159,20 +159,20 @@ impl<M: WorldModel> World<M> {
     /// Number of live entities.
     #[inline]
     pub fn len(&self) -> usize {
-        self.table.len()
+        self.locations.len()
     }
 
     /// True when no entity is alive.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
+        self.locations.is_empty()
     }
 
     /// Is `entity` alive in this world? False for dead and stale ids (and see
     /// [`crate::entity`] on ids from another world).
     #[inline]
     pub fn is_alive(&self, entity: Entity) -> bool {
-        self.table.locate(entity).is_some()
+        self.locations.locate(entity).is_some()
     }
 
     /// The component `C` of `entity`; `None` when the entity is not alive or its signature has
@@ -182,7 +182,7 @@ impl<M: WorldModel> World<M> {
         if C::SPARSE {
             return self.get_sparse(entity);
         }
-        let loc = self.table.locate(entity)?;
+        let loc = self.locations.locate(entity)?;
         let k = self.slot_index(loc.store, C::ID)?;
         let store = &self.stores[loc.store as usize];
         let ptr = store.slot_ptr(store.info().slots[k], loc.row());
@@ -198,9 +198,9 @@ impl<M: WorldModel> World<M> {
         if C::SPARSE {
             return self.get_mut_sparse(entity);
         }
-        let loc = self.table.locate(entity)?;
+        let loc = self.locations.locate(entity)?;
         let k = self.slot_index(loc.store, C::ID)?;
-        let stamp = self.table.stamp();
+        let stamp = self.locations.stamp();
         let store = &mut self.stores[loc.store as usize];
         let slot = store.info().slots[k];
         // Taken mutably: written, for change filters.
@@ -219,7 +219,7 @@ impl<M: WorldModel> World<M> {
 
     /// The ids of [`signature_of`](Self::signature_of)'s set.
     pub(crate) fn set_of(&self, entity: Entity) -> Option<M::Set> {
-        let loc = self.table.locate(entity)?;
+        let loc = self.locations.locate(entity)?;
         let mask = self.store_mask(loc.store as usize);
         if self.sparse.mask().is_empty() {
             return Some(mask);
@@ -230,7 +230,7 @@ impl<M: WorldModel> World<M> {
     /// The name of `entity`'s signature, or of its undeclared component set (`A | B`), or
     /// `None` if it is not alive.
     pub fn signature_name_of(&self, entity: Entity) -> Option<&'static str> {
-        self.table
+        self.locations
             .locate(entity)
             .map(|loc| self.stores[loc.store as usize].info().name)
     }
@@ -238,7 +238,7 @@ impl<M: WorldModel> World<M> {
     /// Is `entity` in a store its model declares? `Some(false)` when it lives in a dynamic
     /// store (its set is undeclared: see [`World::undeclared`]), `None` if it is not alive.
     pub fn is_declared(&self, entity: Entity) -> Option<bool> {
-        self.table
+        self.locations
             .locate(entity)
             .map(|loc| (loc.store as usize) < self.declared())
     }
@@ -320,12 +320,12 @@ impl<M: WorldModel> World<M> {
     /// nothing written before. The clock moves on (hence `&mut`); a `#[system(changed(C))]`
     /// keeps its own mark, its last run, so marking now takes nothing from what it sees.
     pub fn change_tick(&mut self) -> u64 {
-        self.table.advance()
+        self.locations.advance()
     }
 
     /// The entity manager, e.g. to check ids or count slots.
     pub fn entity_manager(&self) -> &EntityManager {
-        self.table.entities()
+        self.locations.entities()
     }
 
     /// Every live entity, store by store in store id order, rows in order.
@@ -466,7 +466,7 @@ impl<M: WorldModel> World<M> {
     /// The stores, the resources and the entity manager at once, for generated system passes
     /// ([`crate::__private::pass`]).
     pub(crate) fn pass(&mut self) -> crate::__private::Pass<'_, M> {
-        let tick = self.table.advance();
+        let tick = self.locations.advance();
         crate::__private::Pass {
             stores: crate::__private::StoresMut::new(&mut self.stores, tick),
             resources: &mut self.resources,
@@ -477,7 +477,7 @@ impl<M: WorldModel> World<M> {
             sparse: self.sparse.pass_view(tick),
             run: crate::__private::PassRun {
                 dynamic: crate::__private::DynamicStores::new(self.dynamic.matches()),
-                entities: self.table.entities(),
+                entities: self.locations.entities(),
                 min_chunk: self.min_chunk,
                 deterministic: self.deterministic,
                 costs: &mut self.costs,
@@ -489,7 +489,7 @@ impl<M: WorldModel> World<M> {
     /// Where a live entity is.
     #[inline]
     pub(crate) fn locate(&self, entity: Entity) -> Option<Location> {
-        self.table.locate(entity)
+        self.locations.locate(entity)
     }
 
     /// Number of stores, declared and dynamic.
@@ -546,7 +546,7 @@ impl<M: WorldModel> World<M> {
         let slot = s.info().slots[k];
         let column = &s.columns()[slot.column as usize];
         if written {
-            column.mark_written(self.table.stamp());
+            column.mark_written(self.locations.stamp());
         }
         Some(crate::query::RawColumn {
             ptr: column.base().wrapping_add(slot.offset as usize),

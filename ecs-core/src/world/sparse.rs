@@ -175,7 +175,7 @@ impl<M: WorldModel> World<M> {
     /// [`World::get_mut`] of a sparse component.
     #[inline]
     pub(super) fn get_mut_sparse<C: ComponentOf<M>>(&mut self, entity: Entity) -> Option<&mut C> {
-        let stamp = self.table.stamp();
+        let stamp = self.locations.stamp();
         let set = self.sparse.set_mut(C::ID)?;
         let at = set.position(entity)?;
         set.mark(at, stamp);
@@ -190,11 +190,11 @@ impl<M: WorldModel> World<M> {
         entity: Entity,
         component: C,
     ) -> Result<Option<C>, WorldError> {
-        if self.table.locate(entity).is_none() {
+        if self.locations.locate(entity).is_none() {
             super::spawn::drop_quietly(component);
             return Err(WorldError::NoSuchEntity(entity));
         }
-        let stamp = self.table.stamp();
+        let stamp = self.locations.stamp();
         let set = self
             .sparse
             .set_mut(C::ID)
@@ -223,7 +223,7 @@ impl<M: WorldModel> World<M> {
             .set_mut(C::ID)
             .expect("a sparse component has a set");
         let Some(at) = set.position(entity) else {
-            return Err(match self.table.locate(entity) {
+            return Err(match self.locations.locate(entity) {
                 Some(loc) => self.missing(entity, loc, C::ID),
                 None => WorldError::NoSuchEntity(entity),
             });
@@ -262,7 +262,7 @@ impl<M: WorldModel> World<M> {
         c: u32,
         raw: *mut (dyn std::any::Any + Send),
     ) {
-        let stamp = self.table.stamp();
+        let stamp = self.locations.stamp();
         let set = self
             .sparse
             .set_mut(c)
@@ -320,7 +320,7 @@ impl<M: WorldModel> World<M> {
     /// filters.
     pub(crate) fn mark_sparse_written(&self, c: u32) {
         if let Some(set) = self.sparse.set(c) {
-            set.mark_written(self.table.stamp());
+            set.mark_written(self.locations.stamp());
         }
     }
 
@@ -513,7 +513,7 @@ mod tests {
         assert_eq!(w.get::<S>(es[1]), Some(&S(11)));
         assert_eq!(w.query_changed::<&S, Changed<S>>(since).count(), 2);
         // The clock moves on at each pass (as `run_schedule` does).
-        w.table.advance();
+        w.locations.advance();
         let later = w.change_tick();
         assert_eq!(w.query_changed::<&S, Changed<S>>(later).count(), 0);
         w.get_mut::<S>(es[2]).unwrap().0 = 0;

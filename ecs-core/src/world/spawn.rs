@@ -2,7 +2,7 @@
 //! type-erased signature value.
 
 use super::{Location, World, WorldError};
-use crate::__private::PartSink;
+use crate::__private::FieldSink;
 use crate::component::{Component, Signature};
 use crate::entity::{Entity, EntityError};
 use crate::model::{SignatureOf, WorldModel};
@@ -19,7 +19,7 @@ struct RowWriter<'a> {
     next: usize,
 }
 
-impl PartSink for RowWriter<'_> {
+impl FieldSink for RowWriter<'_> {
     #[inline(always)]
     fn put<C: Component>(&mut self, value: C) {
         let k = self.next;
@@ -71,7 +71,7 @@ struct BatchWriter<'a, const CHECK: bool, const COLUMNS: bool> {
     next: usize,
 }
 
-impl<const CHECK: bool, const COLUMNS: bool> PartSink for BatchWriter<'_, CHECK, COLUMNS> {
+impl<const CHECK: bool, const COLUMNS: bool> FieldSink for BatchWriter<'_, CHECK, COLUMNS> {
     #[inline(always)]
     fn put<C: Component>(&mut self, value: C) {
         let k = self.next;
@@ -116,13 +116,13 @@ fn write_row<S: Signature, const CHECK: bool, const COLUMNS: bool>(
         row,
         next: 0,
     };
-    value.write_parts(&mut w);
+    value.write_fields(&mut w);
     if CHECK {
-        assert_eq!(w.next, targets.len(), "signature wrote too few parts");
+        assert_eq!(w.next, targets.len(), "signature wrote too few fields");
     } else {
         // The checked first row put every part; the `SignatureOf` contract makes every later
         // value of the type put the same ones.
-        debug_assert_eq!(w.next, targets.len(), "signature wrote too few parts");
+        debug_assert_eq!(w.next, targets.len(), "signature wrote too few fields");
     }
 }
 
@@ -136,11 +136,11 @@ fn push_value<S: Signature>(store: &mut Store, entity: Entity, value: S, stamp: 
         row,
         next: 0,
     };
-    value.write_parts(&mut w);
+    value.write_fields(&mut w);
     assert_eq!(
         w.next,
         w.store.info().slots.len(),
-        "signature wrote too few parts"
+        "signature wrote too few fields"
     );
     // SAFETY: every slot of the row was written (checked above).
     unsafe { w.store.commit_row(entity, stamp) };
@@ -229,7 +229,7 @@ impl<M: WorldModel> World<M> {
     pub fn try_spawn<S: SignatureOf<M>>(&mut self, value: S) -> Result<Entity, WorldError> {
         let store = &mut self.stores[S::STORE as usize];
         let row = store.len();
-        let entity = match self.table.create_at(Location::new(S::STORE, row)) {
+        let entity = match self.locations.create_at(Location::new(S::STORE, row)) {
             Ok(e) => e,
             Err(e) => {
                 drop_quietly(value);
@@ -237,7 +237,7 @@ impl<M: WorldModel> World<M> {
             }
         };
         store.reserve(1);
-        push_value(store, entity, value, self.table.stamp());
+        push_value(store, entity, value, self.locations.stamp());
         Ok(entity)
     }
 
@@ -268,7 +268,7 @@ impl<M: WorldModel> World<M> {
     ) -> Result<Vec<Entity>, WorldError> {
         let values = values.into_iter();
         let (lower, upper) = values.size_hint();
-        let available = self.table.entities().available();
+        let available = self.locations.entities().available();
         if upper == Some(lower) && lower > available {
             drop_quietly(values);
             return Err(EntityError::Exhausted {
@@ -296,11 +296,11 @@ impl<M: WorldModel> World<M> {
         let count = batch.written;
         let mut entities = Vec::with_capacity(count);
         // All or nothing: on exhaustion the guard drops the new rows.
-        self.table
+        self.locations
             .create_run(store_id, first, count, &mut entities)?;
         batch.written = 0;
         // SAFETY: rows first..first + count were written, within capacity.
-        unsafe { batch.store.commit_rows(&entities, self.table.stamp()) };
+        unsafe { batch.store.commit_rows(&entities, self.locations.stamp()) };
         Ok(entities)
     }
 
@@ -312,7 +312,7 @@ impl<M: WorldModel> World<M> {
         entity: Entity,
         value: Box<dyn crate::schedule::SpawnValue>,
     ) -> Result<(), WorldError> {
-        if !self.table.is_unplaced(entity) {
+        if !self.locations.is_unplaced(entity) {
             drop_quietly(value);
             return Err(WorldError::NoSuchEntity(entity));
         }
@@ -336,11 +336,11 @@ impl<M: WorldModel> World<M> {
         assert_eq!(
             sink.next,
             sink.store.info().slots.len(),
-            "signature wrote too few parts"
+            "signature wrote too few fields"
         );
         // SAFETY: every slot was written (checked above).
-        unsafe { store_commit(sink.store, entity, self.table.stamp()) };
-        self.table
+        unsafe { store_commit(sink.store, entity, self.locations.stamp()) };
+        self.locations
             .place_reserved(entity, Location::new(store_id, row));
         Ok(())
     }

@@ -33,14 +33,14 @@ impl<M: WorldModel> World<M> {
 
     /// Despawns `entity`'s row only (not its descendants in the hierarchy).
     pub(super) fn despawn_row(&mut self, entity: Entity) -> bool {
-        let Some(loc) = self.table.locate(entity) else {
+        let Some(loc) = self.locations.locate(entity) else {
             return false;
         };
-        self.table.destroy(entity);
+        self.locations.destroy(entity);
         // Its sparse values leave their sets first and drop last, after the row's values, once
         // the world is consistent (or while a panicking row value unwinds).
         let held = self.sparse.take_all(entity);
-        let table = &mut self.table;
+        let table = &mut self.locations;
         let stamp = table.stamp();
         self.stores[loc.store as usize].swap_remove_drop(loc.row(), stamp, |moved| {
             if let Some(moved) = moved {
@@ -52,8 +52,8 @@ impl<M: WorldModel> World<M> {
     }
 
     /// Despawns every entity, keeping the resources and the memory of the stores and of the
-    /// entity table for the next spawn (a level's restart, say). Every id issued so far becomes
-    /// stale, as after [`World::despawn`]; later spawns may reuse the slots (the entity
+    /// entity locations for the next spawn (a level's restart, say). Every id issued so far
+    /// becomes stale, as after [`World::despawn`]; later spawns may reuse the slots (the entity
     /// manager's rule). That is not by itself faster than spawning into a new world (see the README's
     /// restart rows).
     /// The ids are retired before any component is dropped, and a panicking `Drop` still
@@ -63,7 +63,7 @@ impl<M: WorldModel> World<M> {
         self.hierarchy.clear();
         for store in self.stores.iter() {
             for &e in store.entities() {
-                self.table.destroy(e);
+                self.locations.destroy(e);
             }
         }
         // The sparse sets are emptied even if a store's value panics when dropped.
@@ -93,7 +93,7 @@ impl<M: WorldModel> World<M> {
         if C::SPARSE {
             return self.insert_sparse(entity, component);
         }
-        let Some(loc) = self.table.locate(entity) else {
+        let Some(loc) = self.locations.locate(entity) else {
             super::spawn::drop_quietly(component);
             return Err(WorldError::NoSuchEntity(entity));
         };
@@ -120,7 +120,7 @@ impl<M: WorldModel> World<M> {
     /// Replaces the `C` in slot `k` of the live row at `loc`, returning the old value.
     #[inline]
     fn replace<C: ComponentOf<M>>(&mut self, loc: Location, k: usize, component: C) -> C {
-        let stamp = self.table.stamp();
+        let stamp = self.locations.stamp();
         let store = &mut self.stores[loc.store as usize];
         let slot = store.info().slots[k];
         store.mark_cell(slot.column as usize, loc.row(), stamp);
@@ -162,7 +162,7 @@ impl<M: WorldModel> World<M> {
         }
         // Not `ok_or(..)?`: that builds the error on every call and drops it (a call per
         // remove once `WorldError` holds a boxed `WorldError`; `add_remove` 1.07×).
-        let Some(loc) = self.table.locate(entity) else {
+        let Some(loc) = self.locations.locate(entity) else {
             return Err(WorldError::NoSuchEntity(entity));
         };
         let mut value = MaybeUninit::<C>::uninit();
@@ -218,7 +218,7 @@ impl<M: WorldModel> World<M> {
         c: u32,
         value: Box<dyn std::any::Any + Send>,
     ) -> Result<(), WorldError> {
-        let Some(loc) = self.table.locate(entity) else {
+        let Some(loc) = self.locations.locate(entity) else {
             // Refused: dropped as every refused value is (a panic of its drop is caught; the
             // error is what the run reports).
             super::spawn::drop_quietly(value);
@@ -232,7 +232,7 @@ impl<M: WorldModel> World<M> {
         }
         if let Some(k) = self.slot_index(loc.store, c) {
             // Replace in place: swap the old value into the box, then drop the box.
-            let stamp = self.table.stamp();
+            let stamp = self.locations.stamp();
             let store = &mut self.stores[loc.store as usize];
             let at = store.info().slots[k];
             store.mark_cell(at.column as usize, loc.row(), stamp);
@@ -277,7 +277,7 @@ impl<M: WorldModel> World<M> {
 
     /// [`World::remove`] of component `c`, dropping the value (commands).
     pub(crate) fn remove_dropping(&mut self, entity: Entity, c: u32) -> Result<(), WorldError> {
-        let Some(loc) = self.table.locate(entity) else {
+        let Some(loc) = self.locations.locate(entity) else {
             return Err(WorldError::NoSuchEntity(entity));
         };
         let ty = &M::components()[c as usize].ty;
@@ -329,7 +329,7 @@ impl<M: WorldModel> World<M> {
         unsafe {
             (t.run)(
                 self.stores.as_mut_ptr(),
-                &mut self.table,
+                &mut self.locations,
                 entity,
                 loc,
                 value,

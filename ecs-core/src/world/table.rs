@@ -1,11 +1,11 @@
-//! The entity table: which store and row each live entity is in.
+//! The entity locations: which store and row each live entity is in.
 //!
 //! # Invariants
 //!
 //! For every live entity `e`, `table.locate(e) == Some(loc)` and row `loc.row` of store
 //! `loc.store` holds `e` in its entity column. Every store is packed: rows `0..len` are live.
 //! Removing a row moves the store's last row into the hole (swap-remove) and the world calls
-//! [`EntityTable::relocate`] for the moved entity, so the invariant holds after every
+//! [`EntityLocations::relocate`] for the moved entity, so the invariant holds after every
 //! operation. Free slots hold [`Location::NONE`], which is what makes lookups of ids that were
 //! never issued (or are stale) return `None` rather than another entity's data.
 
@@ -46,7 +46,7 @@ impl Location {
 /// Entity ids plus, per slot, the entity's location; and the world's change clock, which every
 /// row write reads its stamp from (see `storage/versions.rs`).
 #[derive(Debug, Default)]
-pub struct EntityTable {
+pub struct EntityLocations {
     entities: EntityManager,
     locations: Vec<Location>,
     /// The change clock: the stamp of the last pass, or the last mark of
@@ -55,7 +55,7 @@ pub struct EntityTable {
     tick: u64,
 }
 
-impl EntityTable {
+impl EntityLocations {
     /// An empty table.
     pub(crate) fn new() -> Self {
         Self::default()
@@ -227,7 +227,7 @@ impl EntityTable {
     }
 
     /// Retires ids reserved by a pass that never applied its commands (a system panicked):
-    /// outside a pass's [`EntityTable::flush_reserved`] no reservation is pending, so any found
+    /// outside a pass's [`EntityLocations::flush_reserved`] no reservation is pending, so any found
     /// here is an orphan. Without this, the entity manager's next create or destroy would make
     /// them alive with no row (`len` counting entities that do not exist, their slots lost).
     #[inline]
@@ -248,7 +248,7 @@ impl EntityTable {
 
     /// Reserves an id through a shared borrow (thread-safe), for [`crate::Commands::spawn`]:
     /// the id is distinct from every live and every other reserved id, and becomes alive at
-    /// the next [`EntityTable::flush_reserved`].
+    /// the next [`EntityLocations::flush_reserved`].
     #[inline]
     #[cfg(test)]
     pub(crate) fn reserve(&self) -> Result<Entity, EntityError> {
@@ -256,7 +256,7 @@ impl EntityTable {
     }
 
     /// Makes every reserved id alive, not yet placed in any store (`locate` is `None` until
-    /// [`EntityTable::place_reserved`]); appends them to `out` in reservation order.
+    /// [`EntityLocations::place_reserved`]); appends them to `out` in reservation order.
     pub(crate) fn flush_reserved(&mut self, out: &mut Vec<Entity>) {
         self.entities.flush_reserved(|e| out.push(e));
         let slots = self.entities.slots();
@@ -299,7 +299,7 @@ mod tests {
 
     #[test]
     fn table_tracks_locations_and_rejects_stale_ids() {
-        let mut t = EntityTable::new();
+        let mut t = EntityLocations::new();
         let a = t.create_at(Location::new(0, 0)).unwrap();
         let b = t.create_at(Location::new(0, 1)).unwrap();
         assert_eq!(t.locate(a), Some(Location::new(0, 0)));
@@ -317,7 +317,7 @@ mod tests {
 
     #[test]
     fn create_run_places_consecutive_rows() {
-        let mut t = EntityTable::new();
+        let mut t = EntityLocations::new();
         let mut out = Vec::new();
         t.create_run(3, 10, 4, &mut out).unwrap();
         assert_eq!(out.len(), 4);
@@ -329,7 +329,7 @@ mod tests {
     #[test]
     #[cfg(feature = "level")]
     fn create_runs_places_each_run_after_one_create_many() {
-        let mut t = EntityTable::new();
+        let mut t = EntityLocations::new();
         let old = t.create_at(Location::new(0, 0)).unwrap();
         assert!(t.destroy(old));
         let mut out = vec![old];
@@ -363,7 +363,7 @@ mod tests {
     #[cfg(feature = "level")]
     fn create_runs_places_reused_and_fresh_ids() {
         use crate::entity::MINIMUM_FREE_INDICES;
-        let mut t = EntityTable::new();
+        let mut t = EntityLocations::new();
         let n = MINIMUM_FREE_INDICES + 8;
         let mut first = Vec::new();
         t.create_runs(&[(0, 0, n)], &mut first).unwrap();
@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn reserved_ids_are_placed_or_retired() {
-        let mut t = EntityTable::new();
+        let mut t = EntityLocations::new();
         let live = t.create_at(Location::new(0, 0)).unwrap();
         let (r1, r2) = (t.reserve().unwrap(), t.reserve().unwrap());
         assert!(r1 != r2 && r1 != live && r2 != live);
@@ -411,7 +411,7 @@ mod tests {
     fn location_row_and_accessors() {
         assert_eq!(Location::new(2, 7).row(), 7);
         assert_eq!(Location::new(0, 0).row(), 0);
-        let mut t = EntityTable::new();
+        let mut t = EntityLocations::new();
         assert!(t.is_empty());
         assert_eq!(t.entities().len(), 0);
         let destroyed = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));

@@ -117,7 +117,7 @@ fn main() {
 
     // A signature hands its parts out in field order.
     struct Names(Vec<&'static str>);
-    impl sigecs::__private::PartSink for Names {
+    impl sigecs::__private::FieldSink for Names {
         fn put<C: Component>(&mut self, _: C) {
             self.0.push(std::any::type_name::<C>().rsplit("::").next().unwrap());
         }
@@ -128,7 +128,7 @@ fn main() {
         team: Team::Blue,
         name: DebugName("u".into()),
     }
-    .write_parts(&mut names);
+    .write_fields(&mut names);
     assert_eq!(names.0, ["Position", "Team", "DebugName"]);
     assert_eq!(<Unit as Signature>::LEN, 3);
 }

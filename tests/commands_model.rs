@@ -4,13 +4,13 @@
 //! - a reference world running `run_all` (systems one by one in declaration order),
 //! - three worlds running `run_schedule` on rayon pools of 1, 2 and 4 threads with a random
 //!   small `min_chunk` (so passes really split),
-//! - an independent model (a map of per-entity component options) that applies the fixture's
+//! - an independent oracle (a map of per-entity component options) that applies the fixture's
 //!   system rules and command semantics itself, so a bug making `run_all` and `run_schedule`
 //!   wrong the same way is caught too.
 //!
 //! Steps are frames and direct operations between frames (spawn, despawn, insert, remove, some
 //! of them dropping an armed `Bomb` whose `Drop` panics, caught with `catch_unwind`). After
-//! every step every world is compared with the model: live entity count, every entity's
+//! every step every world is compared with the oracle: live entity count, every entity's
 //! signature and component values (entities the test spawned by logical id; entities spawned
 //! by commands, whose ids depend on reservation order, as a sorted multiset of values, with a
 //! `Link` compared through the value of the entity it refers to), the number of failed
@@ -97,7 +97,7 @@ fn signature_of(set: u8) -> String {
     }
 }
 
-/// A model entity: its components. `link` refers to a model key.
+/// A oracle entity: its components. `link` refers to a oracle key.
 #[derive(Clone, Debug, Default)]
 struct Ent {
     hp: Option<i32>,
@@ -184,10 +184,10 @@ enum LinkTo {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The model
+// The oracle
 // ---------------------------------------------------------------------------------------------
 
-/// A deferred command of the model.
+/// A deferred command of the oracle.
 enum Cmd {
     Spawn(u64, Ent),
     Despawn(u64),
@@ -196,16 +196,16 @@ enum Cmd {
 }
 
 #[derive(Default)]
-struct Model {
+struct Oracle {
     ents: BTreeMap<u64, Ent>,
-    /// Logical id → model key of the entities the test spawned (key = logical id).
+    /// Logical id → oracle key of the entities the test spawned (key = logical id).
     tracked: usize,
     next_spawned: u64,
 }
 
 const SPAWNED_BASE: u64 = 1 << 40;
 
-impl Model {
+impl Oracle {
     fn spawn_tracked(&mut self, e: Ent) -> usize {
         let id = self.tracked;
         self.tracked += 1;
@@ -621,7 +621,7 @@ enum SpawnKind {
 }
 
 impl SpawnKind {
-    fn model(&self) -> Ent {
+    fn oracle(&self) -> Ent {
         match self.clone() {
             SpawnKind::Body(hp, pos, t) => Ent {
                 hp: Some(hp),
@@ -720,9 +720,9 @@ fn step_strategy() -> impl Strategy<Value = Step> {
     ]
 }
 
-/// Runs one case; every world and the model must agree after every step.
+/// Runs one case; every world and the oracle must agree after every step.
 fn check(initial: &[SpawnKind], steps: &[Step]) -> Result<(), String> {
-    let mut model = Model::default();
+    let mut oracle = Oracle::default();
     let mut reference = Subject {
         world: World::new(),
         tracked: Vec::new(),
@@ -738,18 +738,18 @@ fn check(initial: &[SpawnKind], steps: &[Step]) -> Result<(), String> {
         .collect();
     let result = (|| {
         for s in initial {
-            model.spawn_tracked(s.model());
+            oracle.spawn_tracked(s.oracle());
             reference.spawn(s);
             for w in &mut staged {
                 w.spawn(s);
             }
         }
-        compare(&model, &reference, &staged, "initial")?;
+        compare(&oracle, &reference, &staged, "initial")?;
         for (n, step) in steps.iter().enumerate() {
             let at = format!("step {n} ({step:?})");
             match step {
                 Step::Frame { min_chunk } => {
-                    let expected = model.frame();
+                    let expected = oracle.frame();
                     cover(|c| {
                         c.frames += 1;
                         c.failed_commands += expected;
@@ -757,7 +757,7 @@ fn check(initial: &[SpawnKind], steps: &[Step]) -> Result<(), String> {
                     let got = failures(reference.world.run_all());
                     if got != expected {
                         return Err(format!(
-                            "{at}: run_all: {got} failed commands, model {expected}"
+                            "{at}: run_all: {got} failed commands, oracle {expected}"
                         ));
                     }
                     for (w, pool) in staged.iter_mut().zip(pools()) {
@@ -768,40 +768,40 @@ fn check(initial: &[SpawnKind], steps: &[Step]) -> Result<(), String> {
                         let got = pool.install(|| failures(w.world.run_schedule()));
                         if got != expected {
                             return Err(format!(
-                                "{at}: run_schedule on {} threads: {got} failed commands, model {expected}",
+                                "{at}: run_schedule on {} threads: {got} failed commands, oracle {expected}",
                                 w.threads
                             ));
                         }
                     }
                 }
                 Step::Spawn(s) => {
-                    model.spawn_tracked(s.model());
+                    oracle.spawn_tracked(s.oracle());
                     reference.spawn(s);
                     for w in &mut staged {
                         w.spawn(s);
                     }
                 }
                 Step::Despawn(i) | Step::Insert(i, _) | Step::Remove(i, _) => {
-                    if model.tracked == 0 {
+                    if oracle.tracked == 0 {
                         continue;
                     }
-                    let i = i % model.tracked;
+                    let i = i % oracle.tracked;
                     let (expected, apply): (Outcome, DirectOp) = match step {
                         Step::Despawn(_) => (
-                            model.despawn(i as u64),
+                            oracle.despawn(i as u64),
                             Box::new(move |w: &mut Subject| w.despawn(i)),
                         ),
                         Step::Insert(_, c) => {
                             let c2 = c.clone();
                             (
-                                model.insert(i as u64, c.clone()),
+                                oracle.insert(i as u64, c.clone()),
                                 Box::new(move |w: &mut Subject| w.insert(i, &c2)),
                             )
                         }
                         Step::Remove(_, b) => {
                             let b = *b;
                             (
-                                model.remove(i as u64, b),
+                                oracle.remove(i as u64, b),
                                 Box::new(move |w: &mut Subject| w.remove(i, b)),
                             )
                         }
@@ -814,14 +814,14 @@ fn check(initial: &[SpawnKind], steps: &[Step]) -> Result<(), String> {
                         let got = apply(w);
                         if got != expected {
                             return Err(format!(
-                                "{at}: world (threads {}) gave {got:?}, model {expected:?}",
+                                "{at}: world (threads {}) gave {got:?}, oracle {expected:?}",
                                 w.threads
                             ));
                         }
                     }
                 }
             }
-            compare(&model, &reference, &staged, &at)?;
+            compare(&oracle, &reference, &staged, &at)?;
         }
         Ok(())
     })();
@@ -839,8 +839,13 @@ fn failures(run: Result<(), sigecs::CommandErrors>) -> usize {
     run.err().map_or(0, |e| e.0.len())
 }
 
-fn compare(model: &Model, reference: &Subject, staged: &[Subject], at: &str) -> Result<(), String> {
-    let expected = model.snapshot();
+fn compare(
+    oracle: &Oracle,
+    reference: &Subject,
+    staged: &[Subject],
+    at: &str,
+) -> Result<(), String> {
+    let expected = oracle.snapshot();
     cover(|c| {
         for r in &expected {
             match &r.link {
@@ -864,7 +869,7 @@ fn compare(model: &Model, reference: &Subject, staged: &[Subject], at: &str) -> 
         }
         if w.world.len() != expected.len() || w.world.entities().count() != expected.len() {
             return Err(format!(
-                "{at}: {who}: {} live entities, model {}",
+                "{at}: {who}: {} live entities, oracle {}",
                 w.world.len(),
                 expected.len()
             ));
@@ -879,12 +884,12 @@ fn compare(model: &Model, reference: &Subject, staged: &[Subject], at: &str) -> 
                     expected
                         .iter()
                         .filter(|r| !got.contains(r))
-                        .map(|r| format!("  model only: {r:?}")),
+                        .map(|r| format!("  oracle only: {r:?}")),
                 )
                 .take(12)
                 .collect();
             return Err(format!(
-                "{at}: {who} differs from the model:\n{}",
+                "{at}: {who} differs from the oracle:\n{}",
                 diff.join("\n")
             ));
         }

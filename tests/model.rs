@@ -1,9 +1,9 @@
 //! Model-based test of a strict (closed) world: random sequences of operations drive the
 //! fixture's strict `World` (`Undeclared::Error`: a set no signature declares is an error) and a
 //! naive
-//! reference model (a hash map of per-entity component options) side by side. The model decides
+//! reference oracle (a hash map of per-entity component options) side by side. The oracle decides
 //! every expected result from component sets alone; after every operation the whole world is
-//! compared with the model, the world's invariants are checked, and `Counted` drops are counted
+//! compared with the oracle, the world's invariants are checked, and `Counted` drops are counted
 //! exactly.
 
 use sigecs_fixtures::fixture;
@@ -76,21 +76,21 @@ macro_rules! ensure {
 }
 
 macro_rules! ensure_eq {
-    ($world:expr, $model:expr, $($fmt:tt)+) => {{
-        let (world, model) = (&$world, &$model);
-        if world != model {
+    ($world:expr, $oracle:expr, $($fmt:tt)+) => {{
+        let (world, oracle) = (&$world, &$oracle);
+        if world != oracle {
             return Err(format!(
-                "{}: world gave {:?}, model expects {:?}",
+                "{}: world gave {:?}, oracle expects {:?}",
                 format!($($fmt)+),
                 world,
-                model
+                oracle
             ));
         }
     }};
 }
 
 // ---------------------------------------------------------------------------------------------
-// Values and the reference model
+// Values and the reference oracle
 // ---------------------------------------------------------------------------------------------
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,7 +162,7 @@ impl Vals {
     }
 }
 
-/// The model of one live entity.
+/// The oracle of one live entity.
 #[derive(Clone, Debug, Default)]
 struct Ref {
     a: Option<u32>,
@@ -266,7 +266,7 @@ fn system_matches(name: &str, r: &Ref) -> bool {
 }
 
 #[derive(Default)]
-struct Model {
+struct Oracle {
     live: HashMap<Entity, Ref>,
     /// Despawned handles.
     dead: Vec<Entity>,
@@ -276,7 +276,7 @@ struct Model {
     tally_sum: u64,
 }
 
-impl Model {
+impl Oracle {
     fn sorted_live(&self) -> Vec<Entity> {
         let mut v: Vec<Entity> = self.live.keys().copied().collect();
         v.sort();
@@ -292,7 +292,7 @@ impl Model {
     }
 
     fn signature(&self, e: Entity) -> &'static str {
-        sig_name(self.live[&e].mask()).unwrap_or("<undeclared in the model>")
+        sig_name(self.live[&e].mask()).unwrap_or("<undeclared in the oracle>")
     }
 
     fn expect_insert(&self, e: Entity, v: &V) -> Result<Option<V>, WorldError> {
@@ -394,7 +394,7 @@ impl Model {
 // Operations
 // ---------------------------------------------------------------------------------------------
 
-/// Which handle an operation targets, resolved against the model when the operation runs.
+/// Which handle an operation targets, resolved against the oracle when the operation runs.
 #[derive(Clone, Copy, Debug)]
 enum Pick {
     /// A live entity (the i-th in id order).
@@ -412,7 +412,7 @@ enum Pick {
 }
 
 impl Pick {
-    fn resolve(self, m: &Model) -> Entity {
+    fn resolve(self, m: &Oracle) -> Entity {
         let never = Entity::new(NEVER_BASE, 0);
         match self {
             Pick::Live(i) => {
@@ -864,13 +864,13 @@ fn check_declarations() -> Result<(), String> {
 
 /// Live entities matching `pred`, in the order queries must visit them: store by store in
 /// store id order, rows in order, which is the order of `World::entities`.
-fn expected_order(w: &World, m: &Model, pred: impl Fn(&Ref) -> bool) -> Vec<Entity> {
+fn expected_order(w: &World, m: &Oracle, pred: impl Fn(&Ref) -> bool) -> Vec<Entity> {
     w.entities()
         .filter(|e| m.live.get(e).is_some_and(&pred))
         .collect()
 }
 
-fn insert_both(w: &mut World, m: &mut Model, e: Entity, v: V) -> Result<(), String> {
+fn insert_both(w: &mut World, m: &mut Oracle, e: Entity, v: V) -> Result<(), String> {
     let expected = m.expect_insert(e, &v);
     let got = world_insert(w, e, v.clone());
     ensure_eq!(got, expected, "insert({e:?}, {v:?})");
@@ -880,7 +880,7 @@ fn insert_both(w: &mut World, m: &mut Model, e: Entity, v: V) -> Result<(), Stri
     Ok(())
 }
 
-fn remove_both(w: &mut World, m: &mut Model, e: Entity, k: Kind) -> Result<(), String> {
+fn remove_both(w: &mut World, m: &mut Oracle, e: Entity, k: Kind) -> Result<(), String> {
     let expected = m.expect_remove(e, k);
     let got = world_remove(w, e, k);
     ensure_eq!(got, expected, "remove::<{}>({e:?})", k.name());
@@ -891,7 +891,7 @@ fn remove_both(w: &mut World, m: &mut Model, e: Entity, k: Kind) -> Result<(), S
 }
 
 /// Applies one operation to both sides, checking what the world returns.
-fn apply(w: &mut World, m: &mut Model, op: &Op, aligned_checks: &mut usize) -> Result<(), String> {
+fn apply(w: &mut World, m: &mut Oracle, op: &Op, aligned_checks: &mut usize) -> Result<(), String> {
     match op {
         Op::Spawn {
             sig,
@@ -1027,7 +1027,7 @@ fn apply(w: &mut World, m: &mut Model, op: &Op, aligned_checks: &mut usize) -> R
 
 fn apply_query(
     w: &mut World,
-    m: &mut Model,
+    m: &mut Oracle,
     q: &QueryOp,
     aligned_checks: &mut usize,
 ) -> Result<(), String> {
@@ -1195,7 +1195,7 @@ fn apply_query(
 
 fn apply_query_one(
     w: &mut World,
-    m: &mut Model,
+    m: &mut Oracle,
     e: Entity,
     q: &OneOp,
     aligned_checks: &mut usize,
@@ -1284,8 +1284,8 @@ fn apply_query_one(
     Ok(())
 }
 
-/// The whole world against the model.
-fn compare(w: &World, m: &Model, base: i64, aligned_checks: &mut usize) -> Result<(), String> {
+/// The whole world against the oracle.
+fn compare(w: &World, m: &Oracle, base: i64, aligned_checks: &mut usize) -> Result<(), String> {
     ensure_eq!(w.len(), m.live.len(), "len()");
     ensure_eq!(w.is_empty(), m.live.is_empty(), "is_empty()");
     let listed: Vec<Entity> = w.entities().collect();
@@ -1293,7 +1293,7 @@ fn compare(w: &World, m: &Model, base: i64, aligned_checks: &mut usize) -> Resul
     for e in &listed {
         ensure!(
             m.live.contains_key(e),
-            "entities() lists {e:?}, which is not alive in the model"
+            "entities() lists {e:?}, which is not alive in the oracle"
         );
     }
     ensure!(
@@ -1303,10 +1303,10 @@ fn compare(w: &World, m: &Model, base: i64, aligned_checks: &mut usize) -> Resul
     for (e, r) in &m.live {
         let mask = r.mask();
         let name = sig_name(mask)
-            .ok_or_else(|| format!("model bug: {e:?} has undeclared set {mask:#b}"))?;
+            .ok_or_else(|| format!("oracle bug: {e:?} has undeclared set {mask:#b}"))?;
         ensure!(
             w.is_alive(*e),
-            "{e:?} is alive in the model, not in the world"
+            "{e:?} is alive in the oracle, not in the world"
         );
         ensure_eq!(
             w.signature_name_of(*e),
@@ -1346,7 +1346,7 @@ fn compare(w: &World, m: &Model, base: i64, aligned_checks: &mut usize) -> Resul
     ensure_eq!(
         Counted::live() - base,
         m.counted_live(),
-        "live Counted values (world) vs live entities with a Counted (model)"
+        "live Counted values (world) vs live entities with a Counted (oracle)"
     );
     let tally = w.resource::<Tally>();
     ensure_eq!(
@@ -1371,7 +1371,7 @@ fn run_case(ops: &[Op]) -> Result<(), String> {
     check_declarations()?;
     let base = Counted::live();
     let mut w = World::new();
-    let mut m = Model::default();
+    let mut m = Oracle::default();
     let mut aligned_checks = 0;
     compare(&w, &m, base, &mut aligned_checks).map_err(|msg| format!("empty world: {msg}"))?;
     for (i, op) in ops.iter().enumerate() {

@@ -35,7 +35,48 @@ pub use generate::TABLE_FROM;
 
 use std::path::{Path, PathBuf};
 
-/// Configures and runs one world's generation.
+/// Configures and runs one world's generation: which files hold the declarations, where the
+/// generated file goes, and what the world does with component sets no signature declares.
+///
+/// A build script calls [`Builder::generate_or_exit`]; [`Builder::generate`] and
+/// [`Builder::analyze`] return the errors instead, for tools and tests. Here a world is
+/// generated from one file of declarations into a directory of its own:
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("sigecs-builder-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// std::fs::write(
+///     dir.join("components.rs"),
+///     r#"
+///         use sigecs::prelude::*;
+///         #[derive(Component)] pub struct Position(pub f32);
+///         #[derive(Component)] pub struct Velocity(pub f32);
+///         #[derive(Signature)] pub struct Ball { pub position: Position, pub velocity: Velocity }
+///         #[system] pub fn movement(p: &mut Position, v: &Velocity) { p.0 += v.0; }
+///     "#,
+/// )
+/// .unwrap();
+///
+/// let generated = sigecs_build::Builder::new()
+///     .scan(dir.join("components.rs"), "crate::components")
+///     .out_dir(&dir)
+///     .rerun_if_changed(false) // not in a build script
+///     .generate()
+///     .unwrap();
+/// assert_eq!(generated.path, dir.join("world.rs"));
+/// let source = std::fs::read_to_string(&generated.path).unwrap();
+/// assert!(source.contains("pub struct World("));
+/// assert!(source.contains("fn run_movement("));
+///
+/// // A system over a component nothing declares is a build error naming the file and line.
+/// std::fs::write(dir.join("components.rs"), "#[system] pub fn f(p: &mut Mass) {}").unwrap();
+/// let error = sigecs_build::Builder::new()
+///     .scan(dir.join("components.rs"), "crate::components")
+///     .analyze()
+///     .unwrap_err();
+/// assert!(error.to_string().contains("components.rs:1"), "{error}");
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
 #[derive(Clone, Debug)]
 pub struct Builder {
     roots: Vec<(PathBuf, String)>,

@@ -25,11 +25,11 @@ fn pool_entity(n: u32) -> Entity {
 
 /// The naive reference: each entity's local matrix and parent entity.
 #[derive(Default)]
-struct Model {
+struct Oracle {
     nodes: HashMap<Entity, (Mat4, Option<Entity>)>,
 }
 
-impl Model {
+impl Oracle {
     /// Live entities in a deterministic order, for picking by index.
     fn live(&self) -> Vec<Entity> {
         let mut v: Vec<Entity> = self.nodes.keys().copied().collect();
@@ -75,7 +75,7 @@ impl Model {
                     break;
                 }
                 chain.push(p);
-                assert!(chain.len() <= self.nodes.len(), "model cycle");
+                assert!(chain.len() <= self.nodes.len(), "oracle cycle");
                 cur = self.nodes[&p].1;
             }
             let mut acc = cur.map_or(Mat4::IDENTITY, |p| done[&p]);
@@ -189,28 +189,28 @@ fn approx_eq(a: Mat4, b: Mat4) -> bool {
 }
 
 fn inst(tm: &TransformManager, e: Entity) -> Instance {
-    tm.lookup(e).expect("model entity has an instance")
+    tm.lookup(e).expect("oracle entity has an instance")
 }
 
-/// Compares the manager with the model and checks every structural invariant; the world
+/// Compares the manager with the oracle and checks every structural invariant; the world
 /// matrices too when `worlds`.
-fn check(tm: &TransformManager, model: &Model, worlds: bool) -> Result<(), TestCaseError> {
+fn check(tm: &TransformManager, oracle: &Oracle, worlds: bool) -> Result<(), TestCaseError> {
     let n = tm.len();
-    prop_assert_eq!(n, model.nodes.len());
+    prop_assert_eq!(n, oracle.nodes.len());
     prop_assert_eq!(tm.is_empty(), n == 0);
     prop_assert_eq!(tm.entities().len(), n);
     prop_assert_eq!(tm.locals().len(), n);
     let expected_worlds = if worlds {
         prop_assert_eq!(tm.worlds().len(), n);
-        model.worlds()
+        oracle.worlds()
     } else {
         HashMap::new()
     };
     for k in 0..POOL {
         let e = pool_entity(k);
-        prop_assert_eq!(tm.lookup(e).is_some(), model.nodes.contains_key(&e));
+        prop_assert_eq!(tm.lookup(e).is_some(), oracle.nodes.contains_key(&e));
     }
-    for (&e, &(local, parent)) in &model.nodes {
+    for (&e, &(local, parent)) in &oracle.nodes {
         let i = inst(tm, e);
         prop_assert_eq!(tm.entity(i).unwrap(), e);
         prop_assert_eq!(tm.local(i).unwrap(), local);
@@ -230,7 +230,7 @@ fn check(tm: &TransformManager, model: &Model, worlds: bool) -> Result<(), TestC
             .map(|c| tm.entity(c).unwrap())
             .collect();
         kids.sort();
-        let mut model_kids: Vec<Entity> = model
+        let mut model_kids: Vec<Entity> = oracle
             .nodes
             .iter()
             .filter(|(_, v)| v.1 == Some(e))
@@ -306,7 +306,7 @@ fn chain_local(k: u32) -> Mat4 {
 
 fn run(ops: Vec<(Op, bool)>) -> Result<(), TestCaseError> {
     let mut tm = TransformManager::new();
-    let mut model = Model::default();
+    let mut oracle = Oracle::default();
     let mut next_chain = CHAIN_BASE;
     for (op, look) in ops {
         let before = snapshot(&tm, look);
@@ -317,12 +317,12 @@ fn run(ops: Vec<(Op, bool)>) -> Result<(), TestCaseError> {
                 let e = pool_entity(n);
                 match tm.create(e, m) {
                     Ok(i) => {
-                        prop_assert!(!model.nodes.contains_key(&e));
+                        prop_assert!(!oracle.nodes.contains_key(&e));
                         prop_assert_eq!(i.index() as usize, tm.len() - 1);
-                        model.nodes.insert(e, (m, None));
+                        oracle.nodes.insert(e, (m, None));
                     }
                     Err(err) => {
-                        prop_assert!(model.nodes.contains_key(&e));
+                        prop_assert!(oracle.nodes.contains_key(&e));
                         prop_assert_eq!(
                             err,
                             TransformError::AlreadyPresent {
@@ -335,10 +335,10 @@ fn run(ops: Vec<(Op, bool)>) -> Result<(), TestCaseError> {
                 }
             }
             Op::Destroy(k) => {
-                if let Some(e) = model.pick(k) {
+                if let Some(e) = oracle.pick(k) {
                     prop_assert_eq!(tm.destroy(inst(&tm, e)), Ok(e));
-                    model.nodes.remove(&e);
-                    for v in model.nodes.values_mut() {
+                    oracle.nodes.remove(&e);
+                    for v in oracle.nodes.values_mut() {
                         if v.1 == Some(e) {
                             v.1 = None;
                         }
@@ -346,13 +346,13 @@ fn run(ops: Vec<(Op, bool)>) -> Result<(), TestCaseError> {
                 }
             }
             Op::Link(a, b) => {
-                if let (Some(c), Some(p)) = (model.pick(a), model.pick(b)) {
+                if let (Some(c), Some(p)) = (oracle.pick(a), oracle.pick(b)) {
                     let (ci, pi) = (inst(&tm, c), inst(&tm, p));
                     let result = tm.link(ci, pi);
                     if c == p {
                         prop_assert_eq!(result, Err(TransformError::SelfParent { instance: ci }));
                         refused = true;
-                    } else if model.is_ancestor_or_self(c, p) {
+                    } else if oracle.is_ancestor_or_self(c, p) {
                         let message = result.as_ref().unwrap_err().to_string();
                         prop_assert!(
                             message.contains(&c.to_string()) && message.contains(&p.to_string()),
@@ -371,13 +371,13 @@ fn run(ops: Vec<(Op, bool)>) -> Result<(), TestCaseError> {
                         refused = true;
                     } else {
                         prop_assert_eq!(result, Ok(()));
-                        model.nodes.get_mut(&c).unwrap().1 = Some(p);
+                        oracle.nodes.get_mut(&c).unwrap().1 = Some(p);
                     }
                 }
             }
             Op::LinkIntoOwnSubtree(a, b) => {
-                if let Some(c) = model.pick(a) {
-                    let sub = model.subtree(c);
+                if let Some(c) = oracle.pick(a) {
+                    let sub = oracle.subtree(c);
                     let p = sub[b % sub.len()];
                     let result = tm.link(inst(&tm, c), inst(&tm, p));
                     prop_assert!(
@@ -391,35 +391,35 @@ fn run(ops: Vec<(Op, bool)>) -> Result<(), TestCaseError> {
                 }
             }
             Op::Unlink(k) => {
-                if let Some(e) = model.pick(k) {
+                if let Some(e) = oracle.pick(k) {
                     prop_assert_eq!(tm.unlink(inst(&tm, e)), Ok(()));
-                    model.nodes.get_mut(&e).unwrap().1 = None;
+                    oracle.nodes.get_mut(&e).unwrap().1 = None;
                 }
             }
             Op::SetLocal(k, m) => {
-                if let Some(e) = model.pick(k) {
+                if let Some(e) = oracle.pick(k) {
                     prop_assert_eq!(tm.set_local(inst(&tm, e), m), Ok(()));
-                    model.nodes.get_mut(&e).unwrap().0 = m;
+                    oracle.nodes.get_mut(&e).unwrap().0 = m;
                 }
             }
             Op::SetLocalMany(picks) => {
                 let batch: Vec<(Entity, Mat4)> = picks
                     .iter()
-                    .filter_map(|&(k, m)| model.pick(k).map(|e| (e, m)))
+                    .filter_map(|&(k, m)| oracle.pick(k).map(|e| (e, m)))
                     .collect();
                 let instances: Vec<(Instance, Mat4)> =
                     batch.iter().map(|&(e, m)| (inst(&tm, e), m)).collect();
                 let updated = tm.set_local_many(&instances);
                 // Each affected node is recomputed exactly once.
                 let affected: HashSet<Entity> =
-                    batch.iter().flat_map(|&(e, _)| model.subtree(e)).collect();
+                    batch.iter().flat_map(|&(e, _)| oracle.subtree(e)).collect();
                 prop_assert_eq!(updated, Ok(affected.len()));
                 for (e, m) in batch {
-                    model.nodes.get_mut(&e).unwrap().0 = m;
+                    oracle.nodes.get_mut(&e).unwrap().0 = m;
                 }
             }
             Op::Swap(a, b) => {
-                if let (Some(x), Some(y)) = (model.pick(a), model.pick(b)) {
+                if let (Some(x), Some(y)) = (oracle.pick(a), oracle.pick(b)) {
                     let (xi, yi) = (inst(&tm, x), inst(&tm, y));
                     prop_assert_eq!(tm.swap(xi, yi), Ok(()));
                     prop_assert_eq!(tm.lookup(x), Some(yi));
@@ -435,7 +435,7 @@ fn run(ops: Vec<(Op, bool)>) -> Result<(), TestCaseError> {
                 let chain: Vec<Entity> = (next_chain..next_chain + len)
                     .map(|n| Entity::new(n, 0))
                     .collect();
-                let under = under.and_then(|k| model.pick(k));
+                let under = under.and_then(|k| oracle.pick(k));
                 next_chain += len;
                 let made: Vec<Instance> = chain
                     .iter()
@@ -455,7 +455,7 @@ fn run(ops: Vec<(Op, bool)>) -> Result<(), TestCaseError> {
                 }
                 for (k, &e) in chain.iter().enumerate() {
                     let parent = if k == 0 { under } else { Some(chain[k - 1]) };
-                    model.nodes.insert(e, (chain_local(k as u32), parent));
+                    oracle.nodes.insert(e, (chain_local(k as u32), parent));
                 }
             }
             Op::Sort => {
@@ -470,7 +470,7 @@ fn run(ops: Vec<(Op, bool)>) -> Result<(), TestCaseError> {
                 } else {
                     Instance::new(len as u32 + offset)
                 };
-                let good = model.pick(0).map(|e| inst(&tm, e)).unwrap_or(bad);
+                let good = oracle.pick(0).map(|e| inst(&tm, e)).unwrap_or(bad);
                 let expected = Err(TransformError::InvalidInstance { instance: bad, len });
                 let err = match kind {
                     0 => tm.destroy(bad).map(|_| ()),
@@ -496,9 +496,9 @@ fn run(ops: Vec<(Op, bool)>) -> Result<(), TestCaseError> {
                 "a refused operation changed the manager"
             );
         }
-        check(&tm, &model, look)?;
+        check(&tm, &oracle, look)?;
     }
-    check(&tm, &model, true)
+    check(&tm, &oracle, true)
 }
 
 fn before_lookup(before: &Snapshot, e: Entity) -> Instance {

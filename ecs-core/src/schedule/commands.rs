@@ -15,6 +15,36 @@ use std::mem::ManuallyDrop;
 ///
 /// [`Commands::spawn`] reserves the new entity at once, so the system can refer to it (store
 /// it in a component, or `insert` into it in the same buffer).
+///
+/// A system cannot change a store while it runs over it: it asks for the change here, and the
+/// change happens after its stage. A system of the README's world that despawns what has no
+/// health left:
+///
+/// ```
+/// # use sigecs_fixtures::readme::{Died, Graveyard, Health, Name, Player, Position, Velocity, World};
+/// use sigecs::prelude::*;
+///
+/// #[system]
+/// pub fn damage(e: Entity, health: &mut Health, commands: &mut Commands) {
+///     health.0 -= 1;
+///     if health.0 <= 0 {
+///         commands.despawn(e); // applied after the stage, in row order
+///         commands.send(Died(e));
+///     }
+/// }
+///
+/// let mut world = World::new();
+/// let player = world.spawn(Player {
+///     position: Position { x: 0.0, y: 0.0 },
+///     velocity: Velocity { x: 0.0, y: 0.0 },
+///     health: Health(1),
+///     name: Name("ada".into()),
+/// });
+/// world.run_damage().unwrap(); // Err would name each command that failed
+/// assert!(!world.is_alive(player));
+/// world.run_bury().unwrap(); // reads the `Died` event
+/// assert_eq!(world.resource::<Graveyard>().0, [player]);
+/// ```
 pub struct Commands<'w> {
     ops: Vec<Command>,
     entities: &'w EntityManager,

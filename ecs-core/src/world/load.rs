@@ -353,7 +353,9 @@ impl<M: WorldModel> World<M> {
                 super::dynamic::dynamic_slot(masks[k], c)
             }
         };
-        let World { locations, stores, .. } = self;
+        let World {
+            locations, stores, ..
+        } = self;
         let mut guard = RetireOnUnwind {
             locations,
             ids: &ids,

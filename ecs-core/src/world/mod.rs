@@ -53,7 +53,34 @@ use crate::storage::Store;
 use std::fmt;
 use std::marker::PhantomData;
 
-/// A world of model `M`: the runtime behind a generated `World`.
+/// Every entity of a world, its components, resources and events, and the systems to run on
+/// them: the runtime behind the `World` a build script generates (which derefs to this type,
+/// with `M` its [`WorldModel`]).
+///
+/// Entities live in packed stores, one per component set; a declared signature's store is
+/// generated with static types, and any other set gets a dynamic store made at run time.
+/// Through the world a game spawns and despawns entities, reads and writes their components,
+/// inserts and removes components (which moves the entity to the store of its new set),
+/// queries, owns its resources and runs its systems (`run_all`, `run_schedule` and
+/// `run_<system>` on the generated type).
+///
+/// ```
+/// # use sigecs_fixtures::readme::*;
+/// let mut world = World::new();
+/// let ball = world.spawn(Ball {
+///     position: Position { x: 0.0, y: 0.0 },
+///     velocity: Velocity { x: 2.0, y: 0.0 },
+/// });
+/// world.resource_mut::<Time>().dt = 0.5;
+/// world.run_all().unwrap(); // `movement`: position += velocity * dt
+/// assert_eq!(world.get::<Position>(ball), Some(&Position { x: 1.0, y: 0.0 }));
+///
+/// world.insert(ball, Frozen).unwrap(); // now in the `FrozenBall` store
+/// world.run_all().unwrap(); // `movement` skips frozen entities
+/// assert_eq!(world.get::<Position>(ball), Some(&Position { x: 1.0, y: 0.0 }));
+/// assert!(world.despawn(ball));
+/// assert!(!world.is_alive(ball));
+/// ```
 pub struct World<M: WorldModel> {
     /// `M::tables()`, kept so the hot paths do not ask the `OnceLock` each time.
     tables: &'static Tables<M::Set>,

@@ -42,7 +42,7 @@ use std::mem::ManuallyDrop;
 /// });
 /// world.run_damage().unwrap(); // Err would name each command that failed
 /// assert!(!world.is_alive(player));
-/// world.run_bury().unwrap(); // reads the `Died` event
+/// world.run_bury(); // reads the `Died` event (no commands, so nothing to fail)
 /// assert_eq!(world.resource::<Graveyard>().0, [player]);
 /// ```
 pub struct Commands<'w> {

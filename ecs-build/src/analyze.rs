@@ -910,7 +910,7 @@ struct Resolved {
     required: Bits,
     /// Table components of `without`.
     excluded: Bits,
-    /// Components of `changed` (table components only).
+    /// Components of `changed` (store components only).
     changed: Bits,
     /// Sparse components it requires.
     sparse_with: Vec<usize>,

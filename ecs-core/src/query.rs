@@ -82,7 +82,7 @@ impl ColumnState {
     /// Component `C` over the set of sparse component `lead` ([`Fetch::prepare_walk`]), row
     /// `r` being the set's `r`th value and entity: `lead`'s own values as a packed column,
     /// another sparse component through the slot of each of the set's entities; `None` for a
-    /// table component. A `written` set is stamped for change filters.
+    /// store component. A `written` set is stamped for change filters.
     fn walk<M: WorldModel, C: ComponentOf<M>>(
         world: &World<M>,
         lead: u32,
@@ -384,7 +384,7 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&
         ColumnState::of::<M, C>(world, store, false)
     }
     fn prepare_walk(world: &World<M>, lead: u32) -> Option<Option<ColumnState>> {
-        // A table component cannot be reached from a set's entities: no walk.
+        // A store component cannot be reached from a set's entities: no walk.
         ColumnState::walk::<M, C>(world, lead, false).map(Some)
     }
     #[inline]
@@ -420,7 +420,7 @@ unsafe impl<'w, M: WorldModel, C: ComponentOf<M> + 'w> Fetch<'w, M> for Option<&
         ColumnState::of::<M, C>(world, store, true)
     }
     fn prepare_walk(world: &World<M>, lead: u32) -> Option<Option<ColumnState>> {
-        // A table component cannot be reached from a set's entities: no walk.
+        // A store component cannot be reached from a set's entities: no walk.
         ColumnState::walk::<M, C>(world, lead, true).map(Some)
     }
     #[inline]
@@ -750,7 +750,7 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
     /// [`ReadOnly`], exclusively otherwise.
     unsafe fn new<F: Filter<M>>(world: &World<M>, since: u64) -> Result<Self, WorldError> {
         check_access::<M, Q>()?;
-        // Stores are chosen by their table components; sparse ones are checked per row.
+        // Stores are chosen by their store components; sparse ones are checked per row.
         let sparse = world.sparse_mask();
         let (required, excluded, changed) = (
             Q::required().union(F::required()),

@@ -1048,7 +1048,7 @@ fn call(model: &Analysis, index: usize, store: usize, sources: &[Source]) -> Tok
     guarded_call(model, index, &args, lookups, quote!(*entity))
 }
 
-/// The argument for a parameter that is not a table component, in a loop whose row's entity is
+/// The argument for a parameter that is not a store component, in a loop whose row's entity is
 /// `entity`: the entity, the commands, an event reader, a resource, or a sparse component.
 fn row_arg(
     model: &Analysis,
@@ -1062,7 +1062,7 @@ fn row_arg(
             mutable,
             optional,
         } => {
-            debug_assert!(model.components[id].sparse, "table components are columns");
+            debug_assert!(model.components[id].sparse, "store components are columns");
             sparse_arg(id, mutable, optional, entity, lookups)
         }
         Param::Entity => entity,

@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 /// The world's sparse sets, lent to one pass.
 pub struct SparseSets<'w> {
     pub(crate) sets: &'w [SparseSet],
-    /// Per component id, the index of its set (`u32::MAX` for a table component).
+    /// Per component id, the index of its set (`u32::MAX` for a store component).
     pub(crate) index: &'w [u32],
     /// The pass's change stamp.
     pub(crate) tick: u64,

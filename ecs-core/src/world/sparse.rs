@@ -1,5 +1,5 @@
 //! The world's sparse components (`#[component(sparse)]`): one [`SparseSet`] per component,
-//! beside the stores. An entity's row lives in the store of its table components only; its
+//! beside the stores. An entity's row lives in the store of its store components only; its
 //! sparse components are found by entity. So `insert` and `remove` of a sparse component move
 //! no row: they set or clear one slot of its set. Despawning an entity takes its values out of
 //! every set before its row goes, and drops them once the world is consistent again. Queries
@@ -17,7 +17,7 @@ use crate::storage::{Column, SparseSet};
 pub(super) struct Sparse<S> {
     /// One set per sparse component, in component id order.
     sets: Box<[SparseSet]>,
-    /// Per component id, the index of its set, or `u32::MAX` for a table component.
+    /// Per component id, the index of its set, or `u32::MAX` for a store component.
     index: Box<[u32]>,
     /// The sparse components.
     mask: S,

@@ -30,11 +30,11 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use sigecs::entity::{Entity, EntityManager};
-use sigecs::level::{AlignedBlob, VerifyOptions, NO_ENTITY};
 use sigecs::transform::TransformManager;
 use sigecs_demo::components::physics::*;
 use sigecs_demo::components::signatures::{Beacon, Body, Escort, Marker, Particle, Ship};
 use sigecs_demo::{level_registry, World};
+use sigecs_level::{AlignedBlob, VerifyOptions, WorldLevels, NO_ENTITY};
 use std::hint::black_box;
 
 const LEVEL: &[u8] = include_bytes!("../assets/level.bin");

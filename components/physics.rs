@@ -4,9 +4,9 @@ use super::resources::{Gravity, Time};
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
-use sigecs::level::{InlineStr, MapEntities};
 use sigecs::prelude::*;
 use sigecs::SoaManager;
+use sigecs_level::{InlineStr, MapEntities};
 
 /// Where an entity is.
 #[derive(

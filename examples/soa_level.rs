@@ -5,11 +5,11 @@
 //!
 //! `cargo run --example soa_level`
 
-use sigecs::level::{EntityCompiler, Registration, VerifyOptions};
 use sigecs::transform::TransformManager;
 use sigecs_demo::components::physics::DebugName;
 use sigecs_demo::{level_registry, World};
 use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
+use sigecs_level::{EntityCompiler, Registration, VerifyOptions, WorldLevels};
 use std::error::Error;
 
 const LEVEL: &str = r#"{"entities": [

@@ -4,13 +4,13 @@
 //! hierarchy, and the lazy garbage collection of a manager the world does not own.
 
 use glam::{Mat4, Vec3};
-use sigecs::level::{EntityCompiler, VerifyOptions};
 use sigecs::transform::TransformManager;
 use sigecs::WorldError;
 use sigecs_demo::components::physics::*;
 use sigecs_demo::components::signatures::Beacon;
 use sigecs_demo::level_registry;
 use sigecs_fixtures::hierarchy::{Adoptions, Drone, DroneBody, Hull, Launch, Ship, World};
+use sigecs_level::{EntityCompiler, VerifyOptions, WorldLevels};
 
 fn at(x: f32, y: f32) -> Mat4 {
     Mat4::from_translation(Vec3::new(x, y, 0.0))

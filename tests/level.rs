@@ -4,14 +4,14 @@
 
 use glam::{Mat4, Vec3};
 use sigecs::entity::{Entity, EntityBits};
-use sigecs::level::{
-    verify, AnySet, EntityCompiler, LevelError, LevelWriter, LocalTransform, PathError,
-    VerifiedLevel, VerifyOptions, NO_ENTITY,
-};
 use sigecs::transform::TransformManager;
 use sigecs_demo::components::physics::*;
 use sigecs_demo::components::signatures::{Beacon, Body, Escort, Marker, Particle, Ship};
 use sigecs_demo::{level_registry, World};
+use sigecs_level::{
+    verify, AnySet, EntityCompiler, LevelError, LevelWriter, LocalTransform, PathError,
+    VerifiedLevel, VerifyOptions, WorldLevels, NO_ENTITY,
+};
 
 const LEVEL: &str = r#"{"entities": [
     {"components": {"position": [1, 2, 3], "velocity": [0, 0, 1], "acceleration": [0, 0, 0],

@@ -1,4 +1,4 @@
-//! The level tool (`sigecs::level::cli`) as a user runs it, through the bundled `sigecs`
+//! The level tool (`sigecs_level::cli`) as a user runs it, through the bundled `sigecs`
 //! binary: a good level compiles, verifies and inspects with exit code 0; a bad level, a missing
 //! file and a malformed command line are a message on stderr and a nonzero exit code (1 for a
 //! failed command, 2 for a malformed command line), never a panic.

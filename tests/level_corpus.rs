@@ -66,7 +66,7 @@ fn level_roundtrip_corpus() {
 /// `UPDATE_SEEDS=1 cargo test --test level_corpus` rewrites them.
 #[test]
 fn spawn_seeds_are_the_json_seeds_compiled() {
-    use sigecs::level::EntityCompiler;
+    use sigecs_level::EntityCompiler;
     let compiler = EntityCompiler::new(level_fuzz::registry());
     let mut checked = 0;
     for (path, bytes) in corpus("spawn") {

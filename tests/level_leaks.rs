@@ -5,12 +5,13 @@
 //! signatures) leaves nothing behind either.
 
 use sigecs::entity::Entity;
-use sigecs::level::{
-    verify, AlignedBlob, AnySet, EntityCompiler, LevelError, Registration, VerifyOptions,
-};
 use sigecs::transform::TransformManager;
 use sigecs_demo::{level_registry, World};
 use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
+use sigecs_level::{
+    verify, AlignedBlob, AnySet, EntityCompiler, LevelError, Registration, VerifyOptions,
+    WorldLevels,
+};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 

@@ -12,10 +12,6 @@ use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3};
 use serde::{Deserialize, Serialize};
 use sigecs::entity::Entity;
-use sigecs::level::{
-    EntityCompiler, LevelError, OutsideSave, OutsideSpawn, OutsideStores, Registration, Registry,
-    VerifiedLevel, VerifyOptions,
-};
 use sigecs::soa::SoaManager;
 use sigecs::transform::TransformManager;
 use sigecs::SoaManager;
@@ -23,6 +19,10 @@ use sigecs_demo::components::physics::*;
 use sigecs_demo::components::signatures::{Beacon, Particle};
 use sigecs_demo::{level_registry, World};
 use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
+use sigecs_level::{
+    EntityCompiler, LevelError, OutsideSave, OutsideSpawn, OutsideStores, Registration, Registry,
+    VerifiedLevel, VerifyOptions, WorldLevels,
+};
 
 // `registry()`: the bundled registry (which registers `heat`, declared with
 // `#[soa(level = "heat")]`) plus `point_mass`, registered by hand; both kept outside the
@@ -211,7 +211,7 @@ impl<'a, M> Logged<'a, M> {
 
 /// A second POD component with its own derived manager, so two logged spawners differ in type.
 #[derive(SoaManager, Clone, Copy, Debug, PartialEq, Pod, Zeroable, Serialize, Deserialize)]
-#[soa(manager = "ChargeManager")]
+#[soa(manager = "ChargeManager", level = "charge")]
 #[repr(C)]
 pub struct Charge {
     /// Electric charge.

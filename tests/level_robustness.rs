@@ -7,12 +7,12 @@
 //! panic.
 
 use glam::{Mat4, Vec3};
-use sigecs::level::{reseal, EntityCompiler, VerifyOptions};
 use sigecs::transform::TransformManager;
 use sigecs_demo::components::physics::*;
 use sigecs_demo::components::signatures::Beacon;
 use sigecs_demo::World;
 use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
+use sigecs_level::{reseal, EntityCompiler, VerifyOptions, WorldLevels};
 
 // `registry()`: the bundled registry plus `point_mass` kept outside the stores.
 mod level_fuzz;

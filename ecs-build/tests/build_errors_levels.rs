@@ -72,7 +72,7 @@ pub struct Hidden(pub u8);
     let src = r.unwrap();
     let has = flat(&src);
     assert!(has(
-        "pub fn level_registry() -> &'static ::sigecs::level::Registry"
+        "pub fn level_registry() -> &'static ::sigecs_level::Registry"
     ));
     assert!(has(
         "Registration::pod::<crate::components::a::Position>(\"position\")"
@@ -179,6 +179,47 @@ pub struct Spin { pub rate: f32, pub phase: f32 }
 #[derive(sigecs::SoaManager)]
 pub struct Unlisted { pub x: f32 }
 ";
+
+/// A struct without fields is a tag: registered with a constructor, whatever its syntax, and
+/// with nothing else to derive.
+#[test]
+fn fieldless_components_are_registered_as_tags() {
+    let (_d, r) = build(&[
+        (
+            "a.rs",
+            "use sigecs::prelude::*;
+#[derive(Component)]
+#[component(level = \"position\")]
+pub struct Position(pub f32);
+#[derive(Component)]
+#[component(level = \"frozen\")]
+pub struct Frozen;
+#[derive(Component)]
+#[component(level = \"braced\")]
+pub struct Braced {}
+#[derive(Component)]
+#[component(level = \"asked_pod\", encoding = \"pod\")]
+pub struct AskedPod;
+#[derive(Component)]
+pub struct Name(pub String);
+",
+        ),
+        ("b.rs", SIG),
+    ]);
+    let src = r.unwrap();
+    let has = flat(&src);
+    for (ty, name) in [("Frozen", "frozen"), ("Braced", "braced")] {
+        assert!(
+            has(&format!(
+                "Registration::tag::<crate::components::a::{ty}>(\"{name}\", || crate::components::a::{ty} {{}})"
+            )),
+            "{src}"
+        );
+    }
+    assert!(has(
+        "Registration::pod::<crate::components::a::AskedPod>(\"asked_pod\")"
+    ));
+}
 
 #[test]
 fn soa_structs_declared_as_levels_are_registered_kept_outside() {

@@ -17,10 +17,11 @@
 //! - [`soa`]: classic structure-of-arrays component managers.
 //! - `transform` (cargo feature `transform`): the transform hierarchy, with
 //!   glam's matrices (glam is re-exported as `sigecs::glam`).
-//! - `level` (cargo feature `level`): levels and prefabs compiled from
-//!   JSON to verified binary blobs. It does not need `transform`, but a level whose entities
-//!   have parents or local transforms spawns into the transform hierarchy: without
-//!   `transform` such a level is refused.
+//!
+//! Levels and prefabs (JSON compiled to verified binary blobs, spawned in batches) are the
+//! crate `sigecs-level`, built on [`World::begin_spawn`] and [`World::components_of`]. Cargo
+//! features `serde` and `bytemuck` give [`Entity`] the serde and `bytemuck::Pod` impls that
+//! components holding entities need there.
 //!
 //! It also re-exports the derives and `#[system]` from `sigecs-derive`, so a user crate depends
 //! on `sigecs` alone (plus `sigecs-build` as a build-dependency). What the generated file and
@@ -39,8 +40,6 @@
 pub mod component;
 pub mod entity;
 pub mod events;
-#[cfg(feature = "level")]
-pub mod level;
 mod model;
 mod prefetch;
 pub mod query;

@@ -286,10 +286,6 @@ pub struct TransformManager {
     stale: Vec<Instance>,
     /// State of the pseudo-random probe of [`TransformManager::gc`].
     gc_state: u32,
-    /// A level spawn's entities that get an instance, parents first: found by the spawner's
-    /// check phase, used (and emptied) by its write phase.
-    #[cfg(feature = "level")]
-    pub(crate) spawn_members: Vec<u32>,
 }
 
 /// A link or unlink updates the moved subtree's world matrices at once when it has at most

@@ -45,6 +45,9 @@ pub enum LevelEncoding {
     Pod,
     /// `encoding = "serde"`: postcard, for components that are not plain old data.
     Serde,
+    /// A struct without fields and no `encoding`: a tag, stored as the entities that hold it
+    /// (nothing to derive; made with `Type {}` when spawned).
+    Tag,
 }
 
 /// The level options of a component:
@@ -60,7 +63,7 @@ pub struct LevelOpt {
     /// `spawn_order = N` (default 0): component types spawn in ascending order.
     pub spawn_order: i32,
     /// `map_entities`: the component holds `Entity` values (it implements
-    /// `sigecs::level::MapEntities`), remapped when spawned and saved.
+    /// `sigecs_level::MapEntities`), remapped when spawned and saved.
     pub map_entities: bool,
 }
 
@@ -301,11 +304,18 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
         });
         errors.check(r);
     }
+    // A struct without fields is a tag unless an encoding is asked for.
+    let fieldless = matches!(&input.data, Data::Struct(s) if s.fields.is_empty());
+    let default_encoding = if fieldless {
+        LevelEncoding::Tag
+    } else {
+        LevelEncoding::Pod
+    };
     let level = match &name {
         Some(lit) => Some(LevelOpt {
             name: lit.value(),
             span: lit.span(),
-            encoding: encoding.map_or(LevelEncoding::Pod, |e| e.0),
+            encoding: encoding.map_or(default_encoding, |e| e.0),
             spawn_order: spawn_order.map_or(0, |o| o.0),
             map_entities: map_entities.is_some(),
         }),
@@ -327,6 +337,14 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
             None
         }
     };
+    if let (Some(r), Some(span)) = (&level, map_entities) {
+        if r.encoding == LevelEncoding::Tag {
+            errors.push(syn::Error::new(
+                span,
+                "a tag (a struct without fields) holds no entity: drop `map_entities`",
+            ));
+        }
+    }
     if let Some(span) = sparse {
         if cold {
             errors.push(syn::Error::new(
@@ -1019,6 +1037,39 @@ mod tests {
             e.to_string().contains("must be `pub` or `pub(crate)`"),
             "{e}"
         );
+    }
+
+    /// A struct without fields is a tag, however it is written, unless an encoding is asked
+    /// for; a tag holds no entity to map.
+    #[test]
+    fn a_fieldless_level_component_is_a_tag() {
+        let encoding = |tokens| {
+            parse_component(&derive(tokens))
+                .unwrap()
+                .level
+                .unwrap()
+                .encoding
+        };
+        for tag in [
+            quote! { #[component(level = "t")] pub struct T; },
+            quote! { #[component(level = "t")] pub struct T {} },
+            quote! { #[component(level = "t")] pub struct T(); },
+        ] {
+            assert_eq!(encoding(tag), LevelEncoding::Tag);
+        }
+        assert_eq!(
+            encoding(quote! { #[component(level = "t", encoding = "pod")] pub struct T; }),
+            LevelEncoding::Pod
+        );
+        assert_eq!(
+            encoding(quote! { #[component(level = "t")] pub enum T { A } }),
+            LevelEncoding::Pod
+        );
+        let e = parse_component(&derive(
+            quote! { #[component(level = "t", map_entities)] pub struct T; },
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("holds no entity"), "{e}");
     }
 
     #[test]

@@ -141,8 +141,9 @@ pub fn system(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// The check that an opted-in type is registrable for levels (`Pod`, or serde, and
-/// `MapEntities` when asked for), spanned at `level = "…"` so that an unmet bound is an
-/// error there, at the declaration, and not only in the generated registry.
+/// `MapEntities` when asked for; a tag needs nothing), spanned at `level = "…"` so that an
+/// unmet bound is an error there, at the declaration, and not only in the generated registry.
+/// It names `::sigecs_level`: a crate that declares level components depends on it.
 pub(crate) fn level_check(ident: &proc_macro2::Ident, r: &decl::LevelOpt) -> TokenStream {
     // The type named with the level name's span.
     let name = ident.to_string();
@@ -153,16 +154,17 @@ pub(crate) fn level_check(ident: &proc_macro2::Ident, r: &decl::LevelOpt) -> Tok
     let constructor = match r.encoding {
         decl::LevelEncoding::Pod => quote!(pod),
         decl::LevelEncoding::Serde => quote!(serde),
+        decl::LevelEncoding::Tag => quote!(tag),
     };
     let map = r.map_entities.then(|| {
         quote_spanned! {r.span=>
-            let _ = ::sigecs::level::Registration::map_entities::<#ident>;
+            let _ = ::sigecs_level::Registration::map_entities::<#ident>;
         }
     });
     quote_spanned! {r.span=>
         #[allow(dead_code)]
         fn __sigecs_level_check() {
-            let _ = ::sigecs::level::Registration::#constructor::<#ident>;
+            let _ = ::sigecs_level::Registration::#constructor::<#ident>;
             #map
         }
     }

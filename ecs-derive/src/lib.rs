@@ -43,11 +43,11 @@ use proc_macro::TokenStream;
 /// loop over every entity that has it, in the set's order (a system's commands apply in that
 /// order). A
 /// signature cannot hold it and a system's `changed(..)` cannot name it (build errors say so).
-/// `#[component(level = "name")]` lets levels hold it (needs `sigecs`'s
-/// `level` feature): stored as plain old data (`bytemuck::Pod`, the default) or, with
-/// `encoding = "serde"`, with postcard; `spawn_order = N` orders its spawn among component
-/// types; `map_entities` remaps the `Entity` values it holds (it implements
-/// `sigecs::level::MapEntities`).
+/// `#[component(level = "name")]` lets levels hold it (the crate depends on `sigecs-level`):
+/// stored as plain old data (`bytemuck::Pod`, the default), with `encoding = "serde"` with
+/// postcard, or, for a struct without fields, as a tag that needs nothing more;
+/// `spawn_order = N` orders its spawn among component types; `map_entities` remaps the
+/// `Entity` values it holds (it implements `sigecs_level::MapEntities`).
 #[proc_macro_derive(Component, attributes(component))]
 pub fn derive_component(input: TokenStream) -> TokenStream {
     expand::component(input.into()).into()
@@ -100,9 +100,9 @@ pub fn system(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Generates a structure-of-arrays component manager from a struct declaration.
 /// Options: `#[soa(manager = "Name", lookup = "hash"|"dense")]`. With `level = "name"` (and
 /// optionally `spawn_order = N`), levels may hold the struct (it must be `Pod`, and
-/// `Deserialize` for JSON levels): in a file the build script scans, `level_registry()`
-/// registers it kept outside the stores, and a spawn hands it to the manager passed as a
-/// spawner.
+/// `Deserialize` for JSON levels; the crate depends on `sigecs-level`): in a file the build
+/// script scans, `level_registry()` registers it kept outside the stores, and the manager is a
+/// level spawner (`sigecs_level::OutsideStores`): a spawn hands it the struct's instances.
 #[proc_macro_derive(SoaManager, attributes(soa))]
 pub fn derive_soa_manager(input: TokenStream) -> TokenStream {
     soa::expand(input.into()).into()

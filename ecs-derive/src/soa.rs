@@ -9,7 +9,10 @@
 //! `#[soa(level = "point_mass", spawn_order = 1)]` declares the struct a level
 //! component kept outside the stores: the options are parsed by `sigecs_decl::parse_soa`, as the
 //! build script parses them to generate the registration, and the expansion checks here, at the
-//! level name, that the struct is `Pod`.
+//! level name, that the struct is `Pod`, and makes the manager a level spawner: an
+//! `impl sigecs_level::OutsideStores` whose methods call the spawner written once in
+//! `sigecs_level` (a blanket impl there over every `SoaManager` would conflict with its impl
+//! for `TransformManager`).
 //!
 //! This module validates the struct and computes the names; the manager itself is written once,
 //! in `sigecs::soa::__soa_manager!`, which the output invokes. Generated names for a field `f`: `f`, `f_mut`, `set_f`,
@@ -247,14 +250,38 @@ fn expand_input(input: &DeriveInput) -> syn::Result<TokenStream> {
         let [field_mut, set_field, column, column_mut] = &f.names;
         quote! { { #k, #fvis #ident: #ty, #field_mut, #set_field, #column, #column_mut } }
     });
-    // Declared as a level component (kept outside the stores): it must be `Pod`.
-    let level_check = options
-        .level
-        .as_ref()
-        .map(|r| crate::expand::level_check(row, r));
-    let level_check = level_check.map(|check| quote!(const _: () = { #check };));
+    // Declared as a level component (kept outside the stores): it must be `Pod`, and the
+    // manager spawns and saves it (the logic is `sigecs_level`'s, written once).
+    let level = options.level.as_ref().map(|r| {
+        let check = crate::expand::level_check(row, r);
+        quote! {
+            const _: () = {
+                #check
+                impl ::sigecs_level::OutsideStores for #manager {
+                    fn takes(&self, registration: &::sigecs_level::Registration) -> bool {
+                        ::sigecs_level::__private::takes_soa(self, registration)
+                    }
+                    fn prepare(
+                        &mut self,
+                        spawn: &::sigecs_level::OutsideSpawn<'_>,
+                    ) -> ::core::result::Result<(), ::sigecs_level::LevelError> {
+                        ::sigecs_level::__private::prepare_soa(self, spawn)
+                    }
+                    fn write(&mut self, spawn: &::sigecs_level::OutsideSpawn<'_>) {
+                        ::sigecs_level::__private::write_soa(self, spawn)
+                    }
+                    fn save(
+                        &self,
+                        save: &mut ::sigecs_level::OutsideSave<'_>,
+                    ) -> ::core::result::Result<(), ::sigecs_level::LevelError> {
+                        ::sigecs_level::__private::save_soa(self, save)
+                    }
+                }
+            };
+        }
+    });
     Ok(quote! {
-        #level_check
+        #level
         ::sigecs::soa::__soa_manager! {
             #[doc = #doc]
             manager: #vis #manager,
@@ -386,12 +413,19 @@ mod tests {
             expand_str("#[soa(level = \"heat\", spawn_order = 2)] pub struct Heat { pub c: f32 }");
         assert!(!out.contains("compile_error"), "{out}");
         assert!(
-            out.contains(":: sigecs :: level :: Registration :: pod :: < Heat >"),
+            out.contains(":: sigecs_level :: Registration :: pod :: < Heat >"),
+            "{out}"
+        );
+        assert!(
+            out.contains("impl :: sigecs_level :: OutsideStores for HeatManager"),
             "{out}"
         );
         assert!(out.contains(":: sigecs :: soa :: __soa_manager !"), "{out}");
         let plain = expand_str("pub struct Heat { pub c: f32 }");
-        assert!(!plain.contains("Registration"), "{plain}");
+        assert!(
+            !plain.contains("Registration") && !plain.contains("sigecs_level"),
+            "{plain}"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ struct Chunk([u8; 16]);
 /// read as a `&[T]` with no copy ([`ComponentData::pod`](super::ComponentData::pod) borrows).
 ///
 /// ```
-/// use sigecs::level::AlignedBlob;
+/// use sigecs_level::AlignedBlob;
 /// let blob = AlignedBlob::from_bytes(&[1, 2, 3]);
 /// assert_eq!(blob.as_ref(), &[1, 2, 3]);
 /// assert_eq!(blob.as_ref().as_ptr() as usize % 16, 0);

@@ -6,11 +6,11 @@
 //!   JSON parser). A finite number that rounds to infinity as an `f32` is now an error; one that
 //!   rounds to a finite `f32` (`3.4028235e38`, how `f32::MAX` is written; `1e-50`, which rounds
 //!   to zero) is read as before;
-//! - an [`Entity`](crate::entity::Entity) that is no entity of the level: in a level an entity
+//! - an [`Entity`](sigecs::entity::Entity) that is no entity of the level: in a level an entity
 //!   is an index into its `"entities"` array, or the bits of [`NO_ENTITY`] for none. Anything
 //!   else (an index past the end, a negative or fractional number, a string) is an error that
 //!   names the valid range. `Entity`'s `Deserialize` asks for a newtype struct named
-//!   [`ENTITY_TOKEN`], which is how this deserializer recognises one.
+//!   [`SERDE_NAME`], which is how this deserializer recognises one.
 //!
 //! The adapter wraps every deserializer, visitor, sequence, map and enum access it hands on, so
 //! the checks apply at any depth (a field of a struct in a `Vec` in an enum variant). It sits
@@ -28,8 +28,8 @@ use serde::de::{
     VariantAccess, Visitor,
 };
 
-use super::entities::{ENTITY_TOKEN, NO_ENTITY};
-use crate::entity::EntityBits;
+use super::entities::NO_ENTITY;
+use sigecs::entity::{EntityBits, SERDE_NAME};
 
 /// A deserializer that checks `f32` ranges and entity references (see the [module docs](self))
 /// and otherwise hands everything to `de`.
@@ -164,7 +164,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Checked<D> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        if name == ENTITY_TOKEN {
+        if name == SERDE_NAME {
             let bits = self.de.deserialize_any(EntityIndex {
                 num_entities: self.num_entities,
             })?;

@@ -1,20 +1,30 @@
 //! The level tool a crate gives its own world in a few lines: compile JSON levels to blobs,
 //! verify a level, and print what a level holds, all checked against the crate's signatures.
 //!
+//! The tool runs where the world is: in the game's own binary, as a subcommand. That works
+//! whether the world is included in `main.rs` (the quick start's layout) or in a library crate
+//! (then `main.rs` names `my_game::Model` and `my_game::level_registry`):
+//!
 //! ```no_run
-//! # use sigecs::{level::Registry, WorldModel};
-//! # fn levels_main<Model: WorldModel>(level_registry: fn() -> &'static Registry) -> std::process::ExitCode {
-//! // src/bin/levels.rs of a crate whose build script generates `Model` and `level_registry()`:
+//! # use sigecs::WorldModel;
+//! # use sigecs_level::Registry;
+//! # fn level_registry() -> &'static Registry { unimplemented!() }
+//! # fn game<Model: WorldModel>() -> std::process::ExitCode {
+//! // src/main.rs, where the world is included (`Model`, `level_registry()`):
 //! // fn main() -> std::process::ExitCode {
-//! sigecs::level::cli::main::<Model>(level_registry())
+//! if let Some(code) = sigecs_level::cli::subcommand::<Model>("level", level_registry()) {
+//!     return code; // `cargo run -- level compile level.json -o level.bin`
+//! }
+//! // ... the game ...
+//! # std::process::ExitCode::SUCCESS
 //! // }
 //! # }
 //! ```
 //!
-//! `cargo run --bin levels -- compile level.json -o level.bin`, then `verify level.bin` or
-//! `inspect level.bin` ([`USAGE`] lists them). [`run`] is the same with the arguments and the
-//! output given, for a binary with subcommands of its own. A failure is a message and exit code
-//! 1; a malformed command line, exit code 2.
+//! `cargo run -- level compile level.json -o level.bin`, then `level verify level.bin` or
+//! `level inspect level.bin` ([`USAGE`] lists them). [`main`] runs the tool on all of the
+//! process's arguments (a binary that is only the tool); [`run`] takes the arguments and the
+//! output. A failure is a message and exit code 1; a malformed command line, exit code 2.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -23,9 +33,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use super::{format::MAGIC, AlignedBlob, EntityCompiler, LevelReport, Registry, VerifyOptions};
-use crate::model::WorldModel;
-use crate::world::World;
+use sigecs::{World, WorldModel};
+
+use super::format::MAGIC;
+use super::{AlignedBlob, EntityCompiler, LevelReport, Registry, VerifyOptions, WorldLevels};
 
 /// The subcommands and their arguments.
 pub const USAGE: &str = "\
@@ -83,11 +94,26 @@ impl std::error::Error for CliError {}
 /// model `M`: prints the result on stdout, or the error (and [`USAGE`] for a malformed command
 /// line) on stderr, and returns the exit code.
 pub fn main<M: WorldModel>(registry: &Registry) -> ExitCode {
-    let result = run::<M>(
+    report(run::<M>(
         registry,
         std::env::args_os().skip(1),
         &mut io::stdout().lock(),
-    );
+    ))
+}
+
+/// The level tool as a subcommand named `name` of a game's binary: when the process's first
+/// argument is `name`, runs the tool on the arguments after it (as [`main`] does) and returns
+/// its exit code; otherwise `None`, and the game goes on.
+pub fn subcommand<M: WorldModel>(name: &str, registry: &Registry) -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != *name {
+        return None;
+    }
+    Some(report(run::<M>(registry, args, &mut io::stdout().lock())))
+}
+
+/// Prints a failure (with [`USAGE`] for a malformed command line) and gives the exit code.
+fn report(result: Result<(), CliError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -141,9 +167,9 @@ pub fn run<M: WorldModel>(
             written(writeln!(out, "per signature:"))?;
             for (store, count) in level.store_counts() {
                 // Sets no signature declares get store ids past the declared ones.
-                let name = M::stores()
-                    .get(store as usize)
-                    .map_or("(undeclared set)", |s| s.name);
+                let name = World::<M>::signature_names()
+                    .nth(store as usize)
+                    .unwrap_or("(undeclared set)");
                 written(writeln!(out, "  {name:<16} {count:>8} entities"))?;
             }
             Ok(())

@@ -1,11 +1,12 @@
 //! How one component instance becomes bytes and back: plain old data (`bytemuck::Pod`, stored as
-//! its little-endian bytes and read in place) or postcard (everything else).
+//! its little-endian bytes and read in place), postcard (everything else), or nothing at all (a
+//! tag, a component without data).
 //!
 //! ## Why postcard
 //!
 //! Components that are not plain old data (a `String`, a `Vec`, an enum with data) are encoded
 //! with [postcard](https://docs.rs/postcard): its wire format is specified and stable for the
-//! whole 1.x series (so the blob's own [`VERSION`](super::format::VERSION) is the only version
+//! whole 1.x series (so the blob's own version is the only version
 //! a reader has to check), it is compact (varint integers, no field names, no per-value tags),
 //! it is self-delimiting (instances are simply concatenated), it has no dependency on `std`, and
 //! it decodes from a byte slice without reading ahead. Decoding is bounded by the input: sequence
@@ -156,6 +157,37 @@ pub(crate) fn encode_postcard<T: Serialize + ?Sized>(
             Ok(())
         }
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A tag's JSON value: `true`, `{}` or `null` (the tag is there); it compiles to no bytes.
+pub(crate) fn compile_tag(
+    value: &serde_json::Value,
+    _num_entities: u32,
+    _out: &mut Vec<u8>,
+) -> Result<(), ValueError> {
+    use serde_json::Value;
+    match value {
+        Value::Bool(true) | Value::Null => Ok(()),
+        Value::Object(fields) if fields.is_empty() => Ok(()),
+        other => Err(ValueError {
+            path: String::new(),
+            message: format!(
+                "a tag holds no data: write `true`, `{{}}` or `null` (or leave the component \
+                 out), not {other}"
+            ),
+        }),
+    }
+}
+
+/// A tag's value: no bytes, once it is known to be one.
+pub(crate) fn encode_tag_any<T: 'static>(
+    value: &dyn Any,
+    _out: &mut Vec<u8>,
+) -> Result<(), String> {
+    match value.downcast_ref::<T>() {
+        Some(_) => Ok(()),
+        None => Err(format!("expected a {}", std::any::type_name::<T>())),
     }
 }
 

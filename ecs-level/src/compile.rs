@@ -1,40 +1,7 @@
 //! [`EntityCompiler`]: JSON levels and prefabs to blobs — Bitsquid's `EntityCompiler`, whose
 //! registrations are the [`Registry`].
 //!
-//! ## Input
-//!
-//! ```json
-//! {
-//!   "entities": [
-//!     { "components": { "position": { "x": 0, "y": 0, "z": 0 }, "name": "ship" } },
-//!     { "parent": 0, "components": { "position": { "x": 1, "y": 0, "z": 0 } } },
-//!     { "parent": null }
-//!   ]
-//! }
-//! ```
-//!
-//! - The top level is an object with one key, `"entities"`: an array. An entity's index in it is
-//!   its index in the blob (errors from the verifier name the same indices).
-//! - An entity is an object with two optional keys: `"parent"`, the index of another entity or
-//!   `null`/absent for a root (parents may come after their children), and `"components"`, an
-//!   object from level names to values; absent means no component.
-//! - Each component value is whatever the registered type's `Deserialize` accepts (through
-//!   `serde_json`): a struct as an object, a newtype as its inner value, and so on. Two things
-//!   serde alone would let through are refused, in every registered type: a number that is
-//!   out of range for an `f32` field (it would become infinite), and an
-//!   [`Entity`](crate::entity::Entity) that is not an index of the level's entities (or
-//!   [`NO_ENTITY`](super::NO_ENTITY)'s bits, for none). Each is an error at its path that says
-//!   what range is valid.
-//!
-//! Unknown keys are errors, as are unregistered component names: a typo in a level is reported,
-//! never silently dropped. A key twice in one object is refused with its line. Every other
-//! error names its JSON path (`entities[3].components.velocity.x`) and what was expected; the
-//! compiler reports all of them (up to [`MAX_ERRORS`]), not only the first: in entity order,
-//! and within an object in key order.
-//!
-//! Each component is compiled on its own by its registration's compile function; the blob then
-//! holds each component type's instances together, in canonical order (see
-//! [`format`](mod@super::format)). Spawn order is the registrations' business, applied when spawning.
+//! The input's shape is in [`EntityCompiler`]'s docs.
 //!
 //! ## Memory
 //!
@@ -62,7 +29,7 @@ use super::registry::{Registration, Registry};
 use super::write::LevelWriter;
 
 /// The most errors one compile reports.
-pub const MAX_ERRORS: usize = 100;
+const MAX_ERRORS: usize = 100;
 
 /// One problem in a JSON level: where, and what was expected.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,13 +53,16 @@ impl fmt::Display for PathError {
 /// Why a JSON level did not compile: every problem found, each with its path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompileError {
-    /// The problems, in entity order (at most [`MAX_ERRORS`]).
+    /// The problems, in entity order (at most [`CompileError::MAX_ERRORS`]).
     pub errors: Vec<PathError>,
-    /// Problems found beyond [`MAX_ERRORS`] and not listed.
+    /// Problems found beyond [`CompileError::MAX_ERRORS`] and not listed.
     pub more: usize,
 }
 
 impl CompileError {
+    /// The most errors one compile lists; it counts the others in [`CompileError::more`].
+    pub const MAX_ERRORS: usize = MAX_ERRORS;
+
     fn one(path: impl Into<String>, message: impl Into<String>) -> Self {
         CompileError {
             errors: vec![PathError {
@@ -262,8 +232,45 @@ macro_rules! other_kinds {
 
 /// Compiles JSON levels with a registry's compile functions.
 ///
+/// # Input
+///
+/// ```json
+/// {
+///   "entities": [
+///     { "components": { "position": { "x": 0, "y": 0, "z": 0 }, "name": "ship" } },
+///     { "parent": 0, "components": { "position": { "x": 1, "y": 0, "z": 0 } } },
+///     { "parent": null }
+///   ]
+/// }
 /// ```
-/// use sigecs::level::{EntityCompiler, Registration, Registry};
+///
+/// - The top level is an object with one key, `"entities"`: an array. An entity's index in it is
+///   its index in the blob (errors from the verifier name the same indices).
+/// - An entity is an object with two optional keys: `"parent"`, the index of another entity or
+///   `null`/absent for a root (parents may come after their children), and `"components"`, an
+///   object from level names to values; absent means no component.
+/// - Each component value is whatever the registered type's `Deserialize` accepts (through
+///   `serde_json`): a struct as an object, a newtype as its inner value, and so on. Two things
+///   serde alone would let through are refused, in every registered type: a number that is
+///   out of range for an `f32` field (it would become infinite), and an
+///   [`Entity`](sigecs::entity::Entity) that is not an index of the level's entities (or
+///   [`NO_ENTITY`](crate::NO_ENTITY)'s bits, for none). Each is an error at its path that says
+///   what range is valid. A tag ([`Registration::tag`]) takes `true`, `{}` or `null`.
+///
+/// Unknown keys are errors, as are unregistered component names: a typo in a level is reported,
+/// never silently dropped. A key twice in one object is refused with its line. Every other
+/// error names its JSON path (`entities[3].components.velocity.x`) and what was expected; the
+/// compiler reports all of them (up to [`CompileError::MAX_ERRORS`]), not only the first: in
+/// entity order, and within an object in key order.
+///
+/// Each component is compiled on its own by its registration's compile function; the blob then
+/// holds each component type's instances together, in canonical order. Spawn order is the
+/// registrations' business, applied when spawning.
+///
+/// # Example
+///
+/// ```
+/// use sigecs_level::{EntityCompiler, Registration, Registry};
 /// #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, serde::Deserialize)]
 /// #[repr(C)]
 /// struct Velocity { x: f32, y: f32 }
@@ -286,8 +293,9 @@ impl<'r> EntityCompiler<'r> {
         EntityCompiler { registry }
     }
 
-    /// Parses `text` as JSON and compiles it (see the [module docs](self) for its shape and
-    /// for how it is read: two passes over the text, no document tree).
+    /// Parses `text` as JSON and compiles it (see the [type's docs](Self) for its shape). It
+    /// reads the text twice and holds no document tree: a first pass checks it is JSON with no
+    /// key twice and counts the entities, the second compiles one entity at a time.
     pub fn compile_str(&self, text: &str) -> Result<Vec<u8>, CompileError> {
         let count = first_pass(text)?;
         let mut writer = LevelWriter::new();
@@ -580,9 +588,12 @@ impl State<'_> {
             });
         }
         self.writer.finish().map_err(|e| match e {
-            LevelError::ParentCycle { entity } => CompileError::one(
+            LevelError::ParentCycle { entity, cycle, len } => CompileError::one(
                 format!("entities[{entity}].parent"),
-                "the chain of parents from this entity comes back to it (a cycle)",
+                format!(
+                    "the chain of parents from this entity comes back to it (a cycle: {})",
+                    super::error::cycle_text(entity, &cycle, len)
+                ),
             ),
             other => CompileError::one("", other.to_string()),
         })

@@ -14,24 +14,23 @@
 //! In JSON an entity is written as its level index (a number), or as the bits of
 //! [`NO_ENTITY`] for none; the compiler refuses any other value (an index past the level's
 //! entities, a negative or fractional number) with its path and the valid range. [`Entity`] is
-//! `Pod` (any bits are a valid, possibly dead, id) and serializes as its bits (a newtype struct
-//! of them, which JSON and postcard write as the bare number); deserializing refuses bits an id
-//! does not use instead of clearing them.
+//! `Pod` and serializes as its bits (sigecs's features `bytemuck` and `serde`, which this crate
+//! turns on; see `sigecs::entity`).
 //!
 //! [`LocalTransform`] is the one component a generated registry always has
 //! (`"local_transform"`, [`Registration::local_transform`](super::Registration::local_transform)):
-//! the local matrix of an entity in a [`TransformManager`](crate::transform::TransformManager).
+//! the local matrix of an entity in a [`TransformManager`](sigecs::transform::TransformManager).
 //! It is kept outside the signature stores, so it never counts towards an entity's signature; a
 //! spawn given a transform manager (an [`OutsideStores`](super::OutsideStores) spawner) creates
 //! the entity's instance with it and links `parent_index`. The type is there without the
 //! `transform` feature too, so that every build reads the same levels (and refuses one with a
 //! hierarchy it cannot spawn); only its conversions to and from glam's `Mat4` need the feature.
 
+use serde::{Deserialize, Serialize};
 #[cfg(feature = "transform")]
-use glam::Mat4;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sigecs::glam::Mat4;
 
-use crate::entity::{Entity, EntityBits};
+use sigecs::entity::{Entity, EntityBits};
 
 /// "No entity" in a level: the id with every used bit set (slot index 2²²−1 at the largest
 /// generation), which a world only issues once all 2²² slots are in use.
@@ -41,7 +40,7 @@ pub const NO_ENTITY: Entity = Entity::from_bits(EntityBits::MAX);
 ///
 /// ```
 /// use sigecs::entity::Entity;
-/// use sigecs::level::MapEntities;
+/// use sigecs_level::MapEntities;
 /// struct Leader(Entity);
 /// impl MapEntities for Leader {
 ///     fn map_entities(&mut self, map: &mut dyn FnMut(Entity) -> Entity) {
@@ -60,75 +59,6 @@ pub trait MapEntities {
 impl MapEntities for Entity {
     fn map_entities(&mut self, map: &mut dyn FnMut(Entity) -> Entity) {
         *self = map(*self);
-    }
-}
-
-// SAFETY: `Entity` is `#[repr(transparent)]` over an integer: no padding, and every bit pattern
-// is a valid value (an id that may be dead or never issued, which every API handles).
-unsafe impl bytemuck::Zeroable for Entity {}
-// SAFETY: as above; `Entity` is `Copy + 'static`.
-unsafe impl bytemuck::Pod for Entity {}
-
-/// The name an [`Entity`] gives serde as a newtype struct (its bits inside), so that the JSON
-/// compiler's deserializer recognises an entity and checks it is one of the level's (see
-/// [`Checked`](super::checked)). JSON and postcard write a newtype struct as its inner value.
-pub(crate) const ENTITY_TOKEN: &str = "$sigecs::level::Entity";
-
-impl Serialize for Entity {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_newtype_struct(ENTITY_TOKEN, &self.to_bits())
-    }
-}
-
-impl<'de> Deserialize<'de> for Entity {
-    /// Reads an entity's bits. Bits an id does not use (above [`INDEX_BITS`] +
-    /// [`GENERATION_BITS`](crate::entity::GENERATION_BITS)) are refused, not cleared: a number
-    /// past [`NO_ENTITY`] is no entity.
-    ///
-    /// [`INDEX_BITS`]: crate::entity::INDEX_BITS
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_newtype_struct(ENTITY_TOKEN, EntityVisitor)
-    }
-}
-
-/// Reads an [`Entity`] as a newtype struct of its bits (or the bits alone).
-struct EntityVisitor;
-
-impl EntityVisitor {
-    #[allow(
-        clippy::useless_conversion,
-        reason = "`EntityBits` is `u64` with `wide-entity`"
-    )]
-    fn entity<E: serde::de::Error>(self, bits: EntityBits) -> Result<Entity, E> {
-        let entity = Entity::from_bits(bits);
-        if entity.to_bits() == bits {
-            Ok(entity)
-        } else {
-            Err(E::invalid_value(
-                serde::de::Unexpected::Unsigned(bits.into()),
-                &self,
-            ))
-        }
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for EntityVisitor {
-    type Value = Entity;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "an entity id (at most {})", NO_ENTITY.to_bits())
-    }
-
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Entity, D::Error> {
-        let bits = EntityBits::deserialize(d)?;
-        self.entity(bits)
-    }
-
-    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Entity, E> {
-        match EntityBits::try_from(v) {
-            Ok(bits) => self.entity(bits),
-            Err(_) => Err(E::invalid_value(serde::de::Unexpected::Unsigned(v), &self)),
-        }
     }
 }
 
@@ -216,7 +146,7 @@ mod tests {
     #[cfg(feature = "transform")]
     #[test]
     fn local_transform_is_glam_column_major() {
-        let m = Mat4::from_translation(glam::Vec3::new(1.0, 2.0, 3.0));
+        let m = Mat4::from_translation(sigecs::glam::Vec3::new(1.0, 2.0, 3.0));
         let t = LocalTransform::from(m);
         assert_eq!(&t.0[12..15], &[1.0, 2.0, 3.0]);
         assert_eq!(Mat4::from(t), m);

@@ -50,7 +50,7 @@ pub enum LevelError {
         /// Bytes that remain.
         remaining: usize,
     },
-    /// The first 8 bytes are not [`MAGIC`](super::format::MAGIC): not a level.
+    /// The first 8 bytes are not the format's magic (`\x89SGR\r\n\x1a\n`): not a level.
     BadMagic,
     /// A version this build does not read.
     UnsupportedVersion {
@@ -90,7 +90,7 @@ pub enum LevelError {
         /// Offset of the first extra byte.
         offset: usize,
     },
-    /// A parent index is neither [`ROOT`](super::format::ROOT) nor an entity of the level.
+    /// A parent index is neither `0xffffffff` (a root) nor an entity of the level.
     ParentOutOfRange {
         /// The child.
         entity: u32,
@@ -101,8 +101,13 @@ pub enum LevelError {
     },
     /// Following parents from an entity comes back to it: the hierarchy is not a forest.
     ParentCycle {
-        /// An entity on the cycle.
+        /// An entity on the cycle (the first one found).
         entity: u32,
+        /// The cycle's entities from `entity`, each followed by its parent: all of them, or
+        /// the first [`CYCLE_SHOWN`](Self::CYCLE_SHOWN) of a longer cycle.
+        cycle: Vec<u32>,
+        /// How many entities the cycle has.
+        len: u32,
     },
     /// Component type records are not in strictly ascending identifier order.
     UnsortedComponentTypes {
@@ -211,10 +216,10 @@ pub enum LevelError {
     },
     /// The world could not issue the level's entities (its index space is exhausted); nothing
     /// was spawned.
-    Entities(crate::entity::EntityError),
+    Entities(sigecs::entity::EntityError),
     /// The transform manager refused an instance or a link; nothing was spawned.
     #[cfg(feature = "transform")]
-    Transform(crate::transform::TransformError),
+    Transform(sigecs::transform::TransformError),
     /// The level holds a hierarchy (an entity with a parent or a `local_transform`) and this
     /// build has no transform hierarchy to spawn it into (sigecs's `transform` feature is off),
     /// nor was a spawner given that takes `local_transform`; nothing was spawned.
@@ -354,11 +359,12 @@ impl fmt::Display for LevelError {
             ParentOutOfRange { entity, parent, num_entities } => write!(
                 f,
                 "entity {entity} has parent {parent}, but the level has {num_entities} entities (use {:#x} for a root)",
-                super::format::ROOT
+                u32::MAX
             ),
-            ParentCycle { entity } => write!(
+            ParentCycle { entity, cycle, len } => write!(
                 f,
-                "the parent chain from entity {entity} comes back to it: the hierarchy has a cycle"
+                "the parent chain from entity {entity} comes back to it: the hierarchy has a cycle ({})",
+                cycle_text(*entity, cycle, *len)
             ),
             UnsortedComponentTypes { offset, previous, identifier } => write!(
                 f,
@@ -409,7 +415,7 @@ impl fmt::Display for LevelError {
             Transform(e) => write!(f, "cannot link the level's hierarchy: {e}"),
             NeedsTransform { entity } => write!(
                 f,
-                "the level has a hierarchy (entity {entity} has a parent or a `local_transform`), and spawning one needs sigecs's `transform` feature: enable it, or pass a spawner that takes `local_transform`"
+                "the level has a hierarchy (entity {entity} has a parent or a `local_transform`), and spawning one needs sigecs-level's `transform` feature: enable it, or pass a spawner that takes `local_transform`"
             ),
             NoSpawner { component } => write!(
                 f,
@@ -453,3 +459,19 @@ impl fmt::Display for LevelError {
 }
 
 impl std::error::Error for LevelError {}
+
+impl LevelError {
+    /// The most entities of a cycle that [`LevelError::ParentCycle`] lists.
+    pub const CYCLE_SHOWN: usize = 8;
+}
+
+/// `3 -> 7 -> 3`, or `3 -> 4 -> … -> 3 (1000 entities)` for a cycle longer than it shows.
+pub(crate) fn cycle_text(entity: u32, cycle: &[u32], len: u32) -> String {
+    let mut text: String = cycle.iter().map(|e| format!("{e} -> ")).collect();
+    if cycle.len() < len as usize {
+        text.push_str(&format!("… -> {entity}, {len} entities"));
+    } else {
+        text.push_str(&entity.to_string());
+    }
+    text
+}

@@ -1,5 +1,5 @@
-//! The blob layout, byte by byte, and the bounds-checked reader every other part of the module
-//! reads it with.
+//! The blob layout, byte by byte, with its constants, the component identifier and the checksum
+//! (`reader.rs` reads it).
 //!
 //! A level is Bitsquid's final `EntityResource` ("Building a Data-Oriented
 //! Entity System") behind a header. Every integer is **little-endian**. There are no
@@ -76,26 +76,24 @@
 //! this makes the blob a function of its content: the same entities with the same components
 //! always give the same bytes, which is what makes blob → world → blob byte-identical.
 
-use super::error::LevelError;
-
 /// The 8 magic bytes every blob starts with.
-pub const MAGIC: [u8; 8] = *b"\x89SGR\r\n\x1a\n";
+pub(crate) const MAGIC: [u8; 8] = *b"\x89SGR\r\n\x1a\n";
 /// The format version this module reads and writes.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 /// Bytes in the header; the body starts here.
-pub const HEADER_LEN: usize = 32;
+pub(crate) const HEADER_LEN: usize = 32;
 /// `parent_index` of an entity that has no parent.
-pub const ROOT: u32 = u32::MAX;
+pub(crate) const ROOT: u32 = u32::MAX;
 /// Bytes of a component type record before its `entity_index` array.
-pub const RECORD_HEADER_LEN: usize = 24;
+pub(crate) const RECORD_HEADER_LEN: usize = 24;
 /// `encoding` of a plain-old-data component: little-endian bytes, read in place.
-pub const ENCODING_POD: u32 = 0;
+pub(crate) const ENCODING_POD: u32 = 0;
 /// `encoding` of a component encoded with postcard.
-pub const ENCODING_POSTCARD: u32 = 1;
+pub(crate) const ENCODING_POSTCARD: u32 = 1;
 /// Alignment (from the blob's start) of every `instance_data`.
-pub const DATA_ALIGN: usize = 16;
+pub(crate) const DATA_ALIGN: usize = 16;
 /// Alignment (from the blob's start) of every component type record and of the blob's length.
-pub const RECORD_ALIGN: usize = 8;
+pub(crate) const RECORD_ALIGN: usize = 8;
 
 /// Offset of `checksum` in the header.
 pub(crate) const CHECKSUM_OFFSET: usize = 20;
@@ -108,13 +106,7 @@ const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 /// FNV-1a, 64 bits: `h = 0xcbf29ce484222325`, then for each byte `h = (h ^ byte) * 0x100000001b3`
 /// (wrapping). Used for component identifiers: a `const fn`, so a generated registration's
 /// identifier is a constant.
-///
-/// ```
-/// use sigecs::level::format::fnv1a64;
-/// assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
-/// assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
-/// ```
-pub const fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) const fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash = FNV_OFFSET_BASIS;
     let mut i = 0;
     while i < bytes.len() {
@@ -130,7 +122,7 @@ pub const fn fnv1a64(bytes: &[u8]) -> u64 {
 /// type keeps its blobs valid while renaming its level name does not.
 ///
 /// ```
-/// use sigecs::level::format::component_identifier;
+/// use sigecs_level::component_identifier;
 /// const POSITION: u64 = component_identifier("position");
 /// assert_eq!(POSITION, component_identifier("position"));
 /// assert_ne!(POSITION, component_identifier("velocity"));
@@ -140,12 +132,7 @@ pub const fn component_identifier(name: &str) -> u64 {
 }
 
 /// The header's checksum of a body: CRC-32 (the zlib/PNG/gzip CRC).
-///
-/// ```
-/// use sigecs::level::format::checksum;
-/// assert_eq!(checksum(b"123456789"), 0xcbf4_3926); // the standard check value
-/// ```
-pub fn checksum(body: &[u8]) -> u32 {
+pub(crate) fn checksum(body: &[u8]) -> u32 {
     crc32fast::hash(body)
 }
 
@@ -155,13 +142,10 @@ pub(crate) fn align_up(n: usize, align: usize) -> Option<usize> {
     n.checked_add(align - 1).map(|m| m & !(align - 1))
 }
 
-/// Recomputes and stores the checksum of a blob whose body was edited by hand (a test flipping
-/// bits, a tool patching a field). Does nothing to a blob shorter than the header. The length in
-/// the header is not changed: the checksum covers `32..total_len` clamped to the slice.
-///
-/// This is for tools and tests that want to reach the verifier's structural checks past the
-/// checksum; it makes nothing valid that the verifier would otherwise refuse for its structure.
-pub fn reseal(blob: &mut [u8]) {
+/// Recomputes and stores the checksum of a blob whose body was edited by hand. Does nothing to
+/// a blob shorter than the header. The length in the header is not changed: the checksum
+/// covers `32..total_len` clamped to the slice.
+pub(crate) fn reseal(blob: &mut [u8]) {
     if blob.len() < HEADER_LEN {
         return;
     }
@@ -169,101 +153,6 @@ pub fn reseal(blob: &mut [u8]) {
     let end = total.clamp(HEADER_LEN, blob.len());
     let sum = checksum(&blob[HEADER_LEN..end]);
     blob[CHECKSUM_OFFSET..CHECKSUM_OFFSET + 4].copy_from_slice(&sum.to_le_bytes());
-}
-
-/// A bounds-checked little-endian reader over a blob. Every read checks the remaining length
-/// first and reports what it was reading and where; nothing here can panic or allocate.
-#[derive(Clone, Debug)]
-pub(crate) struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    /// A reader at `pos` in `bytes`.
-    pub(crate) fn new(bytes: &'a [u8], pos: usize) -> Self {
-        Reader { bytes, pos }
-    }
-
-    /// Offset of the next byte to read.
-    pub(crate) fn pos(&self) -> usize {
-        self.pos
-    }
-
-    /// Bytes left to read.
-    pub(crate) fn remaining(&self) -> usize {
-        self.bytes.len().saturating_sub(self.pos)
-    }
-
-    /// The next `len` bytes.
-    pub(crate) fn take(&mut self, len: usize, what: &'static str) -> Result<&'a [u8], LevelError> {
-        let truncated = LevelError::Truncated {
-            what,
-            offset: self.pos,
-            needed: len,
-            available: self.remaining(),
-        };
-        let end = self.pos.checked_add(len).ok_or(truncated.clone())?;
-        let slice = self.bytes.get(self.pos..end).ok_or(truncated)?;
-        self.pos = end;
-        Ok(slice)
-    }
-
-    /// The next 4 bytes as a little-endian `u32`.
-    pub(crate) fn u32(&mut self, what: &'static str) -> Result<u32, LevelError> {
-        let b = self.take(4, what)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    /// The next 8 bytes as a little-endian `u64`.
-    pub(crate) fn u64(&mut self, what: &'static str) -> Result<u64, LevelError> {
-        let b = self.take(8, what)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
-    }
-
-    /// An array of `count` `u32`s, as bytes. `count` is checked against the remaining bytes
-    /// before anything else happens.
-    pub(crate) fn u32_array(
-        &mut self,
-        count: u32,
-        what: &'static str,
-    ) -> Result<&'a [u8], LevelError> {
-        let len = (count as usize)
-            .checked_mul(4)
-            .ok_or(LevelError::CountTooLarge {
-                what,
-                count: count as u64,
-                offset: self.pos,
-                remaining: self.remaining(),
-            })?;
-        if len > self.remaining() {
-            return Err(LevelError::CountTooLarge {
-                what,
-                count: count as u64,
-                offset: self.pos,
-                remaining: self.remaining(),
-            });
-        }
-        self.take(len, what)
-    }
-
-    /// Skips zero padding up to the next multiple of `align` (from the blob's start).
-    pub(crate) fn zero_pad(&mut self, align: usize) -> Result<(), LevelError> {
-        let start = self.pos;
-        let end = align_up(start, align).ok_or(LevelError::Truncated {
-            what: "padding",
-            offset: start,
-            needed: align,
-            available: self.remaining(),
-        })?;
-        let pad = self.take(end - start, "padding")?;
-        if let Some(i) = pad.iter().position(|&b| b != 0) {
-            return Err(LevelError::NonZeroPadding { offset: start + i });
-        }
-        Ok(())
-    }
 }
 
 /// Reads the `i`th little-endian `u32` of a byte array whose length is a multiple of 4.
@@ -292,32 +181,12 @@ mod tests {
     }
 
     #[test]
+    fn checksum_is_the_standard_crc32() {
+        assert_eq!(checksum(b"123456789"), 0xcbf4_3926); // the standard check value
+    }
+
+    #[test]
     fn magic_is_eight_bytes_png_style() {
         assert_eq!(MAGIC, [0x89, b'S', b'G', b'R', 0x0d, 0x0a, 0x1a, 0x0a]);
-    }
-
-    #[test]
-    fn reader_never_reads_past_the_end() {
-        let bytes = [1u8, 0, 0, 0, 2];
-        let mut r = Reader::new(&bytes, 0);
-        assert_eq!(r.u32("a").unwrap(), 1);
-        assert!(matches!(r.u32("b"), Err(LevelError::Truncated { .. })));
-        assert!(matches!(
-            r.u32_array(u32::MAX, "c"),
-            Err(LevelError::CountTooLarge { .. })
-        ));
-        let mut r = Reader::new(&bytes, usize::MAX);
-        assert!(r.take(1, "d").is_err());
-        assert_eq!(r.remaining(), 0);
-    }
-
-    #[test]
-    fn padding_must_be_zero() {
-        let bytes = [0u8, 0, 0, 1, 0, 0, 0, 0];
-        let mut r = Reader::new(&bytes, 1);
-        assert_eq!(r.zero_pad(8), Err(LevelError::NonZeroPadding { offset: 3 }));
-        let mut r = Reader::new(&bytes, 4);
-        r.zero_pad(8).unwrap();
-        assert_eq!(r.pos(), 8);
     }
 }

@@ -3,15 +3,14 @@
 
 use super::error::LevelError;
 use super::format::ROOT;
-#[cfg(not(feature = "transform"))]
-use super::{entities::LocalTransform, verify::VerifiedLevel};
 
 const UNSET: u32 = u32::MAX;
 const VISITING: u32 = u32::MAX - 1;
 
-/// Depth of every entity (0 for a root) given `parent(i)` for `i in 0..n`, in O(n) time with one
-/// `Vec<u32>` of `n` entries and no recursion. Errors: [`LevelError::ParentOutOfRange`] and
-/// [`LevelError::ParentCycle`] (a self-parent is a cycle of one).
+/// Depth of every entity (0 for a root) given `parent(i)` for `i in 0..n`, in O(n) time whatever
+/// the depth (each entity is walked at most twice), with one `Vec<u32>` of `n` entries and no
+/// recursion. Errors: [`LevelError::ParentOutOfRange`] and [`LevelError::ParentCycle`] (a
+/// self-parent is a cycle of one), which names the cycle's entities.
 pub(crate) fn depths(n: u32, parent: impl Fn(u32) -> u32) -> Result<Vec<u32>, LevelError> {
     let mut depth = vec![UNSET; n as usize];
     for start in 0..n {
@@ -39,7 +38,7 @@ pub(crate) fn depths(n: u32, parent: impl Fn(u32) -> u32) -> Result<Vec<u32>, Le
                     }
                     j = p;
                 }
-                VISITING => return Err(LevelError::ParentCycle { entity: j }),
+                VISITING => return Err(cycle_at(j, &parent)),
                 // The path hangs below an entity of depth d: its topmost entity has depth d + 1.
                 d => break d + 1,
             }
@@ -54,20 +53,19 @@ pub(crate) fn depths(n: u32, parent: impl Fn(u32) -> u32) -> Result<Vec<u32>, Le
     Ok(depth)
 }
 
-/// The first entity of `level` in a hierarchy (one with a parent or a `local_transform`), if
-/// any: without the `transform` feature a spawn has nowhere to put it, so it refuses the level
-/// instead of dropping the hierarchy.
-#[cfg(not(feature = "transform"))]
-pub(crate) fn first_in_hierarchy<B: AsRef<[u8]> + ?Sized>(
-    level: &VerifiedLevel<'_, B>,
-) -> Option<u32> {
-    let parented = level.parents().position(|p| p.is_some()).map(|e| e as u32);
-    let local = level
-        .registry()
-        .by_type::<LocalTransform>()
-        .and_then(|r| level.component(r.name()))
-        .and_then(|d| d.entity_indices().next());
-    parented.into_iter().chain(local).min()
+/// The cycle that `entity` lies on, followed once around (the error of a cycle).
+fn cycle_at(entity: u32, parent: impl Fn(u32) -> u32) -> LevelError {
+    let mut cycle = vec![entity];
+    let mut len = 1u32;
+    let mut j = parent(entity);
+    while j != entity {
+        if cycle.len() < LevelError::CYCLE_SHOWN {
+            cycle.push(j);
+        }
+        len += 1;
+        j = parent(j);
+    }
+    LevelError::ParentCycle { entity, cycle, len }
 }
 
 #[cfg(test)]
@@ -91,11 +89,28 @@ mod tests {
 
     #[test]
     fn cycles_and_ranges() {
-        assert_eq!(run(&[0]), Err(LevelError::ParentCycle { entity: 0 }));
-        assert!(matches!(
-            run(&[ROOT, 2, 3, 1]),
-            Err(LevelError::ParentCycle { .. })
-        ));
+        assert_eq!(
+            run(&[0]),
+            Err(LevelError::ParentCycle {
+                entity: 0,
+                cycle: vec![0],
+                len: 1
+            })
+        );
+        let err = run(&[ROOT, 2, 3, 1]).unwrap_err();
+        assert_eq!(
+            err,
+            LevelError::ParentCycle {
+                entity: 1,
+                cycle: vec![1, 2, 3],
+                len: 3
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "the parent chain from entity 1 comes back to it: the hierarchy has a cycle \
+             (1 -> 2 -> 3 -> 1)"
+        );
         assert_eq!(
             run(&[ROOT, 7]),
             Err(LevelError::ParentOutOfRange {
@@ -103,6 +118,25 @@ mod tests {
                 parent: 7,
                 num_entities: 2
             })
+        );
+    }
+
+    /// A cycle of a million entities below a chain: refused, naming its first entities.
+    #[test]
+    fn a_long_cycle_is_named_by_its_first_entities() {
+        let n: u32 = if cfg!(miri) { 100 } else { 1_000_000 };
+        // 0 <- 1 <- ... <- n-1, and 0's parent is n-1.
+        let parents: Vec<u32> = (0..n).map(|i| if i == 0 { n - 1 } else { i - 1 }).collect();
+        let LevelError::ParentCycle { entity, cycle, len } = run(&parents).unwrap_err() else {
+            panic!("a cycle")
+        };
+        assert_eq!((entity, len), (0, n));
+        assert_eq!(cycle, [0, n - 1, n - 2, n - 3, n - 4, n - 5, n - 6, n - 7]);
+        let shown: String = cycle.iter().map(|e| format!("{e} -> ")).collect();
+        let text = LevelError::ParentCycle { entity, cycle, len }.to_string();
+        assert!(
+            text.ends_with(&format!("({shown}… -> 0, {n} entities)")),
+            "{text}"
         );
     }
 
@@ -116,58 +150,5 @@ mod tests {
             .map(|i| if i == n - 1 { ROOT } else { i + 1 })
             .collect();
         assert_eq!(run(&reversed).unwrap()[0], n - 1);
-    }
-}
-
-/// Without the `transform` feature, a level with a hierarchy is found and refused with
-/// [`LevelError::NeedsTransform`]; one without is not.
-#[cfg(all(test, not(feature = "transform")))]
-mod without_transform {
-    use super::first_in_hierarchy;
-    use crate::level::{
-        verify, AnySet, EntityCompiler, LevelError, Registration, Registry, VerifyOptions,
-    };
-
-    fn first(json: &str) -> Option<u32> {
-        let registry = Registry::new([
-            Registration::pod::<u32>("p"),
-            Registration::local_transform(),
-        ])
-        .unwrap();
-        let blob = EntityCompiler::new(&registry).compile_str(json).unwrap();
-        let level = verify(
-            &blob[..],
-            &registry,
-            AnySet::default(),
-            &VerifyOptions::default(),
-        )
-        .unwrap();
-        first_in_hierarchy(&level)
-    }
-
-    #[test]
-    fn parents_and_local_transforms_make_a_hierarchy() {
-        let flat = r#"{"entities": [{"components": {"p": 1}}, {"components": {"p": 2}}]}"#;
-        assert_eq!(first(flat), None);
-        let parented = r#"{"entities": [
-            {"components": {"p": 1}}, {"components": {"p": 2}}, {"parent": 1, "components": {}}
-        ]}"#;
-        assert_eq!(first(parented), Some(2));
-        let local = r#"{"entities": [
-            {"components": {"p": 1}},
-            {"components": {"local_transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, 5,0,0,1]}}
-        ]}"#;
-        assert_eq!(first(local), Some(1));
-    }
-
-    #[test]
-    fn the_error_names_the_feature() {
-        let text = LevelError::NeedsTransform { entity: 2 }.to_string();
-        assert_eq!(
-            text,
-            "the level has a hierarchy (entity 2 has a parent or a `local_transform`), and \
-             spawning one needs sigecs's `transform` feature: enable it, or pass a spawner that \
-             takes `local_transform`"
-        );
     }
 }

@@ -23,7 +23,7 @@ use std::fmt;
 /// JSON path.
 ///
 /// ```
-/// use sigecs::level::InlineStr;
+/// use sigecs_level::InlineStr;
 /// let s = InlineStr::new("ship-7").unwrap();
 /// assert_eq!(s, "ship-7");
 /// assert!(InlineStr::new("a name longer than twenty-three bytes").is_err());

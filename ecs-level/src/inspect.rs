@@ -101,7 +101,7 @@ impl LevelReport {
 /// accepted) and reports what it holds.
 ///
 /// ```
-/// use sigecs::level::{inspect, EntityCompiler, Registration, Registry};
+/// use sigecs_level::{inspect, EntityCompiler, Registration, Registry};
 /// let registry = Registry::new([Registration::pod::<u32>("score")]).unwrap();
 /// let blob = EntityCompiler::new(&registry)
 ///     .compile_str(r#"{"entities": [{"components": {"score": 7}}, {"parent": 0}]}"#)

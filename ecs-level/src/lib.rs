@@ -1,34 +1,35 @@
-//! Levels (levels): levels and prefabs compiled from JSON to binary blobs that are verified once and then read as
-//! they are.
+//! # sigecs-level: levels and prefabs for sigecs worlds
 //!
-//! The pieces, one concept per file:
+//! A level is JSON compiled to a binary blob that is verified once and then read as it is:
+//! spawned into a world in batches, as often as wanted (a level restart, prefab instances), and
+//! saved back, byte for byte. The format is Bitsquid's final `EntityResource` ("Building a
+//! Data-Oriented Entity System", part 4) behind a checked header.
 //!
-//! - [`format`](mod@format): the blob's layout, byte by byte — Bitsquid's final `EntityResource`
-//!   (`num_entities`, `num_component_types`, `parent_index[]`, then per component type its
-//!   identifier, instance count, size, `entity_index[]` and `instance_data`), little-endian, behind
-//!   a header with magic, version, length and checksum.
-//! - [`codec`]: how one instance is stored — plain old data as its bytes (read in place), anything
-//!   else with postcard (and why postcard).
+//! The pieces:
+//!
 //! - [`Registry`] of [`Registration`]s: Bitsquid's `register_component_compiler(name, compile,
-//!   spawn_order)`; a generated registration is one call, `Registration::pod::<T>("position")`
-//!   or `Registration::serde::<T>("name")`.
-//! - [`EntityCompiler`]: JSON (the shape is in [`mod@compile`]) to blob, errors with JSON paths.
-//! - [`verify`](fn@verify) (in [`mod@verify`]): the only constructor of [`VerifiedLevel`], the type a spawner accepts.
+//!   spawn_order)`; a generated registration is one call, `Registration::pod::<T>("position")`,
+//!   `Registration::serde::<T>("name")` or `Registration::tag("frozen", || Frozen {})`.
+//! - [`EntityCompiler`]: JSON to blob, every error with its JSON path.
+//! - [`verify`](fn@verify): the only constructor of [`VerifiedLevel`], the type a spawn accepts.
+//! - [`WorldLevels`]: a world's level methods — [`verify_level`](WorldLevels::verify_level),
+//!   [`spawn_level`](WorldLevels::spawn_level) (all or nothing), the `save_*` family.
 //! - [`LevelWriter`]: builds a canonical blob from per-entity component values (what save uses).
 //! - [`inspect`](fn@inspect): counts, hierarchy depth and bytes, as a printable [`LevelReport`].
-//! - [`cli`]: the level tool (compile, verify, inspect) for a crate's own world, as a `main`.
+//! - [`cli`]: the level tool (compile, verify, inspect) for a crate's own world.
 //! - [`InlineStr`]: short text as plain old data, for names that spawn without decoding or
 //!   allocating.
 //! - [`MapEntities`], [`NO_ENTITY`]: components that hold entities (stored as level indices,
 //!   remapped when spawned and saved); [`LocalTransform`]: the hierarchy's local matrix.
-//! - [`OutsideStores`] (in [`mod@outside`]): managers that keep components outside the signature
-//!   stores and spawn and save them — the transform hierarchy (`transform_spawner.rs`, with the
-//!   `transform` feature) and every structure-of-arrays manager of a plain-old-data struct
-//!   (`soa_spawner.rs`).
+//! - [`OutsideStores`]: managers that keep components outside the signature stores and spawn
+//!   and save them — the transform hierarchy and every structure-of-arrays manager of a level
+//!   struct.
 //!
 //! ## In a generated world
 //!
-//! A component opts in at its declaration, and the build script generates the registry:
+//! A component opts in at its declaration; the crate depends on `sigecs-level` (with
+//! `bytemuck` and `serde` for the derives), and the build script generates `level_registry()`
+//! beside `World`:
 //!
 //! ```ignore
 //! #[derive(Component, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, serde::Serialize, serde::Deserialize)]
@@ -40,78 +41,46 @@
 //! #[component(level = "name", encoding = "serde", spawn_order = 1)]
 //! pub struct Name(pub String);
 //!
-//! #[derive(Component, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, serde::Serialize, serde::Deserialize)]
-//! #[component(level = "leader", map_entities)]    // holds an Entity: implements MapEntities
-//! #[repr(transparent)]
-//! pub struct Leader(pub Entity);
+//! #[derive(Component)]
+//! #[component(level = "frozen")]                   // a tag: no fields, nothing else to derive
+//! pub struct Frozen;
 //! ```
 //!
-//! `level_registry()` (generated next to `World`) lists them, plus `local_transform`. Then:
+//! Then, with [`WorldLevels`] in scope:
 //!
 //! ```ignore
 //! let blob = EntityCompiler::new(level_registry()).compile_str(json)?;      // or a file
 //! let level = world.verify_level(AlignedBlob::from_bytes(&blob), level_registry(), &VerifyOptions::default())?;
-//! let entities = world.spawn_level_with(&level, &mut transforms)?;         // or spawn_level
-//! let again = world.save_entities(&entities, level_registry(), Some(&transforms))?;
+//! let entities = world.spawn_level(&level)?;           // the hierarchy into the world's own
+//! let again = world.save_entities(&entities, level_registry(), None)?;
 //! assert_eq!(again, blob);
 //! ```
 //!
-//! Components of structure-of-arrays managers are kept outside the stores: register the
-//! manager's plain-old-data struct with [`Registration::kept_outside`] and pass the manager
-//! beside the transforms:
+//! Components of structure-of-arrays managers are kept outside the stores: declare the
+//! manager's plain-old-data struct a level struct (`#[soa(level = "point_mass")]`) and pass
+//! the manager beside the others:
 //!
 //! ```ignore
-//! let registry = level_registry().with([Registration::pod::<PointMass>("point_mass").kept_outside()])?;
 //! let entities = world.spawn_level_with_all(&level, &mut [&mut transforms, &mut masses])?;
-//! let again = world.save_entities_with(&entities, &registry, &[&transforms, &masses])?;
+//! let again = world.save_entities_with(&entities, level_registry(), &[&transforms, &masses])?;
 //! ```
-//!
-//! ## Spawning
-//!
-//! [`World::verify_level`](crate::World::verify_level) verifies against the world's own
-//! [`Signatures`] ([`World::level_signatures`](crate::World::level_signatures): a set maps
-//! to the store whose signature is exactly its components, those kept outside the stores aside;
-//! any other set is refused with `insert`'s words).
-//! [`World::spawn_level`](crate::World::spawn_level) (and `spawn_level_with` /
-//! `spawn_level_with_all`, which also hand the components kept outside the stores to their
-//! [`OutsideStores`] managers: a [`TransformManager`](crate::transform::TransformManager) links
-//! `parent_index`) is Bitsquid's batched spawn:
-//! create [`num_entities`](VerifiedLevel::num_entities) entities at once (one run per
-//! store); reserve each store once ([`store_counts`](VerifiedLevel::store_counts)); then, for
-//! each component type in [`spawn_order`](VerifiedLevel::spawn_order), write all its
-//! instances — plain old data with one copy per run of consecutive rows, postcard instances
-//! decoded straight into their rows — and map the entities components hold. Instances come in
-//! ascending entity order, so each store's column fills in the order of its entities.
-//! Verification has already checked everything that could fail, so a spawn checks the few
-//! things left (the ids can be issued, the level was verified for this world, the managers
-//! outside the stores accept their instances) before it writes anything, and either completes
-//! or spawns nothing. One verified level spawns any number of times (prefab instances).
 //!
 //! ## Without the `transform` feature
 //!
-//! This module does not need sigecs's `transform` feature, so a world without a hierarchy does
-//! not compile glam. Compiling, verifying, inspecting and writing levels work the same either
+//! The crate does not need sigecs's transform hierarchy, so a world without one does not
+//! compile glam. Compiling, verifying, inspecting and writing levels work the same either
 //! way, and the format keeps `parent_index` and `local_transform`, so both builds read the same
-//! blobs. Without `transform` the world has no hierarchy to spawn parents and local matrices
-//! into, so a spawn refuses a level that holds any ([`LevelError::NeedsTransform`]: nothing is
-//! dropped silently) unless a spawner given takes `local_transform`; the save functions that
-//! take a `TransformManager` (`save_entities`, `save_level`, `save_subtrees`) are absent, and
-//! the `_with` ones save no parents.
-//!
-//! ## Saving
-//!
-//! [`World::save_entities`](crate::World::save_entities) (and `save_level`, every entity,
-//! and `save_subtrees`, roots with their descendants) writes entities back with
-//! [`LevelWriter`]: every registered component, parents and local matrices from a transform
-//! manager (the `_with` variants: the components of any [`OutsideStores`] managers), entities
-//! held in components as indices among the saved ones. Blob → world → blob
-//! gives the same bytes (when the blob has no unknown component and no identity
-//! `local_transform`, which save leaves out); world → blob → world gives the same values.
+//! blobs. Without `transform` a spawn refuses a level that holds a hierarchy
+//! ([`LevelError::NeedsTransform`]: nothing is dropped silently) unless a spawner given takes
+//! `local_transform`; the save functions that take a `TransformManager` are absent, and the
+//! `_with` ones save no parents.
 //!
 //! ## Example
 //!
+//! Without a world: a registry, a compiled level read back, and the same bytes written again.
+//!
 //! ```
-//! use sigecs::level::{verify, EntityCompiler, Registration, Registry, LevelWriter, VerifyOptions};
+//! use sigecs_level::{verify, EntityCompiler, Registration, Registry, LevelWriter, VerifyOptions};
 //!
 //! #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable, serde::Deserialize)]
 //! #[repr(C)]
@@ -161,21 +130,25 @@ compile_error!("sigecs levels assume a little-endian target (POD components are 
 mod aligned;
 mod checked;
 pub mod cli;
-pub mod codec;
-pub mod compile;
+mod codec;
+mod compile;
 mod entities;
 mod error;
-pub mod format;
+mod format;
 mod hierarchy;
 mod inline_str;
-pub mod inspect;
-pub mod outside;
+mod inspect;
+mod outside;
 mod plan;
+mod reader;
 mod registry;
+mod save;
 mod soa_spawner;
+mod spawn;
 #[cfg(feature = "transform")]
 mod transform_spawner;
-pub mod verify;
+mod verify;
+mod world;
 mod write;
 
 pub use aligned::AlignedBlob;
@@ -183,24 +156,38 @@ pub use codec::Encoding;
 pub use compile::{CompileError, EntityCompiler, PathError};
 pub use entities::{LocalTransform, MapEntities, NO_ENTITY};
 pub use error::{ComponentRef, LevelError};
-pub use format::{component_identifier, reseal};
-#[cfg(not(feature = "transform"))]
-pub(crate) use hierarchy::first_in_hierarchy;
+pub use format::component_identifier;
 pub use inline_str::{InlineStr, TooLong};
 pub use inspect::{inspect, ComponentReport, LevelReport, SetReport};
 pub use outside::{OutsideSave, OutsideSpawn, OutsideStores};
-pub(crate) use registry::RunTarget;
 pub use registry::{Registration, Registry};
 pub use verify::{
     verify, AnySet, ComponentData, ComponentSet, Signatures, UnknownComponents, VerifiedLevel,
     VerifyOptions,
 };
+pub use world::WorldLevels;
 pub use write::LevelWriter;
 
-/// The `bytemuck` this module's [`Registration::pod`] is bound by, for crates that do not depend
-/// on it themselves (`#[bytemuck(crate = "sigecs::level::bytemuck")]`).
+/// Recomputes and stores the checksum of a blob whose body was edited by hand (a test flipping
+/// bits, a tool patching a field), so that the verifier's structural checks behind the
+/// checksum are reached. Does nothing to a blob shorter than the header; makes nothing valid
+/// that the verifier would otherwise refuse for its structure.
+#[doc(hidden)]
+pub fn reseal(blob: &mut [u8]) {
+    format::reseal(blob)
+}
+
+/// The `bytemuck` that [`Registration::pod`] is bound by, for crates that do not depend on it
+/// themselves (`#[bytemuck(crate = "sigecs_level::bytemuck")]`).
 pub use bytemuck;
-/// The `serde` this module's registrations are bound by (`#[serde(crate = "sigecs::level::serde")]`).
+/// The `serde` the registrations are bound by (`#[serde(crate = "sigecs_level::serde")]`).
 pub use serde;
 /// The `serde_json` the compiler reads.
 pub use serde_json;
+
+/// What the `SoaManager` derive's expansion calls: the spawner of a structure-of-arrays
+/// manager of a level struct, written once.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::soa_spawner::{prepare_soa, save_soa, takes_soa, write_soa};
+}

@@ -2,7 +2,7 @@
 //!
 //! Not every component of a level lives in a signature store. The transform hierarchy's
 //! [`LocalTransform`](super::LocalTransform) lives in a
-//! [`TransformManager`](crate::transform::TransformManager); a structure-of-arrays manager
+//! [`TransformManager`](sigecs::transform::TransformManager); a structure-of-arrays manager
 //! (any `#[derive(SoaManager)]`) keeps its instances in its own columns. Such a component is registered with
 //! [`Registration::kept_outside`]: a world's signature check leaves it out of an entity's set,
 //! the spawner of the stores does not write it, and a spawn hands its instances to the manager
@@ -32,9 +32,9 @@
 //! components and the hierarchy, into the world's own (without the `transform` feature, a level
 //! with a hierarchy is refused); it leaves every other kept-outside component out.
 //!
-//! The bundled implementations: [`TransformManager`](crate::transform::TransformManager) (takes
+//! The bundled implementations: [`TransformManager`](sigecs::transform::TransformManager) (takes
 //! `local_transform`, links `parent_index`; with the `transform` feature) and every structure-of-arrays manager whose instance
-//! struct is plain old data (see [`SoaManager`](crate::soa::SoaManager)).
+//! struct is plain old data (see [`SoaManager`](sigecs::soa::SoaManager)).
 
 use std::any::Any;
 
@@ -44,7 +44,7 @@ use super::error::LevelError;
 use super::registry::{Registration, Registry};
 use super::verify::{ComponentData, VerifiedLevel};
 use super::write::LevelWriter;
-use crate::entity::Entity;
+use sigecs::entity::Entity;
 
 /// A manager that keeps level components outside the signature stores: it takes them when a
 /// level spawns and writes them back when entities are saved. See the [module docs](self).

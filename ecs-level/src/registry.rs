@@ -4,74 +4,68 @@
 
 use std::any::{Any, TypeId};
 use std::fmt;
+use std::sync::Arc;
 
 use bytemuck::Pod;
 use rustc_hash::FxHashMap;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use sigecs::world::{ComponentRows, ComponentValue};
 
 use super::codec::{self, CheckFn, CompileFn, EncodeFn, Encoding};
 use super::entities::{LocalTransform, MapEntities, NO_ENTITY};
 use super::error::{ComponentRef, LevelError};
 use super::format::component_identifier;
-use crate::entity::Entity;
+use super::verify::ComponentData;
+use sigecs::entity::Entity;
 
-/// Where a run of consecutive instances goes: `len` values, the first at `ptr`, the next ones
-/// `stride` bytes apart (a store column, or a `rows` store's column of row structs).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RunTarget {
-    /// The first value's address.
-    pub(crate) ptr: *mut u8,
-    /// Bytes from one value to the next.
-    pub(crate) stride: usize,
-    /// Number of values.
-    pub(crate) len: usize,
-}
-
-/// Writes the postcard instances of `data`, in order, to the runs of `targets` in order (as
-/// many instances as the runs' lengths add up to): the spawner's way to fill store columns with
-/// a component that is not plain old data. On an error, the instances before the failing one
-/// (its index is given) are written, the others are not.
-pub(crate) type WriteFn = unsafe fn(&[u8], &[RunTarget]) -> Result<(), (u32, String)>;
-/// Appends the encoding of the value at a pointer (the registered type).
-pub(crate) type EncodeRawFn = unsafe fn(*const u8, &mut Vec<u8>) -> Result<(), String>;
+/// Writes a verified record's instances, in order, into the rows a spawn gives the component:
+/// the spawner's way to fill store columns. Runs the component's own code (`Deserialize`, a
+/// tag's constructor); decoding the verified bytes cannot fail unless that code is not
+/// deterministic, which panics (the spawn then drops what was written).
+pub(crate) type SpawnFn = fn(&Registration, &ComponentData<'_>, &mut ComponentRows<'_>);
+/// Appends the encoding of a component value (the registered type).
+pub(crate) type EncodeRawFn = fn(ComponentValue<'_>, &mut Vec<u8>) -> Result<(), String>;
 /// An entity map, as the entity-remapping functions take it.
 pub(crate) type EntityMapFn<'a> = &'a mut dyn FnMut(Entity) -> Entity;
 
-/// Calls the map on every entity held by `count` stored instances.
-pub(crate) type VisitFn = fn(Encoding, &[u8], u32, EntityMapFn<'_>) -> Result<(), (u32, String)>;
+/// Calls the map on every entity held by `count` stored instances of the registration.
+pub(crate) type VisitFn =
+    fn(&Registration, &[u8], u32, EntityMapFn<'_>) -> Result<(), (u32, String)>;
 
 /// The entity-remapping functions of a component that holds entities (see [`MapEntities`]).
 #[derive(Clone, Copy)]
 pub(crate) struct EntityFns {
     /// Calls the map on every entity of the `count` stored instances (for the verifier's check).
     pub(crate) visit: VisitFn,
-    /// Maps the entities of every value of the runs in place, from level indices to the
+    /// Maps the entities of every value written into the rows, from level indices to the
     /// spawned entities (entity `i` of the level is `spawned[i]`; [`NO_ENTITY`] stays).
-    pub(crate) map_runs: unsafe fn(&[RunTarget], &[Entity]),
-    /// Clones the value at the pointer, maps its entities and encodes it with the encode function.
+    pub(crate) map_rows: fn(&mut ComponentRows<'_>, &[Entity]),
+    /// Clones the value, maps its entities and encodes it with the encode function.
     pub(crate) encode:
-        unsafe fn(*const u8, EntityMapFn<'_>, EncodeFn, &mut Vec<u8>) -> Result<(), String>,
+        fn(ComponentValue<'_>, EntityMapFn<'_>, EncodeFn, &mut Vec<u8>) -> Result<(), String>,
 }
 
-fn visit_entities<T: MapEntities + Serialize + DeserializeOwned>(
-    encoding: Encoding,
+fn visit_entities<T: MapEntities + Serialize + DeserializeOwned + 'static>(
+    reg: &Registration,
     data: &[u8],
     count: u32,
     map: EntityMapFn<'_>,
 ) -> Result<(), (u32, String)> {
-    match encoding {
+    match reg.encoding {
         Encoding::Pod { size, .. } => {
             debug_assert_eq!(size, std::mem::size_of::<T>());
             if size == 0 {
                 return Ok(());
             }
+            // `Registration::pod` keeps its type's reader; `map_entities` checked `T` is it.
+            let read = reg
+                .read
+                .as_ref()
+                .and_then(|r| r.downcast_ref::<fn(&[u8]) -> T>())
+                .expect("a plain-old-data registration keeps its reader");
             for chunk in data.chunks_exact(size) {
-                // SAFETY: `map_entities` checked that `T` is this registration's type, which
-                // `Registration::pod` registered as `Pod`: any `size_of::<T>()` bytes are a `T`,
-                // and a `Pod` type has no `Drop`.
-                let mut v: T = unsafe { chunk.as_ptr().cast::<T>().read_unaligned() };
-                v.map_entities(map);
+                read(chunk).map_entities(map);
             }
             Ok(())
         }
@@ -81,14 +75,13 @@ fn visit_entities<T: MapEntities + Serialize + DeserializeOwned>(
     }
 }
 
-/// # Safety
-/// Every value of the runs is an initialised, aligned `T` with no other reference to it.
+/// Maps the entities of every value written into `rows`.
 ///
 /// # Panics
 /// When a value holds an entity that is neither [`NO_ENTITY`] nor below `spawned.len()` (the
 /// verifier checked the stored bytes; only a `Deserialize` that decodes differently from one
 /// time to the next can get here).
-unsafe fn map_runs<T: MapEntities>(targets: &[RunTarget], spawned: &[Entity]) {
+fn map_rows<T: MapEntities + 'static>(rows: &mut ComponentRows<'_>, spawned: &[Entity]) {
     let mut map = |e: Entity| -> Entity {
         if e == NO_ENTITY {
             return e;
@@ -101,72 +94,90 @@ unsafe fn map_runs<T: MapEntities>(targets: &[RunTarget], spawned: &[Entity]) {
             ),
         }
     };
-    for t in targets {
-        for k in 0..t.len {
-            // SAFETY: guaranteed by the caller.
-            unsafe { &mut *t.ptr.wrapping_add(k * t.stride).cast::<T>() }.map_entities(&mut map);
-        }
-    }
+    rows.for_each_mut::<T>(|v| v.map_entities(&mut map));
 }
 
-/// # Safety
-/// `ptr` points to an initialised, aligned `T`.
-unsafe fn encode_mapped<T: MapEntities + Clone + 'static>(
-    ptr: *const u8,
+fn encode_mapped<T: MapEntities + Clone + 'static>(
+    value: ComponentValue<'_>,
     map: EntityMapFn<'_>,
     encode: EncodeFn,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
-    // SAFETY: guaranteed by the caller.
-    let mut v: T = unsafe { &*ptr.cast::<T>() }.clone();
+    let mut v: T = typed::<T>(value)?.clone();
     v.map_entities(map);
     encode(&v, out)
 }
 
-/// # Safety
-/// Every slot of the runs is valid for writing a `T`, aligned, and holds no value that needs
-/// dropping.
-unsafe fn write_postcard<T: DeserializeOwned>(
-    data: &[u8],
-    targets: &[RunTarget],
-) -> Result<(), (u32, String)> {
-    let mut rest = data;
-    let mut i = 0u32;
-    for t in targets {
-        for k in 0..t.len {
-            let (value, after) =
-                postcard::take_from_bytes::<T>(rest).map_err(|e| (i, e.to_string()))?;
-            // SAFETY: guaranteed by the caller.
-            unsafe { t.ptr.wrapping_add(k * t.stride).cast::<T>().write(value) };
-            rest = after;
-            i += 1;
+/// The value as the registered type `T`.
+fn typed<T: 'static>(value: ComponentValue<'_>) -> Result<&T, String> {
+    value
+        .downcast::<T>()
+        .ok_or_else(|| format!("expected a {}", std::any::type_name::<T>()))
+}
+
+/// Copies a plain-old-data record into the rows (one copy per run of a column; the record is
+/// read in place when the blob is aligned).
+fn spawn_pod<T: Pod>(_: &Registration, data: &ComponentData<'_>, rows: &mut ComponentRows<'_>) {
+    let values = data
+        .pod::<T>()
+        .expect("verified as this registration's type");
+    rows.extend_from_slice::<T>(&values);
+}
+
+/// Decodes a postcard record into the rows, value by value.
+fn spawn_postcard<T: DeserializeOwned + 'static>(
+    _: &Registration,
+    data: &ComponentData<'_>,
+    rows: &mut ComponentRows<'_>,
+) {
+    let mut rest = data.instance_data();
+    for i in 0..data.len() {
+        match postcard::take_from_bytes::<T>(rest) {
+            Ok((value, after)) => {
+                rows.push(value);
+                rest = after;
+            }
+            // Only a `Deserialize` that decodes the verified bytes differently from one time
+            // to the next gets here: like its panic, nothing is committed.
+            Err(e) => panic!(
+                "instance {i} of verified component {} did not decode: {e}",
+                data.component_ref()
+            ),
         }
     }
+}
+
+fn encode_raw_pod<T: Pod>(value: ComponentValue<'_>, out: &mut Vec<u8>) -> Result<(), String> {
+    out.extend_from_slice(bytemuck::bytes_of(typed::<T>(value)?));
     Ok(())
 }
 
-/// # Safety
-/// Never called: plain old data is copied as bytes.
-unsafe fn write_nothing(_data: &[u8], _targets: &[RunTarget]) -> Result<(), (u32, String)> {
-    Ok(())
-}
-
-/// # Safety
-/// `ptr` points to an initialised `T` (a `Pod` type: no padding).
-unsafe fn encode_raw_pod<T: Pod>(ptr: *const u8, out: &mut Vec<u8>) -> Result<(), String> {
-    // SAFETY: guaranteed by the caller; `Pod` has no uninitialised bytes.
-    out.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr, std::mem::size_of::<T>()) });
-    Ok(())
-}
-
-/// # Safety
-/// `ptr` points to an initialised, aligned `T`.
-unsafe fn encode_raw_postcard<T: Serialize>(
-    ptr: *const u8,
+fn encode_raw_postcard<T: Serialize + 'static>(
+    value: ComponentValue<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
-    // SAFETY: guaranteed by the caller.
-    codec::encode_postcard(unsafe { &*ptr.cast::<T>() }, out)
+    codec::encode_postcard(typed::<T>(value)?, out)
+}
+
+/// Makes one value of a tag per instance, with the registration's constructor.
+fn spawn_tag<T: 'static>(
+    reg: &Registration,
+    data: &ComponentData<'_>,
+    rows: &mut ComponentRows<'_>,
+) {
+    let make = reg
+        .make
+        .as_ref()
+        .and_then(|m| m.downcast_ref::<fn() -> T>())
+        .expect("a tag's registration holds its constructor");
+    for _ in 0..data.len() {
+        rows.push(make());
+    }
+}
+
+/// A tag has no bytes: checks the value is one.
+fn encode_raw_tag<T: 'static>(value: ComponentValue<'_>, _out: &mut Vec<u8>) -> Result<(), String> {
+    typed::<T>(value).map(|_| ())
 }
 
 /// One component that levels can hold.
@@ -185,9 +196,14 @@ pub struct Registration {
     pub(crate) compile: CompileFn,
     pub(crate) check: CheckFn,
     pub(crate) encode: EncodeFn,
-    pub(crate) write: WriteFn,
+    pub(crate) spawn: SpawnFn,
     pub(crate) encode_raw: EncodeRawFn,
     pub(crate) entities: Option<EntityFns>,
+    /// A tag's constructor, a `fn() -> T` ([`Registration::tag`]).
+    make: Option<Arc<dyn Any + Send + Sync>>,
+    /// A plain-old-data type's reader, a `fn(&[u8]) -> T` ([`Registration::pod`]), for the
+    /// code that knows `T` but not that it is `Pod` (the entity check of `map_entities`).
+    read: Option<Arc<dyn Any + Send + Sync>>,
     kept_outside: bool,
 }
 
@@ -196,7 +212,7 @@ impl Registration {
     /// decoding, compiled from JSON with its `Deserialize` impl.
     ///
     /// ```
-    /// use sigecs::level::Registration;
+    /// use sigecs_level::Registration;
     /// #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, serde::Deserialize)]
     /// #[repr(C)]
     /// struct Position { x: f32, y: f32 }
@@ -217,16 +233,22 @@ impl Registration {
             compile: codec::compile_pod::<T>,
             check: codec::check_nothing,
             encode: codec::encode_pod_any::<T>,
-            write: write_nothing,
+            spawn: spawn_pod::<T>,
             encode_raw: encode_raw_pod::<T>,
             entities: None,
+            make: None,
+            read: Some(Arc::new(
+                bytemuck::pod_read_unaligned::<T> as fn(&[u8]) -> T,
+            )),
             kept_outside: false,
         }
     }
 
     /// A component that is not plain old data (`String`, `Vec`, enums with data): encoded with
-    /// postcard, compiled from JSON with its `Deserialize` impl. See [`codec`](super::codec) for
-    /// the two things such a type must not do.
+    /// postcard, compiled from JSON with its `Deserialize` impl. Two things such a type must not
+    /// do: use `deserialize_any` (`#[serde(untagged)]`, `#[serde(flatten)]`, `serde_json::Value`
+    /// fields), which postcard cannot decode, and be recursive (`Box<Self>`: postcard has no
+    /// depth limit, so a crafted blob could overflow the stack).
     pub fn serde<T: Serialize + DeserializeOwned + 'static>(name: &'static str) -> Self {
         Registration {
             name,
@@ -238,9 +260,54 @@ impl Registration {
             compile: codec::compile_postcard::<T>,
             check: codec::check_postcard::<T>,
             encode: codec::encode_postcard_any::<T>,
-            write: write_postcard::<T>,
+            spawn: spawn_postcard::<T>,
             encode_raw: encode_raw_postcard::<T>,
             entities: None,
+            make: None,
+            read: None,
+            kept_outside: false,
+        }
+    }
+
+    /// A tag: a component without data (a struct with no fields), stored as nothing but the
+    /// entities that hold it. It needs no `Pod` and no serde: a spawn makes each value with
+    /// `make` (a generated registration passes `|| Frozen {}`). In JSON its value is `true`,
+    /// `{}` or `null`; anything else is an error at its path.
+    ///
+    /// ```
+    /// use sigecs_level::{EntityCompiler, Registration, Registry};
+    /// struct Frozen;
+    /// let registry = Registry::new([Registration::tag("frozen", || Frozen)]).unwrap();
+    /// let json = r#"{"entities": [{"components": {"frozen": true}}, {"components": {"frozen": {}}}]}"#;
+    /// assert!(EntityCompiler::new(&registry).compile_str(json).is_ok());
+    /// ```
+    ///
+    /// # Panics
+    /// When `T` is not zero-sized.
+    pub fn tag<T: 'static>(name: &'static str, make: fn() -> T) -> Self {
+        assert!(
+            std::mem::size_of::<T>() == 0,
+            "`{}` is not zero-sized, so it is no tag: register it with `pod` or `serde`",
+            std::any::type_name::<T>()
+        );
+        Registration {
+            name,
+            identifier: component_identifier(name),
+            spawn_order: 0,
+            encoding: Encoding::Pod {
+                size: 0,
+                align: std::mem::align_of::<T>(),
+            },
+            type_id: TypeId::of::<T>(),
+            type_name: std::any::type_name::<T>(),
+            compile: codec::compile_tag,
+            check: codec::check_nothing,
+            encode: codec::encode_tag_any::<T>,
+            spawn: spawn_tag::<T>,
+            encode_raw: encode_raw_tag::<T>,
+            entities: None,
+            make: Some(Arc::new(make)),
+            read: None,
             kept_outside: false,
         }
     }
@@ -271,7 +338,7 @@ impl Registration {
         );
         self.entities = Some(EntityFns {
             visit: visit_entities::<T>,
-            map_runs: map_runs::<T>,
+            map_rows: map_rows::<T>,
             encode: encode_mapped::<T>,
         });
         self
@@ -293,7 +360,7 @@ impl Registration {
     }
 
     /// The transform hierarchy's local matrix, [`LocalTransform`] as `"local_transform"`, kept
-    /// outside the stores (a [`TransformManager`](crate::transform::TransformManager) takes it).
+    /// outside the stores (a [`TransformManager`](sigecs::transform::TransformManager) takes it).
     pub fn local_transform() -> Self {
         Registration::pod::<LocalTransform>(LocalTransform::NAME).kept_outside()
     }
@@ -441,7 +508,7 @@ impl Registry {
     /// checks.
     ///
     /// ```
-    /// use sigecs::level::{Registration, Registry};
+    /// use sigecs_level::{Registration, Registry};
     /// let base = Registry::new([Registration::pod::<f32>("mass")]).unwrap();
     /// let more = base.with([Registration::pod::<u32>("count").kept_outside()]).unwrap();
     /// assert!(more.by_name("count").unwrap().is_kept_outside());

@@ -1,25 +1,29 @@
 //! The transform hierarchy as an [`OutsideStores`] spawner: a
-//! [`TransformManager`] takes `local_transform` ([`LocalTransform`]) and links `parent_index`.
+//! [`TransformManager`] takes `local_transform` ([`LocalTransform`]) and links `parent_index`;
+//! and the same for the world's own hierarchy ([`WorldHierarchy`], through the world's
+//! `set_transforms` and `set_parent`, which keep it in step with the entities).
 //!
 //! Spawning: every entity that has a `local_transform`, a parent or a child gets an instance
 //! (its local matrix, identity without one), linked to its parent's, parents first.
 //! [`prepare`](OutsideStores::prepare) refuses the spawn ([`LevelError::Transform`]) when
 //! one of those entities already has an instance in the manager or the manager has no room;
-//! then nothing can go wrong in [`write`](OutsideStores::write) (fresh instances linked parents
-//! first make no cycle).
+//! then nothing can go wrong in [`write`](OutsideStores::write): instances are created and
+//! linked parents first, so each link puts a fresh instance, which has no children yet, below
+//! its parent (no cycle, and each link is as cheap as the manager's link of a leaf).
 //!
 //! Saving: parents from the manager (an entity whose parent is not saved is a root) and local
 //! matrices. An identity local is left out where spawning implies it (the entity has a parent,
 //! or is one: the link makes its instance); a lone root's is written, since without it the root
 //! would come back with no transform.
 
-use glam::Mat4;
+use sigecs::glam::Mat4;
+use sigecs::transform::{Instance, TransformError, TransformManager, MAX_INSTANCES};
+use sigecs::{Entity, World, WorldModel};
 
 use super::entities::LocalTransform;
 use super::error::LevelError;
 use super::outside::{OutsideSave, OutsideSpawn, OutsideStores};
 use super::registry::Registration;
-use crate::transform::{Instance, TransformError, TransformManager, MAX_INSTANCES};
 
 /// The entities of the level that get an instance (those with a `local_transform`, a parent
 /// or a child), parents first.
@@ -45,22 +49,42 @@ fn members(spawn: &OutsideSpawn<'_>, out: &mut Vec<u32>) {
     );
 }
 
+/// The local matrix of every member (identity without a `local_transform`), by level entity.
+fn locals(spawn: &OutsideSpawn<'_>) -> Vec<Option<Mat4>> {
+    let mut locals = vec![None; spawn.level().num_entities() as usize];
+    if let Some(data) = spawn.component_of::<LocalTransform>() {
+        let values = data
+            .pod::<LocalTransform>()
+            .expect("checked in prepare: the registered type");
+        for (e, v) in data.entity_indices().zip(values.iter()) {
+            locals[e as usize] = Some(Mat4::from(*v));
+        }
+    }
+    locals
+}
+
+/// Refuses a level whose `local_transform` is registered as another type.
+fn check_locals(spawn: &OutsideSpawn<'_>) -> Result<(), LevelError> {
+    if let Some(data) = spawn.component_of::<LocalTransform>() {
+        data.pod::<LocalTransform>()?;
+    }
+    Ok(())
+}
+
 impl OutsideStores for TransformManager {
     fn takes(&self, registration: &Registration) -> bool {
         registration.is::<LocalTransform>()
     }
 
     fn prepare(&mut self, spawn: &OutsideSpawn<'_>) -> Result<(), LevelError> {
-        if let Some(data) = spawn.component_of::<LocalTransform>() {
-            data.pod::<LocalTransform>()?;
-        }
-        let mut order = std::mem::take(&mut self.spawn_members);
+        check_locals(spawn)?;
+        let mut order = Vec::new();
         members(spawn, &mut order);
         if order.len() > MAX_INSTANCES - self.len() {
             return Err(LevelError::Transform(TransformError::Full));
         }
-        // These are the lookups `create` would do (`write` does not repeat them); an empty
-        // manager holds none of the entities.
+        // These are the lookups `create` would do: refused here, before anything is written.
+        // An empty manager holds none of the entities.
         if !self.is_empty() {
             for &e in &order {
                 let entity = spawn.spawned()[e as usize];
@@ -72,37 +96,23 @@ impl OutsideStores for TransformManager {
                 }
             }
         }
-        // Kept for `write` (scratch: not part of the manager's state).
-        self.spawn_members = order;
         Ok(())
-    }
-
-    fn cancel(&mut self, _spawn: &OutsideSpawn<'_>) {
-        self.spawn_members.clear();
     }
 
     fn write(&mut self, spawn: &OutsideSpawn<'_>) {
         let res = spawn.level();
         let spawned = spawn.spawned();
-        let mut order = std::mem::take(&mut self.spawn_members);
-        if order.is_empty() {
-            members(spawn, &mut order); // Not prepared by this manager: find them again.
-        }
-        let n = res.num_entities() as usize;
-        let mut locals: Vec<Option<LocalTransform>> = vec![None; n];
-        if let Some(data) = spawn.component_of::<LocalTransform>() {
-            let values = data.pod::<LocalTransform>().expect("checked in prepare");
-            for (e, v) in data.entity_indices().zip(values.iter()) {
-                locals[e as usize] = Some(*v);
-            }
-        }
-        let mut instances: Vec<Instance> = vec![Instance::NIL; n];
+        let mut order = Vec::new();
+        members(spawn, &mut order);
+        let locals = locals(spawn);
+        let mut instances: Vec<Instance> = vec![Instance::NIL; res.num_entities() as usize];
         self.reserve(order.len());
         for &e in &order {
             let e = e as usize;
-            let local = locals[e].map_or(Mat4::IDENTITY, Mat4::from);
-            // `prepare` checked the entity has no instance here and there is room.
-            let i = self.create_checked(spawned[e], local);
+            let local = locals[e].unwrap_or(Mat4::IDENTITY);
+            let i = self
+                .create(spawned[e], local)
+                .expect("prepare checked the entity has no instance and there is room");
             instances[e] = i;
             if let Some(p) = res.parent(e as u32) {
                 // Parents first: the parent's instance exists, and a fresh instance has no
@@ -111,8 +121,6 @@ impl OutsideStores for TransformManager {
                     .expect("a fresh instance links below its parent");
             }
         }
-        order.clear();
-        self.spawn_members = order; // The allocation, for the next spawn.
     }
 
     fn save(&self, save: &mut OutsideSave<'_>) -> Result<(), LevelError> {
@@ -150,5 +158,69 @@ impl OutsideStores for TransformManager {
             }
         }
         Ok(())
+    }
+}
+
+/// The world's own hierarchy among a spawn's spawners: it takes `local_transform`, checks in
+/// [`prepare`](OutsideStores::prepare) that the hierarchy has room, and writes nothing itself
+/// (the spawn links the members into the world with [`link_in_world`] once the entities are
+/// live). Saving goes through the world's [`TransformManager`].
+pub(crate) struct WorldHierarchy {
+    /// Instances the world's hierarchy can still take.
+    pub(crate) room: usize,
+}
+
+impl OutsideStores for WorldHierarchy {
+    fn takes(&self, registration: &Registration) -> bool {
+        registration.is::<LocalTransform>()
+    }
+
+    fn prepare(&mut self, spawn: &OutsideSpawn<'_>) -> Result<(), LevelError> {
+        check_locals(spawn)?;
+        let mut order = Vec::new();
+        members(spawn, &mut order);
+        // The world's hierarchy holds instances of live entities only, so none of the new
+        // entities has one.
+        if order.len() > self.room {
+            return Err(LevelError::Transform(TransformError::Full));
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, _spawn: &OutsideSpawn<'_>) {}
+
+    fn save(&self, _save: &mut OutsideSave<'_>) -> Result<(), LevelError> {
+        Ok(())
+    }
+}
+
+/// Gives the members of a spawned level their transforms in `world`'s own hierarchy, parents
+/// first, with the world's API (so the hierarchy stays in step with the entities). Cannot fail
+/// once [`WorldHierarchy`] prepared the spawn: the entities are alive and have no transform.
+pub(crate) fn link_in_world<M: WorldModel>(world: &mut World<M>, spawn: &OutsideSpawn<'_>) {
+    let res = spawn.level();
+    let spawned = spawn.spawned();
+    let mut order = Vec::new();
+    members(spawn, &mut order);
+    let locals = locals(spawn);
+    let nodes: Vec<(Entity, Mat4)> = order
+        .iter()
+        .map(|&e| {
+            (
+                spawned[e as usize],
+                locals[e as usize].unwrap_or(Mat4::IDENTITY),
+            )
+        })
+        .collect();
+    world
+        .set_transforms(&nodes)
+        .expect("the spawned entities are alive and the hierarchy has room");
+    for &e in &order {
+        if let Some(p) = res.parent(e) {
+            // Parents first: the child, fresh, has no descendant, so the link makes no cycle.
+            world
+                .set_parent(spawned[e as usize], spawned[p as usize])
+                .expect("a fresh instance links below its parent");
+        }
     }
 }

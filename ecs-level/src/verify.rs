@@ -43,13 +43,14 @@ use super::codec::{self, describe_wire, Encoding};
 use super::entities::NO_ENTITY;
 use super::error::{ComponentRef, LevelError};
 use super::format::{
-    checksum, u32_at, Reader, CHECKSUM_OFFSET, DATA_ALIGN, ENCODING_POD, ENCODING_POSTCARD,
-    HEADER_LEN, MAGIC, RECORD_ALIGN, RECORD_HEADER_LEN, ROOT, VERSION,
+    checksum, u32_at, CHECKSUM_OFFSET, DATA_ALIGN, ENCODING_POD, ENCODING_POSTCARD, HEADER_LEN,
+    MAGIC, RECORD_ALIGN, RECORD_HEADER_LEN, ROOT, VERSION,
 };
 use super::hierarchy;
 use super::plan::{PlanRun, SpawnPlan};
+use super::reader::Reader;
 use super::registry::{Registration, Registry};
-use crate::entity::Entity;
+use sigecs::entity::Entity;
 
 /// What the verifier does with a component type the registry does not know.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -170,7 +171,7 @@ impl<B: ?Sized> fmt::Debug for VerifiedLevel<'_, B> {
 /// [module docs](self) for every check.
 ///
 /// ```
-/// use sigecs::level::{verify, AnySet, EntityCompiler, Registration, Registry, VerifyOptions};
+/// use sigecs_level::{verify, AnySet, EntityCompiler, Registration, Registry, VerifyOptions};
 /// let registry = Registry::new([Registration::serde::<String>("name")]).unwrap();
 /// let blob = EntityCompiler::new(&registry)
 ///     .compile_str(r#"{"entities": [{"components": {"name": "root"}}, {"parent": 0}]}"#)
@@ -286,14 +287,7 @@ pub fn verify<'r, B: AsRef<[u8]>>(
                 }
             })?;
             if let Some(fns) = reg.entities {
-                check_references(
-                    fns,
-                    reg.encoding(),
-                    data,
-                    num_instances,
-                    num_entities,
-                    component,
-                )?;
+                check_references(fns, reg, data, num_instances, num_entities, component)?;
             }
         }
         records.push(Record {
@@ -423,14 +417,14 @@ fn check_header(bytes: &[u8]) -> Result<(), LevelError> {
 /// [`NO_ENTITY`] or below `num_entities`.
 fn check_references(
     fns: super::registry::EntityFns,
-    encoding: Encoding,
+    reg: &Registration,
     data: &[u8],
     num_instances: u32,
     num_entities: u32,
     component: ComponentRef,
 ) -> Result<(), LevelError> {
     let mut bad: Option<u64> = None;
-    (fns.visit)(encoding, data, num_instances, &mut |e: Entity| {
+    (fns.visit)(reg, data, num_instances, &mut |e: Entity| {
         let bits = u64::from(e.to_bits());
         if e != NO_ENTITY && bits >= u64::from(num_entities) && bad.is_none() {
             bad = Some(bits);
@@ -672,7 +666,21 @@ impl<'r, B: AsRef<[u8]> + ?Sized> VerifiedLevel<'r, B> {
         Some(self.sets[set as usize].store)
     }
 
-    /// The spawn plan: rows and runs worked out once (see [`super::plan`]).
+    /// The first entity in a hierarchy (one with a parent or a `local_transform`), if any:
+    /// without the `transform` feature a spawn has nowhere to put it, so it refuses the level
+    /// instead of dropping the hierarchy.
+    #[cfg(not(feature = "transform"))]
+    pub(crate) fn first_in_hierarchy(&self) -> Option<u32> {
+        let parented = self.parents().position(|p| p.is_some()).map(|e| e as u32);
+        let local = self
+            .registry()
+            .by_type::<super::LocalTransform>()
+            .and_then(|r| self.component(r.name()))
+            .and_then(|d| d.entity_indices().next());
+        parented.into_iter().chain(local).min()
+    }
+
+    /// The spawn plan: rows and runs worked out once (see `plan.rs`).
     pub(crate) fn plan(&self) -> &SpawnPlan {
         &self.plan
     }

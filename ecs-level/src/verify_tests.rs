@@ -3,8 +3,8 @@
 //! so a writer bug cannot hide a verifier bug), and expects the exact error.
 
 use super::*;
-use crate::entity::EntityBits;
-use crate::level::format::{component_identifier, reseal, ENCODING_POD, ENCODING_POSTCARD};
+use crate::format::{component_identifier, reseal, ENCODING_POD, ENCODING_POSTCARD};
+use sigecs::entity::EntityBits;
 
 /// One component type record, field by field; `num_instances` and `size` default to what
 /// `index` and `data` hold.
@@ -587,7 +587,11 @@ fn the_parent_forest_is_checked() {
     raw.parents[3] = 3;
     assert_eq!(
         check(&raw.bytes()),
-        Err(LevelError::ParentCycle { entity: 3 })
+        Err(LevelError::ParentCycle {
+            entity: 3,
+            cycle: vec![3],
+            len: 1
+        })
     );
 }
 
@@ -883,7 +887,7 @@ fn the_writer_writes_the_documented_layout() {
     // the layout built by hand above.
     let registry = registry();
     let reg = |name| registry.by_name(name).unwrap();
-    let mut w = crate::level::LevelWriter::new();
+    let mut w = crate::LevelWriter::new();
     w.add_entities(4).unwrap();
     w.set_parent(2, Some(1)).unwrap();
     w.set_parent(1, Some(0)).unwrap();

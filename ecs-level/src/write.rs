@@ -50,7 +50,7 @@ impl TypeBuf {
 /// Builds a level blob.
 ///
 /// ```
-/// use sigecs::level::{verify, AnySet, Registration, Registry, LevelWriter, VerifyOptions};
+/// use sigecs_level::{verify, AnySet, Registration, Registry, LevelWriter, VerifyOptions};
 /// let registry = Registry::new([Registration::pod::<f32>("mass")]).unwrap();
 /// let mass = registry.by_name("mass").unwrap();
 /// let mut w = LevelWriter::new();
@@ -336,7 +336,7 @@ impl LevelWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::level::Registry;
+    use crate::Registry;
 
     #[test]
     fn empty_level_is_header_plus_counts() {
@@ -400,7 +400,14 @@ mod tests {
         ));
         let mut w = LevelWriter::new();
         w.add_entity(Some(0)).unwrap();
-        assert_eq!(w.finish(), Err(LevelError::ParentCycle { entity: 0 }));
+        assert_eq!(
+            w.finish(),
+            Err(LevelError::ParentCycle {
+                entity: 0,
+                cycle: vec![0],
+                len: 1
+            })
+        );
     }
 
     #[test]
@@ -447,10 +454,10 @@ mod tests {
         // record the Rust type).
         w.push(wide.by_name("a").unwrap(), 2, &-1i32).unwrap();
         let blob = w.finish().unwrap();
-        let level = crate::level::verify(
+        let level = crate::verify(
             &blob[..],
             &pod,
-            crate::level::AnySet::default(),
+            crate::AnySet::default(),
             &Default::default(),
         )
         .unwrap();

@@ -3,14 +3,13 @@
 //! JSON input through compile → verify → decode → re-encode, and nothing may panic. (Roundtrip
 //! inputs that start with a zero byte are the fuzz target's `arbitrary`-generated levels; they
 //! are not JSON and only the fuzz target replays them.)
-#![cfg(feature = "level")]
 
-mod level_common;
+mod common;
 
 use std::path::PathBuf;
 
-use level_common::*;
-use sigecs::level::{reseal, verify, EntityCompiler, Registration, VerifyOptions};
+use common::*;
+use sigecs_level::{reseal, verify, EntityCompiler, Registration, VerifyOptions};
 
 fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -77,7 +76,7 @@ fn roundtrip_corpus() {
         let res = verify(
             &blob[..],
             &registry,
-            sigecs::level::AnySet::default(),
+            sigecs_level::AnySet::default(),
             &VerifyOptions::default(),
         )
         .unwrap_or_else(|e| panic!("{}: compiled blob refused: {e}", path.display()));

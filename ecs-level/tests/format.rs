@@ -1,15 +1,14 @@
 //! Levels: compile → verify → read back, compile errors with paths, and one
 //! hand-made corruption per verifier check.
-#![cfg(feature = "level")]
 
-mod level_common;
+mod common;
 
 use std::borrow::Cow;
 
-use level_common::*;
+use common::*;
 use serde_json::json;
-use sigecs::level::format::component_identifier;
-use sigecs::level::{
+use sigecs_level::component_identifier;
+use sigecs_level::{
     inspect, reseal, verify, AlignedBlob, AnySet, EntityCompiler, LevelError, LevelWriter,
     Registration, Registry, VerifiedLevel, VerifyOptions,
 };
@@ -198,7 +197,7 @@ fn compile_reports_at_most_max_errors() {
     let err = EntityCompiler::new(&registry)
         .compile(&json!({ "entities": many }))
         .unwrap_err();
-    assert_eq!(err.errors.len(), sigecs::level::compile::MAX_ERRORS);
+    assert_eq!(err.errors.len(), sigecs_level::CompileError::MAX_ERRORS);
     assert_eq!(err.more, 50);
     assert!(err.to_string().ends_with("… and 50 more"));
 }

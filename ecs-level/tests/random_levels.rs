@@ -1,12 +1,11 @@
 //! Random entities → JSON → compile → verify → read back equal; the writer, given the same
 //! entities in another order, produces the same bytes.
-#![cfg(feature = "level")]
 
-mod level_common;
+mod common;
 
-use level_common::*;
+use common::*;
 use proptest::prelude::*;
-use sigecs::level::{verify, AnySet, EntityCompiler, VerifyOptions};
+use sigecs_level::{verify, AnySet, EntityCompiler, VerifyOptions};
 
 fn finite() -> impl Strategy<Value = f32> {
     prop_oneof![

@@ -1,12 +1,11 @@
 //! Every single-bit flip and every truncation of a small compiled blob is an `Err` or a
 //! consistent level, never a panic — both with the checksum left alone (flips are caught
 //! there) and resealed after each flip, so the structural checks behind it are exercised too.
-#![cfg(feature = "level")]
 
-mod level_common;
+mod common;
 
-use level_common::*;
-use sigecs::level::{reseal, verify, EntityCompiler, LevelError, Registration, VerifyOptions};
+use common::*;
+use sigecs_level::{reseal, verify, EntityCompiler, LevelError, Registration, VerifyOptions};
 
 fn small_blob() -> Vec<u8> {
     let registry = registry();

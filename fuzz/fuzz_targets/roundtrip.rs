@@ -9,7 +9,7 @@
 
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use sigecs::level::{verify, AnySet, EntityCompiler, Registry, VerifyOptions};
+use sigecs_level::{verify, AnySet, EntityCompiler, Registry, VerifyOptions};
 
 #[path = "../../ecs-core/tests/level_common/mod.rs"]
 mod level_common;

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sigecs::level::{reseal, verify, Registration, VerifyOptions};
+use sigecs_level::{reseal, verify, Registration, VerifyOptions};
 
 #[path = "../../ecs-core/tests/level_common/mod.rs"]
 mod level_common;

@@ -4,14 +4,14 @@
 #![allow(dead_code)]
 
 use glam::{Mat4, Vec3};
-use sigecs::level::{
-    reseal, EntityCompiler, LocalTransform, Registration, Registry, VerifyOptions,
-};
 use sigecs::transform::TransformManager;
 use sigecs_demo::components::physics::{DebugName, Position};
 use sigecs_demo::components::signatures::Beacon;
 use sigecs_demo::{level_registry, World};
 use sigecs_fixtures::point_mass::{PointMass, PointMassManager};
+use sigecs_level::{
+    reseal, EntityCompiler, LocalTransform, Registration, Registry, VerifyOptions, WorldLevels,
+};
 
 /// The bundled registry, plus `point_mass` kept outside the stores (a `PointMassManager`), so
 /// that the spawners of kept-outside components are fuzzed too.
@@ -25,7 +25,7 @@ pub fn registry() -> &'static Registry {
 }
 
 /// Instances of `point_mass` in a verified level.
-fn masses_in<B: AsRef<[u8]>>(res: &sigecs::level::VerifiedLevel<'_, B>) -> usize {
+fn masses_in<B: AsRef<[u8]>>(res: &sigecs_level::VerifiedLevel<'_, B>) -> usize {
     res.component("point_mass")
         .map_or(0, |c| c.entity_indices().count())
 }

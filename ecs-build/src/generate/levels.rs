@@ -1,9 +1,10 @@
 //! Level registrations: one `Registration` per component declared with
 //! `#[component(level = "name")]`, and one per `#[derive(SoaManager)]` struct declared with
-//! `#[soa(level = "name")]` (kept outside the stores), as a list in `level_registry()`. The registry's logic
-//! (checks, lookups, the built-in `local_transform`) is `sigecs::level::Registry`'s; the
-//! generated code is only the list. Nothing is generated when no component opts in, so a world
-//! without levels needs no `level` feature of `sigecs`.
+//! `#[soa(level = "name")]` (kept outside the stores), as a list in `level_registry()`. The
+//! registry's logic (checks, lookups, the built-in `local_transform`) is
+//! `sigecs_level::Registry`'s; the generated code is only the list, naming `::sigecs_level`
+//! paths. Nothing is generated when no component opts in, so a world without levels never
+//! compiles the `sigecs-level` crate.
 
 use super::*;
 use crate::decl::{ComponentDecl, LevelEncoding, SoaDecl};
@@ -11,7 +12,7 @@ use crate::diagnostic::Diagnostic;
 use crate::scan::Found;
 use std::collections::HashMap;
 
-/// FNV-1a 64 of a level name: `sigecs::level::component_identifier`, computed here too
+/// FNV-1a 64 of a level name: `sigecs_level::component_identifier`, computed here too
 /// so that two names with one identifier are a build error at their declaration.
 fn identifier(name: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -87,10 +88,14 @@ pub(super) fn generate(model: &Analysis) -> TokenStream {
             let (path, name) = (&c.path, &r.name);
             let mut reg = match r.encoding {
                 LevelEncoding::Pod => {
-                    quote!(::sigecs::level::Registration::pod::<#path>(#name))
+                    quote!(::sigecs_level::Registration::pod::<#path>(#name))
                 }
                 LevelEncoding::Serde => {
-                    quote!(::sigecs::level::Registration::serde::<#path>(#name))
+                    quote!(::sigecs_level::Registration::serde::<#path>(#name))
+                }
+                // A struct without fields: `#path {}` makes one, whichever way it is written.
+                LevelEncoding::Tag => {
+                    quote!(::sigecs_level::Registration::tag::<#path>(#name, || #path {}))
                 }
             };
             if r.spawn_order != 0 {
@@ -106,7 +111,7 @@ pub(super) fn generate(model: &Analysis) -> TokenStream {
             // A struct of a `#[derive(SoaManager)]` manager: plain old data, spawned and saved
             // by the manager (its `OutsideStores` implementation), not by the stores.
             let (path, name) = (&k.path, &k.level.name);
-            let mut reg = quote!(::sigecs::level::Registration::pod::<#path>(#name).kept_outside());
+            let mut reg = quote!(::sigecs_level::Registration::pod::<#path>(#name).kept_outside());
             if k.level.spawn_order != 0 {
                 let order = k.level.spawn_order;
                 reg = quote!(#reg.spawn_order(#order));
@@ -121,9 +126,9 @@ pub(super) fn generate(model: &Analysis) -> TokenStream {
         /// The components that levels and prefabs may hold: those declared
         /// with `#[component(level = "…")]`, plus the transform hierarchy's
         /// `local_transform`. Built once.
-        pub fn level_registry() -> &'static ::sigecs::level::Registry {
-            static REGISTRY: ::std::sync::OnceLock<::sigecs::level::Registry> = ::std::sync::OnceLock::new();
-            REGISTRY.get_or_init(|| ::sigecs::level::Registry::generated([#(#registrations),*]))
+        pub fn level_registry() -> &'static ::sigecs_level::Registry {
+            static REGISTRY: ::std::sync::OnceLock<::sigecs_level::Registry> = ::std::sync::OnceLock::new();
+            REGISTRY.get_or_init(|| ::sigecs_level::Registry::generated([#(#registrations),*]))
         }
     }
 }

@@ -13,6 +13,8 @@
 //! - `id.rs`: [`Entity`], its bit layout and the constants that describe it.
 //! - `manager.rs`: [`EntityManager`] (create, destroy, destroy hooks, reservation) and
 //!   [`EntityError`].
+//! - `external.rs`: [`Entity`]'s serde and `bytemuck` impls (cargo features `serde`,
+//!   `bytemuck`).
 //!
 //! # The id-reuse guarantee
 //!
@@ -76,8 +78,13 @@
 //! each other and from every live id. See [`EntityManager::reserve`] for how the other methods
 //! treat pending reservations.
 
+#[cfg(any(feature = "serde", feature = "bytemuck"))]
+mod external;
 mod id;
 mod manager;
+
+#[cfg(feature = "serde")]
+pub use external::SERDE_NAME;
 
 pub use id::{
     Entity, EntityBits, Generation, GENERATION_BITS, GENERATION_MASK, INDEX_BITS, INDEX_MASK,

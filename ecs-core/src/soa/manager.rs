@@ -10,9 +10,9 @@ use super::{Columns, Lookup, SoaStore};
 /// A structure-of-arrays component manager made by `#[derive(SoaManager)]`: its instance struct, its store and the
 /// conversions between the two, for code written once for every manager.
 ///
-/// With the `level` feature, every manager whose instance struct is plain old data
-/// (`bytemuck::Pod`) is an [`OutsideStores`](crate::level::OutsideStores) spawner: register
-/// the struct with `Registration::pod::<T>(name).kept_outside()` and levels can hold it.
+/// A manager whose plain-old-data struct is declared a level struct
+/// (`#[soa(level = "name")]`) is also a level spawner: the derive implements
+/// `sigecs_level::OutsideStores` for it, so levels can hold the struct.
 pub trait SoaManager {
     /// The instance struct (the one the derive is on).
     type Row;

@@ -160,8 +160,7 @@ pub use lookup::{DenseLookup, HashLookup, Lookup};
 pub use manager::SoaManager;
 pub use queue::DestroyQueue;
 pub use store::SoaStore;
-#[cfg(feature = "level")]
-pub(crate) use store::MAX_INSTANCES;
+pub use store::MAX_INSTANCES;
 
 #[doc(hidden)]
 pub use crate::__soa_manager;

@@ -15,7 +15,7 @@ const GC_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Most instances a store holds: rows are `u32`s below `u32::MAX`, the dense lookup's nil
 /// value. With 30-bit ids (at most one instance each) they always fit; with 64-bit ids
 /// (`wide-entity`) the entity column alone would need 32 GiB first.
-pub(crate) const MAX_INSTANCES: usize = u32::MAX as usize;
+pub const MAX_INSTANCES: usize = u32::MAX as usize;
 
 /// A part-2 component manager for the field tuple `C`, with entity lookup `L`: what the
 /// generated managers wrap. Field `k` of `C` is column `k + 1` of the [`SoaBuffer`].

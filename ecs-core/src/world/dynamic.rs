@@ -183,7 +183,6 @@ impl<S: AnyComponentBits> Dynamic<S> {
     }
 
     /// Records that dynamic store `index` (by creation order) holds `rows` rows.
-    #[cfg(feature = "level")]
     fn note_rows(&mut self, index: usize, rows: usize) {
         let u = &mut self.usage[index];
         u.peak = u.peak.max(rows);
@@ -350,8 +349,7 @@ impl<M: WorldModel> World<M> {
         Ok(())
     }
 
-    /// Records that a dynamic store's rows grew (a level spawn wrote into it).
-    #[cfg(feature = "level")]
+    /// Records that a dynamic store's rows grew (a batch of [`World::begin_spawn`] went there).
     pub(crate) fn note_dynamic_rows(&mut self, store: u32) {
         if let Some(index) = (store as usize).checked_sub(self.declared()) {
             let rows = self.stores[store as usize].len();

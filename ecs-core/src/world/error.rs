@@ -44,6 +44,20 @@ pub enum WorldError {
         /// empty set).
         missing: String,
     },
+    /// A batch spawn ([`World::begin_spawn`](crate::World::begin_spawn)) named a component set
+    /// that no signature declares, and the world is strict.
+    NoSignature {
+        /// The set, e.g. `{A, B}`.
+        set: String,
+    },
+    /// A batch spawn named a component set with a sparse component, which lives in a sparse
+    /// set beside the stores, never in one: insert it after the spawn.
+    SparseInSet {
+        /// The set, e.g. `{A, B}`.
+        set: String,
+        /// The sparse component.
+        component: &'static str,
+    },
     /// A command named a signature or component type this world does not declare.
     NotInWorld {
         /// "signature" or "component".
@@ -130,6 +144,16 @@ impl fmt::Display for WorldError {
                 }
                 Ok(())
             }
+            WorldError::NoSignature { set } => write!(
+                f,
+                "{set} is not a declared signature. Declare the set with `#[derive(Signature)]` \
+                 (a struct with one field per component of {set}) in a scanned file"
+            ),
+            WorldError::SparseInSet { set, component } => write!(
+                f,
+                "{set} holds `{component}`, a sparse component, which lives beside the stores: \
+                 spawn the set without it and insert it afterwards"
+            ),
             WorldError::NotInWorld { kind, type_name } => write!(
                 f,
                 "`{type_name}` is not a {kind} of this world; declare it in a file the world's \

@@ -25,14 +25,11 @@
 
 mod commands;
 mod dynamic;
+mod erased;
 mod error;
 #[cfg(feature = "transform")]
 mod hierarchy;
 mod invariants;
-#[cfg(feature = "level")]
-mod load;
-#[cfg(feature = "level")]
-mod save;
 mod sparse;
 mod spawn;
 mod structural;
@@ -41,6 +38,7 @@ pub(crate) mod table;
 
 pub use commands::CommandErrors;
 pub use dynamic::UndeclaredSet;
+pub use erased::{ComponentRows, ComponentValue, ComponentValues, PendingSpawn, RowRun};
 pub(crate) use error::set_names;
 pub use error::{Change, CommandFailure, WorldError};
 pub(crate) use table::{EntityLocations, Location};

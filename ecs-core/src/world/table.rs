@@ -158,7 +158,8 @@ impl EntityLocations {
     /// Issues entities for several runs of consecutive rows with one `create_many` of their
     /// total, all or nothing: run `(store, first_row, n)` gets the next `n` ids, placed at rows
     /// `first_row..first_row + n` of `store`. The ids are appended to `out`, run after run.
-    /// (The level spawner's way to create a level's ids; `create_run` is one run.)
+    /// ([`World::begin_spawn`](super::World::begin_spawn)'s way to create its ids; `create_run` is
+    /// one run.)
     pub(crate) fn create_runs(
         &mut self,
         runs: &[(u32, usize, usize)],
@@ -327,7 +328,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "level")]
     fn create_runs_places_each_run_after_one_create_many() {
         let mut t = EntityLocations::new();
         let old = t.create_at(Location::new(0, 0)).unwrap();
@@ -360,7 +360,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "level")]
     fn create_runs_places_reused_and_fresh_ids() {
         use crate::entity::MINIMUM_FREE_INDICES;
         let mut t = EntityLocations::new();

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use serde::{Deserialize, Serialize};
-use sigecs::level::{
+use sigecs_level::{
     AnySet, ComponentData, LevelError, LevelWriter, Registration, Registry, VerifiedLevel,
     VerifyOptions,
 };
@@ -302,13 +302,13 @@ pub fn assert_consistent<B: AsRef<[u8]>>(res: &VerifiedLevel<'_, B>) {
         seen[e as usize] = true;
     }
     let _ = res.spawn_order().count();
-    let _ = sigecs::level::LevelReport::of(res).to_string();
+    let _ = sigecs_level::LevelReport::of(res).to_string();
     let again = rewrite(res).expect("a verified level rewrites");
     if all_known {
         assert_eq!(again, res.bytes(), "verified blobs are canonical");
     } else {
         let reg = res.registry();
-        sigecs::level::verify(
+        sigecs_level::verify(
             &again[..],
             reg,
             AnySet::default(),

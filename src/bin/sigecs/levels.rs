@@ -2,8 +2,8 @@
 //! world.
 
 use crate::options::*;
-use sigecs::level::{cli, AlignedBlob, VerifiedLevel, VerifyOptions};
 use sigecs_demo::{level_registry, World};
+use sigecs_level::{cli, AlignedBlob, VerifiedLevel, VerifyOptions, WorldLevels};
 use std::path::Path;
 
 /// The bundled level (`assets/level.bin`, made by `scripts/make_level.py` from
@@ -58,10 +58,10 @@ pub(crate) fn load_level_for(opts: &Options) -> Result<Level, String> {
 mod tests {
     use super::*;
     use crate::population::{fresh_world, particle};
-    use sigecs::level::EntityCompiler;
     use sigecs::transform::TransformManager;
     use sigecs::Entity;
     use sigecs_demo::components::physics::{DebugName, Leader, Lifetime, Note};
+    use sigecs_level::EntityCompiler;
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()

@@ -2,7 +2,7 @@
 //! signatures, run its systems for some frames, and report the level's spawn time, memory per
 //! signature, memory efficiency, time per entity for each system, and a checksum of every
 //! component value (so two runs can be compared). Also the level tools: `compile`, `verify`
-//! and `inspect` (`sigecs::level::cli`, for the bundled world), and `save`.
+//! and `inspect` (`sigecs_level::cli`, for the bundled world), and `save`.
 
 mod checksum;
 mod hand;
@@ -19,7 +19,7 @@ fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("compile" | "verify" | "inspect") => {
-            return sigecs::level::cli::main::<sigecs_demo::Model>(sigecs_demo::level_registry());
+            return sigecs_level::cli::main::<sigecs_demo::Model>(sigecs_demo::level_registry());
         }
         Some("save") => {
             args.remove(0);

@@ -7,6 +7,7 @@ use sigecs::transform::TransformManager;
 use sigecs_demo::components::physics::*;
 use sigecs_demo::components::signatures::{Beacon, Body, Particle, Ship};
 use sigecs_demo::World;
+use sigecs_level::WorldLevels;
 
 /// Small deterministic generator for initial values (xorshift64*).
 pub(crate) struct Rng(u64);

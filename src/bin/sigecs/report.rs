@@ -2,8 +2,8 @@
 //! threads, parallel efficiency.
 
 use crate::{checksum::*, hand::*, levels::*, options::*, population::*};
-use sigecs::level::VerifyOptions;
 use sigecs::rayon;
+use sigecs_level::{VerifyOptions, WorldLevels};
 // The runner's own split rule, so the report says what a run does.
 use sigecs::__private::job_rows;
 use sigecs::transform::TransformManager;

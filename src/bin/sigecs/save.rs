@@ -1,9 +1,10 @@
 //! `sigecs save`: the bundled world after some frames, saved to a level blob. (`compile`,
-//! `verify` and `inspect` are `sigecs::level::cli`'s, shared with every crate's own world.)
+//! `verify` and `inspect` are `sigecs_level::cli`'s, shared with every crate's own world.)
 
 use crate::{levels::*, options::*, population::*};
 use sigecs::transform::TransformManager;
 use sigecs_demo::{level_registry, World};
+use sigecs_level::WorldLevels;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -84,7 +85,7 @@ pub(crate) fn save_cmd(args: Vec<String>) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sigecs::level::cli;
+    use sigecs_level::cli;
 
     #[test]
     fn save_command() {

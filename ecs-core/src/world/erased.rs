@@ -1,0 +1,543 @@
+//! Components known by id and `TypeId` rather than by a static type: a spawn of several
+//! batches of entities whose components the caller writes one component at a time
+//! ([`World::begin_spawn`]), and an entity's components read back ([`World::components_of`]).
+//! What a loader of stored entities builds on: the `sigecs-level` crate spawns and saves
+//! levels through these and nothing else of the world's internals.
+//!
+//! Values cross the boundary typed: a [`ComponentRows`] takes `T` values (checked against
+//! the component's `TypeId` once per call) and a [`ComponentValue`] hands out `&T`, so a
+//! caller writes no `unsafe`.
+//!
+//! A [`PendingSpawn`] issues every id and reserves every row when it begins; nothing is
+//! visible until [`PendingSpawn::commit`], which checks that every component of every batch
+//! was written. Dropped without a commit (an error of the caller's, or a panic in the code
+//! that made a value: a `Deserialize`, an entity mapping), it retires the ids and drops every
+//! value written so far, each exactly once, and the world is as it was (an undeclared set's
+//! dynamic store made for the spawn stays, empty).
+
+use super::{World, WorldError};
+use crate::entity::{Entity, EntityError};
+use crate::model::{ComponentInfo, WorldModel};
+use crate::set::AnyComponentBits;
+use crate::storage::{ColumnType, Store};
+use std::any::TypeId;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+/// Consecutive rows of one batch of a [`PendingSpawn`]: rows `row..row + len` of batch
+/// `batch` (rows count from 0 within the batch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowRun {
+    /// The batch, an index into the sets given to [`World::begin_spawn`].
+    pub batch: usize,
+    /// The first row, within the batch.
+    pub row: usize,
+    /// Number of rows.
+    pub len: usize,
+}
+
+/// One batch: `count` entities of one store, at rows `first..first + count` beyond the
+/// store's length; their ids are `ids[start..start + count]`.
+struct Batch {
+    store: u32,
+    first: usize,
+    count: usize,
+    start: usize,
+    /// Per slot of the store, how many of the batch's rows hold a value (always a prefix).
+    written: Box<[usize]>,
+}
+
+/// A spawn in progress ([`World::begin_spawn`]): ids issued, rows reserved, components being
+/// written. See the [module docs](self).
+pub struct PendingSpawn<'w, M: WorldModel> {
+    world: &'w mut World<M>,
+    batches: Vec<Batch>,
+    ids: Vec<Entity>,
+    committed: bool,
+}
+
+impl<M: WorldModel> World<M> {
+    /// The id of the component whose type has `type_id` (its member in the world's component
+    /// sets), or `None` when that type is no component of this world.
+    pub fn component_id(type_id: TypeId) -> Option<u32> {
+        M::tables().component_of_type(type_id)
+    }
+
+    /// The declared signatures' names, by store id (the ids [`World::signature_of_set`]
+    /// gives).
+    pub fn signature_names() -> impl ExactSizeIterator<Item = &'static str> {
+        M::stores().iter().map(|s| s.name)
+    }
+
+    /// The declared signature whose components are exactly `set`, as its store id: where
+    /// entities of that set live. `None` for a set no signature declares (a dynamic store of an
+    /// open world holds them). An error when no store can hold such entities: a set with an id that is no
+    /// component of this world, a sparse component (sparse components live beside the
+    /// stores), or an undeclared set in a strict world ([`WorldError::NoSignature`]).
+    pub fn signature_of_set(set: M::Set) -> Result<Option<u32>, WorldError> {
+        let components = M::components();
+        let names = || {
+            let names: Vec<&str> = components.iter().map(|c| c.name).collect();
+            super::set_names(set.ids(), &names)
+        };
+        for c in set.ids() {
+            match components.get(c as usize) {
+                None => {
+                    return Err(WorldError::NotInWorld {
+                        kind: "component id",
+                        type_name: "(an id past the last component)",
+                    })
+                }
+                Some(info) if info.sparse => {
+                    return Err(WorldError::SparseInSet {
+                        set: names(),
+                        component: info.name,
+                    })
+                }
+                Some(_) => {}
+            }
+        }
+        if let Some(store) = M::tables().store_with_mask(set) {
+            return Ok(Some(store));
+        }
+        if M::STRICT {
+            return Err(WorldError::NoSignature { set: names() });
+        }
+        Ok(None)
+    }
+
+    /// Begins a spawn of `batches`: batch `k` is `batches[k].1` entities with exactly the
+    /// components `batches[k].0` (see [`World::signature_of_set`]). Issues every id at once and
+    /// reserves every row; the caller then writes each component of each batch with
+    /// [`PendingSpawn::rows`] and makes the entities live with [`PendingSpawn::commit`]. All
+    /// or nothing: an error leaves the world as it was, and so does dropping the spawn
+    /// uncommitted.
+    ///
+    /// Errors: a set no store can hold ([`World::signature_of_set`]), or more entities than the
+    /// world can issue ([`WorldError::Entity`]).
+    pub fn begin_spawn(
+        &mut self,
+        batches: &[(M::Set, usize)],
+    ) -> Result<PendingSpawn<'_, M>, WorldError> {
+        let mut stores: Vec<Option<u32>> = Vec::with_capacity(batches.len());
+        for &(set, _) in batches {
+            stores.push(Self::signature_of_set(set)?);
+        }
+        let total = batches.iter().fold(0usize, |t, b| t.saturating_add(b.1));
+        let available = self.table.entities().available();
+        if total > available {
+            return Err(WorldError::Entity(EntityError::Exhausted {
+                requested: total,
+                available,
+            }));
+        }
+        // Nothing below fails: make the dynamic stores, place every batch after its store's
+        // rows (and after an earlier batch of the same store), issue the ids, reserve.
+        let mut runs: Vec<(u32, usize, usize)> = Vec::with_capacity(batches.len());
+        let mut list: Vec<Batch> = Vec::with_capacity(batches.len());
+        let mut start = 0;
+        for (&(set, count), store) in batches.iter().zip(stores) {
+            let store = store.unwrap_or_else(|| self.dynamic_store(set));
+            let placed: usize = runs.iter().filter(|r| r.0 == store).map(|r| r.2).sum();
+            let first = self.stores[store as usize].len() + placed;
+            runs.push((store, first, count));
+            let slots = self.stores[store as usize].info().slots.len();
+            list.push(Batch {
+                store,
+                first,
+                count,
+                start,
+                written: vec![0; slots].into_boxed_slice(),
+            });
+            start += count;
+        }
+        let mut ids = Vec::with_capacity(total);
+        self.table
+            .create_runs(&runs, &mut ids)
+            .map_err(WorldError::Entity)?;
+        for (i, &(store, _, _)) in runs.iter().enumerate() {
+            if runs[..i].iter().any(|r| r.0 == store) {
+                continue; // Reserved with its first batch.
+            }
+            let rows: usize = runs.iter().filter(|r| r.0 == store).map(|r| r.2).sum();
+            self.stores[store as usize].reserve(rows);
+        }
+        Ok(PendingSpawn {
+            world: self,
+            batches: list,
+            ids,
+            committed: false,
+        })
+    }
+
+    /// The components `entity` holds in its store (sparse components, kept beside the
+    /// stores, are not among them), in its store's slot order; `None` when it is not alive.
+    pub fn components_of(&self, entity: Entity) -> Option<ComponentValues<'_>> {
+        let loc = self.table.locate(entity)?;
+        Some(ComponentValues {
+            store: &self.stores[loc.store as usize],
+            components: M::components(),
+            row: loc.row(),
+            next: 0,
+        })
+    }
+}
+
+impl<M: WorldModel> PendingSpawn<'_, M> {
+    /// The new entities, batch after batch (batch `k`'s in its rows' order). They are not
+    /// alive before [`PendingSpawn::commit`].
+    pub fn entities(&self) -> &[Entity] {
+        &self.ids
+    }
+
+    /// The rows of `runs` for component `component` (an id of [`World::component_id`]),
+    /// written through the [`ComponentRows`] in the order of the runs. The runs of one batch
+    /// continue where its rows of `component` were last written (from row 0), so each row
+    /// gets one value.
+    ///
+    /// # Panics
+    /// When a run names a batch there is not, a batch whose set lacks `component`, or rows
+    /// that are not the next ones of that batch (past its end, or already written).
+    pub fn rows(&mut self, component: u32, runs: &[RowRun]) -> ComponentRows<'_> {
+        let ty = &M::components()
+            .get(component as usize)
+            .unwrap_or_else(|| panic!("component id {component} is not one of this world's"))
+            .ty;
+        let mut next: Vec<Option<usize>> = vec![None; self.batches.len()];
+        let mut targets = Vec::with_capacity(runs.len());
+        for run in runs {
+            let b = self.batches.get(run.batch).unwrap_or_else(|| {
+                panic!(
+                    "batch {} of a spawn of {} batches",
+                    run.batch,
+                    self.batches.len()
+                )
+            });
+            let k = self
+                .world
+                .slot_index(b.store, component)
+                .unwrap_or_else(|| panic!("batch {}'s set lacks component {component}", run.batch));
+            let at = next[run.batch].get_or_insert(b.written[k]);
+            assert!(
+                run.row == *at && run.len <= b.count - run.row,
+                "rows {}..{} of batch {} (of {} rows) are not the next ones of component \
+                 {component}: {} rows are written",
+                run.row,
+                run.row.saturating_add(run.len),
+                run.batch,
+                b.count,
+                *at
+            );
+            *at += run.len;
+            let store = &self.world.stores[b.store as usize];
+            let slot = store.info().slots[k];
+            targets.push(Target {
+                ptr: store.slot_ptr(slot, b.first + run.row),
+                stride: store.info().columns[slot.column as usize].size,
+                len: run.len,
+                batch: run.batch,
+                slot: k,
+            });
+        }
+        ComponentRows {
+            ty,
+            targets,
+            run: 0,
+            at: 0,
+            batches: &mut self.batches,
+        }
+    }
+
+    /// Makes the entities live: every batch's rows become its store's rows, in batch order.
+    ///
+    /// # Panics
+    /// When a component of a batch's set was not written for each of its rows (the spawn is
+    /// then dropped: ids retired, values dropped).
+    pub fn commit(mut self) {
+        for (k, b) in self.batches.iter().enumerate() {
+            if let Some(slot) = b.written.iter().position(|&w| w != b.count) {
+                let c = self.world.stores[b.store as usize].info().slots[slot].component;
+                panic!(
+                    "component `{}` of batch {k} was written for {} of its {} rows",
+                    M::components()[c as usize].name,
+                    b.written[slot],
+                    b.count
+                );
+            }
+        }
+        let stamp = self.world.table.stamp();
+        for b in &self.batches {
+            let ids = &self.ids[b.start..b.start + b.count];
+            // SAFETY: every slot of the batch's rows holds a value (checked above); the rows
+            // are reserved and follow the store's committed rows (the batches of one store
+            // are committed in the order their rows were placed).
+            unsafe { self.world.stores[b.store as usize].commit_rows(ids, stamp) };
+        }
+        for b in &self.batches {
+            self.world.note_dynamic_rows(b.store);
+        }
+        self.committed = true;
+    }
+}
+
+impl<M: WorldModel> Drop for PendingSpawn<'_, M> {
+    /// An uncommitted spawn: the ids are retired first (the world is consistent again), then
+    /// every value written is dropped once; a panicking `Drop` does not stop the others.
+    fn drop(&mut self) {
+        if self.committed {
+            return;
+        }
+        for &id in &self.ids {
+            self.world.table.destroy(id);
+        }
+        let components = M::components();
+        let mut panic = None;
+        for b in &self.batches {
+            let store = &self.world.stores[b.store as usize];
+            for (k, &written) in b.written.iter().enumerate() {
+                let slot = store.info().slots[k];
+                let Some(drop_slice) = components[slot.component as usize].ty.drop_slice else {
+                    continue;
+                };
+                let stride = store.info().columns[slot.column as usize].size;
+                let size = components[slot.component as usize].ty.size;
+                let first = store.slot_ptr(slot, b.first);
+                let dropped = catch_unwind(AssertUnwindSafe(|| {
+                    if stride == size {
+                        // SAFETY: the slot's first `written` rows of the batch hold values of
+                        // the component's type, contiguous in a column of that type; they are
+                        // beyond the store's length and never read again.
+                        unsafe { drop_slice(first, written) };
+                    } else {
+                        let mut panic = None;
+                        for i in 0..written {
+                            // SAFETY: as above, one value at a time in a column of row
+                            // structs (`stride` bytes apart); a panic stops none of the others.
+                            let one = catch_unwind(AssertUnwindSafe(|| unsafe {
+                                drop_slice(first.wrapping_add(i * stride), 1)
+                            }));
+                            if let Err(p) = one {
+                                panic.get_or_insert(p);
+                            }
+                        }
+                        if let Some(p) = panic {
+                            resume_unwind(p);
+                        }
+                    }
+                }));
+                if let Err(p) = dropped {
+                    match panic {
+                        None => panic = Some(p),
+                        Some(_) => super::spawn::drop_quietly(p),
+                    }
+                }
+            }
+        }
+        if let Some(p) = panic {
+            if !std::thread::panicking() {
+                resume_unwind(p);
+            }
+        }
+    }
+}
+
+/// Where one run's values go: `len` values, the first at `ptr`, `stride` bytes apart.
+struct Target {
+    ptr: *mut u8,
+    stride: usize,
+    len: usize,
+    batch: usize,
+    slot: usize,
+}
+
+/// The rows of one component of a [`PendingSpawn`] ([`PendingSpawn::rows`]), filled in run
+/// order with values of the component's type. What it wrote counts as written when it is
+/// dropped, also when a panic unwinds through it (the spawn then drops those values).
+pub struct ComponentRows<'s> {
+    ty: &'static ColumnType,
+    targets: Vec<Target>,
+    /// The run being written, and how many of its values are.
+    run: usize,
+    at: usize,
+    batches: &'s mut [Batch],
+}
+
+impl ComponentRows<'_> {
+    /// Values still to write.
+    pub fn remaining(&self) -> usize {
+        let rest: usize = self.targets.iter().skip(self.run).map(|t| t.len).sum();
+        rest - self.at
+    }
+
+    /// # Panics
+    /// When `T` is not the component's type.
+    fn check<T: 'static>(&self) {
+        assert!(
+            TypeId::of::<T>() == (self.ty.type_id)(),
+            "a `{}` written into rows of `{}`",
+            std::any::type_name::<T>(),
+            (self.ty.type_name)()
+        );
+    }
+
+    /// Skips runs that are full.
+    fn settle(&mut self) {
+        while self.run < self.targets.len() && self.at == self.targets[self.run].len {
+            self.run += 1;
+            self.at = 0;
+        }
+    }
+
+    /// Writes the next value.
+    ///
+    /// # Panics
+    /// When `T` is not the component's type, or every row is written.
+    pub fn push<T: 'static>(&mut self, value: T) {
+        self.check::<T>();
+        self.settle();
+        let Some(t) = self.targets.get(self.run) else {
+            panic!("a value past the last row");
+        };
+        // SAFETY: `T` is the component's type (checked); the row is reserved, aligned for
+        // the component, and holds no value yet (rows are written once, in order).
+        unsafe {
+            t.ptr
+                .wrapping_add(self.at * t.stride)
+                .cast::<T>()
+                .write(value)
+        };
+        self.at += 1;
+    }
+
+    /// Writes the next `values.len()` values, copied (one copy per run in a store laid out in
+    /// columns).
+    ///
+    /// # Panics
+    /// When `T` is not the component's type, or fewer rows remain than values.
+    pub fn extend_from_slice<T: Copy + 'static>(&mut self, values: &[T]) {
+        self.check::<T>();
+        assert!(
+            values.len() <= self.remaining(),
+            "{} values for {} rows",
+            values.len(),
+            self.remaining()
+        );
+        let mut rest = values;
+        while !rest.is_empty() {
+            self.settle();
+            let t = &self.targets[self.run];
+            let n = rest.len().min(t.len - self.at);
+            let (now, later) = rest.split_at(n);
+            let dst = t.ptr.wrapping_add(self.at * t.stride);
+            if t.stride == size_of::<T>() {
+                // SAFETY: `T` is the component's type; the run's rows from `at` on are
+                // reserved, contiguous (the column holds `T`s) and hold nothing; `T: Copy`, so
+                // copying leaves the source valid; the store and `values` do not overlap.
+                unsafe { std::ptr::copy_nonoverlapping(now.as_ptr(), dst.cast::<T>(), n) };
+            } else {
+                for (i, &v) in now.iter().enumerate() {
+                    // SAFETY: as above, one value at a time in a column of row structs.
+                    unsafe { dst.wrapping_add(i * t.stride).cast::<T>().write(v) };
+                }
+            }
+            self.at += n;
+            rest = later;
+        }
+    }
+
+    /// Calls `f` on every value written so far, in run order: an entity mapping, say.
+    ///
+    /// # Panics
+    /// When `T` is not the component's type; a panic of `f` leaves every value in place.
+    pub fn for_each_mut<T: 'static>(&mut self, mut f: impl FnMut(&mut T)) {
+        self.check::<T>();
+        for (r, t) in self.targets.iter().enumerate().take(self.run + 1) {
+            let n = if r < self.run { t.len } else { self.at };
+            for i in 0..n {
+                // SAFETY: `T` is the component's type; the value was written by this
+                // `ComponentRows` and nothing else refers to it (`&mut self`).
+                f(unsafe { &mut *t.ptr.wrapping_add(i * t.stride).cast::<T>() });
+            }
+        }
+    }
+}
+
+impl Drop for ComponentRows<'_> {
+    fn drop(&mut self) {
+        for (r, t) in self.targets.iter().enumerate() {
+            let n = match r.cmp(&self.run) {
+                std::cmp::Ordering::Less => t.len,
+                std::cmp::Ordering::Equal => self.at,
+                std::cmp::Ordering::Greater => break,
+            };
+            self.batches[t.batch].written[t.slot] += n;
+        }
+    }
+}
+
+/// The components of one entity ([`World::components_of`]).
+pub struct ComponentValues<'w> {
+    store: &'w Store,
+    components: &'static [ComponentInfo],
+    row: usize,
+    next: usize,
+}
+
+impl<'w> Iterator for ComponentValues<'w> {
+    type Item = ComponentValue<'w>;
+
+    fn next(&mut self) -> Option<ComponentValue<'w>> {
+        let slot = *self.store.info().slots.get(self.next)?;
+        self.next += 1;
+        Some(ComponentValue {
+            component: slot.component,
+            ty: &self.components[slot.component as usize].ty,
+            ptr: self.store.slot_ptr(slot, self.row).cast_const(),
+            _world: PhantomData,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.store.info().slots.len() - self.next;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for ComponentValues<'_> {}
+
+/// One component value of an entity: its id, its type and a typed reference to it.
+#[derive(Clone, Copy)]
+pub struct ComponentValue<'w> {
+    component: u32,
+    ty: &'static ColumnType,
+    ptr: *const u8,
+    _world: PhantomData<&'w Store>,
+}
+
+impl<'w> ComponentValue<'w> {
+    /// The component's id (see [`World::component_id`]).
+    pub fn id(&self) -> u32 {
+        self.component
+    }
+
+    /// The component type's `TypeId`.
+    pub fn type_id(&self) -> TypeId {
+        (self.ty.type_id)()
+    }
+
+    /// The value, if `T` is the component's type.
+    pub fn downcast<T: 'static>(&self) -> Option<&'w T> {
+        // SAFETY: `T` is the component's type, so the slot of the entity's live row holds an
+        // initialised, aligned `T`; the world is borrowed shared for `'w`, so nothing writes it.
+        (TypeId::of::<T>() == self.type_id()).then(|| unsafe { &*self.ptr.cast::<T>() })
+    }
+}
+
+impl std::fmt::Debug for ComponentValue<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ComponentValue")
+            .field("id", &self.component)
+            .field("type", &(self.ty.type_name)())
+            .finish()
+    }
+}

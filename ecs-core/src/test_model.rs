@@ -14,9 +14,9 @@ use std::any::TypeId;
 use std::sync::OnceLock;
 
 pub(crate) struct Model;
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct A(pub(crate) u32);
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct B(pub(crate) u32);
 impl Component for A {
     const COLD: bool = false;

@@ -1,5 +1,5 @@
 //! The verifier's checks one by one: each test breaks exactly one field of a valid blob, built
-//! byte by byte from the layout in [`super::super::format`]'s docs (not with `LevelWriter`,
+//! byte by byte from the layout in `format.rs`'s docs (not with `LevelWriter`,
 //! so a writer bug cannot hide a verifier bug), and expects the exact error.
 
 use super::*;
@@ -898,4 +898,56 @@ fn the_writer_writes_the_documented_layout() {
     w.push(reg("link"), 1, &Entity::from_bits(0)).unwrap();
     w.push_encoded(reg("name"), 0, &[1, b'a']).unwrap();
     assert_eq!(w.finish().unwrap(), base().bytes());
+}
+
+/// Without the `transform` feature, a level with a hierarchy is found (and a spawn refuses it
+/// with [`LevelError::NeedsTransform`]); one without is not.
+#[cfg(not(feature = "transform"))]
+mod without_transform {
+    use crate::{
+        verify, AnySet, EntityCompiler, LevelError, Registration, Registry, VerifyOptions,
+    };
+
+    fn first(json: &str) -> Option<u32> {
+        let registry = Registry::new([
+            Registration::pod::<u32>("p"),
+            Registration::local_transform(),
+        ])
+        .unwrap();
+        let blob = EntityCompiler::new(&registry).compile_str(json).unwrap();
+        let level = verify(
+            &blob[..],
+            &registry,
+            AnySet::default(),
+            &VerifyOptions::default(),
+        )
+        .unwrap();
+        level.first_in_hierarchy()
+    }
+
+    #[test]
+    fn parents_and_local_transforms_make_a_hierarchy() {
+        let flat = r#"{"entities": [{"components": {"p": 1}}, {"components": {"p": 2}}]}"#;
+        assert_eq!(first(flat), None);
+        let parented = r#"{"entities": [
+            {"components": {"p": 1}}, {"components": {"p": 2}}, {"parent": 1, "components": {}}
+        ]}"#;
+        assert_eq!(first(parented), Some(2));
+        let local = r#"{"entities": [
+            {"components": {"p": 1}},
+            {"components": {"local_transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, 5,0,0,1]}}
+        ]}"#;
+        assert_eq!(first(local), Some(1));
+    }
+
+    #[test]
+    fn the_error_names_the_feature() {
+        let text = LevelError::NeedsTransform { entity: 2 }.to_string();
+        assert_eq!(
+            text,
+            "the level has a hierarchy (entity 2 has a parent or a `local_transform`), and \
+             spawning one needs sigecs-level's `transform` feature: enable it, or pass a \
+             spawner that takes `local_transform`"
+        );
+    }
 }

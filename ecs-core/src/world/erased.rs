@@ -541,3 +541,208 @@ impl std::fmt::Debug for ComponentValue<'_> {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_model::{world, Model, A, B};
+    use crate::ComponentBits;
+
+    type Set = ComponentBits<1>;
+    const A_ID: u32 = 0;
+    const B_ID: u32 = 1;
+    const S_ID: u32 = 2;
+
+    fn set(ids: &[u32]) -> Set {
+        ids.iter().fold(Set::EMPTY, |s, &c| s.with(c))
+    }
+
+    fn run(batch: usize, row: usize, len: usize) -> RowRun {
+        RowRun { batch, row, len }
+    }
+
+    #[test]
+    fn the_model_answers_by_type_and_set() {
+        type W = World<Model>;
+        assert_eq!(W::component_id(TypeId::of::<B>()), Some(B_ID));
+        assert_eq!(W::component_id(TypeId::of::<u64>()), None);
+        assert_eq!(W::signature_names().collect::<Vec<_>>(), ["JustA", "AB"]);
+        assert_eq!(W::signature_of_set(set(&[A_ID])), Ok(Some(0)));
+        assert_eq!(W::signature_of_set(set(&[A_ID, B_ID])), Ok(Some(1)));
+        assert_eq!(
+            W::signature_of_set(set(&[B_ID])),
+            Ok(None),
+            "a dynamic store's"
+        );
+        assert_eq!(
+            W::signature_of_set(set(&[A_ID, S_ID])),
+            Err(WorldError::SparseInSet {
+                set: "{A, S}".into(),
+                component: "S"
+            })
+        );
+        assert!(matches!(
+            W::signature_of_set(set(&[5])),
+            Err(WorldError::NotInWorld { .. })
+        ));
+    }
+
+    /// Three batches (a declared store twice, a dynamic one), written with every kind of
+    /// write, in runs that interleave the batches; the rows follow the store's old ones.
+    #[test]
+    fn batches_are_written_in_runs_and_committed() {
+        let (mut w, old) = world();
+        let sets = [
+            (set(&[A_ID, B_ID]), 3),
+            (set(&[B_ID]), 2),
+            (set(&[A_ID, B_ID]), 1),
+        ];
+        let mut spawn = w.begin_spawn(&sets).unwrap();
+        let ids = spawn.entities().to_vec();
+        assert_eq!(ids.len(), 6);
+        {
+            let mut rows = spawn.rows(A_ID, &[run(0, 0, 2), run(2, 0, 1), run(0, 2, 1)]);
+            assert_eq!(rows.remaining(), 4);
+            rows.extend_from_slice(&[A(10), A(11)]);
+            rows.push(A(30));
+            rows.for_each_mut(|a: &mut A| a.0 += 1);
+            rows.push(A(12));
+            assert_eq!(rows.remaining(), 0);
+        }
+        let mut rows = spawn.rows(B_ID, &[run(1, 0, 2), run(0, 0, 3)]);
+        rows.extend_from_slice(&[B(20), B(21), B(100)]);
+        drop(rows);
+        // The rest of B, continued in a second call.
+        let mut rows = spawn.rows(B_ID, &[run(0, 1, 2), run(2, 0, 1)]);
+        rows.extend_from_slice(&[B(101), B(102), B(300)]);
+        drop(rows);
+        spawn.commit();
+        w.check_invariants().unwrap();
+        assert_eq!(w.len(), 10);
+        let a = |e| w.get::<A>(e).map(|a| a.0);
+        let b = |e| w.get::<B>(e).map(|b| b.0);
+        assert_eq!(
+            [a(ids[0]), a(ids[1]), a(ids[2])],
+            [Some(11), Some(12), Some(12)]
+        );
+        assert_eq!(
+            [b(ids[0]), b(ids[1]), b(ids[2])],
+            [Some(100), Some(101), Some(102)]
+        );
+        assert_eq!(
+            [a(ids[3]), b(ids[3]), b(ids[4])],
+            [None, Some(20), Some(21)]
+        );
+        assert_eq!((a(ids[5]), b(ids[5])), (Some(31), Some(300)));
+        assert_eq!(w.signature_name_of(ids[3]), Some("{B}"));
+        assert_eq!(w.undeclared()[0].rows, 2);
+        assert_eq!(
+            w.store::<crate::test_model::AB>().entities(),
+            [old[1], old[3], ids[0], ids[1], ids[2], ids[5]]
+        );
+        // Read back in slot order.
+        let values: Vec<(u32, Option<u32>)> = w
+            .components_of(ids[5])
+            .unwrap()
+            .map(|v| (v.id(), v.downcast::<A>().map(|a| a.0)))
+            .collect();
+        assert_eq!(values, [(A_ID, Some(31)), (B_ID, None)]);
+        let b_value = w.components_of(ids[5]).unwrap().nth(1).unwrap();
+        assert_eq!(b_value.type_id(), TypeId::of::<B>());
+        assert_eq!(b_value.downcast::<B>(), Some(&B(300)));
+        assert!(w.components_of(Entity::new(999, 0)).is_none());
+    }
+
+    #[test]
+    fn an_uncommitted_spawn_leaves_the_world_as_it_was() {
+        let (mut w, old) = world();
+        let before = w.len();
+        {
+            let mut spawn = w
+                .begin_spawn(&[(set(&[A_ID]), 2), (set(&[B_ID]), 1)])
+                .unwrap();
+            spawn.rows(A_ID, &[run(0, 0, 1)]).push(A(7));
+        }
+        w.check_invariants().unwrap();
+        assert_eq!(w.len(), before);
+        assert_eq!(w.get::<A>(old[0]), Some(&A(1)));
+        // Committing without every value written panics, and nothing is spawned.
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            let mut spawn = w.begin_spawn(&[(set(&[A_ID, B_ID]), 2)]).unwrap();
+            spawn
+                .rows(A_ID, &[run(0, 0, 2)])
+                .extend_from_slice(&[A(1), A(2)]);
+            spawn.rows(B_ID, &[run(0, 0, 1)]).push(B(1));
+            spawn.commit();
+        }));
+        let message = r.unwrap_err();
+        assert_eq!(
+            message.downcast_ref::<String>().map(String::as_str),
+            Some("component `B` of batch 0 was written for 1 of its 2 rows")
+        );
+        w.check_invariants().unwrap();
+        assert_eq!(w.len(), before);
+        let e = w.spawn(crate::test_model::JustA(A(9)));
+        assert_eq!(w.get::<A>(e), Some(&A(9)));
+    }
+
+    #[test]
+    fn refused_spawns_change_nothing() {
+        let (mut w, _) = world();
+        let before = w.len();
+        assert!(matches!(
+            w.begin_spawn(&[(set(&[A_ID]), 1), (set(&[A_ID, S_ID]), 1)]),
+            Err(WorldError::SparseInSet { .. })
+        ));
+        let too_many = crate::entity::MAX_ENTITIES;
+        assert!(matches!(
+            w.begin_spawn(&[(set(&[B_ID]), too_many)]),
+            Err(WorldError::Entity(EntityError::Exhausted { .. }))
+        ));
+        w.check_invariants().unwrap();
+        assert_eq!(w.len(), before);
+        assert!(w.undeclared().is_empty(), "no dynamic store made");
+    }
+
+    /// Writes that do not fit the rows panic before they write.
+    #[test]
+    fn wrong_writes_panic() {
+        let (mut w, _) = world();
+        let panics = |f: &dyn Fn(&mut PendingSpawn<'_, Model>)| {
+            let (mut w, _) = world();
+            let mut spawn = w.begin_spawn(&[(set(&[A_ID]), 2)]).unwrap();
+            catch_unwind(AssertUnwindSafe(|| f(&mut spawn))).is_err()
+        };
+        assert!(panics(&|s| {
+            s.rows(B_ID, &[run(0, 0, 1)]);
+        }));
+        assert!(panics(&|s| {
+            s.rows(A_ID, &[run(1, 0, 1)]);
+        }));
+        assert!(panics(&|s| {
+            s.rows(A_ID, &[run(0, 1, 1)]);
+        }));
+        assert!(panics(&|s| {
+            s.rows(A_ID, &[run(0, 0, 3)]);
+        }));
+        assert!(panics(&|s| s.rows(A_ID, &[run(0, 0, 2)]).push(B(1))));
+        assert!(panics(&|s| {
+            s.rows(A_ID, &[run(0, 0, 1)])
+                .extend_from_slice(&[A(1), A(2)])
+        }));
+        assert!(panics(&|s| {
+            let mut rows = s.rows(A_ID, &[run(0, 0, 1)]);
+            rows.push(A(1));
+            rows.push(A(2));
+        }));
+        // A row written is not written again.
+        assert!(panics(&|s| {
+            s.rows(A_ID, &[run(0, 0, 1)]).push(A(1));
+            s.rows(A_ID, &[run(0, 0, 1)]);
+        }));
+        w.check_invariants().unwrap();
+        let spawn = w.begin_spawn(&[]).unwrap();
+        assert!(spawn.entities().is_empty());
+        spawn.commit();
+    }
+}

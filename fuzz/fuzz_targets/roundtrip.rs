@@ -11,7 +11,7 @@ use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use sigecs_level::{verify, AnySet, EntityCompiler, Registry, VerifyOptions};
 
-#[path = "../../ecs-core/tests/level_common/mod.rs"]
+#[path = "../../ecs-level/tests/common/mod.rs"]
 mod level_common;
 use level_common::*;
 

@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use sigecs_level::{reseal, verify, Registration, VerifyOptions};
 
-#[path = "../../ecs-core/tests/level_common/mod.rs"]
+#[path = "../../ecs-level/tests/common/mod.rs"]
 mod level_common;
 use level_common::*;
 

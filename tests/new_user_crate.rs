@@ -1,6 +1,8 @@
 //! The README quick start, proven: the code blocks of README.md's "Quick start" section are
 //! written into a fresh crate in a temporary directory (path dependencies pointing at this
-//! workspace), which is then built and run with cargo, as a new user would.
+//! workspace), which is then built and run with cargo, as a new user would. Likewise the
+//! Levels section's level tool, in a game whose world is in `main.rs` and in one whose world
+//! is in a library crate.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -99,8 +101,9 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
         "the quick start compiles without warnings:\n{stderr}"
     );
 
-    // The runtime tree of a user crate holds no code generator and no math library it does
-    // not use (glam comes only with the `transform` feature).
+    // The runtime tree of a user crate holds no code generator, no math library and no level
+    // machinery it does not use (glam comes only with the `transform` feature, serde and
+    // postcard only with `sigecs-level`).
     let out = cargo(
         dir.path(),
         &target,
@@ -113,7 +116,14 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
     );
     let tree = String::from_utf8_lossy(&out.stdout);
     assert!(tree.contains("sigecs v"), "{tree}");
-    for unwanted in ["sigecs-build", "glam"] {
+    for unwanted in [
+        "sigecs-build",
+        "glam",
+        "sigecs-level",
+        "serde",
+        "postcard",
+        "crc32fast",
+    ] {
         assert!(
             !tree.lines().any(|l| l.starts_with(unwanted)),
             "the quick start's runtime tree has {unwanted}:\n{tree}"
@@ -199,4 +209,129 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
     std::fs::write(&main, &good_main).unwrap();
+}
+
+/// The Levels section's `rs` block (the level tool in `src/main.rs`) and its toml block (the
+/// dependencies a crate with levels adds).
+fn level_tool_blocks(readme: &str) -> (String, String) {
+    let section = readme
+        .split("\n### ")
+        .find(|s| s.starts_with("Levels"))
+        .expect("README has a Levels section");
+    let block = |fence: &str| {
+        let start = section.find(fence).expect("the block") + fence.len() + 1;
+        let len = section[start..].find("```").unwrap();
+        section[start..start + len].to_string()
+    };
+    (block("```rs"), block("```toml"))
+}
+
+/// The level tool as the README writes it, in two games that differ only in where their world
+/// is: `in_main` includes it in `main.rs` (the quick start's layout), `in_lib` in its library
+/// crate, whose `main.rs` imports `Model` and `level_registry` as the README says. Both build in
+/// one workspace (one build of the dependencies), compile a JSON level with a tag, verify and
+/// inspect it, and run the game when no subcommand is given.
+#[test]
+fn readme_level_tool_works_for_a_world_in_main_and_in_a_library() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let (main_block, deps) = level_tool_blocks(&readme);
+    assert!(main_block.starts_with("// src/main.rs\n"), "{main_block}");
+    let root = workspace();
+    let deps = deps.replace("/path/to/sigecs", &root.display().to_string());
+    let components = r#"use sigecs::prelude::*;
+
+#[derive(Component, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable, serde::Serialize, serde::Deserialize)]
+#[component(level = "mass")]
+#[repr(transparent)]
+pub struct Mass(pub f32);
+
+#[derive(Component)]
+#[component(level = "frozen")]
+pub struct Frozen;
+
+#[derive(Signature)]
+pub struct Body {
+    pub mass: Mass,
+}
+
+#[derive(Signature)]
+pub struct FrozenBody {
+    pub mass: Mass,
+    pub frozen: Frozen,
+}
+"#;
+    let include = "mod components;\ninclude!(concat!(env!(\"OUT_DIR\"), \"/world.rs\"));\n";
+    let lib = "pub mod components;\ninclude!(concat!(env!(\"OUT_DIR\"), \"/world.rs\"));\n";
+    let build = "fn main() {\n    sigecs_build::Builder::new()\n        .scan(\"src/components\", \"crate::components\")\n        .generate_or_exit();\n}\n";
+    let manifest = |name: &str| {
+        format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\nsigecs = {{ path = \"{root}/ecs-core\" }}\n{deps}\n\
+             [build-dependencies]\nsigecs-build = {{ path = \"{root}/ecs-build\" }}\n",
+            root = root.display()
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"in_main\", \"in_lib\"]\nresolver = \"2\"\n\n\
+         [profile.dev]\ndebug = false\n\n[profile.dev.build-override]\nopt-level = 1\n",
+    );
+    for name in ["in_main", "in_lib"] {
+        write(&format!("{name}/Cargo.toml"), &manifest(name));
+        write(&format!("{name}/build.rs"), build);
+        write(&format!("{name}/src/components/mod.rs"), components);
+    }
+    write("in_main/src/main.rs", &format!("{include}\n{main_block}"));
+    write("in_lib/src/lib.rs", lib);
+    write(
+        "in_lib/src/main.rs",
+        &format!("use in_lib::{{level_registry, Model}};\n\n{main_block}"),
+    );
+    std::fs::copy(root.join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
+    write(
+        "level.json",
+        r#"{"entities": [{"components": {"mass": 2.0, "frozen": true}}, {"components": {"mass": 1.0}}]}"#,
+    );
+    let target = root.join("target").join("new-user-crate");
+
+    let out = cargo(dir.path(), &target, &["build", "--quiet"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the level tool did not build:\n{stderr}"
+    );
+    assert!(!stderr.contains("warning"), "{stderr}");
+    for name in ["in_main", "in_lib"] {
+        let run = |args: &[&str]| {
+            let out = Command::new(target.join("debug").join(name))
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(
+                out.status.success(),
+                "{name} {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            text
+        };
+        let bin = format!("{name}.bin");
+        let out = run(&["level", "compile", "level.json", "-o", &bin]);
+        assert!(out.contains("2 entities"), "{name}: {out}");
+        let out = run(&["level", "verify", &bin]);
+        assert!(out.contains("a valid level, 2 entities"), "{name}: {out}");
+        let out = run(&["level", "inspect", &bin]);
+        assert!(
+            out.contains("FrozenBody") && out.contains("Body"),
+            "{name}: {out}"
+        );
+        assert_eq!(run(&[]), "", "{name}: the game runs without a subcommand");
+    }
 }

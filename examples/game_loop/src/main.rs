@@ -3,7 +3,8 @@
 //! although no signature declares a burning rock: it moves to a dynamic store, the systems
 //! still visit it, and the world says which declaration would give it a generated store.
 //! A mothership with two cannons comes from a level (the cannons are its children in the
-//! world's transform hierarchy): it drifts left, its cannons follow, the debris of everything
+//! world's transform hierarchy; the mothership carries a tag, `Flagship`, a component without
+//! data that a level holds as `"flagship": true`): it drifts left, its cannons follow, the debris of everything
 //! that burns up (a `Destroyed` event) hits its hull, a change-filtered system logs the hull
 //! when it changes, and when the hull gives out the mothership sinks with its cannons.
 //!
@@ -23,7 +24,8 @@ const FRAMES: u32 = 14;
 
 /// The mothership at (20, 5) with a cannon half a unit above it on either side.
 const LEVEL: &str = r#"{"entities": [
-    {"components": {"hull": 100, "local_transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, 20,5,0,1]}},
+    {"components": {"hull": 100, "flagship": true,
+                    "local_transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, 20,5,0,1]}},
     {"parent": 0, "components": {"cannon": 1,
                                  "local_transform": [1,0,0,0, 0,1,0,0, 0,0,1,0, -1,0.5,0,1]}},
     {"parent": 0, "components": {"cannon": 2,
@@ -90,6 +92,10 @@ fn main() {
     println!(
         "level: mothership with cannons at {}",
         cannons(&world, &level)
+    );
+    println!(
+        "level: {} flagship",
+        world.query_filtered::<&Hull, With<Flagship>>().count()
     );
 
     // Which systems share a pass; a system writing a resource runs alone.

@@ -1,6 +1,7 @@
 //! Runs the game loop both ways (`run_schedule`, and `run_all` with `--sequential`) and
 //! compares its frames with the same game written as plain Rust below: ships, bullets and a
-//! rock, and a mothership from a level whose cannons follow it and sink with it.
+//! rock, and a mothership from a level (a tag among its components) whose cannons follow it
+//! and sink with it.
 
 use std::process::Command;
 
@@ -135,9 +136,11 @@ fn reference() -> Vec<String> {
 fn frames_match_the_plain_rust_game() {
     let out = run(&[]);
     let expected = reference();
-    // The level's cannons, then the schedule, up to an empty line.
+    // The level's cannons and its tag, then the schedule, up to an empty line.
     let (level, out) = out.split_once('\n').unwrap();
     assert_eq!(level, "level: mothership with cannons at 19,5.5 21,5.5");
+    let (flagship, out) = out.split_once('\n').unwrap();
+    assert_eq!(flagship, "level: 1 flagship");
     let (schedule, frames) = out.split_once("\n\n").unwrap();
     assert!(
         schedule.starts_with("systems, in run order (declaration order; one declaring after/before moves just as far as they require):\n   1. movement     src/components/mod.rs:"),

@@ -56,6 +56,12 @@ pub struct Hull(pub i32);
 #[repr(transparent)]
 pub struct Cannon(pub u32);
 
+/// A tag from the level (`"flagship": true`): no fields, so a level needs nothing but
+/// `Component` and a level name (no `Pod`, no serde, no `repr`).
+#[derive(Component)]
+#[component(level = "flagship")]
+pub struct Flagship;
+
 /// Hull lost per destroyed thing.
 pub const DEBRIS: i32 = 40;
 
@@ -105,6 +111,7 @@ pub struct Rock {
 #[derive(Signature)]
 pub struct Mothership {
     pub hull: Hull,
+    pub flagship: Flagship,
 }
 
 #[derive(Signature)]

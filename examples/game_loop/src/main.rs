@@ -4,9 +4,10 @@
 //! still visit it, and the world says which declaration would give it a generated store.
 //! A mothership with two cannons comes from a level (the cannons are its children in the
 //! world's transform hierarchy; the mothership carries a tag, `Flagship`, a component without
-//! data that a level holds as `"flagship": true`): it drifts left, its cannons follow, the debris of everything
-//! that burns up (a `Destroyed` event) hits its hull, a change-filtered system logs the hull
-//! when it changes, and when the hull gives out the mothership sinks with its cannons.
+//! data that a level holds as `"flagship": true`): it drifts left, its cannons follow, the
+//! debris of everything that burns up (a `Destroyed` event) hits its hull, a change-filtered
+//! system logs the hull when it changes, and when the hull gives out the mothership sinks with
+//! its cannons.
 //!
 //! `cargo run -p game_loop` runs the staged schedule (`run_schedule`);
 //! `cargo run -p game_loop -- --sequential` runs the systems one by one in declaration order

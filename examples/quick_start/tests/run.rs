@@ -128,9 +128,18 @@ fn no_readme_block_is_ignored() {
     }
     let rs = |text: &str| text.matches("\n```rs\n").count();
     assert_eq!(rs(quick_start), 3, "the quick start's three Rust files");
+    let levels = readme
+        .split("\n### ")
+        .find(|s| s.starts_with("Levels"))
+        .unwrap();
+    assert_eq!(
+        rs(levels),
+        1,
+        "the level tool's main.rs, which the root package's tests/new_user_crate.rs builds"
+    );
     assert_eq!(
         rs(&readme),
-        3,
-        "`rs` blocks outside the quick start are not compiled"
+        4,
+        "`rs` blocks outside the quick start and the level tool are not compiled"
     );
 }

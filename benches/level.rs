@@ -25,16 +25,23 @@
 //!
 //! `python3 benches/ratios.py level_spawn memcpy_and_ids` prints the medians and their ratios to
 //! the floor after a run (`... warm_memcpy_and_ids` for the warm rows' floor).
+//!
+//! A second group, `level_depth`, loads (verifies, then spawns with the hierarchy into the
+//! world's own) a level of `n` `Beacon`s shaped as a chain `n` deep (`chain/n`) and as a wide
+//! tree of the same size (`wide/n`: one root, every other entity its child), for n = 10,000,
+//! 100,000 and 1,000,000: loading is linear in the entities whatever the depth, so the two
+//! stay side by side. `python3 benches/ratios.py level_depth wide` prints each size's medians
+//! and the chain's ratio to the wide tree.
 
 #![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use sigecs::entity::{Entity, EntityManager};
 use sigecs::transform::TransformManager;
 use sigecs_demo::components::physics::*;
 use sigecs_demo::components::signatures::{Beacon, Body, Escort, Marker, Particle, Ship};
 use sigecs_demo::{level_registry, World};
-use sigecs_level::{AlignedBlob, VerifyOptions, WorldLevels, NO_ENTITY};
+use sigecs_level::{AlignedBlob, LevelWriter, VerifyOptions, WorldLevels, NO_ENTITY};
 use std::hint::black_box;
 
 const LEVEL: &[u8] = include_bytes!("../assets/level.bin");
@@ -301,5 +308,56 @@ fn level_spawn(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, level_spawn);
+/// `n` `Beacon`s (a position and a name each) whose parents make a chain `n` deep (`chain`) or
+/// a tree one level deep under entity 0.
+fn hierarchy_level(n: u32, chain: bool) -> AlignedBlob {
+    let registry = level_registry();
+    let position = registry.by_name("position").unwrap();
+    let name = registry.by_name("name").unwrap();
+    let mut w = LevelWriter::new();
+    for i in 0..n {
+        let parent = match i {
+            0 => None,
+            _ if chain => Some(i - 1),
+            _ => Some(0),
+        };
+        w.add_entity(parent).unwrap();
+        w.push(position, i, &Position(glam::Vec3::new(i as f32, 0.0, 0.0)))
+            .unwrap();
+        w.push(name, i, &DebugName::new("beacon")).unwrap();
+    }
+    AlignedBlob::from_bytes(&w.finish().unwrap())
+}
+
+fn level_depth(c: &mut Criterion) {
+    let mut g = c.benchmark_group("level_depth");
+    g.sample_size(10);
+    for n in [10_000u32, 100_000, 1_000_000] {
+        g.throughput(Throughput::Elements(u64::from(n)));
+        for (shape, chain) in [("chain", true), ("wide", false)] {
+            let blob = hierarchy_level(n, chain);
+            g.bench_function(BenchmarkId::new(shape, n), |b| {
+                b.iter_batched(
+                    World::new,
+                    |mut w| {
+                        let level = w
+                            .verify_level(
+                                black_box(&blob),
+                                level_registry(),
+                                &VerifyOptions::default(),
+                            )
+                            .unwrap();
+                        let e = w.spawn_level(&level).unwrap();
+                        assert_eq!(e.len(), n as usize);
+                        w // Dropped after the timing.
+                    },
+                    BatchSize::PerIteration,
+                )
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, level_spawn, level_depth);
 criterion_main!(benches);

@@ -25,30 +25,6 @@ use super::error::LevelError;
 use super::outside::{OutsideSave, OutsideSpawn, OutsideStores};
 use super::registry::Registration;
 
-/// The entities of the level that get an instance (those with a `local_transform`, a parent
-/// or a child), parents first.
-fn members(spawn: &OutsideSpawn<'_>, out: &mut Vec<u32>) {
-    let res = spawn.level();
-    let mut member = vec![false; res.num_entities() as usize];
-    if let Some(data) = spawn.component_of::<LocalTransform>() {
-        for e in data.entity_indices() {
-            member[e as usize] = true;
-        }
-    }
-    for (e, p) in res.parents().enumerate() {
-        if let Some(p) = p {
-            member[e] = true;
-            member[p as usize] = true;
-        }
-    }
-    out.clear();
-    out.extend(
-        res.parents_first()
-            .into_iter()
-            .filter(|&e| member[e as usize]),
-    );
-}
-
 /// The local matrix of every member (identity without a `local_transform`), by level entity.
 fn locals(spawn: &OutsideSpawn<'_>) -> Vec<Option<Mat4>> {
     let mut locals = vec![None; spawn.level().num_entities() as usize];
@@ -78,15 +54,14 @@ impl OutsideStores for TransformManager {
 
     fn prepare(&mut self, spawn: &OutsideSpawn<'_>) -> Result<(), LevelError> {
         check_locals(spawn)?;
-        let mut order = Vec::new();
-        members(spawn, &mut order);
+        let order = spawn.level().hierarchy_members();
         if order.len() > MAX_INSTANCES - self.len() {
             return Err(LevelError::Transform(TransformError::Full));
         }
         // These are the lookups `create` would do: refused here, before anything is written.
         // An empty manager holds none of the entities.
         if !self.is_empty() {
-            for &e in &order {
+            for &e in order {
                 let entity = spawn.spawned()[e as usize];
                 if let Some(instance) = self.lookup(entity) {
                     return Err(LevelError::Transform(TransformError::AlreadyPresent {
@@ -102,12 +77,11 @@ impl OutsideStores for TransformManager {
     fn write(&mut self, spawn: &OutsideSpawn<'_>) {
         let res = spawn.level();
         let spawned = spawn.spawned();
-        let mut order = Vec::new();
-        members(spawn, &mut order);
+        let order = spawn.level().hierarchy_members();
         let locals = locals(spawn);
         let mut instances: Vec<Instance> = vec![Instance::NIL; res.num_entities() as usize];
         self.reserve(order.len());
-        for &e in &order {
+        for &e in order {
             let e = e as usize;
             let local = locals[e].unwrap_or(Mat4::IDENTITY);
             let i = self
@@ -177,8 +151,7 @@ impl OutsideStores for WorldHierarchy {
 
     fn prepare(&mut self, spawn: &OutsideSpawn<'_>) -> Result<(), LevelError> {
         check_locals(spawn)?;
-        let mut order = Vec::new();
-        members(spawn, &mut order);
+        let order = spawn.level().hierarchy_members();
         // The world's hierarchy holds instances of live entities only, so none of the new
         // entities has one.
         if order.len() > self.room {
@@ -197,11 +170,12 @@ impl OutsideStores for WorldHierarchy {
 /// Gives the members of a spawned level their transforms in `world`'s own hierarchy, parents
 /// first, with the world's API (so the hierarchy stays in step with the entities). Cannot fail
 /// once [`WorldHierarchy`] prepared the spawn: the entities are alive and have no transform.
+/// Linear in the members at any depth: each link puts a fresh instance, a leaf, below its
+/// parent, which needs no cycle walk and no subtree update.
 pub(crate) fn link_in_world<M: WorldModel>(world: &mut World<M>, spawn: &OutsideSpawn<'_>) {
     let res = spawn.level();
     let spawned = spawn.spawned();
-    let mut order = Vec::new();
-    members(spawn, &mut order);
+    let order = spawn.level().hierarchy_members();
     let locals = locals(spawn);
     let nodes: Vec<(Entity, Mat4)> = order
         .iter()
@@ -215,9 +189,8 @@ pub(crate) fn link_in_world<M: WorldModel>(world: &mut World<M>, spawn: &Outside
     world
         .set_transforms(&nodes)
         .expect("the spawned entities are alive and the hierarchy has room");
-    for &e in &order {
+    for &e in order {
         if let Some(p) = res.parent(e) {
-            // Parents first: the child, fresh, has no descendant, so the link makes no cycle.
             world
                 .set_parent(spawned[e as usize], spawned[p as usize])
                 .expect("a fresh instance links below its parent");

@@ -33,6 +33,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::OnceLock;
 
 use bytemuck::Pod;
 use rustc_hash::FxHashMap;
@@ -153,6 +154,8 @@ pub struct VerifiedLevel<'r, B: ?Sized> {
     sets: Vec<Set>,
     set_components: Vec<u32>,
     plan: SpawnPlan,
+    /// [`VerifiedLevel::hierarchy_members`], worked out at the first spawn that needs it.
+    hierarchy: OnceLock<Vec<u32>>,
     /// Last, so that a `&VerifiedLevel<'_, B>` coerces to `&VerifiedLevel<'_, dyn …>`.
     blob: B,
 }
@@ -351,6 +354,7 @@ pub fn verify<'r, B: AsRef<[u8]>>(
         sets,
         set_components,
         plan,
+        hierarchy: OnceLock::new(),
         blob,
     })
 }
@@ -658,6 +662,34 @@ impl<'r, B: AsRef<[u8]> + ?Sized> VerifiedLevel<'r, B> {
             *slot += 1;
         }
         order
+    }
+
+    /// The entities that get a transform instance when the level spawns — those with a
+    /// `local_transform`, a parent or a child — parents first (the order of
+    /// [`parents_first`](VerifiedLevel::parents_first)). Worked out once, at the first call,
+    /// so every spawn of a prefab reuses it.
+    pub fn hierarchy_members(&self) -> &[u32] {
+        self.hierarchy.get_or_init(|| {
+            let mut member = vec![false; self.num_entities as usize];
+            let local = self
+                .registry
+                .by_type::<super::LocalTransform>()
+                .and_then(|r| self.component(r.name()));
+            if let Some(data) = local {
+                for e in data.entity_indices() {
+                    member[e as usize] = true;
+                }
+            }
+            for (e, p) in self.parents().enumerate() {
+                if let Some(p) = p {
+                    member[e] = true;
+                    member[p as usize] = true;
+                }
+            }
+            let mut order = self.parents_first();
+            order.retain(|&e| member[e as usize]);
+            order
+        })
     }
 
     /// The store id [`Signatures`] gave entity `e`'s set, `None` out of range.

@@ -315,7 +315,7 @@ fn tags_spawn_from_true_empty_object_or_null() {
 #[test]
 fn an_abandoned_batch_spawn_drops_each_value_once() {
     use sigecs::world::RowRun;
-    use sigecs::{AnyComponentBits, WorldModel};
+    use sigecs::WorldModel;
     use std::any::TypeId;
     type W = sigecs::World<Model>;
     let id = |t: TypeId| W::component_id(t).unwrap();

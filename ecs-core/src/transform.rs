@@ -369,8 +369,6 @@ impl Clone for TransformManager {
             map: self.map.clone(),
             stale: Vec::new(),
             gc_state: self.gc_state,
-            #[cfg(feature = "level")]
-            spawn_members: self.spawn_members.clone(),
         }
     }
 }

@@ -160,9 +160,19 @@ impl fmt::Display for LevelReport {
         for s in &self.sets {
             write!(
                 f,
-                "\n  {{{}}}: {} entities (store {})",
-                s.components.join(", "),
+                "\n  {}: {} {} (store {})",
+                // As a world's `ComponentSet` writes a set: `LOCAL_TRANSFORM | POSITION`.
+                s.components
+                    .iter()
+                    .map(|c| sigecs_rules::constant_case(c))
+                    .collect::<Vec<_>>()
+                    .join(" | "),
                 s.entities,
+                if s.entities == 1 {
+                    "entity"
+                } else {
+                    "entities"
+                },
                 s.store
             )?;
         }

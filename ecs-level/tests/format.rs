@@ -693,6 +693,19 @@ fn inspect_reports_counts_depth_and_bytes() {
     );
     assert!(text.contains("pod, 12 bytes"), "{text}");
     assert!(text.contains("component sets: 4"), "{text}");
+    // Each set as a world's `ComponentSet` writes it, with its entities.
+    let sets: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("component sets"))
+        .skip(1)
+        .collect();
+    assert_eq!(sets.len(), 4, "{text}");
+    assert!(
+        sets.iter()
+            .all(|l| l.starts_with("  ") && l.contains(": 1 entity (store ")),
+        "{text}"
+    );
+    assert!(sets.iter().any(|l| l.contains("POSITION")), "{text}");
     assert!(inspect(&blob[..10], &registry).is_err());
 }
 

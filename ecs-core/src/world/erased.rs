@@ -76,10 +76,7 @@ impl<M: WorldModel> World<M> {
     /// stores), or an undeclared set in a strict world ([`WorldError::NoSignature`]).
     pub fn signature_of_set(set: M::Set) -> Result<Option<u32>, WorldError> {
         let components = M::components();
-        let names = || {
-            let names: Vec<&str> = components.iter().map(|c| c.name).collect();
-            super::set_names(set.ids(), &names)
-        };
+        let names = || super::set_names::<M>(set);
         for c in set.ids() {
             match components.get(c as usize) {
                 None => {
@@ -124,7 +121,7 @@ impl<M: WorldModel> World<M> {
             stores.push(Self::signature_of_set(set)?);
         }
         let total = batches.iter().fold(0usize, |t, b| t.saturating_add(b.1));
-        let available = self.table.entities().available();
+        let available = self.locations.entities().available();
         if total > available {
             return Err(WorldError::Entity(EntityError::Exhausted {
                 requested: total,
@@ -152,7 +149,7 @@ impl<M: WorldModel> World<M> {
             start += count;
         }
         let mut ids = Vec::with_capacity(total);
-        self.table
+        self.locations
             .create_runs(&runs, &mut ids)
             .map_err(WorldError::Entity)?;
         for (i, &(store, _, _)) in runs.iter().enumerate() {
@@ -173,7 +170,7 @@ impl<M: WorldModel> World<M> {
     /// The components `entity` holds in its store (sparse components, kept beside the
     /// stores, are not among them), in its store's slot order; `None` when it is not alive.
     pub fn components_of(&self, entity: Entity) -> Option<ComponentValues<'_>> {
-        let loc = self.table.locate(entity)?;
+        let loc = self.locations.locate(entity)?;
         Some(ComponentValues {
             store: &self.stores[loc.store as usize],
             components: M::components(),
@@ -265,7 +262,7 @@ impl<M: WorldModel> PendingSpawn<'_, M> {
                 );
             }
         }
-        let stamp = self.world.table.stamp();
+        let stamp = self.world.locations.stamp();
         for b in &self.batches {
             let ids = &self.ids[b.start..b.start + b.count];
             // SAFETY: every slot of the batch's rows holds a value (checked above); the rows
@@ -288,7 +285,7 @@ impl<M: WorldModel> Drop for PendingSpawn<'_, M> {
             return;
         }
         for &id in &self.ids {
-            self.world.table.destroy(id);
+            self.world.locations.destroy(id);
         }
         let components = M::components();
         let mut panic = None;

@@ -128,8 +128,8 @@ fn undeclared_sets_spawn_into_dynamic_stores_and_save_back() {
     let (mut w, old) = prefilled();
     let e = w.spawn_level(&res).unwrap();
     w.check_invariants().unwrap();
-    assert_eq!(w.signature_name_of(e[0]), Some("{L, N, P}"));
-    assert_eq!(w.signature_name_of(e[2]), Some("{N}"));
+    assert_eq!(w.signature_name_of(e[0]), Some("L | N | P"));
+    assert_eq!(w.signature_name_of(e[2]), Some("N"));
     assert_eq!(w.signature_name_of(e[4]), Some("PL"));
     assert_eq!(w.get::<N>(e[3]).map(|n| n.0.as_str()), Some("b"));
     assert_eq!(w.get::<L>(e[0]), Some(&L(e[3])));
@@ -147,7 +147,7 @@ fn undeclared_sets_spawn_into_dynamic_stores_and_save_back() {
     assert_eq!(w.remove::<L>(e[0]), Ok(L(e[3])));
     assert_eq!(w.signature_name_of(e[0]), Some("PN"));
     assert_eq!(w.insert(e[0], L(e[1])), Ok(None));
-    assert_eq!(w.signature_name_of(e[0]), Some("{L, N, P}"));
+    assert_eq!(w.signature_name_of(e[0]), Some("L | N | P"));
     assert_eq!(w.get::<N>(e[0]).map(|n| n.0.as_str()), Some("a"));
     w.check_invariants().unwrap();
 }
@@ -167,8 +167,8 @@ fn a_strict_world_refuses_undeclared_sets_with_inserts_words() {
     };
     assert_eq!(
         message,
-        "{L, N, P} is not a declared signature. Declare the set with \
-         `#[derive(Signature)]` (a struct with one field per component of {L, N, P}) in a \
+        "`L | N | P` is not a declared signature. Declare the set with \
+         `#[derive(Signature)]` (a struct with one field per component of `L | N | P`) in a \
          scanned file"
     );
     // `insert` words the same set the same way.

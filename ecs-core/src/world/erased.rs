@@ -574,7 +574,7 @@ mod tests {
         assert_eq!(
             W::signature_of_set(set(&[A_ID, S_ID])),
             Err(WorldError::SparseInSet {
-                set: "{A, S}".into(),
+                set: "A | S".into(),
                 component: "S"
             })
         );
@@ -631,7 +631,7 @@ mod tests {
             [None, Some(20), Some(21)]
         );
         assert_eq!((a(ids[5]), b(ids[5])), (Some(31), Some(300)));
-        assert_eq!(w.signature_name_of(ids[3]), Some("{B}"));
+        assert_eq!(w.signature_name_of(ids[3]), Some("B"));
         assert_eq!(w.undeclared()[0].rows, 2);
         assert_eq!(
             w.store::<crate::test_model::AB>().entities(),

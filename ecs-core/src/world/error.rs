@@ -144,15 +144,20 @@ impl fmt::Display for WorldError {
                 }
                 Ok(())
             }
-            WorldError::NoSignature { set } => write!(
-                f,
-                "{set} is not a declared signature. Declare the set with `#[derive(Signature)]` \
-                 (a struct with one field per component of {set}) in a scanned file"
-            ),
+            WorldError::NoSignature { set } => {
+                let set = shown(set);
+                write!(
+                    f,
+                    "{set} is not a declared signature. Declare the set with \
+                     `#[derive(Signature)]` (a struct with one field per component of {set}) in a \
+                     scanned file"
+                )
+            }
             WorldError::SparseInSet { set, component } => write!(
                 f,
-                "{set} holds `{component}`, a sparse component, which lives beside the stores: \
-                 spawn the set without it and insert it afterwards"
+                "{} holds `{component}`, a sparse component, which lives beside the stores: \
+                 spawn the set without it and insert it afterwards",
+                shown(set)
             ),
             WorldError::NotInWorld { kind, type_name } => write!(
                 f,

@@ -68,7 +68,9 @@ pub use entity::Entity;
 pub use events::{Event, EventReader};
 pub use model::{ComponentOf, EventOf, ResourceOf, SignatureOf, WorldModel};
 pub use schedule::Commands;
-pub use set::{AnyComponentBits, ComponentBits};
+#[doc(hidden)]
+pub use set::AnyComponentBits;
+pub use set::ComponentBits;
 pub use sigecs_derive::{system, Component, Event, Resource, Signature, SoaManager};
 pub use stats::{CacheStats, Layout, StoreStats, WorldStats};
 pub use world::{Change, CommandErrors, CommandFailure, UndeclaredSet, World, WorldError};

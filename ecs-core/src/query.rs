@@ -27,18 +27,12 @@ use crate::set::AnyComponentBits;
 use crate::world::{World, WorldError};
 use std::marker::PhantomData;
 
-/// A column of one component in one store: the first value and the step between values.
-#[derive(Clone, Copy, Debug)]
-pub struct RawColumn {
-    /// Address of row 0's value (dangling but aligned for an empty store or a zero-sized type).
-    pub ptr: *mut u8,
-    /// Bytes between consecutive rows' values.
-    pub stride: usize,
-}
+pub(crate) use crate::storage::RawColumn;
 
 /// How a query element reaches its component in one store: a column of the store (row `r` at
 /// `ptr + r * stride`), or, for a sparse component, the component's sparse set through the
 /// slot of each row's entity.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct ColumnState {
     column: RawColumn,
@@ -162,6 +156,7 @@ impl ColumnState {
 }
 
 /// Components a query reads and writes, for the aliasing check, as sets of the world's width.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Access<S> {
     borrows: Borrows<S>,
@@ -223,15 +218,21 @@ pub unsafe trait Fetch<'w, M: WorldModel> {
     /// What the query yields for this element.
     type Item;
     /// Per-store state (column pointers).
+    #[doc(hidden)]
     type State: Copy;
+    #[doc(hidden)]
     /// Records the element's borrows.
     fn access(access: &mut Access<M::Set>);
+    #[doc(hidden)]
     /// Component bits a store must have.
     fn required() -> M::Set;
+    #[doc(hidden)]
     /// Component name used in errors for a missing required component.
     fn required_name() -> Option<&'static str>;
+    #[doc(hidden)]
     /// Column state for `store`, which has every required component.
     fn prepare(world: &World<M>, store: usize) -> Self::State;
+    #[doc(hidden)]
     /// The state over the set of sparse component `lead` instead of a store, row `r` being
     /// the set's `r`th value and entity: a query whose elements all have one walks that set.
     /// `None` (the default) when the element cannot be reached from there (a table
@@ -240,6 +241,7 @@ pub unsafe trait Fetch<'w, M: WorldModel> {
         let _ = (world, lead);
         None
     }
+    #[doc(hidden)]
     /// The item at `row`.
     ///
     /// # Safety
@@ -247,6 +249,7 @@ pub unsafe trait Fetch<'w, M: WorldModel> {
     /// state came from `prepare` or `prepare_walk` under the borrow the items live for, and
     /// the access check passed.
     unsafe fn fetch(state: Self::State, row: usize) -> Self::Item;
+    #[doc(hidden)]
     /// Are the values of `state`'s store packed (row `r`'s value `r` places after row 0's: a
     /// column of the component's type, not a sparse set)? Then [`Fetch::fetch_packed`] gives
     /// the same items as `fetch` with a constant step, which a loop can vectorize.
@@ -255,6 +258,7 @@ pub unsafe trait Fetch<'w, M: WorldModel> {
         let _ = state;
         false
     }
+    #[doc(hidden)]
     /// [`Fetch::fetch`] for a packed state.
     ///
     /// # Safety
@@ -470,10 +474,13 @@ unsafe impl<'w, M: WorldModel> Fetch<'w, M> for Entity {
 /// A filter on the stores a query visits: `()`, [`With<C>`], [`Without<C>`], [`Changed<C>`],
 /// or a tuple.
 pub trait Filter<M: WorldModel> {
+    #[doc(hidden)]
     /// Components a store must have.
     fn required() -> M::Set;
+    #[doc(hidden)]
     /// Components a store must not have.
     fn excluded() -> M::Set;
+    #[doc(hidden)]
     /// Components whose changes the query keeps to: it visits only the chunks of rows where
     /// one of them changed (see [`World::query_changed`]).
     fn changed() -> M::Set {
@@ -538,28 +545,37 @@ pub unsafe trait Query<'w, M: WorldModel> {
     /// What the query yields.
     type Item;
     /// Per-store state.
+    #[doc(hidden)]
     type State: Copy;
+    #[doc(hidden)]
     /// Records all borrows.
     fn access(access: &mut Access<M::Set>);
+    #[doc(hidden)]
     /// Component bits a store must have.
     fn required() -> M::Set;
+    #[doc(hidden)]
     /// Name of a required component missing from `mask`, for errors.
     fn first_missing(mask: M::Set) -> Option<&'static str>;
+    #[doc(hidden)]
     /// Column state for `store`.
     fn prepare(world: &World<M>, store: usize) -> Self::State;
+    #[doc(hidden)]
     /// The state over the set of sparse component `lead`, if every element has one
     /// ([`Fetch::prepare_walk`]; `None`, the default, walks no set).
     fn prepare_walk(world: &World<M>, lead: u32) -> Option<Self::State> {
         let _ = (world, lead);
         None
     }
+    #[doc(hidden)]
     /// The item at `row`.
     ///
     /// # Safety
     /// As [`Fetch::fetch`].
     unsafe fn fetch(state: Self::State, row: usize) -> Self::Item;
+    #[doc(hidden)]
     /// Is every element's state packed ([`Fetch::packed`])?
     fn packed(state: &Self::State) -> bool;
+    #[doc(hidden)]
     /// [`Query::fetch`] for a packed state.
     ///
     /// # Safety

@@ -29,6 +29,9 @@ use std::ops::{BitAnd, BitOr, BitXor, Not};
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ComponentBits<const W: usize>([u64; W]);
 
+// The set operations a person uses are bitflags' on the world's `ComponentSet`; these are the
+// runtime's and the generated code's (const, for the generated tables).
+#[doc(hidden)]
 impl<const W: usize> ComponentBits<W> {
     /// The empty set.
     pub const EMPTY: Self = ComponentBits([0; W]);
@@ -335,6 +338,7 @@ mod sealed {
 
 /// A [`ComponentBits`] of any width: what code generic over a world uses for its sets.
 /// Implemented by [`ComponentBits<W>`] only; each method is the inherent one of that name.
+#[doc(hidden)]
 pub trait AnyComponentBits:
     sealed::Sealed
     + Copy

@@ -280,7 +280,8 @@ impl Surface {
                                 &name,
                                 &format!(": {}", text(&f.sig)),
                                 &f.attrs,
-                                hidden_module,
+                                // A hidden trait's methods are hidden with it.
+                                hidden_module || hidden(&t.attrs),
                             );
                         }
                     }

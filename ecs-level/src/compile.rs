@@ -322,7 +322,7 @@ impl<'r> EntityCompiler<'r> {
         state.finish()
     }
 
-    /// Compiles a JSON document held as a [`Value`] (see the [module docs](self) for its
+    /// Compiles a JSON document held as a [`Value`] (see the module docs (in the source) for its
     /// shape): writes it out as text and compiles that with
     /// [`compile_str`](Self::compile_str).
     pub fn compile(&self, json: &Value) -> Result<Vec<u8>, CompileError> {

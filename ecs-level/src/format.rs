@@ -117,7 +117,7 @@ pub(crate) const fn fnv1a64(bytes: &[u8]) -> u64 {
     hash
 }
 
-/// The stable 64-bit identifier of a component's level name: [`fnv1a64`] of its UTF-8 bytes.
+/// The stable 64-bit identifier of a component's level name: the 64-bit FNV-1a hash of its UTF-8 bytes.
 /// It depends on the name alone, never on declaration order or type layout, so renaming a Rust
 /// type keeps its blobs valid while renaming its level name does not.
 ///

@@ -47,7 +47,7 @@ use super::write::LevelWriter;
 use sigecs::entity::Entity;
 
 /// A manager that keeps level components outside the signature stores: it takes them when a
-/// level spawns and writes them back when entities are saved. See the [module docs](self).
+/// level spawns and writes them back when entities are saved. See the module docs (in the source).
 ///
 /// A spawner checks in [`prepare`](Self::prepare) everything that could make
 /// [`write`](Self::write) fail; `write` then only writes. If `prepare` changes the manager, it

@@ -171,7 +171,7 @@ impl<B: ?Sized> fmt::Debug for VerifiedLevel<'_, B> {
 }
 
 /// Verifies `blob` against `registry`, asking `signatures` for each entity's store. See the
-/// [module docs](self) for every check.
+/// module docs (in the source) for every check.
 ///
 /// ```
 /// use sigecs_level::{verify, AnySet, EntityCompiler, Registration, Registry, VerifyOptions};

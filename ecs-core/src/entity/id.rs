@@ -33,6 +33,7 @@ pub const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 pub const GENERATION_MASK: u32 = u32::MAX >> (32 - GENERATION_BITS);
 /// The largest number of slots (live or free) a manager can hold: 2^22, under both layouts.
 pub const MAX_ENTITIES: usize = 1 << INDEX_BITS;
+#[doc(hidden)]
 /// Freed indices are reused only while more than this many wait in the queue (first in, first
 /// out), so a stale id stays dead for many creates (see the module docs, "Collisions").
 pub const MINIMUM_FREE_INDICES: usize = 1024;

@@ -108,6 +108,7 @@ impl EntityManager {
         self.len() == 0
     }
 
+    #[doc(hidden)]
     /// Number of slots ever issued (live and free): the length per-entity arrays need. Ids
     /// reserved and not yet flushed may lie beyond it.
     #[inline]
@@ -219,6 +220,7 @@ impl EntityManager {
         true
     }
 
+    #[doc(hidden)]
     /// Reserves an id through `&self`, from any number of threads at once, in the spirit of
     /// hecs' `reserve_entity`: the id is not alive yet, but no create and no other reservation
     /// will issue it. [`EntityManager::flush_reserved`] makes every reserved id alive. Fails,
@@ -269,6 +271,7 @@ impl EntityManager {
         }
     }
 
+    #[doc(hidden)]
     /// Makes every reserved id alive and calls `placed` with each, in reservation order, so the
     /// caller can place (or destroy) the new entities. Does nothing when nothing is reserved.
     ///
@@ -289,6 +292,7 @@ impl EntityManager {
         }
     }
 
+    #[doc(hidden)]
     /// An id that is not alive now: the last slot's index with a generation that slot does
     /// not have. It is stale like a despawned entity's id, and follows the same rule: it can
     /// only come back once that slot's generation wraps around to it. What a reservation that
@@ -303,6 +307,7 @@ impl EntityManager {
         Entity::new(index, generation)
     }
 
+    #[doc(hidden)]
     /// Number of ids reserved and not yet flushed.
     #[inline]
     pub fn reserved_len(&self) -> usize {
@@ -328,6 +333,7 @@ impl EntityManager {
         self.hooks.len() != before
     }
 
+    #[doc(hidden)]
     /// Number of freed indices waiting for reuse.
     pub fn free_len(&self) -> usize {
         self.free.len()

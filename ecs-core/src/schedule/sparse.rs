@@ -8,7 +8,8 @@ use crate::entity::Entity;
 use crate::storage::SparseSet;
 use std::marker::PhantomData;
 
-/// The world's sparse sets, lent to one pass.
+/// The world's sparse sets, lent to one pass (the generated passes' machinery).
+#[doc(hidden)]
 pub struct SparseSets<'w> {
     pub(crate) sets: &'w [SparseSet],
     /// Per component id, the index of its set (`u32::MAX` for a store component).

@@ -23,6 +23,7 @@ pub trait Columns: Sized + sealed::Sealed {
         Self: 'a;
 
     /// The field column descriptions, in tuple order.
+    #[doc(hidden)]
     fn column_infos() -> Vec<ColumnInfo>;
 
     /// Writes the fields into row `row`.

@@ -5,7 +5,7 @@
 //!
 //! # Design
 //!
-//! - **A column per field.** [`SoaBuffer`] holds the entity column and one column per field,
+//! - **A column per field.** `SoaBuffer` holds the entity column and one column per field,
 //!   each its own allocation: the type-erased column of the world's stores
 //!   (`storage/column.rs`), so growth, alignment and dropping are written once for both. The
 //!   buffer keeps the length and grows every column together (the classic SoA manager's
@@ -16,7 +16,7 @@
 //!   field (0.9M of them growing) against 396.7M in one block (17.1M growing), by callgrind
 //!   over `benches/instructions.rs`'s `soa_churn` and `soa_churn_presized`.
 //! - **Type-erased runtime, thin typed layer.** The buffer knows each column only by its
-//!   [`ColumnInfo`] (element layout and drop function). [`SoaStore<C, L>`] adds the typed view:
+//!   `ColumnInfo` (element layout and drop function). [`SoaStore<C, L>`] adds the typed view:
 //!   `C` is a tuple of field types (up to 16 fields; sealed trait [`Columns`]) and `L` the
 //!   entity → instance [`Lookup`]. All `unsafe` code of the module lives in these two types and
 //!   in the sealed [`Columns`] implementations for tuples. The managers `#[derive(SoaManager)]`
@@ -47,7 +47,7 @@
 //!
 //! # Files
 //!
-//! One concept per file: `buffer.rs` ([`ColumnInfo`], [`SoaBuffer`]), `columns.rs` (the
+//! One concept per file: `buffer.rs` (`ColumnInfo`, `SoaBuffer`), `columns.rs` (the
 //! [`Columns`] tuples), `lookup.rs` ([`Lookup`], [`HashLookup`], [`DenseLookup`]), `instance.rs`
 //! ([`Instance`], [`SoaError`]), `queue.rs` ([`DestroyQueue`]), `store.rs` ([`SoaStore`]),
 //! `manager.rs` ([`SoaManager`] and the macro behind `#[derive(SoaManager)]`). Unit tests sit
@@ -56,7 +56,7 @@
 //!
 //! # Safety
 //!
-//! Invariants the `unsafe` code relies on, established in [`SoaBuffer::new`] and kept by every
+//! Invariants the `unsafe` code relies on, established in `SoaBuffer::new` and kept by every
 //! method:
 //!
 //! - Every column has room for at least `capacity` elements, at a pointer aligned for its
@@ -153,7 +153,8 @@ mod manager;
 mod queue;
 mod store;
 
-pub use buffer::{ColumnInfo, SoaBuffer};
+// The type-erased buffer is the stores' machinery, named in `Columns`' hidden methods only.
+pub(crate) use buffer::{ColumnInfo, SoaBuffer};
 pub use columns::Columns;
 pub use instance::{Instance, SoaError};
 pub use lookup::{DenseLookup, HashLookup, Lookup};

@@ -18,7 +18,7 @@ const GC_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
 pub const MAX_INSTANCES: usize = u32::MAX as usize;
 
 /// A part-2 component manager for the field tuple `C`, with entity lookup `L`: what the
-/// generated managers wrap. Field `k` of `C` is column `k + 1` of the [`SoaBuffer`].
+/// generated managers wrap. Field `k` of `C` is column `k + 1` of the type-erased buffer.
 pub struct SoaStore<C: Columns, L: Lookup = HashLookup> {
     buf: SoaBuffer,
     lookup: L,
@@ -105,8 +105,9 @@ impl<C: Columns, L: Lookup> SoaStore<C, L> {
         self.buf.allocate(self.buf.len());
     }
 
-    /// The type-erased buffer, e.g. to inspect the memory layout.
-    pub fn buffer(&self) -> &SoaBuffer {
+    /// The type-erased buffer.
+    #[cfg(test)]
+    pub(crate) fn buffer(&self) -> &SoaBuffer {
         &self.buf
     }
 

@@ -479,3 +479,13 @@ mod tests {
         }
     }
 }
+
+/// A column of one component in one store: the first value and the step between values (a
+/// column of the component's type, or a field of a row struct).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawColumn {
+    /// Address of row 0's value (dangling but aligned for an empty store or a zero-sized type).
+    pub(crate) ptr: *mut u8,
+    /// Bytes between consecutive rows' values.
+    pub(crate) stride: usize,
+}

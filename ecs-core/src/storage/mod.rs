@@ -12,7 +12,7 @@ mod store;
 mod versions;
 
 pub use column::ColumnType;
-pub(crate) use column::{copy_bytes, Column};
+pub(crate) use column::{copy_bytes, Column, RawColumn};
 pub(crate) use sparse::SparseSet;
 pub use store::Store;
 pub use versions::CHUNK;

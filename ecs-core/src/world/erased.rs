@@ -48,7 +48,7 @@ struct Batch {
 }
 
 /// A spawn in progress ([`World::begin_spawn`]): ids issued, rows reserved, components being
-/// written. See the [module docs](self).
+/// written. See the module docs (in the source).
 pub struct PendingSpawn<'w, M: WorldModel> {
     world: &'w mut World<M>,
     batches: Vec<Batch>,

@@ -348,6 +348,7 @@ impl<M: WorldModel> World<M> {
         self.locations.advance()
     }
 
+    #[doc(hidden)]
     /// The entity manager, e.g. to check ids or count slots.
     pub fn entity_manager(&self) -> &EntityManager {
         self.locations.entities()
@@ -425,6 +426,7 @@ impl<M: WorldModel> World<M> {
         }
     }
 
+    #[doc(hidden)]
     /// Number of rows system `index` (declaration order) visits: the entities of its stores.
     pub fn system_rows(&self, index: usize) -> usize {
         let Some(system) = M::systems().get(index) else {
@@ -475,6 +477,7 @@ impl<M: WorldModel> World<M> {
         self.deterministic
     }
 
+    #[doc(hidden)]
     /// The time this world has spent applying its systems' commands, in all: after each pass
     /// that issued any, on the calling thread, one command after another. It is the part of a
     /// frame that no thread count speeds up, so profiles and Amdahl bounds count it apart from
@@ -565,7 +568,7 @@ impl<M: WorldModel> World<M> {
         store: usize,
         c: u32,
         written: bool,
-    ) -> Option<crate::query::RawColumn> {
+    ) -> Option<crate::storage::RawColumn> {
         let k = self.slot_index(store as u32, c)?;
         let s = &self.stores[store];
         let slot = s.info().slots[k];
@@ -573,7 +576,7 @@ impl<M: WorldModel> World<M> {
         if written {
             column.mark_written(self.locations.stamp());
         }
-        Some(crate::query::RawColumn {
+        Some(crate::storage::RawColumn {
             ptr: column.base().wrapping_add(slot.offset as usize),
             stride: column.ty().size,
         })

@@ -304,11 +304,11 @@ impl<M: WorldModel> World<M> {
     /// Sparse component `c`'s values for a query: (base and stride of the values, the set's
     /// slots), if `c` is sparse. A row's value is found through its entity's slot (see
     /// [`SparseSet::raw`]).
-    pub(crate) fn sparse_column(&self, c: u32) -> Option<(crate::query::RawColumn, &[u32])> {
+    pub(crate) fn sparse_column(&self, c: u32) -> Option<(crate::storage::RawColumn, &[u32])> {
         let set = self.sparse.set(c)?;
         let (ptr, slots) = set.raw();
         Some((
-            crate::query::RawColumn {
+            crate::storage::RawColumn {
                 ptr,
                 stride: set.ty().size,
             },

@@ -22,7 +22,8 @@
 //! the difference is the cost of growing), `add_remove` (10,000 entities with an `A`: insert a
 //! `B` into each, then remove it, moving every entity between two declared stores and back) and
 //! `add_remove_dynamic` (the same with a component no signature declares with `A`) and
-//! `add_remove_sparse` (the same with a `#[component(sparse)]` one).
+//! `add_remove_sparse` (the same with a `#[component(sparse)]` one), and `spawn` (10,000
+//! `spawn`s of simple_iter's signature into a world that reuses its rows, then `clear`).
 
 #![allow(missing_docs)]
 
@@ -42,7 +43,7 @@ fn main() {
     let (workload, iterations) = match (args.get(1), args.get(2)) {
         (Some(w), Some(n)) => (w.as_str(), n.parse::<usize>().expect("ITERATIONS")),
         _ => {
-            eprintln!("usage: instructions simple_iter|query_next|query_fold|schedule|frag_iter|frag_query|frag_sparse|frag_query_sparse|frag_tables|frag_floor|soa_churn|soa_churn_presized|add_remove|add_remove_dynamic|add_remove_sparse ITERATIONS");
+            eprintln!("usage: instructions simple_iter|query_next|query_fold|schedule|frag_iter|frag_query|frag_sparse|frag_query_sparse|frag_tables|frag_floor|soa_churn|soa_churn_presized|add_remove|add_remove_dynamic|add_remove_sparse|spawn ITERATIONS");
             std::process::exit(2);
         }
     };
@@ -135,6 +136,21 @@ fn main() {
         "soa_churn_presized" => {
             for _ in 0..iterations {
                 soa_churn(true);
+            }
+        }
+        "spawn" => {
+            let mut w = columns::world(0);
+            for _ in 0..iterations {
+                let w = black_box(&mut w);
+                for _ in 0..ROWS {
+                    w.spawn(columns::Data {
+                        transform: si::Transform(glam::Mat4::IDENTITY),
+                        position: si::Position(glam::Vec3::X),
+                        rotation: si::Rotation(glam::Vec3::X),
+                        velocity: si::Velocity(glam::Vec3::X),
+                    });
+                }
+                w.clear();
             }
         }
         "add_remove" => add_remove(iterations, Target::Declared),

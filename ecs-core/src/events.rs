@@ -101,6 +101,33 @@ impl<E> Events<E> {
     }
 }
 
+/// Copying a queue for world states (`crate::state`).
+impl<E: Clone> Events<E> {
+    /// Makes this queue a copy of `other`, reusing its allocation (`clone_from` of each event).
+    pub(crate) fn clone_from_queue(&mut self, other: &Self) {
+        self.events.clone_from(&other.events);
+        self.first = other.first;
+        self.frame = other.frame;
+    }
+
+    /// A copy of the queue.
+    pub(crate) fn cloned_queue(&self) -> Self {
+        Events {
+            events: self.events.clone(),
+            first: self.first,
+            frame: self.frame,
+        }
+    }
+}
+
+impl<E> Events<E> {
+    /// The sequence numbers of the oldest event kept and of the current frame's first: with
+    /// the events, what a checksum covers.
+    pub(crate) fn sequence(&self) -> (u64, u64) {
+        (self.first, self.frame)
+    }
+}
+
 /// The events a system has not read yet, oldest first (an `&EventReader<E>` parameter).
 pub struct EventReader<'a, E> {
     events: &'a [E],

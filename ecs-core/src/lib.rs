@@ -14,6 +14,8 @@
 //! - [`query`]: run-time queries over the stores chosen by bitmask.
 //! - [`schedule`]: parallel passes, [`Commands`], and the stage plan.
 //! - [`stats`]: memory statistics and the memory-efficiency measure.
+//! - [`state`]: world states: save, load and checksum a world's whole simulated state, for
+//!   rollback networking (worlds that opt in with `Builder::rollback`).
 //! - [`soa`]: classic structure-of-arrays component managers.
 //! - `transform` (cargo feature `transform`): the transform hierarchy, with
 //!   glam's matrices (glam is re-exported as `sigecs::glam`).
@@ -49,6 +51,7 @@ mod plural;
 pub mod schedule;
 pub mod set;
 pub mod soa;
+pub mod state;
 pub mod stats;
 #[doc(hidden)]
 mod storage;

@@ -119,6 +119,11 @@ pub use crate::model::tables::{
     StoreInfo, SystemInfo, Tables, Transition, TypedMove,
 };
 pub use crate::storage::{ColumnType, Store};
+// World states: what an opted-in world's generated code names.
+pub use crate::state::ops::{
+    clone_saved, cloned, hash_value_bytes, hash_value_with, CloneNewFn, CloneOverFn,
+    ComponentState, Copying, DefaultFn, EventState, HashFn, Restored, Saved, StateTables,
+};
 pub use crate::world::table::{EntityLocations, Location};
 
 use crate::entity::{Entity, EntityManager};

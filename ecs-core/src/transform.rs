@@ -1227,6 +1227,47 @@ impl Iterator for Children<'_> {
 
 impl FusedIterator for Children<'_> {}
 
+/// The world-owned hierarchy in world states (`crate::state`).
+impl TransformManager {
+    /// Makes `into` a copy of this manager, reusing its allocations (the instances, their
+    /// links and matrices, the entity map, and what `set_local_many` and `gc` keep between
+    /// calls; not the scratch of a call).
+    pub(crate) fn save_into(&self, into: &mut TransformManager) {
+        into.entity.clone_from(&self.entity);
+        into.local.clone_from(&self.local);
+        into.world.clone_from(&self.world);
+        into.parent.clone_from(&self.parent);
+        into.first_child.clone_from(&self.first_child);
+        into.next_sibling.clone_from(&self.next_sibling);
+        into.prev_sibling.clone_from(&self.prev_sibling);
+        into.map.clone_from(&self.map);
+        into.marks.clone_from(&self.marks);
+        into.epoch = self.epoch;
+        into.gc_state = self.gc_state;
+    }
+
+    /// Feeds the hierarchy into a checksum: every instance's entity, matrices and links, in
+    /// instance order.
+    pub(crate) fn hash_into(&self, h: &mut crate::state::hash::StateHasher) {
+        h.write_word(self.len() as u64);
+        for e in &self.entity {
+            h.write_word(u64::from(e.to_bits()));
+        }
+        h.write_bytes(bytemuck::cast_slice(&self.local));
+        h.write_bytes(bytemuck::cast_slice(&self.world));
+        for links in [
+            &self.parent,
+            &self.first_child,
+            &self.next_sibling,
+            &self.prev_sibling,
+        ] {
+            for i in links {
+                h.write_bytes(&i.0.to_le_bytes());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

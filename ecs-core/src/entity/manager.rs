@@ -448,6 +448,62 @@ fn run_hooks_guarded(hooks: &mut [(DestroyHookId, DestroyHook)], e: Entity) {
     }
 }
 
+/// The manager's ids as a world state keeps them: every slot's generation, the free queue
+/// (oldest first) and its bits, and the pending reservations. Destroy hooks are not state.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct EntityImage {
+    generation: Vec<Generation>,
+    free: Vec<u32>,
+    free_bits: Vec<u64>,
+    reserved: usize,
+}
+
+impl EntityImage {
+    /// Feeds the ids into a checksum: generations, the free queue in order, reservations.
+    pub(crate) fn hash_into(&self, h: &mut crate::state::hash::StateHasher) {
+        h.write_word(self.generation.len() as u64);
+        h.write_bytes(bytemuck::cast_slice(&self.generation));
+        h.write_word(self.free.len() as u64);
+        h.write_bytes(bytemuck::cast_slice(&self.free));
+        h.write_word(self.reserved as u64);
+    }
+}
+
+/// Saving and loading the ids of a world state.
+impl EntityManager {
+    /// Copies the ids into `image`, reusing its allocations.
+    pub(crate) fn save_image(&self, image: &mut EntityImage) {
+        image.generation.clone_from(&self.generation);
+        let (front, back) = self.free.as_slices();
+        image.free.clear();
+        image.free.extend_from_slice(front);
+        image.free.extend_from_slice(back);
+        image.free_bits.clone_from(&self.free_bits);
+        image.reserved = self.reserved_len();
+    }
+
+    /// Makes the ids those of `image` (the next create issues what it issued after the save).
+    /// Calls no hook.
+    pub(crate) fn load_image(&mut self, image: &EntityImage) {
+        self.generation.clone_from(&image.generation);
+        self.free.clear();
+        self.free.extend(image.free.iter().copied());
+        self.free_bits.clone_from(&image.free_bits);
+        *self.reserved.get_mut() = image.reserved;
+    }
+
+    /// Feeds the ids into a checksum, as [`EntityImage::hash_into`] does for an image.
+    pub(crate) fn hash_into(&self, h: &mut crate::state::hash::StateHasher) {
+        h.write_word(self.generation.len() as u64);
+        h.write_bytes(bytemuck::cast_slice(&self.generation));
+        h.write_word(self.free.len() as u64);
+        let (front, back) = self.free.as_slices();
+        h.write_bytes(bytemuck::cast_slice(front));
+        h.write_bytes(bytemuck::cast_slice(back));
+        h.write_word(self.reserved_len() as u64);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -90,4 +90,5 @@ pub use id::{
     Entity, EntityBits, Generation, GENERATION_BITS, GENERATION_MASK, INDEX_BITS, INDEX_MASK,
     MAX_ENTITIES, MINIMUM_FREE_INDICES,
 };
+pub(crate) use manager::EntityImage;
 pub use manager::{DestroyHookId, EntityError, EntityManager};

@@ -13,6 +13,8 @@ mod versions;
 
 pub use column::ColumnType;
 pub(crate) use column::{copy_bytes, Column, RawColumn};
-pub(crate) use sparse::SparseSet;
+pub(crate) use sparse::{SparseImage, SparseSet, StagedSet};
 pub use store::Store;
+pub(crate) use store::{slot_plans, Graveyard, LoadPlan, SlotPlan, Staged, StoreImage};
 pub use versions::CHUNK;
+pub(crate) use versions::{tick, TICK_BITS};

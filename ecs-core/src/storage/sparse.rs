@@ -6,6 +6,8 @@
 
 use super::{copy_bytes, Column, ColumnType};
 use crate::entity::Entity;
+use crate::state::hash::StateHasher;
+use crate::state::ops::{Copying, HashFn};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One sparse component's values, type-erased like a [`Column`].
@@ -80,7 +82,8 @@ impl SparseSet {
     /// Was the value at `at` written after `since`?
     #[inline]
     pub(crate) fn changed(&self, at: usize, since: u64) -> bool {
-        self.stamps[at].max(self.written.load(Ordering::Relaxed)) > since
+        let (value, all) = (self.stamps[at], self.written.load(Ordering::Relaxed));
+        super::versions::tick(value).max(super::versions::tick(all)) > super::versions::tick(since)
     }
 
     /// Records a write of the value at `at`.
@@ -233,6 +236,304 @@ impl SparseSet {
 impl Drop for SparseSet {
     fn drop(&mut self) {
         self.clear();
+    }
+}
+
+/// A sparse set's values as a world state keeps them: copied whole at every save (a sparse
+/// component is on few entities; its values move on every removal, so chunk records would not
+/// say which positions changed).
+pub(crate) struct SparseImage {
+    entities: Vec<Entity>,
+    stamps: Vec<u64>,
+    written: u64,
+    /// The values, `entities.len()` of them, unless the component is `no_rollback` (none).
+    values: Column,
+    /// How values are copied (none for a no_rollback component).
+    copying: Copying,
+    saved: bool,
+}
+
+// SAFETY: as `SparseSet`: owned values of a `Send + Sync` type.
+unsafe impl Send for SparseImage {}
+// SAFETY: as above.
+unsafe impl Sync for SparseImage {}
+
+impl SparseImage {
+    /// An empty image of a set of values of type `ty`, holding values unless `no_rollback`.
+    pub(crate) fn new(ty: &'static ColumnType, copying: Copying) -> Self {
+        SparseImage {
+            entities: Vec::new(),
+            stamps: Vec::new(),
+            written: 0,
+            values: Column::new(ty),
+            copying,
+            saved: !matches!(copying, Copying::NoRollback { .. }),
+        }
+    }
+
+    /// Number of values.
+    pub(crate) fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// Feeds the image into a checksum, as [`SparseSet::hash_into`] feeds the set.
+    pub(crate) fn hash_into(&self, hash: Option<HashFn>, h: &mut StateHasher) {
+        let values = self.saved.then(|| self.values.base());
+        hash_parts(
+            &self.entities,
+            &self.stamps,
+            self.written,
+            values,
+            self.values.elem_size(),
+            hash,
+            h,
+        );
+    }
+
+    /// A copy (cloning the values), for a state's `Clone`.
+    pub(crate) fn duplicate(&self) -> SparseImage {
+        let copying = self.copying;
+        let mut copy = SparseImage::new(self.values.ty(), copying);
+        let n = self.len();
+        if self.saved {
+            let size = self.values.elem_size();
+            copy.values.reserve(0, n);
+            match copying {
+                // SAFETY: `n` initialised values here, room for `n` in the copy.
+                Copying::Bits => unsafe {
+                    copy_bytes(self.values.base(), copy.values.base(), n * size)
+                },
+                // SAFETY: as above; all or nothing.
+                Copying::Clone { new, .. } => unsafe {
+                    new(self.values.base(), size, copy.values.base(), size, n)
+                },
+                Copying::NoRollback { .. } => unreachable!("a saved image"),
+            }
+        }
+        copy.entities = self.entities.clone();
+        copy.stamps = self.stamps.clone();
+        copy.written = self.written;
+        copy
+    }
+}
+
+impl Drop for SparseImage {
+    fn drop(&mut self) {
+        let n = if self.saved { self.entities.len() } else { 0 };
+        self.entities.clear();
+        // SAFETY: the first `n` values are initialised and owned by the image.
+        unsafe { self.values.drop_range(0, n) };
+    }
+}
+
+/// Feeds a set's parts into a checksum: its length, entities, stamps (clock bits) and, when
+/// they are held and can be hashed, its values.
+fn hash_parts(
+    entities: &[Entity],
+    stamps: &[u64],
+    written: u64,
+    values: Option<*mut u8>,
+    size: usize,
+    hash: Option<HashFn>,
+    h: &mut StateHasher,
+) {
+    h.write_word(entities.len() as u64);
+    h.write_bytes(super::store::entity_bytes(entities));
+    for &s in stamps {
+        h.write_word(super::versions::tick(s));
+    }
+    h.write_word(super::versions::tick(written));
+    if let (Some(values), Some(hash)) = (values, hash) {
+        // SAFETY: `entities.len()` initialised values of the hashed type, contiguous.
+        unsafe { hash(values, size, entities.len(), h) };
+    }
+}
+
+/// A sparse set rebuilt from an image for a load, before the world changes: the image's
+/// entities and stamps, and its values cloned (a saved component) or, for a no_rollback
+/// component, the defaults of the entities the world's set has no value for (the others are
+/// moved over at the commit).
+pub(crate) struct StagedSet {
+    entities: Vec<Entity>,
+    stamps: Vec<u64>,
+    written: u64,
+    values: Column,
+    /// Positions of `values` holding a value (all when cloned).
+    filled: Vec<usize>,
+    /// (position here, position in the world's set) of the values to move over.
+    carried: Vec<(usize, usize)>,
+}
+
+impl Drop for StagedSet {
+    fn drop(&mut self) {
+        if let Some(drop) = self.values.ty().drop_slice {
+            for &i in &self.filled {
+                // SAFETY: a filled position holds a value owned here, dropped once.
+                unsafe { drop(self.values.ptr_at(i), 1) };
+            }
+        }
+    }
+}
+
+impl SparseSet {
+    /// Copies the set into `image` (the values with `copying`'s clone over the image's, or as
+    /// bytes; none for a no_rollback component). A panicking `Clone` leaves the image valid.
+    pub(crate) fn save_image(&self, image: &mut SparseImage, copying: Copying) {
+        let (n, m) = (self.len(), image.len());
+        if image.saved {
+            if m > n {
+                image.entities.truncate(n);
+                // SAFETY: values n..m were initialised and are past the image's length now.
+                unsafe { image.values.drop_range(n, m) };
+            }
+            let common = n.min(m);
+            let size = self.values.elem_size();
+            // SAFETY (every block): values below both lengths are initialised; the image has
+            // room for `n` once reserved.
+            match copying {
+                Copying::Bits => unsafe {
+                    copy_bytes(self.values.base(), image.values.base(), common * size)
+                },
+                Copying::Clone { over, .. } => unsafe {
+                    over(self.values.base(), size, image.values.base(), size, common)
+                },
+                Copying::NoRollback { .. } => unreachable!("a saved image"),
+            }
+            image.entities[..common].copy_from_slice(&self.entities[..common]);
+            if n > m {
+                image.values.reserve(m, n - m);
+                match copying {
+                    Copying::Bits => unsafe {
+                        copy_bytes(
+                            self.values.ptr_at(m),
+                            image.values.ptr_at(m),
+                            (n - m) * size,
+                        )
+                    },
+                    Copying::Clone { new, .. } => unsafe {
+                        new(
+                            self.values.ptr_at(m),
+                            size,
+                            image.values.ptr_at(m),
+                            size,
+                            n - m,
+                        )
+                    },
+                    Copying::NoRollback { .. } => unreachable!("a saved image"),
+                }
+                image.entities.extend_from_slice(&self.entities[m..]);
+            }
+        } else {
+            image.entities.clone_from(&self.entities);
+        }
+        image.stamps.clone_from(&self.stamps);
+        image.written = self.written.load(Ordering::Relaxed);
+    }
+
+    /// Feeds the set into a checksum (as an image saved from it would).
+    pub(crate) fn hash_into(&self, copying: Copying, hash: Option<HashFn>, h: &mut StateHasher) {
+        let values = (!matches!(copying, Copying::NoRollback { .. })).then(|| self.values.base());
+        let written = self.written.load(Ordering::Relaxed);
+        hash_parts(
+            &self.entities,
+            &self.stamps,
+            written,
+            values,
+            self.values.elem_size(),
+            hash,
+            h,
+        );
+    }
+
+    /// The set `image` describes, built apart (see [`StagedSet`]): all or nothing, this set
+    /// untouched.
+    pub(crate) fn stage_image(&self, image: &SparseImage, copying: Copying) -> StagedSet {
+        let n = image.len();
+        let mut values = Column::new(self.values.ty());
+        values.reserve(0, n);
+        let mut staged = StagedSet {
+            entities: image.entities.clone(),
+            stamps: image.stamps.clone(),
+            written: image.written,
+            values,
+            filled: Vec::new(),
+            carried: Vec::new(),
+        };
+        let size = self.values.elem_size();
+        match copying {
+            // SAFETY: `n` initialised values in the image, room for `n` here.
+            Copying::Bits => unsafe {
+                copy_bytes(image.values.base(), staged.values.base(), n * size)
+            },
+            // SAFETY: as above; all or nothing.
+            Copying::Clone { new, .. } => unsafe {
+                new(image.values.base(), size, staged.values.base(), size, n)
+            },
+            Copying::NoRollback { default } => {
+                for (i, &e) in image.entities.iter().enumerate() {
+                    match self.position(e) {
+                        Some(at) => staged.carried.push((i, at)),
+                        None => {
+                            // SAFETY: position `i` is reserved and empty.
+                            unsafe { default(staged.values.ptr_at(i), size, 1) };
+                            staged.filled.push(i);
+                        }
+                    }
+                }
+                return staged;
+            }
+        }
+        staged.filled = (0..n).collect();
+        staged
+    }
+
+    /// Replaces this set by `staged` (calls no user code). Returns the old set, to be dropped
+    /// once the world is consistent; for a no_rollback component the values `staged` carried
+    /// over are no longer in it.
+    pub(crate) fn commit_staged(&mut self, mut staged: StagedSet) -> SparseSet {
+        let size = self.values.elem_size();
+        let mut moved = vec![false; self.len()];
+        for &(i, at) in &staged.carried {
+            // SAFETY: position `at` of this set holds the entity's value, which moves to the
+            // reserved, empty position `i`.
+            unsafe { copy_bytes(self.values.ptr_at(at), staged.values.ptr_at(i), size) };
+            moved[at] = true;
+        }
+        let mut slots = Vec::new();
+        for (at, e) in staged.entities.iter().enumerate() {
+            let index = e.index() as usize;
+            if slots.len() <= index {
+                slots.resize(index + 1, 0);
+            }
+            slots[index] = at as u32 + 1;
+        }
+        staged.filled.clear();
+        let next = SparseSet {
+            slots,
+            entities: std::mem::take(&mut staged.entities),
+            values: std::mem::replace(&mut staged.values, Column::new(self.values.ty())),
+            stamps: std::mem::take(&mut staged.stamps),
+            written: AtomicU64::new(staged.written),
+        };
+        let mut old = std::mem::replace(self, next);
+        if moved.iter().any(|&m| m) {
+            // Keep only the values that did not move, packed, so the old set drops each once.
+            let mut kept = 0;
+            for (at, &was_moved) in moved.iter().enumerate() {
+                if !was_moved {
+                    if at != kept {
+                        // SAFETY: distinct positions; `kept`'s value moved out already.
+                        unsafe { copy_bytes(old.values.ptr_at(at), old.values.ptr_at(kept), size) };
+                        old.entities[kept] = old.entities[at];
+                    }
+                    kept += 1;
+                }
+            }
+            // (The old slots stay: dropping the set clears the kept entities' slots.)
+            old.entities.truncate(kept);
+            old.stamps.truncate(kept);
+        }
+        old
     }
 }
 

@@ -6,6 +6,12 @@
 //! cold structs. Either way a component lives at a [`Slot`]: a column and a byte offset in the
 //! column's element. The store is packed: rows `0..len` are live, removal is swap-remove.
 
+mod image;
+
+pub(crate) use image::{
+    entity_bytes, slot_plans, Graveyard, LoadPlan, SlotPlan, Staged, StoreImage,
+};
+
 use super::column::{copy_bytes, Column};
 use super::versions::Versions;
 use crate::entity::Entity;

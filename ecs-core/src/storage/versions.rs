@@ -18,8 +18,24 @@
 //! false positives are exactly the other rows of a changed chunk, every row of a column a
 //! pass wrote (written or not: `&mut C` counts as a write, as in bevy), and every column of a
 //! row a structural change wrote.
+//!
+//! A stamp's low [`TICK_BITS`] bits are the world's clock; the bits above count the world
+//! states the world loaded (its *epoch*, see `crate::state`). The epoch orders writes for
+//! incremental saves, which must see a load's writes as newer than anything before it even
+//! though the load sets the clock back; change filters compare the clock bits alone
+//! ([`tick`]), so a world behaves the same whatever its epoch.
 
 use std::ops::Range;
+
+/// Bits of a stamp that are the world's clock: 2^40 passes, 580 years at 60 frames of 1,000
+/// passes a second.
+pub(crate) const TICK_BITS: u32 = 40;
+
+/// The clock bits of a stamp: what change filters compare.
+#[inline]
+pub(crate) const fn tick(stamp: u64) -> u64 {
+    stamp & ((1 << TICK_BITS) - 1)
+}
 
 /// Rows per chunk: a filter keeps or skips this many rows at a time. Chosen with
 /// `cargo bench --bench changes` (group `changed_filter`): smaller chunks filter finer but cost
@@ -92,7 +108,7 @@ impl Versions {
     fn version(&self, column: usize, pass: u64, c: usize) -> u64 {
         let row = self.rows.get(c).copied().unwrap_or(0);
         let cell = self.cells[column].get(c).copied().unwrap_or(0);
-        pass.max(row).max(cell)
+        tick(pass).max(tick(row)).max(tick(cell))
     }
 
     /// The runs of rows (of a store of `len` rows) in chunks where any of `columns` (column
@@ -104,7 +120,8 @@ impl Versions {
         since: u64,
     ) -> Vec<Range<usize>> {
         let mut runs: Vec<Range<usize>> = Vec::new();
-        if columns.iter().any(|&(_, pass)| pass > since) {
+        let since = tick(since);
+        if columns.iter().any(|&(_, pass)| tick(pass) > since) {
             // A pass wrote a whole column: every row.
             if len > 0 {
                 runs.push(0..len);
@@ -124,6 +141,62 @@ impl Versions {
             }
         }
         runs
+    }
+}
+
+/// The records one by one, for world states (`crate::state`): saved with the rows they
+/// describe, restored with them.
+impl Versions {
+    /// The record of chunk `c`'s structural writes (0 past the records).
+    #[inline]
+    pub(crate) fn row_record(&self, c: usize) -> u64 {
+        self.rows.get(c).copied().unwrap_or(0)
+    }
+
+    /// The record of column `column`'s in-place writes in chunk `c` (0 past the records).
+    #[inline]
+    pub(crate) fn cell_record(&self, column: usize, c: usize) -> u64 {
+        self.cells[column].get(c).copied().unwrap_or(0)
+    }
+
+    /// Sets chunk `c`'s structural record.
+    pub(crate) fn set_row_record(&mut self, c: usize, stamp: u64) {
+        if self.rows.len() <= c {
+            self.rows.resize(c + 1, 0);
+        }
+        self.rows[c] = stamp;
+    }
+
+    /// Sets column `column`'s in-place record of chunk `c`.
+    pub(crate) fn set_cell_record(&mut self, column: usize, c: usize, stamp: u64) {
+        let cells = &mut self.cells[column];
+        if cells.len() <= c {
+            cells.resize(c + 1, 0);
+        }
+        cells[c] = stamp;
+    }
+
+    /// Forgets the records of chunks `chunks..`: rows a load removed. (A record left there
+    /// from a longer past could otherwise outlive the rows that grow back into the chunk.)
+    pub(crate) fn truncate_chunks(&mut self, chunks: usize) {
+        self.rows.truncate(chunks);
+        for cells in self.cells.iter_mut() {
+            cells.truncate(chunks);
+        }
+    }
+
+    /// Drops the epoch bits of every record.
+    pub(crate) fn clear_epochs(&mut self) {
+        for r in self.rows.iter_mut().chain(self.cells.iter_mut().flatten()) {
+            *r = tick(*r);
+        }
+    }
+
+    /// The version of chunk `c` of `column` (pass stamp `pass`): the clock bits of the newest
+    /// of its records, which is all a change filter compares.
+    #[inline]
+    pub(crate) fn version_of(&self, column: usize, pass: u64, c: usize) -> u64 {
+        self.version(column, pass, c)
     }
 }
 

@@ -483,6 +483,45 @@ fn field_name(name: &str) -> String {
     }
 }
 
+/// The dynamic stores in world states (`world/state.rs`): their sets and usage are saved; a
+/// load keeps the stores the saved world had too and remakes the others.
+impl<S: AnyComponentBits> Dynamic<S> {
+    /// Number of dynamic stores.
+    pub(crate) fn len(&self) -> usize {
+        self.masks.len()
+    }
+
+    /// (peak rows, moves) of dynamic store `index`.
+    pub(crate) fn usage_of(&self, index: usize) -> (usize, u64) {
+        let u = self.usage[index];
+        (u.peak, u.moves)
+    }
+
+    /// Sets the usage of dynamic store `index`.
+    pub(crate) fn set_usage(&mut self, index: usize, (peak, moves): (usize, u64)) {
+        self.usage[index] = Usage { peak, moves };
+    }
+
+    /// Forgets the dynamic stores from `keep` on (their stores are gone from the world, whose
+    /// first `declared` stores are declared), and every cached move, since one may lead to
+    /// them.
+    pub(crate) fn truncate(&mut self, keep: usize, declared: usize) {
+        if keep >= self.masks.len() {
+            return;
+        }
+        let end = (declared + keep) as u32;
+        self.masks.truncate(keep);
+        self.usage.truncate(keep);
+        self.by_mask.retain(|_, id| *id < end);
+        for m in self.matches.iter_mut() {
+            m.retain(|&id| id < end);
+        }
+        self.edges.clear();
+        self.edge_index.clear();
+        self.recent = [(u64::MAX, 0); RECENT];
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,6 +32,7 @@ mod hierarchy;
 mod invariants;
 mod sparse;
 mod spawn;
+mod state;
 mod structural;
 #[doc(hidden)]
 pub(crate) mod table;
@@ -107,6 +108,9 @@ pub struct World<M: WorldModel> {
     /// The transform hierarchy of the world's entities (see `hierarchy.rs`).
     #[cfg(feature = "transform")]
     hierarchy: crate::transform::TransformManager,
+    /// What world states need of the world that is not state: its identity, its epoch and
+    /// reusable buffers (see `state.rs`).
+    keeping: state::Keeping,
     _model: PhantomData<fn() -> M>,
 }
 
@@ -177,6 +181,7 @@ impl<M: WorldModel> World<M> {
             last_run: vec![0; M::systems().len()].into_boxed_slice(),
             #[cfg(feature = "transform")]
             hierarchy: Default::default(),
+            keeping: state::Keeping::new(),
             _model: PhantomData,
         }
     }
@@ -345,7 +350,7 @@ impl<M: WorldModel> World<M> {
     /// nothing written before. The clock moves on (hence `&mut`); a `#[system(changed(C))]`
     /// keeps its own mark, its last run, so marking now takes nothing from what it sees.
     pub fn change_tick(&mut self) -> u64 {
-        self.locations.advance()
+        crate::storage::tick(self.locations.advance())
     }
 
     #[doc(hidden)]

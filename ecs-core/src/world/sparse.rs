@@ -136,6 +136,19 @@ impl<S: AnyComponentBits> Sparse<S> {
     }
 }
 
+/// The sets one by one, for world states (`world/state.rs`).
+impl<S: AnyComponentBits> Sparse<S> {
+    /// The sets, in component id order (the order of [`Sparse::mask`]'s ids).
+    pub(super) fn sets(&self) -> &[SparseSet] {
+        &self.sets
+    }
+
+    /// The sets, mutable.
+    pub(super) fn sets_mut(&mut self) -> &mut [SparseSet] {
+        &mut self.sets
+    }
+}
+
 /// Values taken out of sparse sets, each in a one-value column, dropped with it.
 pub(super) struct Held(Vec<Column>);
 

@@ -294,6 +294,47 @@ impl EntityLocations {
     }
 }
 
+/// What a load of a world state changes in the table (`world/state.rs`): it restores the ids
+/// and the clock, and re-places the entities of the rows it restored.
+impl EntityTable {
+    /// The entity manager, mutable, for a load.
+    pub(crate) fn manager_mut(&mut self) -> &mut EntityManager {
+        &mut self.entities
+    }
+
+    /// The clock (a stamp: epoch and clock bits), for a save.
+    pub(crate) fn tick(&self) -> u64 {
+        self.tick
+    }
+
+    /// Sets the clock (a stamp: epoch and clock bits).
+    pub(crate) fn set_tick(&mut self, tick: u64) {
+        self.tick = tick;
+    }
+
+    /// Clears the locations of `entities`' slots (whatever their generation).
+    pub(crate) fn unplace(&mut self, entities: &[Entity]) {
+        for e in entities {
+            if let Some(l) = self.locations.get_mut(e.index() as usize) {
+                *l = Location::NONE;
+            }
+        }
+    }
+
+    /// Places the entities of rows `first..` of store `store`.
+    pub(crate) fn place_rows(&mut self, store: u32, first: usize, entities: &[Entity]) {
+        for (row, e) in (first..).zip(entities) {
+            self.set_location(e.index() as usize, Location::new(store, row));
+        }
+    }
+
+    /// Gives the table one location per slot of the entity manager (new ones free).
+    pub(crate) fn fit_locations(&mut self) {
+        let slots = self.entities.slots();
+        self.locations.resize(slots, Location::NONE);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,789 @@
+//! A store's rows in a world state ([`StoreImage`]), and the save and load between a store and
+//! its image, chunk by chunk (see `crate::state` for what a state is and the rules it keeps).
+//!
+//! **Save** copies into the image only the (column, chunk) pairs written at or after the
+//! image's last save from this world: a chunk's structural record, its cell record for the
+//! column, or the column's pass stamp (`versions.rs`) at or past that moment. Values are
+//! copied as bytes (`Copy` components) or with `clone_from` over the image's old values, which
+//! reuses their allocations; rows the image lacks are cloned into it, rows it has too many of
+//! are dropped. Each chunk's hash is recomputed when the chunk was copied or its row count
+//! changed, so a checksum costs what the copy costs.
+//!
+//! **Load** is the same walk the other way, in two steps so that a panicking `Clone` leaves
+//! the store as it was: [`Store::stage_load`] clones what needs cloning into buffers apart,
+//! then [`Store::commit_load`] moves everything in without calling user code (the values it
+//! replaces are handed back, to be dropped once the whole world is consistent).
+
+use super::{Column, Store};
+use crate::entity::Entity;
+use crate::model::{ComponentInfo, StoreInfo};
+use crate::state::hash::StateHasher;
+use crate::state::ops::{ComponentState, Copying, HashFn};
+use crate::storage::column::{copy_bytes, ColumnType};
+use crate::storage::versions::{tick, CHUNK};
+use std::ops::Range;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+/// One component's place in a store, with how a state copies and hashes it.
+#[derive(Clone, Copy)]
+pub(crate) struct SlotPlan {
+    /// Component id.
+    pub(crate) component: u32,
+    /// Column index in the store.
+    pub(crate) column: usize,
+    /// Byte offset in the column's element.
+    pub(crate) offset: usize,
+    /// The component's type.
+    pub(crate) ty: &'static ColumnType,
+    /// The slot is its column's whole element: its values are contiguous.
+    pub(crate) whole: bool,
+    pub(crate) copying: Copying,
+    pub(crate) hash: Option<HashFn>,
+}
+
+impl SlotPlan {
+    /// Is the component saved (not `no_rollback`)?
+    #[inline]
+    pub(crate) fn saved(&self) -> bool {
+        !matches!(self.copying, Copying::NoRollback { .. })
+    }
+}
+
+/// The slots of a store described by `info`, with their state entries.
+pub(crate) fn slot_plans(
+    info: &'static StoreInfo,
+    states: &'static [ComponentState],
+    components: &'static [ComponentInfo],
+) -> Vec<SlotPlan> {
+    info.slots
+        .iter()
+        .map(|s| {
+            let c = s.component as usize;
+            let ty = &components[c].ty;
+            SlotPlan {
+                component: s.component,
+                column: s.column as usize,
+                offset: s.offset as usize,
+                ty,
+                whole: s.offset == 0 && ty.size == info.columns[s.column as usize].size,
+                copying: states[c].copying,
+                hash: states[c].hash,
+            }
+        })
+        .collect()
+}
+
+/// Does every slot of `column` copy as bytes? Then whole elements are copied at once.
+fn bits_only(plans: &[SlotPlan], column: usize) -> bool {
+    plans
+        .iter()
+        .filter(|p| p.column == column)
+        .all(|p| matches!(p.copying, Copying::Bits))
+}
+
+/// The address of `plan`'s value in row `row` of `column`.
+#[inline]
+fn at(column: &Column, plan: &SlotPlan, row: usize) -> *mut u8 {
+    column.ptr_at(row).wrapping_add(plan.offset)
+}
+
+/// The bytes of some entity ids (an `Entity` is its bits, every byte initialised).
+#[inline]
+pub(crate) fn entity_bytes(entities: &[Entity]) -> &[u8] {
+    // SAFETY: `Entity` is `repr(transparent)` over an integer: its bytes are initialised and
+    // the slice's memory is `size_of_val` bytes long.
+    unsafe { std::slice::from_raw_parts(entities.as_ptr().cast(), size_of_val(entities)) }
+}
+
+/// Copies rows `rows` of `plan`'s component from `src` to `dst` (columns of the same element
+/// type), as bytes or with `clone_from`; no_rollback slots are left alone.
+///
+/// # Safety
+/// `rows` are initialised in both columns (for the saved slots).
+unsafe fn copy_over(plan: &SlotPlan, src: &Column, dst: &Column, rows: Range<usize>) {
+    let n = rows.len();
+    let stride = src.elem_size();
+    // SAFETY (both arms): rows in bounds and initialised (the caller), the columns distinct.
+    unsafe {
+        match plan.copying {
+            Copying::Bits if plan.whole => {
+                copy_bytes(src.ptr_at(rows.start), dst.ptr_at(rows.start), n * stride)
+            }
+            Copying::Bits => {
+                for r in rows {
+                    copy_bytes(at(src, plan, r), at(dst, plan, r), plan.ty.size);
+                }
+            }
+            Copying::Clone { over, .. } => over(
+                at(src, plan, rows.start),
+                stride,
+                at(dst, plan, rows.start),
+                stride,
+                n,
+            ),
+            Copying::NoRollback { .. } => {}
+        }
+    }
+}
+
+/// Copies rows `rows` of `plan`'s component from `src` into the uninitialised rows of `dst`:
+/// bytes, or clones (all or nothing: a panicking clone leaves the rows uninitialised).
+///
+/// # Safety
+/// `rows` are initialised in `src` and within `dst`'s capacity, unwritten.
+unsafe fn copy_new(plan: &SlotPlan, src: &Column, dst: &Column, rows: Range<usize>) {
+    let n = rows.len();
+    let stride = src.elem_size();
+    // SAFETY: as `copy_over`, the destination uninitialised.
+    unsafe {
+        match plan.copying {
+            Copying::Bits if plan.whole => {
+                copy_bytes(src.ptr_at(rows.start), dst.ptr_at(rows.start), n * stride)
+            }
+            Copying::Bits => {
+                for r in rows {
+                    copy_bytes(at(src, plan, r), at(dst, plan, r), plan.ty.size);
+                }
+            }
+            Copying::Clone { new, .. } => new(
+                at(src, plan, rows.start),
+                stride,
+                at(dst, plan, rows.start),
+                stride,
+                n,
+            ),
+            Copying::NoRollback { .. } => {}
+        }
+    }
+}
+
+/// Drops the values of `plans`' saved slots in rows `rows` of `columns`. Every value is
+/// dropped even when one panics; the first panic continues afterwards.
+///
+/// # Safety
+/// Those values are initialised and never used again.
+unsafe fn drop_saved(plans: &[SlotPlan], columns: &[Column], rows: Range<usize>) {
+    let mut panic = None;
+    for p in plans.iter().filter(|p| p.saved()) {
+        let Some(drop) = p.ty.drop_slice else {
+            continue;
+        };
+        let column = &columns[p.column];
+        let calls: Box<dyn Iterator<Item = (usize, usize)>> = if p.whole {
+            Box::new(std::iter::once((rows.start, rows.len())))
+        } else {
+            Box::new(rows.clone().map(|r| (r, 1)))
+        };
+        for (row, n) in calls.filter(|&(_, n)| n > 0) {
+            // SAFETY: initialised values of the slot's type, dropped once (the caller); a
+            // contiguous slice keeps dropping past a panicking element.
+            let r = catch_unwind(AssertUnwindSafe(|| unsafe { drop(at(column, p, row), n) }));
+            if let Err(payload) = r {
+                panic.get_or_insert(payload);
+            }
+        }
+    }
+    if let Some(payload) = panic {
+        resume_unwind(payload);
+    }
+}
+
+/// The hash of chunk `chunk` (rows `rows`) of a store: its row count, entity ids, the values of
+/// every component that can be hashed, and each column's change version (clock bits).
+pub(crate) fn chunk_hash(
+    plans: &[SlotPlan],
+    columns: &[Column],
+    entities: &[Entity],
+    version: impl Fn(usize, usize) -> u64,
+    chunk: usize,
+    rows: Range<usize>,
+) -> u64 {
+    let mut h = StateHasher::new();
+    h.write_word(rows.len() as u64);
+    h.write_bytes(entity_bytes(&entities[rows.clone()]));
+    for p in plans {
+        if let Some(hash) = p.hash {
+            let column = &columns[p.column];
+            // SAFETY: rows below the length hold initialised values of the slot's type, one
+            // element apart.
+            unsafe {
+                hash(
+                    at(column, p, rows.start),
+                    column.elem_size(),
+                    rows.len(),
+                    &mut h,
+                )
+            };
+        }
+    }
+    for k in 0..columns.len() {
+        h.write_word(version(k, chunk));
+    }
+    h.digest()
+}
+
+/// The rows of chunk `c` in a store of `len` rows.
+#[inline]
+fn chunk_rows(c: usize, len: usize) -> Range<usize> {
+    c * CHUNK..((c + 1) * CHUNK).min(len)
+}
+
+/// A store's rows as a world state keeps them: the entity ids, a copy of every saved
+/// component's values (no_rollback slots stay uninitialised), the change records of every
+/// chunk, the store's capacities and one hash per chunk.
+pub(crate) struct StoreImage {
+    info: &'static StoreInfo,
+    plans: Vec<SlotPlan>,
+    len: usize,
+    entities: Vec<Entity>,
+    /// Same element types as the store's; rows `0..len` initialised in the saved slots.
+    columns: Box<[Column]>,
+    /// Per chunk, the structural record (as stamped).
+    rows: Vec<u64>,
+    /// Per column, per chunk, the in-place record.
+    cells: Box<[Vec<u64>]>,
+    /// Per column, the pass stamp.
+    written: Box<[u64]>,
+    /// The store's capacities: entity ids, then each column.
+    entity_cap: usize,
+    column_caps: Box<[usize]>,
+    /// Per chunk, [`chunk_hash`].
+    hashes: Vec<u64>,
+}
+
+// SAFETY: the image owns component values, which are `Send + Sync`, in columns (which are),
+// and plain data besides.
+unsafe impl Send for StoreImage {}
+// SAFETY: as above; `&StoreImage` reads only.
+unsafe impl Sync for StoreImage {}
+
+impl StoreImage {
+    /// An empty image of stores described by `info`.
+    pub(crate) fn new(
+        info: &'static StoreInfo,
+        states: &'static [ComponentState],
+        components: &'static [ComponentInfo],
+    ) -> Self {
+        StoreImage {
+            info,
+            plans: slot_plans(info, states, components),
+            len: 0,
+            entities: Vec::new(),
+            columns: info.columns.iter().map(Column::new).collect(),
+            rows: Vec::new(),
+            cells: info.columns.iter().map(|_| Vec::new()).collect(),
+            written: vec![0; info.columns.len()].into_boxed_slice(),
+            entity_cap: 0,
+            column_caps: vec![0; info.columns.len()].into_boxed_slice(),
+            hashes: Vec::new(),
+        }
+    }
+
+    /// The description of the store it copies.
+    #[inline]
+    pub(crate) fn info(&self) -> &'static StoreInfo {
+        self.info
+    }
+
+    /// The slots, with their state entries.
+    #[inline]
+    pub(crate) fn plans(&self) -> &[SlotPlan] {
+        &self.plans
+    }
+
+    /// Rows held.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The entity of each row.
+    #[inline]
+    pub(crate) fn entities(&self) -> &[Entity] {
+        &self.entities
+    }
+
+    /// Bytes of component values and entity ids held (what a save copies at most).
+    pub(crate) fn bytes(&self) -> usize {
+        self.len * (size_of::<Entity>() + self.columns.iter().map(Column::elem_size).sum::<usize>())
+    }
+
+    /// Feeds the image into a checksum: its row count and its chunks' hashes.
+    pub(crate) fn hash_into(&self, h: &mut StateHasher) {
+        h.write_word(self.len as u64);
+        h.write_words(&self.hashes);
+    }
+
+    /// The clock bits of chunk `c`'s version in column `k`.
+    fn version(&self, k: usize, c: usize) -> u64 {
+        let row = self.rows.get(c).copied().unwrap_or(0);
+        let cell = self.cells[k].get(c).copied().unwrap_or(0);
+        tick(self.written[k]).max(tick(row)).max(tick(cell))
+    }
+
+    /// Copies `store` (described by the same `info`) into the image: every (column, chunk)
+    /// written at or after `since` (`None`: everything), rows the image lacks, and the
+    /// records; drops the rows it has too many of; rehashes what changed. If a `Clone`
+    /// panics, the image holds valid values throughout (some new, some old): the caller marks
+    /// it incomplete.
+    pub(crate) fn save(&mut self, store: &Store, since: Option<u64>) {
+        assert!(
+            std::ptr::eq(self.info, store.info()),
+            "an image of another store"
+        );
+        let (n, m) = (store.len(), self.len);
+        if m > n {
+            // The length first: a panicking drop leaves the rest out of the image.
+            self.len = n;
+            self.entities.truncate(n);
+            // SAFETY: rows n..m were initialised, and are past the length now.
+            unsafe { drop_saved(&self.plans, &self.columns, n..m) };
+        }
+        let common = n.min(m);
+        let newer = |stamp: u64| since.is_none_or(|r| stamp >= r);
+        let chunks = n.div_ceil(CHUNK);
+        // Chunks from this one on changed their row count or are new: always rehashed.
+        let first_resized = if n == m { chunks } else { common / CHUNK };
+        let mut rehash = vec![false; chunks];
+        for (c, flag) in rehash.iter_mut().enumerate() {
+            *flag = c >= first_resized;
+        }
+        for c in 0..common.div_ceil(CHUNK) {
+            let rows = chunk_rows(c, common);
+            let structural = newer(store.versions.row_record(c));
+            for k in 0..self.columns.len() {
+                let dirty = structural
+                    || newer(store.columns[k].written())
+                    || newer(store.versions.cell_record(k, c));
+                if !dirty {
+                    continue;
+                }
+                rehash[c] = true;
+                let (src, dst) = (&store.columns[k], &self.columns[k]);
+                if bits_only(&self.plans, k) {
+                    // SAFETY: rows below both lengths, the same element type.
+                    unsafe {
+                        copy_bytes(
+                            src.ptr_at(rows.start),
+                            dst.ptr_at(rows.start),
+                            rows.len() * src.elem_size(),
+                        )
+                    };
+                } else {
+                    for p in self.plans.iter().filter(|p| p.column == k) {
+                        // SAFETY: rows below both lengths, initialised in the saved slots.
+                        unsafe { copy_over(p, src, dst, rows.clone()) };
+                    }
+                }
+            }
+            if structural {
+                self.entities[rows.clone()].copy_from_slice(&store.entities[rows]);
+            }
+        }
+        if n > m {
+            self.grow(&store.columns, &store.entities, m, n);
+        }
+        self.rows.clear();
+        self.rows
+            .extend((0..chunks).map(|c| store.versions.row_record(c)));
+        for (k, cells) in self.cells.iter_mut().enumerate() {
+            cells.clear();
+            cells.extend((0..chunks).map(|c| store.versions.cell_record(k, c)));
+            self.written[k] = store.columns[k].written();
+            self.column_caps[k] = store.columns[k].capacity();
+        }
+        self.entity_cap = store.entities.capacity();
+        self.hashes.resize(chunks, 0);
+        for c in (0..chunks).filter(|&c| rehash[c]) {
+            self.hashes[c] = chunk_hash(
+                &self.plans,
+                &self.columns,
+                &self.entities,
+                |k, c| self.version(k, c),
+                c,
+                chunk_rows(c, n),
+            );
+        }
+    }
+
+    /// Appends rows `m..n` of a store's (or an image's) `columns` and `entities` (`m` = the
+    /// image's length; the columns of the image's element types): all or nothing.
+    fn grow(&mut self, columns: &[Column], entities: &[Entity], m: usize, n: usize) {
+        for column in self.columns.iter_mut() {
+            column.reserve(m, n - m);
+        }
+        /// On unwind, drops the rows already copied into the slots done so far.
+        struct Undo<'a> {
+            plans: &'a [SlotPlan],
+            columns: &'a [Column],
+            done: usize,
+            rows: Range<usize>,
+        }
+        impl Drop for Undo<'_> {
+            fn drop(&mut self) {
+                // SAFETY: the first `done` plans' rows were written by this growth, which did
+                // not finish: nothing else refers to them.
+                unsafe { drop_saved(&self.plans[..self.done], self.columns, self.rows.clone()) }
+            }
+        }
+        let mut undo = Undo {
+            plans: &self.plans,
+            columns: &self.columns,
+            done: 0,
+            rows: m..n,
+        };
+        for p in undo.plans {
+            let k = p.column;
+            // SAFETY: rows m..n are initialised in the source, reserved and unwritten here.
+            unsafe { copy_new(p, &columns[k], &undo.columns[k], m..n) };
+            undo.done += 1;
+        }
+        std::mem::forget(undo);
+        self.entities.extend_from_slice(&entities[m..n]);
+        self.len = n;
+    }
+
+    /// A copy of the image (cloning its values), for a state's `Clone`.
+    pub(crate) fn duplicate(&self) -> StoreImage {
+        let mut copy = StoreImage {
+            info: self.info,
+            plans: self.plans.clone(),
+            len: 0,
+            entities: Vec::new(),
+            columns: self.info.columns.iter().map(Column::new).collect(),
+            rows: self.rows.clone(),
+            cells: self.cells.clone(),
+            written: self.written.clone(),
+            entity_cap: self.entity_cap,
+            column_caps: self.column_caps.clone(),
+            hashes: self.hashes.clone(),
+        };
+        copy.grow(&self.columns, &self.entities, 0, self.len);
+        copy
+    }
+}
+
+impl Drop for StoreImage {
+    fn drop(&mut self) {
+        let len = std::mem::take(&mut self.len);
+        // SAFETY: rows 0..len hold the saved values; the length is 0 now.
+        unsafe { drop_saved(&self.plans, &self.columns, 0..len) };
+    }
+}
+
+/// Which rows of a store a load restores from an image.
+#[derive(Debug, Default)]
+pub(crate) struct LoadPlan {
+    /// Rows (below the image's length) restored whole: entity ids and every column. Runs of
+    /// whole chunks, ascending.
+    pub(crate) structural: Vec<Range<usize>>,
+    /// Per column, the rows whose values are restored (the structural ones among them).
+    pub(crate) columns: Vec<Vec<Range<usize>>>,
+    /// Per column: its pass stamp is restored too.
+    pub(crate) passes: Vec<bool>,
+}
+
+impl LoadPlan {
+    /// The plan of a load into a store of no rows: every row of `image`, whole.
+    pub(crate) fn everything(image: &StoreImage) -> LoadPlan {
+        let m = image.len;
+        let all: Vec<Range<usize>> = if m > 0 { vec![0..m] } else { Vec::new() };
+        let columns = image.columns.len();
+        LoadPlan {
+            structural: all.clone(),
+            columns: vec![all; columns],
+            passes: vec![true; columns],
+        }
+    }
+}
+
+/// Appends `rows` to `runs`, merging it with the last run when they touch.
+fn push_run(runs: &mut Vec<Range<usize>>, rows: Range<usize>) {
+    match runs.last_mut() {
+        Some(last) if last.end == rows.start => last.end = rows.end,
+        _ => runs.push(rows),
+    }
+}
+
+/// Buffers of values cloned from an image for a load, before anything in the world changes.
+/// After the commit they hold the values the load replaced, dropped with them.
+#[derive(Default)]
+pub(crate) struct Staged {
+    pieces: Vec<Piece>,
+}
+
+/// The clones of one slot over one run of rows.
+struct Piece {
+    buf: Column,
+    /// Indices of `buf` holding values to drop.
+    live: Range<usize>,
+}
+
+impl Drop for Piece {
+    fn drop(&mut self) {
+        let live = std::mem::take(&mut self.live);
+        // SAFETY: `live` values are initialised and owned by the piece.
+        unsafe { self.buf.drop_range(live.start, live.end) };
+    }
+}
+
+/// Values moved out of the world by a load, dropped once the world is consistent again.
+#[derive(Default)]
+pub(crate) struct Graveyard {
+    graves: Vec<Piece>,
+}
+
+impl Graveyard {
+    /// Takes ownership of `n` values of `ty` at `src`, `stride` bytes apart.
+    ///
+    /// # Safety
+    /// They are initialised and nobody else drops them.
+    pub(crate) unsafe fn bury(
+        &mut self,
+        ty: &'static ColumnType,
+        src: *const u8,
+        stride: usize,
+        n: usize,
+    ) {
+        if ty.drop_slice.is_none() || n == 0 {
+            return;
+        }
+        let mut buf = Column::new(ty);
+        buf.reserve(0, n);
+        for i in 0..n {
+            // SAFETY: value `i` (the caller) moves into the buffer's slot `i`.
+            unsafe { copy_bytes(src.add(i * stride), buf.ptr_at(i), ty.size) };
+        }
+        self.graves.push(Piece { buf, live: 0..n });
+    }
+}
+
+impl Store {
+    /// The rows a load of `image` restores, given that the image was saved from this store
+    /// (of the same world) and nothing here written before `since` changed since (`None`:
+    /// everything is restored).
+    pub(crate) fn load_plan(&self, image: &StoreImage, since: Option<u64>) -> LoadPlan {
+        let (n, m) = (self.len(), image.len);
+        let newer = |stamp: u64| since.is_none_or(|r| stamp >= r);
+        let columns = self.columns.len();
+        let passes: Vec<bool> = (0..columns)
+            .map(|k| newer(self.columns[k].written()))
+            .collect();
+        let mut plan = LoadPlan {
+            structural: Vec::new(),
+            columns: vec![Vec::new(); columns],
+            passes,
+        };
+        let common = n.min(m);
+        for c in 0..m.div_ceil(CHUNK) {
+            let rows = chunk_rows(c, m);
+            let resized = n != m && rows.end > common;
+            let structural = resized || newer(self.versions.row_record(c));
+            if structural {
+                push_run(&mut plan.structural, rows.clone());
+            }
+            for k in 0..columns {
+                if structural || plan.passes[k] || newer(self.versions.cell_record(k, c)) {
+                    push_run(&mut plan.columns[k], rows.clone());
+                }
+            }
+        }
+        plan
+    }
+
+    /// Clones, from `image`, the values of `plan`'s rows that are copied with `Clone`, into
+    /// buffers apart: all or nothing, the store untouched.
+    pub(crate) fn stage_load(image: &StoreImage, plan: &LoadPlan) -> Staged {
+        let mut staged = Staged::default();
+        for (k, runs) in plan.columns.iter().enumerate() {
+            for run in runs {
+                for p in image.plans.iter().filter(|p| p.column == k) {
+                    if !matches!(p.copying, Copying::Clone { .. }) {
+                        continue;
+                    }
+                    let mut buf = Column::new(p.ty);
+                    buf.reserve(0, run.len());
+                    let Copying::Clone { new, .. } = p.copying else {
+                        unreachable!()
+                    };
+                    // SAFETY: rows of the run are initialised in the image; the buffer has
+                    // room for them, contiguous.
+                    unsafe {
+                        new(
+                            at(&image.columns[k], p, run.start),
+                            image.columns[k].elem_size(),
+                            buf.base(),
+                            p.ty.size,
+                            run.len(),
+                        )
+                    };
+                    staged.pieces.push(Piece {
+                        buf,
+                        live: 0..run.len(),
+                    });
+                }
+            }
+        }
+        staged
+    }
+
+    /// Moves rows `from..` out of the store for a load that removes them: their saved values
+    /// into `graveyard`, their no_rollback values to `carry` (with their entity and slot), and
+    /// shortens the store.
+    ///
+    /// # Safety
+    /// `plans` are this store's.
+    pub(crate) unsafe fn take_tail(
+        &mut self,
+        from: usize,
+        plans: &[SlotPlan],
+        graveyard: &mut Graveyard,
+        carry: &mut dyn FnMut(Entity, &SlotPlan, *mut u8),
+    ) {
+        let n = self.len();
+        if from >= n {
+            return;
+        }
+        for p in plans {
+            let column = &self.columns[p.column];
+            if p.saved() {
+                // SAFETY: rows from..n are initialised; they leave the store below.
+                unsafe { graveyard.bury(p.ty, at(column, p, from), column.elem_size(), n - from) };
+            } else {
+                for r in from..n {
+                    carry(self.entities[r], p, at(column, p, r));
+                }
+            }
+        }
+        self.entities.truncate(from);
+    }
+
+    /// Installs `plan`'s rows of `image`: values as bytes or from `staged` (whose buffers then
+    /// hold the values they replaced), entity ids, change records (stamped with `epoch`, the
+    /// world's new epoch bits, over the image's clock bits), and the image's length and
+    /// capacities. Calls no user code. no_rollback slots of the structural rows are left
+    /// uninitialised: the caller fills them.
+    ///
+    /// # Safety
+    /// `staged` was made by [`Store::stage_load`] from `image` and `plan`; the store's rows at
+    /// or past `image.len()` were taken out ([`Store::take_tail`]), and so were the no_rollback
+    /// values of `plan.structural`'s rows.
+    pub(crate) unsafe fn commit_load(
+        &mut self,
+        image: &StoreImage,
+        plan: &LoadPlan,
+        staged: &mut Staged,
+        epoch: u64,
+    ) {
+        let m = image.len;
+        let n = self.len();
+        debug_assert!(n <= m);
+        for column in self.columns.iter_mut() {
+            column.reserve(n, m - n);
+        }
+        self.entities.reserve(m - n);
+        let mut pieces = staged.pieces.iter_mut();
+        for (k, runs) in plan.columns.iter().enumerate() {
+            let bits = bits_only(&image.plans, k);
+            let (src, dst) = (&image.columns[k], &self.columns[k]);
+            for run in runs {
+                if bits {
+                    // SAFETY: the image's rows are initialised; the store's are within its
+                    // capacity and hold no value with drop glue (bits only).
+                    unsafe {
+                        copy_bytes(
+                            src.ptr_at(run.start),
+                            dst.ptr_at(run.start),
+                            run.len() * src.elem_size(),
+                        )
+                    };
+                    continue;
+                }
+                for p in image.plans.iter().filter(|p| p.column == k) {
+                    match p.copying {
+                        Copying::Bits => {
+                            // SAFETY: as above, for the slot's bytes.
+                            unsafe { copy_new(p, src, dst, run.clone()) };
+                        }
+                        Copying::Clone { .. } => {
+                            let piece = pieces.next().expect("a staged piece per cloned run");
+                            for (i, r) in run.clone().enumerate() {
+                                let (new, old) = (piece.buf.ptr_at(i), at(dst, p, r));
+                                if r < n {
+                                    // SAFETY: both hold a value; the piece keeps the old one.
+                                    unsafe { std::ptr::swap_nonoverlapping(new, old, p.ty.size) };
+                                } else {
+                                    // SAFETY: the row is new: the value moves in.
+                                    unsafe { copy_bytes(new, old, p.ty.size) };
+                                }
+                            }
+                            piece.live = 0..n.saturating_sub(run.start).min(run.len());
+                        }
+                        Copying::NoRollback { .. } => {}
+                    }
+                }
+            }
+        }
+        for run in &plan.structural {
+            let kept = run.start.min(n)..run.end.min(n);
+            self.entities[kept.clone()].copy_from_slice(&image.entities[kept]);
+        }
+        self.entities.extend_from_slice(&image.entities[n..m]);
+        let restamp = |stamp: u64| epoch | tick(stamp);
+        for run in &plan.structural {
+            for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
+                self.versions.set_row_record(c, restamp(image.rows[c]));
+            }
+        }
+        for (k, runs) in plan.columns.iter().enumerate() {
+            for run in runs {
+                for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
+                    self.versions
+                        .set_cell_record(k, c, restamp(image.cells[k][c]));
+                }
+            }
+            if plan.passes[k] {
+                self.columns[k].mark_written(restamp(image.written[k]));
+            }
+        }
+        self.versions.truncate_chunks(m.div_ceil(CHUNK));
+        // The capacities the store had when saved, so statistics and later growth agree.
+        let target = image.entity_cap.max(m);
+        if self.entities.capacity() < target {
+            self.entities.reserve_exact(target - m);
+        } else if self.entities.capacity() > target {
+            self.entities.shrink_to(target);
+        }
+        let mut cap = self.entities.capacity();
+        for (column, &want) in self.columns.iter_mut().zip(image.column_caps.iter()) {
+            column.set_capacity(m, want.max(m));
+            cap = cap.min(column.capacity());
+        }
+        self.cap = cap;
+    }
+
+    /// Drops the epoch bits of every record (the world's epochs ran out; see `world/state.rs`).
+    pub(crate) fn clear_epochs(&mut self) {
+        self.versions.clear_epochs();
+        for column in self.columns.iter() {
+            column.mark_written(tick(column.written()));
+        }
+    }
+
+    /// The hash of every chunk of the store, as an image saved from it holds them.
+    pub(crate) fn hash_into(&self, plans: &[SlotPlan], h: &mut StateHasher) {
+        let n = self.len();
+        h.write_word(n as u64);
+        for c in 0..n.div_ceil(CHUNK) {
+            let hash = chunk_hash(
+                plans,
+                &self.columns,
+                &self.entities,
+                |k, c| self.versions.version_of(k, self.columns[k].written(), c),
+                c,
+                chunk_rows(c, n),
+            );
+            h.write_word(hash);
+        }
+    }
+}

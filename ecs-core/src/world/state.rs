@@ -1,0 +1,706 @@
+//! Saving a world into a [`WorldState`], loading it back, and hashing it (the rules are in
+//! [`crate::state`]).
+//!
+//! # Incremental copies and the epoch
+//!
+//! A state remembers the world it was saved from (each world has an instance number) and the
+//! stamp from which on a write is newer than the save (its *reference*). Saving again into it
+//! copies the (column, chunk) pairs whose records are at or past the reference; loading it
+//! into that world restores the pairs written since. Both rely on stamps growing along the
+//! world's history, while a load sets the change clock back. So a stamp carries the world's
+//! *epoch* above its clock bits (`storage/versions.rs`): each load starts a new epoch and
+//! stamps what it restored with it, so everything a load or a later write touched is newer
+//! than any earlier reference, and change filters, which compare only the clock bits, see the
+//! saved world's clock. When the epoch bits would run out (2^24 loads), the world takes a new
+//! instance number and clears the epoch bits of its records: states saved before then are
+//! copied whole once.
+//!
+//! # Load in two steps
+//!
+//! A load first clones everything it needs from the state (store values, no_rollback
+//! defaults, sparse sets, resources, events) into buffers apart, which may panic and then
+//! leave the world untouched; then it commits without calling user code: values move in as
+//! bytes, the ids and locations are restored, and the values it replaced are dropped last.
+//!
+//! Rows whose entity may have changed (a chunk with a structural write since the save, or
+//! whose row count differs) are restored whole; the entities that were in them, and in rows
+//! the load removes, lose their locations, and the state's entities of those rows are placed.
+//! An entity in a row of neither kind kept its place since the save.
+
+use super::World;
+use crate::entity::Entity;
+use crate::events::AnyEvents;
+use crate::set::AnyComponentBits;
+use crate::state::hash::StateHasher;
+use crate::state::ops::{Copying, StateModel};
+use crate::state::{Origin, StateError, WorldState};
+use crate::storage::{
+    slot_plans, tick, Graveyard, LoadPlan, SlotPlan, SparseImage, SparseSet, Staged, StagedSet,
+    Store, StoreImage, TICK_BITS,
+};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::any::{Any, TypeId};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The epoch bits of a stamp: `epoch << TICK_BITS`.
+const EPOCH_LIMIT: u64 = (1 << (64 - TICK_BITS)) - 1;
+
+/// Instance numbers of worlds, never reused in a process (0 means none).
+static INSTANCES: AtomicU64 = AtomicU64::new(1);
+
+/// What world states need of a world that is not part of its state.
+pub(super) struct Keeping {
+    /// This world's instance number: states saved from it load incrementally.
+    instance: u64,
+    /// Loads so far in this instance (the epoch bits of new stamps).
+    epoch: u64,
+    /// Resources cloned from a state before a load swaps them in; afterwards the old ones,
+    /// whose allocations the next load reuses.
+    resources: Option<Box<dyn Any + Send + Sync>>,
+    /// Event queues, likewise.
+    events: Vec<Box<dyn AnyEvents>>,
+}
+
+impl Keeping {
+    pub(super) fn new() -> Self {
+        Keeping {
+            instance: INSTANCES.fetch_add(1, Ordering::Relaxed),
+            epoch: 0,
+            resources: None,
+            events: Vec::new(),
+        }
+    }
+}
+
+/// The origin of a model's states: its type, name and fingerprint (computed once, checking
+/// the state tables against the model's).
+fn origin<M: StateModel>() -> Origin {
+    let tables = M::state_tables();
+    let fingerprint = *tables.fingerprint.get_or_init(|| fingerprint::<M>());
+    Origin {
+        model: TypeId::of::<M>(),
+        name: std::any::type_name::<M>(),
+        tables,
+        fingerprint,
+    }
+}
+
+/// A hash of what the model's tables say about its layout: components (names, types, sizes,
+/// how states copy them), stores and their slots, systems, events, readers and resources. A
+/// state records it, and a world whose model differs refuses the state.
+fn fingerprint<M: StateModel>() -> u64 {
+    let tables = M::state_tables();
+    let components = M::components();
+    assert_eq!(
+        tables.components.len(),
+        components.len(),
+        "a state entry per component"
+    );
+    assert_eq!(
+        tables.events.len(),
+        M::events().len(),
+        "a state entry per event type"
+    );
+    let mut h = StateHasher::new();
+    for (c, s) in components.iter().zip(tables.components) {
+        assert!(
+            (s.type_id)() == (c.ty.type_id)(),
+            "the state entry of component {} is of another type",
+            c.name
+        );
+        h.write_bytes(c.name.as_bytes());
+        h.write_bytes((c.ty.type_name)().as_bytes());
+        h.write_words(&[c.ty.size as u64, c.ty.align as u64, u64::from(c.sparse)]);
+        h.write_word(match s.copying {
+            Copying::Bits => 1,
+            Copying::Clone { .. } => 2,
+            Copying::NoRollback { .. } => 3,
+        });
+        h.write_word(u64::from(s.hash.is_some()));
+    }
+    for store in M::stores() {
+        h.write_bytes(store.name.as_bytes());
+        h.write_word(store.layout as u64);
+        for column in store.columns {
+            h.write_words(&[column.size as u64, column.align as u64]);
+        }
+        for slot in store.slots {
+            h.write_words(&[
+                slot.component.into(),
+                slot.column.into(),
+                slot.offset.into(),
+            ]);
+        }
+    }
+    for system in M::systems() {
+        h.write_bytes(system.name.as_bytes());
+    }
+    for (e, s) in M::events().iter().zip(tables.events) {
+        assert!(
+            (s.type_id)() == (e.type_id)(),
+            "the state entry of event {} is of another type",
+            e.name
+        );
+        h.write_bytes(e.name.as_bytes());
+    }
+    h.write_bytes(std::any::type_name::<M::Resources>().as_bytes());
+    h.write_words(&[
+        size_of::<M::Resources>() as u64,
+        M::READERS as u64,
+        M::PASSES as u64,
+    ]);
+    h.digest()
+}
+
+fn clone_resources<R: Clone + Send + Sync + 'static>(
+    r: &(dyn Any + Send + Sync),
+) -> Box<dyn Any + Send + Sync> {
+    Box::new(
+        r.downcast_ref::<R>()
+            .expect("the resources of the state's model")
+            .clone(),
+    )
+}
+
+/// The no_rollback values a load moves between rows, by entity and component.
+#[derive(Default)]
+struct Carry {
+    /// (entity, component) -> position in the component's buffer.
+    index: FxHashMap<(Entity, u32), usize>,
+    buffers: FxHashMap<u32, ValueBuffer>,
+}
+
+impl<M: StateModel> World<M> {
+    /// Saves the world's whole simulated state into `state` and returns its checksum (see
+    /// [`crate::state`]). Reuses `state`'s allocations; if `state` was last saved from this
+    /// world, copies only what was written since. The world does not change.
+    ///
+    /// If a `Clone` panics, the panic goes on and `state` holds no complete save (loading it
+    /// is an error until it is saved into again).
+    pub fn save_state(&self, state: &mut WorldState) -> u64 {
+        let origin = origin::<M>();
+        if state.origin.is_none_or(|o| o.model != origin.model) {
+            *state = WorldState::new();
+            state.origin = Some(origin);
+        }
+        let since =
+            (state.complete && state.source == self.keeping.instance).then_some(state.reference);
+        state.complete = false;
+        let states = origin.tables.components;
+        self.table.entities().save_image(&mut state.entities);
+        // Stores: an image per store, kept while it is of the same store.
+        state.stores.truncate(self.stores.len());
+        for (s, store) in self.stores.iter().enumerate() {
+            match state.stores.get_mut(s) {
+                Some(image) if std::ptr::eq(image.info(), store.info()) => image.save(store, since),
+                Some(image) => {
+                    *image = StoreImage::new(store.info(), states, M::components());
+                    image.save(store, None);
+                }
+                None => {
+                    let mut image = StoreImage::new(store.info(), states, M::components());
+                    image.save(store, None);
+                    state.stores.push(image);
+                }
+            }
+        }
+        state.usage.clear();
+        state
+            .usage
+            .extend((0..self.dynamic.len()).map(|i| self.dynamic.usage_of(i)));
+        let sets = self.sparse.sets();
+        if state.sparse.len() != sets.len() {
+            state.sparse = self
+                .sparse
+                .mask()
+                .ids()
+                .zip(sets)
+                .map(|(c, set)| SparseImage::new(set.ty(), states[c as usize].copying))
+                .collect();
+        }
+        for ((c, set), image) in self.sparse.mask().ids().zip(sets).zip(&mut state.sparse) {
+            set.save_image(image, states[c as usize].copying);
+        }
+        match state
+            .resources
+            .as_mut()
+            .and_then(|r| r.downcast_mut::<M::Resources>())
+        {
+            Some(r) => r.clone_from(&self.resources),
+            None => state.resources = Some(Box::new(self.resources.clone())),
+        }
+        state.clone_resources = Some(clone_resources::<M::Resources>);
+        state.events.resize_with(self.events.len(), || None);
+        for ((queue, slot), e) in self
+            .events
+            .iter()
+            .zip(&mut state.events)
+            .zip(origin.tables.events)
+        {
+            (e.save)(queue.as_any(), slot);
+        }
+        state.cursors.clear();
+        state.cursors.extend_from_slice(&self.cursors);
+        state.last_run.clear();
+        state.last_run.extend_from_slice(&self.last_run);
+        state.tick = self.table.tick();
+        #[cfg(feature = "transform")]
+        self.hierarchy.save_into(&mut state.hierarchy);
+        state.source = self.keeping.instance;
+        state.reference = self.table.stamp();
+        state.checksum = Self::state_checksum(state, &origin);
+        state.complete = true;
+        state.checksum
+    }
+
+    /// The checksum of a state saved from a world of this model (the same as
+    /// [`World::checksum`] of the world it was saved from).
+    fn state_checksum(state: &WorldState, origin: &Origin) -> u64 {
+        let mut h = StateHasher::new();
+        h.write_word(origin.fingerprint);
+        h.write_word(tick(state.tick));
+        state.entities.hash_into(&mut h);
+        h.write_word(state.stores.len() as u64);
+        for image in &state.stores {
+            image.hash_into(&mut h);
+        }
+        for (c, image) in Self::sparse_ids().zip(&state.sparse) {
+            image.hash_into(origin.tables.components[c as usize].hash, &mut h);
+        }
+        let resources = state
+            .resources
+            .as_ref()
+            .and_then(|r| r.downcast_ref::<M::Resources>())
+            .expect("a saved state holds resources");
+        M::hash_resources(resources, &mut h);
+        for (queue, e) in state.events.iter().zip(origin.tables.events) {
+            let queue = queue.as_ref().expect("a saved state holds every queue");
+            (e.hash)(&**queue as &dyn Any, &mut h);
+        }
+        h.write_words(&state.cursors);
+        for &t in &state.last_run {
+            h.write_word(tick(t));
+        }
+        #[cfg(feature = "transform")]
+        state.hierarchy.hash_into(&mut h);
+        h.digest()
+    }
+
+    /// The ids of the model's sparse components, ascending (the order of its sparse sets).
+    fn sparse_ids() -> impl Iterator<Item = u32> {
+        M::components()
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.sparse)
+            .map(|(i, _)| i as u32)
+    }
+
+    /// The checksum of the world's simulated state: what [`World::save_state`] would return
+    /// now (see [`crate::state`] for what it covers and how values are hashed).
+    pub fn checksum(&self) -> u64 {
+        let origin = origin::<M>();
+        let states = origin.tables.components;
+        let mut h = StateHasher::new();
+        h.write_word(origin.fingerprint);
+        h.write_word(tick(self.table.tick()));
+        self.table.entities().hash_into(&mut h);
+        h.write_word(self.stores.len() as u64);
+        for store in &self.stores {
+            store.hash_into(&slot_plans(store.info(), states, M::components()), &mut h);
+        }
+        for (c, set) in Self::sparse_ids().zip(self.sparse.sets()) {
+            let s = &states[c as usize];
+            set.hash_into(s.copying, s.hash, &mut h);
+        }
+        M::hash_resources(&self.resources, &mut h);
+        for (queue, e) in self.events.iter().zip(origin.tables.events) {
+            (e.hash)(queue.as_any(), &mut h);
+        }
+        h.write_words(&self.cursors);
+        for &t in self.last_run.iter() {
+            h.write_word(tick(t));
+        }
+        #[cfg(feature = "transform")]
+        self.hierarchy.hash_into(&mut h);
+        h.digest()
+    }
+
+    /// Makes the world the one `state` holds (see [`crate::state`]): entities with their ids
+    /// and rows, values, change records, resources, events, clock and the next ids to issue.
+    /// If `state` was saved from this world, copies only what changed since.
+    ///
+    /// An `Err` (a state never saved, saved by another world type or build, or whose save
+    /// panicked) changes nothing. A panicking `Clone` or `Default` leaves the world as it was
+    /// (the panic goes on); a panicking `Drop` of a replaced value runs after the load is
+    /// complete, and every other replaced value is still dropped.
+    pub fn load_state(&mut self, state: &WorldState) -> Result<(), StateError> {
+        let origin = origin::<M>();
+        state.check(&origin)?;
+        let since = (state.source == self.keeping.instance).then_some(state.reference);
+        let states = origin.tables.components;
+        let declared = self.declared();
+        // The stores the world and the state share (the declared ones, and the dynamic ones
+        // made in the same order); the world's others go, the state's others are made.
+        let shared = self
+            .stores
+            .iter()
+            .zip(&state.stores)
+            .take_while(|(s, i)| std::ptr::eq(s.info(), i.info()))
+            .count();
+        debug_assert!(shared >= declared);
+        let plans: Vec<LoadPlan> = state
+            .stores
+            .iter()
+            .enumerate()
+            .map(
+                |(s, image)| match self.stores.get(s).filter(|_| s < shared) {
+                    Some(store) => store.load_plan(image, since),
+                    None => LoadPlan::everything(image),
+                },
+            )
+            .collect();
+        // Step 1: what moves and what is cloned, reading only.
+        let mut unplaced: Vec<Entity> = Vec::new();
+        let mut carried: FxHashSet<(Entity, u32)> = FxHashSet::default();
+        let plans_of = |store: &Store| slot_plans(store.info(), states, M::components());
+        for (s, store) in self.stores.iter().enumerate() {
+            let n = store.len();
+            let keep_below = if s < shared {
+                state.stores[s].len().min(n)
+            } else {
+                0
+            };
+            let mut rows: Vec<std::ops::Range<usize>> = Vec::new();
+            if s < shared {
+                rows.extend(
+                    plans[s]
+                        .structural
+                        .iter()
+                        .map(|r| r.start.min(keep_below)..r.end.min(keep_below)),
+                );
+            }
+            rows.push(keep_below..n);
+            let slot_plans = plans_of(store);
+            for r in rows.into_iter().filter(|r| !r.is_empty()) {
+                let entities = &store.entities()[r];
+                unplaced.extend_from_slice(entities);
+                for p in slot_plans.iter().filter(|p| !p.saved()) {
+                    carried.extend(entities.iter().map(|&e| (e, p.component)));
+                }
+            }
+        }
+        // The no_rollback values the state's restored rows need and nobody carries: defaults.
+        let mut defaults: FxHashMap<u32, usize> = FxHashMap::default();
+        for (image, plan) in state.stores.iter().zip(&plans) {
+            for p in image.plans().iter().filter(|p| !p.saved()) {
+                for r in &plan.structural {
+                    let missing = image.entities()[r.clone()]
+                        .iter()
+                        .filter(|&&e| !carried.contains(&(e, p.component)))
+                        .count();
+                    *defaults.entry(p.component).or_default() += missing;
+                }
+            }
+        }
+        // Step 2: clone (user code may panic: nothing in the world has changed yet).
+        let mut default_buffers: FxHashMap<u32, ValueBuffer> = FxHashMap::default();
+        for (&c, &count) in defaults.iter().filter(|(_, &n)| n > 0) {
+            let Copying::NoRollback { default } = states[c as usize].copying else {
+                unreachable!("only no_rollback slots take defaults")
+            };
+            let mut buffer = ValueBuffer::new(&M::components()[c as usize].ty);
+            // SAFETY: the default function of component `c`, whose type the buffer holds.
+            unsafe { buffer.fill(default, count) };
+            default_buffers.insert(c, buffer);
+        }
+        let mut staged: Vec<Staged> = state
+            .stores
+            .iter()
+            .zip(&plans)
+            .map(|(image, plan)| Store::stage_load(image, plan))
+            .collect();
+        let mut staged_sets: Vec<StagedSet> = Self::sparse_ids()
+            .zip(self.sparse.sets())
+            .zip(&state.sparse)
+            .map(|((c, set), image)| set.stage_image(image, states[c as usize].copying))
+            .collect();
+        let resources = state
+            .resources
+            .as_ref()
+            .and_then(|r| r.downcast_ref::<M::Resources>())
+            .expect("a saved state holds resources");
+        match self
+            .keeping
+            .resources
+            .as_mut()
+            .and_then(|r| r.downcast_mut::<M::Resources>())
+        {
+            Some(scratch) => scratch.clone_from(resources),
+            None => self.keeping.resources = Some(Box::new(resources.clone())),
+        }
+        if self.keeping.events.len() != self.events.len() {
+            self.keeping.events = M::events().iter().map(|e| (e.queue)()).collect();
+        }
+        for ((scratch, queue), e) in self
+            .keeping
+            .events
+            .iter_mut()
+            .zip(&state.events)
+            .zip(origin.tables.events)
+        {
+            let queue = queue.as_ref().expect("a saved state holds every queue");
+            (e.restore)(&**queue as &dyn Any, scratch.as_any_mut());
+        }
+        // Step 3: commit. No user code runs from here until the drops at the end.
+        let epoch = self.next_epoch();
+        let mut graveyard = Graveyard::default();
+        let mut carry = Carry::default();
+        // The no_rollback values of the rows restored whole move out first.
+        for (s, store) in self.stores.iter().enumerate().take(shared) {
+            let keep_below = state.stores[s].len().min(store.len());
+            let slot_plans = plans_of(store);
+            for r in &plans[s].structural {
+                for row in r.start.min(keep_below)..r.end.min(keep_below) {
+                    for p in slot_plans.iter().filter(|p| !p.saved()) {
+                        let e = store.entities()[row];
+                        let ptr = store.ptr(p.column as u32, p.offset as u32, row);
+                        // SAFETY: a live row's value, which the row gives up (it is restored).
+                        unsafe { carry.take(e, p, ptr) };
+                    }
+                }
+            }
+        }
+        // The rows the load removes: the shared stores' tails and the other stores whole.
+        let mut removed_stores: Vec<Store> = Vec::new();
+        for s in (0..self.stores.len()).rev() {
+            let from = if s < shared { state.stores[s].len() } else { 0 };
+            let slot_plans = plans_of(&self.stores[s]);
+            // SAFETY: the plans are the store's.
+            unsafe {
+                self.stores[s].take_tail(from, &slot_plans, &mut graveyard, &mut |e, p, ptr| {
+                    carry.take(e, p, ptr)
+                })
+            };
+            if s >= shared {
+                removed_stores.push(self.stores.pop().expect("the last store"));
+            }
+        }
+        self.dynamic.truncate(shared - declared, declared);
+        for (s, image) in state.stores.iter().enumerate().skip(shared) {
+            let mask = image
+                .info()
+                .slots
+                .iter()
+                .fold(M::Set::EMPTY, |m, slot| m.with(slot.component));
+            let id = self.dynamic_store(mask);
+            debug_assert_eq!(id as usize, s);
+        }
+        for (s, image) in state.stores.iter().enumerate() {
+            // SAFETY: `staged[s]` was made from this image and plan; the store's rows past the
+            // image's length and the no_rollback values of the structural rows were taken out.
+            unsafe { self.stores[s].commit_load(image, &plans[s], &mut staged[s], epoch) };
+        }
+        for (i, usage) in state.usage.iter().enumerate() {
+            self.dynamic.set_usage(i, *usage);
+        }
+        // The no_rollback values of the restored rows: carried, else defaults.
+        for (s, (image, plan)) in state.stores.iter().zip(&plans).enumerate() {
+            let store = &self.stores[s];
+            for p in image.plans().iter().filter(|p| !p.saved()) {
+                for r in &plan.structural {
+                    for row in r.clone() {
+                        let e = store.entities()[row];
+                        let dst = store.ptr(p.column as u32, p.offset as u32, row);
+                        // SAFETY: the slot is empty (restored rows leave no_rollback slots
+                        // unwritten) and gets one value, carried or default.
+                        unsafe {
+                            if !carry.put(e, p, dst) {
+                                default_buffers
+                                    .get_mut(&p.component)
+                                    .expect("a default for each value nobody carries")
+                                    .move_next(dst);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Ids and locations.
+        self.table.manager_mut().load_image(&state.entities);
+        self.table.unplace(&unplaced);
+        for (s, (image, plan)) in state.stores.iter().zip(&plans).enumerate() {
+            for r in &plan.structural {
+                self.table
+                    .place_rows(s as u32, r.start, &image.entities()[r.clone()]);
+            }
+        }
+        self.table.fit_locations();
+        // Sparse sets, resources, events, the hierarchy, cursors, last runs and the clock.
+        let old_sets: Vec<SparseSet> = self
+            .sparse
+            .sets_mut()
+            .iter_mut()
+            .zip(staged_sets.drain(..))
+            .map(|(set, next)| set.commit_staged(next))
+            .collect();
+        if let Some(r) = self
+            .keeping
+            .resources
+            .as_mut()
+            .and_then(|r| r.downcast_mut::<M::Resources>())
+        {
+            std::mem::swap(&mut self.resources, r);
+        }
+        for (queue, scratch) in self.events.iter_mut().zip(self.keeping.events.iter_mut()) {
+            std::mem::swap(queue, scratch);
+        }
+        #[cfg(feature = "transform")]
+        state.hierarchy.save_into(&mut self.hierarchy);
+        self.cursors.copy_from_slice(&state.cursors);
+        for (mine, &saved) in self.last_run.iter_mut().zip(&state.last_run) {
+            *mine = epoch | tick(saved);
+        }
+        self.table.set_tick(epoch | tick(state.tick));
+        debug_assert_eq!(self.check_invariants(), Ok(()));
+        // Step 4: the replaced values go (a panicking drop runs after the load is complete).
+        drop((
+            staged,
+            graveyard,
+            old_sets,
+            removed_stores,
+            carry,
+            default_buffers,
+        ));
+        Ok(())
+    }
+
+    /// Starts a new epoch for a load; returns its stamp bits. When the epochs run out, the
+    /// world becomes a new instance (states saved from it load whole once) and its records
+    /// drop their epoch bits.
+    fn next_epoch(&mut self) -> u64 {
+        if self.keeping.epoch >= EPOCH_LIMIT {
+            self.keeping.instance = INSTANCES.fetch_add(1, Ordering::Relaxed);
+            self.keeping.epoch = 0;
+            for store in self.stores.iter_mut() {
+                store.clear_epochs();
+            }
+        }
+        self.keeping.epoch += 1;
+        self.keeping.epoch << TICK_BITS
+    }
+}
+
+/// Values of one component type held apart during a load: no_rollback values carried
+/// between rows, or defaults made before the commit. Those never moved out are dropped with
+/// the buffer.
+struct ValueBuffer {
+    buf: crate::storage::Column,
+    len: usize,
+    moved: Vec<bool>,
+    /// The next value [`ValueBuffer::move_next`] hands out.
+    next: usize,
+}
+
+impl ValueBuffer {
+    fn new(ty: &'static crate::storage::ColumnType) -> Self {
+        ValueBuffer {
+            buf: crate::storage::Column::new(ty),
+            len: 0,
+            moved: Vec::new(),
+            next: 0,
+        }
+    }
+
+    /// Fills the empty buffer with `count` defaults: all or nothing.
+    ///
+    /// # Safety
+    /// `default` is the default function of the buffer's type.
+    unsafe fn fill(&mut self, default: crate::state::ops::DefaultFn, count: usize) {
+        debug_assert_eq!(self.len, 0);
+        self.buf.reserve(0, count);
+        // SAFETY: room for `count` values, contiguous (the caller guarantees the type).
+        unsafe { default(self.buf.base(), self.buf.elem_size(), count) };
+        self.len = count;
+        self.moved = vec![false; count];
+    }
+
+    /// Takes the value at `src`; returns its position.
+    ///
+    /// # Safety
+    /// `src` holds an initialised value of the buffer's type that its place gives up.
+    unsafe fn push(&mut self, src: *const u8) -> usize {
+        self.buf.reserve(self.len, 1);
+        // SAFETY: room for one more; the value moves in.
+        unsafe { crate::storage::copy_bytes(src, self.buf.ptr_at(self.len), self.buf.elem_size()) };
+        self.moved.push(false);
+        self.len += 1;
+        self.len - 1
+    }
+
+    /// Moves value `k` out to `dst`.
+    ///
+    /// # Safety
+    /// `dst` has room for a value of the buffer's type; `k` was not moved out before.
+    unsafe fn move_out(&mut self, k: usize, dst: *mut u8) {
+        debug_assert!(!self.moved[k]);
+        // SAFETY: value `k` is held (the caller) and moves out once.
+        unsafe { crate::storage::copy_bytes(self.buf.ptr_at(k), dst, self.buf.elem_size()) };
+        self.moved[k] = true;
+    }
+
+    /// Moves the next value not handed out yet to `dst`.
+    ///
+    /// # Safety
+    /// As [`ValueBuffer::move_out`]; the buffer holds another value.
+    unsafe fn move_next(&mut self, dst: *mut u8) {
+        let k = self.next;
+        self.next += 1;
+        // SAFETY: as the caller guarantees.
+        unsafe { self.move_out(k, dst) };
+    }
+}
+
+impl Drop for ValueBuffer {
+    fn drop(&mut self) {
+        let Some(drop) = self.buf.ty().drop_slice else {
+            return;
+        };
+        for k in (0..self.len).filter(|&k| !self.moved[k]) {
+            // SAFETY: value `k` is held and was not moved out: dropped once.
+            unsafe { drop(self.buf.ptr_at(k), 1) };
+        }
+    }
+}
+
+impl Carry {
+    /// Takes the value at `ptr` (of slot `p`, on entity `e`).
+    ///
+    /// # Safety
+    /// `ptr` holds an initialised value of `p`'s type that its place gives up.
+    unsafe fn take(&mut self, e: Entity, p: &SlotPlan, ptr: *mut u8) {
+        let buffer = self
+            .buffers
+            .entry(p.component)
+            .or_insert_with(|| ValueBuffer::new(p.ty));
+        // SAFETY: as the caller guarantees.
+        let at = unsafe { buffer.push(ptr) };
+        self.index.insert((e, p.component), at);
+    }
+
+    /// Moves the value carried for (`e`, `p`'s component) to `dst`; false when there is none.
+    ///
+    /// # Safety
+    /// `dst` has room for a value of `p`'s type.
+    unsafe fn put(&mut self, e: Entity, p: &SlotPlan, dst: *mut u8) -> bool {
+        let Some(at) = self.index.remove(&(e, p.component)) else {
+            return false;
+        };
+        let buffer = self
+            .buffers
+            .get_mut(&p.component)
+            .expect("a buffer per component taken");
+        // SAFETY: the value at `at` was taken and not moved out (its key was still there).
+        unsafe { buffer.move_out(at, dst) };
+        true
+    }
+}

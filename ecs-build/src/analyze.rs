@@ -24,6 +24,34 @@ pub struct Component {
     pub sparse: bool,
     /// `#[component(level = "…")]`: its level registration.
     pub level: Option<crate::decl::LevelOpt>,
+    /// `#[component(no_rollback)]`: world states do not hold its values.
+    pub no_rollback: bool,
+    /// What its derives say (for world states).
+    pub traits: Traits,
+}
+
+/// What a declared type's derives say about it, for world states: `Copy` types are copied as
+/// bytes, `Pod`/`NoUninit` ones hashed as bytes, `Hash` ones through their impl.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Traits {
+    /// `#[derive(Copy)]`.
+    pub copy: bool,
+    /// `#[derive(Pod)]` or `#[derive(NoUninit)]` (bytemuck): every byte is initialised data.
+    pub bytes: bool,
+    /// `#[derive(Hash)]`.
+    pub hash: bool,
+}
+
+impl Traits {
+    /// The traits named by `derives` (last path segments).
+    pub fn of(derives: &[String]) -> Self {
+        let has = |name: &str| derives.iter().any(|d| d == name);
+        Traits {
+            copy: has("Copy"),
+            bytes: has("Pod") || has("NoUninit"),
+            hash: has("Hash"),
+        }
+    }
 }
 
 /// A signature with its store id (its index in [`Analysis::signatures`]).
@@ -55,6 +83,8 @@ pub struct Resource {
     pub ident: Ident,
     /// Full path.
     pub path: syn::Path,
+    /// What its derives say (for world states).
+    pub traits: Traits,
 }
 
 /// A `#[derive(Event)]` type.
@@ -64,6 +94,8 @@ pub struct EventType {
     pub ident: Ident,
     /// Its path as the generated code names it.
     pub path: syn::Path,
+    /// What its derives say (for world states).
+    pub traits: Traits,
 }
 
 /// A resolved system parameter.
@@ -420,6 +452,8 @@ pub struct Analysis {
     /// What the build script reports without failing: in an open world, each system that
     /// matches no declared signature (it runs over dynamic stores only).
     pub(crate) warnings: Vec<Diagnostic>,
+    /// The world saves, loads and hashes its state (`Builder::rollback`).
+    pub(crate) rollback: bool,
 }
 
 /// A `#[derive(SoaManager)]` struct declared with `#[soa(level = "…")]`.
@@ -731,6 +765,8 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
             cold: f.decl.cold,
             sparse: f.decl.sparse,
             level: f.decl.level.clone(),
+            no_rollback: f.decl.no_rollback,
+            traits: Traits::of(&f.derives),
         })
         .collect();
     let resources: Vec<Resource> = ress
@@ -738,6 +774,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
         .map(|f| Resource {
             ident: f.decl.ident.clone(),
             path: full_path(&f.module, &f.decl.ident),
+            traits: Traits::of(&f.derives),
         })
         .collect();
     let events: Vec<EventType> = evts
@@ -745,6 +782,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
         .map(|f| EventType {
             ident: f.decl.ident.clone(),
             path: full_path(&f.module, &f.decl.ident),
+            traits: Traits::of(&f.derives),
         })
         .collect();
     let names = Names::new(scan, &components, &resources, &events);
@@ -771,6 +809,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
             kept_outside,
             strict,
             warnings,
+            rollback: false,
         })
     } else {
         diags.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));

@@ -86,6 +86,7 @@ pub struct Builder {
     undeclared: Undeclared,
     warn_dynamic_only: bool,
     table_from: usize,
+    rollback: bool,
 }
 
 /// What a world does with a component set that no signature declares ([`Builder::undeclared`]).
@@ -132,6 +133,7 @@ impl Builder {
             undeclared: Undeclared::Dynamic,
             warn_dynamic_only: true,
             table_from: generate::TABLE_FROM,
+            rollback: false,
         }
     }
 
@@ -151,6 +153,17 @@ impl Builder {
     /// meant to `#[system(dynamic)]` (no warning for it), or turn every such warning off here.
     pub fn warn_dynamic_only(mut self, yes: bool) -> Self {
         self.warn_dynamic_only = yes;
+        self
+    }
+
+    /// Whether the world saves, loads and hashes its whole state (default false): with `true`
+    /// the generated world implements `sigecs::state::StateModel`, so `World::save_state`,
+    /// `load_state` and `checksum` exist (see `sigecs::state`), for rollback networking. Every
+    /// component, resource and event type must then be `Clone` (a type that is not is a build
+    /// error naming it), except components marked `#[component(no_rollback)]`, which need
+    /// `Default`. A world without it has none of this and pays nothing for it.
+    pub fn rollback(mut self, yes: bool) -> Self {
+        self.rollback = yes;
         self
     }
 
@@ -227,8 +240,9 @@ impl Builder {
             return Err(BuildError { diagnostics: diags });
         }
         let strict = self.undeclared == Undeclared::Error;
-        let analysis =
+        let mut analysis =
             analyze::analyze(&scanned, strict).map_err(|diagnostics| BuildError { diagnostics })?;
+        analysis.rollback = self.rollback;
         Ok((analysis, scanned.read))
     }
 

@@ -20,6 +20,9 @@ pub struct Found<T> {
     pub module: String,
     /// The file it came from.
     pub file: PathBuf,
+    /// The traits its `#[derive(..)]`s name, by their last path segment (`Copy`, `Hash`,
+    /// `Pod`, ...): how world states copy and hash it.
+    pub derives: Vec<String>,
 }
 
 /// Everything found in the scanned sources.
@@ -263,7 +266,7 @@ impl Scan {
                         continue;
                     };
                     match decl::parse_system(args, &f) {
-                        Ok(decl) => self.systems.push(found(decl, &module, file)),
+                        Ok(decl) => self.systems.push(found(decl, &module, file, &[])),
                         Err(e) => diags.extend(Diagnostic::from_syn(file, e)),
                     }
                 }
@@ -317,7 +320,8 @@ impl Scan {
         ) {
             return;
         }
-        for d in derives {
+        let all = &derives;
+        for d in derives.iter() {
             let kind = match d.as_str() {
                 "Component" => "component",
                 "Signature" => "signature",
@@ -331,7 +335,7 @@ impl Scan {
                             if let Some(module) =
                                 reachable(ctx, &input.ident, file, "level struct", diags)
                             {
-                                self.soa_levels.push(found(soa, &module, file));
+                                self.soa_levels.push(found(soa, &module, file, all));
                             }
                         }
                         Ok(_) => {}
@@ -347,13 +351,13 @@ impl Scan {
             let module = module.as_str();
             let result = match d.as_str() {
                 "Component" => decl::parse_component(&input)
-                    .map(|c| self.components.push(found(c, module, file))),
+                    .map(|c| self.components.push(found(c, module, file, all))),
                 "Signature" => decl::parse_signature(&input)
-                    .map(|s| self.signatures.push(found(s, module, file))),
+                    .map(|s| self.signatures.push(found(s, module, file, all))),
                 "Resource" => decl::parse_resource(&input)
-                    .map(|r| self.resources.push(found(r, module, file))),
+                    .map(|r| self.resources.push(found(r, module, file, all))),
                 "Event" => {
-                    decl::parse_event(&input).map(|e| self.events.push(found(e, module, file)))
+                    decl::parse_event(&input).map(|e| self.events.push(found(e, module, file, all)))
                 }
                 _ => Ok(()),
             };
@@ -489,11 +493,12 @@ fn path_attr(attrs: &[Attribute]) -> Option<String> {
         })
 }
 
-fn found<T>(decl: T, module: &str, file: &Path) -> Found<T> {
+fn found<T>(decl: T, module: &str, file: &Path, derives: &[String]) -> Found<T> {
     Found {
         decl,
         module: module.to_string(),
         file: file.to_path_buf(),
+        derives: derives.to_vec(),
     }
 }
 

@@ -36,6 +36,9 @@ pub struct ComponentDecl {
     pub sparse: bool,
     /// `#[component(level = "name", ...)]`: the component can be stored in levels.
     pub level: Option<LevelOpt>,
+    /// `#[component(no_rollback)]`: world states do not hold its values (a render or audio
+    /// handle); a load keeps the values of the entities that stay (see `sigecs::state`).
+    pub no_rollback: bool,
 }
 
 /// How an opted-in component's instances are stored in a level.
@@ -256,6 +259,7 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
     errors.check(require_no_generics(&input.generics, "a component"));
     errors.check(require_visible(&input.vis, &input.ident, "component"));
     let mut cold = false;
+    let mut no_rollback = false;
     let mut sparse: Option<Span> = None;
     let mut name: Option<LitStr> = None;
     let mut encoding: Option<(LevelEncoding, Span)> = None;
@@ -269,6 +273,8 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
         let r = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("cold") {
                 cold = true;
+            } else if meta.path.is_ident("no_rollback") {
+                no_rollback = true;
             } else if meta.path.is_ident("sparse") {
                 sparse = Some(meta.path.span());
             } else if meta.path.is_ident("level") {
@@ -296,8 +302,8 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
             } else {
                 return Err(meta.error(
                     "unknown component option; the options are `cold`, `sparse`, \
-                     `level = \"name\"`, `encoding = \"pod\"|\"serde\"`, `spawn_order = N` and \
-                     `map_entities`",
+                     `no_rollback`, `level = \"name\"`, `encoding = \"pod\"|\"serde\"`, \
+                     `spawn_order = N` and `map_entities`",
                 ));
             }
             Ok(())
@@ -366,6 +372,7 @@ pub fn parse_component(input: &DeriveInput) -> syn::Result<ComponentDecl> {
         cold,
         sparse: sparse.is_some(),
         level,
+        no_rollback,
     })
 }
 

@@ -12,6 +12,7 @@
 pub mod levels;
 mod passes;
 pub use passes::TABLE_FROM;
+mod state;
 mod tables;
 mod world;
 
@@ -124,7 +125,8 @@ pub fn generate(analysis: &Analysis, table_from: usize) -> TokenStream {
     let world = world::generate(analysis);
     let passes = passes::generate(analysis, table_from);
     let levels = levels::generate(analysis);
-    file(quote!(#tables #world #passes #levels))
+    let state = state::generate(analysis);
+    file(quote!(#tables #world #passes #levels #state))
 }
 
 /// The file around the module's items.

@@ -1,6 +1,7 @@
 //! A hand-written two-store model for sigecs's unit tests: components `A` and `B` (a `u32`
 //! each) and the sparse `S` (a `u32` in a sparse set, in no store), signatures `JustA` and `AB` in `columns` stores, no typed moves (so inserts and
-//! removes take the byte-wise move), and a small world of four entities.
+//! removes take the byte-wise move), and a small world of four entities. Its worlds save their
+//! state (every component copied as bytes).
 
 use crate::__private::FieldSink;
 use crate::component::{Component, Signature};
@@ -14,9 +15,9 @@ use std::any::TypeId;
 use std::sync::OnceLock;
 
 pub(crate) struct Model;
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Hash)]
 pub(crate) struct A(pub(crate) u32);
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Hash)]
 pub(crate) struct B(pub(crate) u32);
 impl Component for A {
     const COLD: bool = false;
@@ -24,7 +25,7 @@ impl Component for A {
 impl Component for B {
     const COLD: bool = false;
 }
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Hash)]
 pub(crate) struct S(pub(crate) u32);
 impl Component for S {
     const COLD: bool = false;
@@ -112,6 +113,22 @@ unsafe impl SignatureOf<Model> for JustA {
 // SAFETY: as above.
 unsafe impl SignatureOf<Model> for AB {
     const STORE: u32 = 1;
+}
+
+static STATE_COMPONENTS: [crate::state::ops::ComponentState; 3] = [
+    crate::state::ops::ComponentState::bits::<A>().hash_with::<A>(),
+    crate::state::ops::ComponentState::bits::<B>().hash_with::<B>(),
+    crate::state::ops::ComponentState::bits::<S>().hash_with::<S>(),
+];
+static STATE_TABLES: crate::state::ops::StateTables =
+    crate::state::ops::StateTables::new(&STATE_COMPONENTS, &[]);
+
+// SAFETY: one bits entry per component, of its type; no event; no resource to read.
+unsafe impl crate::state::StateModel for Model {
+    fn state_tables() -> &'static crate::state::ops::StateTables {
+        &STATE_TABLES
+    }
+    fn hash_resources(_: &(), _: &mut crate::state::StateHasher) {}
 }
 
 pub(crate) fn world() -> (World<Model>, Vec<crate::entity::Entity>) {

@@ -704,3 +704,204 @@ impl Carry {
         true
     }
 }
+
+/// Saves and loads of the hand-written model's worlds (every value copied as bytes), checked
+/// value by value; small enough for Miri.
+#[cfg(test)]
+mod tests {
+    use super::{EPOCH_LIMIT, TICK_BITS};
+    use crate::entity::Entity;
+    use crate::state::{StateError, WorldState};
+    use crate::test_model::{world, JustA, Model, A, AB, B, S};
+    use crate::World;
+
+    /// Everything a test can observe of a world: its entities in iteration order with their
+    /// stores and values, its statistics' entity counts, and its clock.
+    fn snapshot(
+        w: &World<Model>,
+    ) -> (
+        Vec<(Entity, &'static str, Option<A>, Option<B>, Option<S>)>,
+        u64,
+        usize,
+    ) {
+        let rows = w
+            .entities()
+            .map(|e| {
+                (
+                    e,
+                    w.signature_name_of(e).unwrap(),
+                    w.get::<A>(e).copied(),
+                    w.get::<B>(e).copied(),
+                    w.get::<S>(e).copied(),
+                )
+            })
+            .collect();
+        (
+            rows,
+            w.change_tick(),
+            w.stats().stores.iter().map(|s| s.allocated_bytes).sum(),
+        )
+    }
+
+    /// A small deterministic generator.
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// One random operation on the world.
+    fn step(w: &mut World<Model>, rng: &mut Rng, live: &mut Vec<Entity>) {
+        let pick = |rng: &mut Rng, live: &[Entity]| live.get(rng.below(live.len().max(1))).copied();
+        match rng.below(8) {
+            0 | 1 => live.push(w.spawn(JustA(A(rng.below(100) as u32)))),
+            2 => live.push(w.spawn(AB(A(1), B(rng.below(100) as u32)))),
+            3 => {
+                if let Some(e) = pick(rng, live) {
+                    w.despawn(e);
+                    live.retain(|&x| x != e);
+                }
+            }
+            4 => {
+                if let Some(e) = pick(rng, live) {
+                    let _ = w.insert(e, B(7));
+                }
+            }
+            5 => {
+                if let Some(e) = pick(rng, live) {
+                    let _ = w.remove::<B>(e);
+                    let _ = w.insert(e, S(rng.below(9) as u32));
+                }
+            }
+            6 => {
+                if let Some(e) = pick(rng, live) {
+                    if let Some(a) = w.get_mut::<A>(e) {
+                        a.0 += 1;
+                    }
+                }
+            }
+            _ => {
+                w.table.advance();
+            }
+        }
+    }
+
+    #[test]
+    fn a_load_restores_ids_values_order_and_the_next_spawn() {
+        let (mut w, es) = world();
+        let mut state = WorldState::new();
+        let checksum = w.save_state(&mut state);
+        assert_eq!(state.checksum(), Some(checksum));
+        assert_eq!(checksum, w.checksum());
+        let before = snapshot(&w);
+        let next = w.spawn(JustA(A(9)));
+        assert!(w.despawn(es[1]));
+        w.insert(es[0], S(4)).unwrap();
+        w.get_mut::<A>(es[3]).unwrap().0 = 50;
+        assert_ne!(w.checksum(), checksum);
+        w.load_state(&state).unwrap();
+        assert_eq!(snapshot(&w), before);
+        assert_eq!(w.checksum(), checksum);
+        assert_eq!(w.check_invariants(), Ok(()));
+        assert!(!w.is_alive(next));
+        assert_eq!(
+            w.spawn(JustA(A(9))),
+            next,
+            "the id the first timeline's spawn got"
+        );
+    }
+
+    /// Saves and loads into reused states, incremental when they can be, agree with full
+    /// saves into fresh states and with the world at every step.
+    #[test]
+    fn incremental_saves_and_loads_agree_with_full_ones() {
+        let steps = if cfg!(miri) { 60 } else { 2_000 };
+        let (mut w, mut live) = world();
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut ring: Vec<WorldState> = (0..3).map(|_| WorldState::new()).collect();
+        let mut saved: Vec<Option<(u64, Vec<Entity>, _)>> = vec![None, None, None];
+        for _ in 0..steps {
+            step(&mut w, &mut rng, &mut live);
+            let k = rng.below(3);
+            match rng.below(6) {
+                0 => {
+                    let c = w.save_state(&mut ring[k]);
+                    let mut fresh = WorldState::new();
+                    assert_eq!(
+                        w.save_state(&mut fresh),
+                        c,
+                        "incremental and full saves hash alike"
+                    );
+                    assert_eq!(c, w.checksum());
+                    saved[k] = Some((c, live.clone(), snapshot(&w)));
+                }
+                1 => {
+                    if let Some((c, l, snap)) = &saved[k] {
+                        w.load_state(&ring[k]).unwrap();
+                        assert_eq!(w.checksum(), *c);
+                        assert_eq!(&snapshot(&w), snap);
+                        assert_eq!(w.check_invariants(), Ok(()));
+                        live = l.clone();
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn a_state_that_holds_no_complete_save_is_refused_and_changes_nothing() {
+        let (mut w, _) = world();
+        let before = w.checksum();
+        assert_eq!(w.load_state(&WorldState::new()), Err(StateError::Empty));
+        let mut state = WorldState::new();
+        w.save_state(&mut state);
+        state.complete = false;
+        assert_eq!(w.load_state(&state), Err(StateError::Incomplete));
+        assert_eq!(w.checksum(), before);
+        assert_eq!(state.checksum(), None);
+    }
+
+    /// When its epochs run out, a world becomes a new instance: states saved before load
+    /// whole, and saves and loads go on agreeing.
+    #[test]
+    fn epochs_running_out_make_earlier_states_load_whole() {
+        let (mut w, es) = world();
+        let mut a = WorldState::new();
+        let first = w.save_state(&mut a);
+        w.get_mut::<A>(es[0]).unwrap().0 = 77;
+        let mut b = WorldState::new();
+        let second = w.save_state(&mut b);
+        w.keeping.epoch = EPOCH_LIMIT;
+        let instance = w.keeping.instance;
+        w.load_state(&a).unwrap();
+        assert_ne!(w.keeping.instance, instance);
+        assert_eq!(w.keeping.epoch, 1);
+        assert_eq!(w.table.tick() >> TICK_BITS, 1);
+        assert_eq!(w.checksum(), first);
+        w.load_state(&b).unwrap();
+        assert_eq!((w.checksum(), w.get::<A>(es[0])), (second, Some(&A(77))));
+        w.load_state(&a).unwrap();
+        assert_eq!(w.checksum(), first);
+        assert_eq!(w.save_state(&mut b), first);
+    }
+
+    /// A state's clone is the same state: it loads into the world it came from, whose
+    /// checksum is the original's.
+    #[test]
+    fn a_cloned_state_loads_like_the_original() {
+        let (mut w, es) = world();
+        let mut state = WorldState::new();
+        let c = w.save_state(&mut state);
+        let copy = state.clone();
+        drop(state);
+        w.despawn(es[2]);
+        w.load_state(&copy).unwrap();
+        assert_eq!(w.checksum(), c);
+        assert!(w.is_alive(es[2]));
+    }
+}

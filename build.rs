@@ -4,5 +4,7 @@
 fn main() {
     sigecs_build::Builder::new()
         .scan("components", "crate::components")
+        // The world saves, loads and hashes its state (`sigecs::state`).
+        .rollback(true)
         .generate_or_exit();
 }

@@ -70,7 +70,7 @@ impl DebugName {
 
 /// Free text attached to an entity (a marker's note): not plain old data, so a level stores it
 /// with postcard and the spawn decodes and allocates each one.
-#[derive(Component, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Component, Clone, Debug, Default, PartialEq, Hash, Serialize, Deserialize)]
 #[component(cold, level = "note", encoding = "serde")]
 pub struct Note(pub String);
 

@@ -1,10 +1,12 @@
 //! The bundled world's resources.
 
+use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 use sigecs::prelude::*;
 
 /// Frame time.
-#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+#[derive(Resource, Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+#[repr(C)]
 pub struct Time {
     /// Seconds per frame.
     pub dt: f32,
@@ -17,7 +19,8 @@ impl Default for Time {
 }
 
 /// Acceleration of bodies with mass.
-#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+#[derive(Resource, Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+#[repr(transparent)]
 pub struct Gravity(pub Vec3);
 
 impl Default for Gravity {

@@ -47,6 +47,9 @@ pub(crate) struct Dynamic<S> {
     masks: Vec<S>,
     /// Per dynamic store, by creation order: how it was used.
     usage: Vec<Usage>,
+    /// Per dynamic store, by creation order: the stamp of its creation. A world state saved
+    /// before it knows nothing of its records (`world/state.rs`).
+    born: Vec<u64>,
     /// Per system (declaration order): the dynamic stores it visits, ascending.
     matches: Vec<Vec<u32>>,
     /// Every move that starts or ends in a dynamic store (or leads from a declared store to an
@@ -143,6 +146,7 @@ impl<S> Default for Dynamic<S> {
             by_mask: FxHashMap::default(),
             masks: Vec::new(),
             usage: Vec::new(),
+            born: Vec::new(),
             matches: Vec::new(),
             edges: Vec::new(),
             edge_index: FxHashMap::default(),
@@ -208,6 +212,7 @@ impl<M: WorldModel> World<M> {
         self.dynamic.by_mask.insert(mask, id);
         self.dynamic.masks.push(mask);
         self.dynamic.usage.push(Usage::default());
+        self.dynamic.born.push(self.table.stamp());
         let systems = M::systems();
         self.dynamic.matches.resize_with(systems.len(), Vec::new);
         for (s, system) in systems.iter().enumerate() {
@@ -491,6 +496,18 @@ impl<S: AnyComponentBits> Dynamic<S> {
         self.masks.len()
     }
 
+    /// The stamp at which dynamic store `index` was made.
+    pub(crate) fn born(&self, index: usize) -> u64 {
+        self.born[index]
+    }
+
+    /// Drops the epoch bits of the creation stamps (the world's epochs ran out).
+    pub(crate) fn clear_epochs(&mut self) {
+        for b in self.born.iter_mut() {
+            *b = crate::storage::tick(*b);
+        }
+    }
+
     /// (peak rows, moves) of dynamic store `index`.
     pub(crate) fn usage_of(&self, index: usize) -> (usize, u64) {
         let u = self.usage[index];
@@ -512,6 +529,7 @@ impl<S: AnyComponentBits> Dynamic<S> {
         let end = (declared + keep) as u32;
         self.masks.truncate(keep);
         self.usage.truncate(keep);
+        self.born.truncate(keep);
         self.by_mask.retain(|_, id| *id < end);
         for m in self.matches.iter_mut() {
             m.retain(|&id| id < end);

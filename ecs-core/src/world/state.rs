@@ -191,6 +191,8 @@ impl<M: StateModel> World<M> {
         // Stores: an image per store, kept while it is of the same store.
         state.stores.truncate(self.stores.len());
         for (s, store) in self.stores.iter().enumerate() {
+            // A store made after the state's save has records the state never saw: whole.
+            let since = since.filter(|&r| self.store_born(s) < r);
             match state.stores.get_mut(s) {
                 Some(image) if std::ptr::eq(image.info(), store.info()) => image.save(store, since),
                 Some(image) => {
@@ -354,7 +356,9 @@ impl<M: StateModel> World<M> {
             .enumerate()
             .map(
                 |(s, image)| match self.stores.get(s).filter(|_| s < shared) {
-                    Some(store) => store.load_plan(image, since),
+                    Some(store) => {
+                        store.load_plan(image, since.filter(|&r| self.store_born(s) < r))
+                    }
                     None => LoadPlan::everything(image),
                 },
             )
@@ -453,6 +457,8 @@ impl<M: StateModel> World<M> {
         }
         // Step 3: commit. No user code runs from here until the drops at the end.
         let epoch = self.next_epoch();
+        // The clock first: stores made below are born in the new epoch.
+        self.table.set_tick(epoch | tick(state.tick));
         let mut graveyard = Graveyard::default();
         let mut carry = Carry::default();
         // The no_rollback values of the rows restored whole move out first.
@@ -574,6 +580,12 @@ impl<M: StateModel> World<M> {
         Ok(())
     }
 
+    /// The stamp at which store `s` was made (0 for a declared store).
+    fn store_born(&self, s: usize) -> u64 {
+        s.checked_sub(self.declared())
+            .map_or(0, |d| self.dynamic.born(d))
+    }
+
     /// Starts a new epoch for a load; returns its stamp bits. When the epochs run out, the
     /// world becomes a new instance (states saved from it load whole once) and its records
     /// drop their epoch bits.
@@ -584,6 +596,7 @@ impl<M: StateModel> World<M> {
             for store in self.stores.iter_mut() {
                 store.clear_epochs();
             }
+            self.dynamic.clear_epochs();
         }
         self.keeping.epoch += 1;
         self.keeping.epoch << TICK_BITS

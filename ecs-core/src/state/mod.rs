@@ -88,6 +88,9 @@ use ops::StateTables;
 use std::any::{Any, TypeId};
 use std::fmt;
 
+/// Clones a state's resources (of the model that saved it).
+pub(crate) type CloneResources = fn(&(dyn Any + Send + Sync)) -> Box<dyn Any + Send + Sync>;
+
 /// The model a state was saved from.
 #[derive(Clone, Copy)]
 pub(crate) struct Origin {
@@ -117,7 +120,7 @@ pub struct WorldState {
     /// Per sparse component, in component id order.
     pub(crate) sparse: Vec<SparseImage>,
     pub(crate) resources: Option<Box<dyn Any + Send + Sync>>,
-    pub(crate) clone_resources: Option<fn(&(dyn Any + Send + Sync)) -> Box<dyn Any + Send + Sync>>,
+    pub(crate) clone_resources: Option<CloneResources>,
     pub(crate) events: Vec<Option<Box<dyn Any + Send + Sync>>>,
     pub(crate) cursors: Vec<u64>,
     pub(crate) last_run: Vec<u64>,

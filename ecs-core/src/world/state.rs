@@ -728,15 +728,16 @@ mod tests {
     use crate::test_model::{world, JustA, Model, A, AB, B, S};
     use crate::World;
 
-    /// Everything a test can observe of a world: its entities in iteration order with their
-    /// stores and values, its statistics' entity counts, and its clock.
-    fn snapshot(
-        w: &World<Model>,
-    ) -> (
+    /// Entities with their stores and values, the clock, the bytes allocated.
+    type Snapshot = (
         Vec<(Entity, &'static str, Option<A>, Option<B>, Option<S>)>,
         u64,
         usize,
-    ) {
+    );
+
+    /// Everything a test can observe of a world: its entities in iteration order with their
+    /// stores and values, its statistics' entity counts, and its clock.
+    fn snapshot(w: &World<Model>) -> Snapshot {
         let rows = w
             .entities()
             .map(|e| {

@@ -61,7 +61,7 @@ impl LossySocket {
 
 impl NonBlockingSocket<SocketAddr> for LossySocket {
     fn send_to(&mut self, msg: &Message, addr: &SocketAddr) {
-        if self.next() % 20 == 0 {
+        if self.next().is_multiple_of(20) {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         } else {
             let delay = Duration::from_millis(self.next() % 31);

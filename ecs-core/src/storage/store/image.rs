@@ -348,9 +348,10 @@ impl StoreImage {
         for (c, flag) in rehash.iter_mut().enumerate() {
             *flag = c >= first_resized;
         }
-        for c in 0..common.div_ceil(CHUNK) {
+        for (c, flag) in rehash.iter_mut().enumerate().take(common.div_ceil(CHUNK)) {
             let rows = chunk_rows(c, common);
             let structural = newer(store.versions.row_record(c));
+            let mut chunk_dirty = false;
             for k in 0..self.columns.len() {
                 let dirty = structural
                     || newer(store.columns[k].written())
@@ -358,7 +359,7 @@ impl StoreImage {
                 if !dirty {
                     continue;
                 }
-                rehash[c] = true;
+                chunk_dirty = true;
                 let (src, dst) = (&store.columns[k], &self.columns[k]);
                 if bits_only(&self.plans, k) {
                     // SAFETY: rows below both lengths, the same element type.
@@ -379,6 +380,7 @@ impl StoreImage {
             if structural {
                 self.entities[rows.clone()].copy_from_slice(&store.entities[rows]);
             }
+            *flag |= chunk_dirty;
         }
         if n > m {
             self.grow(&store.columns, &store.entities, m, n);
@@ -487,7 +489,7 @@ impl LoadPlan {
     /// The plan of a load into a store of no rows: every row of `image`, whole.
     pub(crate) fn everything(image: &StoreImage) -> LoadPlan {
         let m = image.len;
-        let all: Vec<Range<usize>> = if m > 0 { vec![0..m] } else { Vec::new() };
+        let all: Vec<Range<usize>> = std::iter::once(0..m).filter(|r| !r.is_empty()).collect();
         let columns = image.columns.len();
         LoadPlan {
             structural: all.clone(),

@@ -209,6 +209,28 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
     std::fs::write(&main, &good_main).unwrap();
+
+    // A world that opts in to world states needs every component and resource to be
+    // `Clone`: one that is not (the quick start derives no `Clone`) is an error naming it and
+    // saying what to do.
+    let build = dir.path().join("build.rs");
+    let good_build = std::fs::read_to_string(&build).unwrap();
+    let rollback = good_build.replacen(".scan(", ".rollback(true)\n        .scan(", 1);
+    assert_ne!(good_build, rollback);
+    std::fs::write(&build, &rollback).unwrap();
+    let out = cargo(dir.path(), &target, &["build", "--quiet"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    for name in ["Position", "Velocity", "Name", "Time"] {
+        assert!(
+            stderr.contains(&format!(
+                "`components::{name}` cannot be saved in a world state: it is not `Clone`"
+            )),
+            "{name}: {stderr}"
+        );
+    }
+    assert!(stderr.contains("#[component(no_rollback)]"), "{stderr}");
+    std::fs::write(&build, &good_build).unwrap();
 }
 
 /// The Levels section's `rs` block (the level tool in `src/main.rs`) and its toml block (the

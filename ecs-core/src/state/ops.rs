@@ -95,6 +95,9 @@ pub struct ComponentState {
     pub copying: Copying,
     /// How values enter a checksum; `None`: they do not (their entities still do).
     pub hash: Option<HashFn>,
+    /// The values are hashed as their bytes (`hash_bytes`): every byte of a value is
+    /// initialised, so a run of them can be hashed as one slice.
+    pub plain: bool,
 }
 
 impl ComponentState {
@@ -104,6 +107,7 @@ impl ComponentState {
             type_id: TypeId::of::<T>,
             copying: Copying::Bits,
             hash: None,
+            plain: false,
         }
     }
 
@@ -116,6 +120,7 @@ impl ComponentState {
                 over: clone_over::<T>,
             },
             hash: None,
+            plain: false,
         }
     }
 
@@ -127,6 +132,7 @@ impl ComponentState {
                 default: default_new::<T>,
             },
             hash: None,
+            plain: false,
         }
     }
 
@@ -134,6 +140,7 @@ impl ComponentState {
     pub const fn hash_bytes<T: bytemuck::NoUninit>(self) -> Self {
         ComponentState {
             hash: Some(hash_bytes::<T>),
+            plain: true,
             ..self
         }
     }
@@ -142,6 +149,7 @@ impl ComponentState {
     pub const fn hash_with<T: Hash + 'static>(self) -> Self {
         ComponentState {
             hash: Some(hash_with::<T>),
+            plain: false,
             ..self
         }
     }

@@ -11,7 +11,9 @@
 //! *epoch* above its clock bits (`storage/versions.rs`): each load starts a new epoch and
 //! stamps what it restored with it, so everything a load or a later write touched is newer
 //! than any earlier reference, and change filters, which compare only the clock bits, see the
-//! saved world's clock. When the epoch bits would run out (2^24 loads), the world takes a new
+//! saved world's clock. The world then goes on in a second new epoch, so that what is written
+//! after the load is newer than what the load restored (and a state saved just after the load
+//! finds the restored chunks clean). When the epoch bits would run out (2^24 loads), the world takes a new
 //! instance number and clears the epoch bits of its records: states saved before then are
 //! copied whole once.
 //!
@@ -52,8 +54,9 @@ static INSTANCES: AtomicU64 = AtomicU64::new(1);
 pub(super) struct Keeping {
     /// This world's instance number: states saved from it load incrementally.
     instance: u64,
-    /// Loads so far in this instance (the epoch bits of new stamps).
-    epoch: u64,
+    /// Epochs started so far in this instance (the epoch bits of new stamps): two per load,
+    /// one per save. Atomic so that a save (`&World`) can start one.
+    epoch: AtomicU64,
     /// Resources cloned from a state before a load swaps them in; afterwards the old ones,
     /// whose allocations the next load reuses.
     resources: Option<Box<dyn Any + Send + Sync>>,
@@ -65,7 +68,7 @@ impl Keeping {
     pub(super) fn new() -> Self {
         Keeping {
             instance: INSTANCES.fetch_add(1, Ordering::Relaxed),
-            epoch: 0,
+            epoch: AtomicU64::new(0),
             resources: None,
             events: Vec::new(),
         }
@@ -249,6 +252,15 @@ impl<M: StateModel> World<M> {
         #[cfg(feature = "transform")]
         self.hierarchy.save_into(&mut state.hierarchy);
         state.source = self.keeping.instance;
+        // A new epoch from here on: a write after the save is stamped at or past the
+        // reference, every record before it below (when the epochs are about to run out,
+        // the reference is the next stamp, which a write before the save may share: copied
+        // again, harmlessly).
+        let epoch = self.keeping.epoch.load(Ordering::Relaxed);
+        if epoch + 3 < EPOCH_LIMIT {
+            self.keeping.epoch.store(epoch + 1, Ordering::Relaxed);
+            self.table.set_epoch((epoch + 1) << TICK_BITS);
+        }
         state.reference = self.table.stamp();
         state.checksum = Self::state_checksum(state, &origin);
         state.complete = true;
@@ -563,11 +575,13 @@ impl<M: StateModel> World<M> {
         #[cfg(feature = "transform")]
         state.hierarchy.save_into(&mut self.hierarchy);
         self.cursors.copy_from_slice(&state.cursors);
+        // A second epoch for what comes after the load: a write after it is newer than
+        // everything the load restored, so loading this state again copies only that.
+        let after = self.next_epoch();
         for (mine, &saved) in self.last_run.iter_mut().zip(&state.last_run) {
-            *mine = epoch | tick(saved);
+            *mine = after | tick(saved);
         }
-        self.table.set_tick(epoch | tick(state.tick));
-        debug_assert_eq!(self.check_invariants(), Ok(()));
+        self.table.set_tick(after | tick(state.tick));
         // Step 4: the replaced values go (a panicking drop runs after the load is complete).
         drop((
             staged,
@@ -590,16 +604,18 @@ impl<M: StateModel> World<M> {
     /// world becomes a new instance (states saved from it load whole once) and its records
     /// drop their epoch bits.
     fn next_epoch(&mut self) -> u64 {
-        if self.keeping.epoch >= EPOCH_LIMIT {
+        let epoch = self.keeping.epoch.get_mut();
+        if *epoch >= EPOCH_LIMIT {
+            *epoch = 0;
             self.keeping.instance = INSTANCES.fetch_add(1, Ordering::Relaxed);
-            self.keeping.epoch = 0;
             for store in self.stores.iter_mut() {
                 store.clear_epochs();
             }
             self.dynamic.clear_epochs();
         }
-        self.keeping.epoch += 1;
-        self.keeping.epoch << TICK_BITS
+        let epoch = self.keeping.epoch.get_mut();
+        *epoch += 1;
+        *epoch << TICK_BITS
     }
 }
 
@@ -890,12 +906,16 @@ mod tests {
         w.get_mut::<A>(es[0]).unwrap().0 = 77;
         let mut b = WorldState::new();
         let second = w.save_state(&mut b);
-        w.keeping.epoch = EPOCH_LIMIT;
+        *w.keeping.epoch.get_mut() = EPOCH_LIMIT;
         let instance = w.keeping.instance;
         w.load_state(&a).unwrap();
         assert_ne!(w.keeping.instance, instance);
-        assert_eq!(w.keeping.epoch, 1);
-        assert_eq!(w.table.tick() >> TICK_BITS, 1);
+        assert_eq!(
+            *w.keeping.epoch.get_mut(),
+            2,
+            "one epoch for what the load restored, one after"
+        );
+        assert_eq!(w.table.tick() >> TICK_BITS, 2);
         assert_eq!(w.checksum(), first);
         w.load_state(&b).unwrap();
         assert_eq!((w.checksum(), w.get::<A>(es[0])), (second, Some(&A(77))));
@@ -917,5 +937,41 @@ mod tests {
         w.load_state(&copy).unwrap();
         assert_eq!(w.checksum(), c);
         assert!(w.is_alive(es[2]));
+    }
+
+    /// What a load plans to copy: after a load, loading the same state again restores only the
+    /// chunks written since, and a state saved right after the load finds nothing to copy.
+    #[test]
+    fn loads_copy_only_the_chunks_written_since() {
+        let mut w = World::<Model>::new();
+        let es: Vec<Entity> = (0..2_000).map(|i| w.spawn(JustA(A(i)))).collect();
+        let mut state = WorldState::new();
+        w.save_state(&mut state);
+        let rows = |w: &World<Model>, s: &WorldState| {
+            let plan = w.stores[0].load_plan(&s.stores[0], Some(s.reference));
+            let structural: usize = plan.structural.iter().map(|r| r.len()).sum();
+            (
+                structural,
+                plan.columns[0].iter().map(|r| r.len()).sum::<usize>(),
+            )
+        };
+        assert_eq!(rows(&w, &state), (0, 0), "nothing written since the save");
+        w.get_mut::<A>(es[1_000]).unwrap().0 = 7;
+        assert_eq!(rows(&w, &state), (0, 256), "one chunk of one column");
+        w.load_state(&state).unwrap();
+        assert_eq!(rows(&w, &state), (0, 256), "the chunk the load restored");
+        let mut after = WorldState::new();
+        w.save_state(&mut after);
+        w.save_state(&mut after);
+        assert_eq!(rows(&w, &after), (0, 0), "restored before that save");
+        w.load_state(&state).unwrap();
+        w.get_mut::<A>(es[10]).unwrap().0 = 8;
+        assert_eq!(
+            rows(&w, &after),
+            (0, 512),
+            "the chunks the second load restored and the write"
+        );
+        assert!(w.despawn(es[1_999]));
+        assert_eq!(rows(&w, &after).0, 208, "the shortened last chunk, whole");
     }
 }

@@ -10,6 +10,7 @@
 //! never issued (or are stale) return `None` rather than another entity's data.
 
 use crate::entity::{Entity, EntityError, EntityManager};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where an entity's components live: a store (one per declared signature) and a row in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -52,7 +53,8 @@ pub struct EntityLocations {
     /// The change clock: the stamp of the last pass, or the last mark of
     /// `World::change_tick`. Writes outside passes are stamped one later, as the next pass's
     /// are, so that a system that ran before them, or a filter given the mark, sees them.
-    tick: u64,
+    /// Atomic only so that a world state's save (`&World`) can move its epoch bits on.
+    tick: AtomicU64,
 }
 
 impl EntityLocations {
@@ -64,15 +66,22 @@ impl EntityLocations {
     /// The stamp of a write made now (see the `tick` field).
     #[inline]
     pub(crate) fn stamp(&self) -> u64 {
-        self.tick + 1
+        self.tick.load(Ordering::Relaxed) + 1
+    }
+
+    /// The clock's value: writes stamped after it are newer.
+    #[inline]
+    pub(crate) fn tick(&self) -> u64 {
+        self.tick.load(Ordering::Relaxed)
     }
 
     /// Starts a pass (or marks now): the clock moves on, and the pass's writes are stamped
     /// with its new value.
     #[inline]
     pub(crate) fn advance(&mut self) -> u64 {
-        self.tick += 1;
-        self.tick
+        let tick = self.tick.get_mut();
+        *tick += 1;
+        *tick
     }
 
     /// The entity manager, e.g. to register destruction hooks.
@@ -302,14 +311,16 @@ impl EntityTable {
         &mut self.entities
     }
 
-    /// The clock (a stamp: epoch and clock bits), for a save.
-    pub(crate) fn tick(&self) -> u64 {
-        self.tick
-    }
-
     /// Sets the clock (a stamp: epoch and clock bits).
     pub(crate) fn set_tick(&mut self, tick: u64) {
-        self.tick = tick;
+        *self.tick.get_mut() = tick;
+    }
+
+    /// Gives the clock the epoch bits `epoch` (a save's: see `world/state.rs`), keeping its
+    /// clock bits.
+    pub(crate) fn set_epoch(&self, epoch: u64) {
+        let tick = crate::storage::tick(self.tick.load(Ordering::Relaxed));
+        self.tick.store(epoch | tick, Ordering::Relaxed);
     }
 
     /// Clears the locations of `entities`' slots (whatever their generation).

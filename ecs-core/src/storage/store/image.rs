@@ -39,6 +39,8 @@ pub(crate) struct SlotPlan {
     pub(crate) whole: bool,
     pub(crate) copying: Copying,
     pub(crate) hash: Option<HashFn>,
+    /// Hashed as its bytes (see `ComponentState::plain`).
+    pub(crate) plain: bool,
 }
 
 impl SlotPlan {
@@ -68,6 +70,7 @@ pub(crate) fn slot_plans(
                 whole: s.offset == 0 && ty.size == info.columns[s.column as usize].size,
                 copying: states[c].copying,
                 hash: states[c].hash,
+                plain: states[c].plain,
             }
         })
         .collect()
@@ -201,7 +204,23 @@ pub(crate) fn chunk_hash(
     let mut h = StateHasher::new();
     h.write_word(rows.len() as u64);
     h.write_bytes(entity_bytes(&entities[rows.clone()]));
+    for (k, column) in columns.iter().enumerate() {
+        if plain_column(plans, k, column.elem_size()) {
+            // SAFETY: the rows' elements are initialised in every byte: their slots are plain
+            // data and cover the whole element.
+            let bytes = unsafe {
+                std::slice::from_raw_parts(
+                    column.ptr_at(rows.start),
+                    rows.len() * column.elem_size(),
+                )
+            };
+            h.write_bytes(bytes);
+        }
+    }
     for p in plans {
+        if plain_column(plans, p.column, columns[p.column].elem_size()) {
+            continue;
+        }
         if let Some(hash) = p.hash {
             let column = &columns[p.column];
             // SAFETY: rows below the length hold initialised values of the slot's type, one
@@ -220,6 +239,20 @@ pub(crate) fn chunk_hash(
         h.write_word(version(k, chunk));
     }
     h.digest()
+}
+
+/// Is every byte of `column`'s elements a value hashed as bytes: its slots are all plain and
+/// their sizes add up to the element (so there is no padding)? Then a run of elements is
+/// hashed as one slice.
+fn plain_column(plans: &[SlotPlan], column: usize, elem_size: usize) -> bool {
+    let mut size = 0;
+    for p in plans.iter().filter(|p| p.column == column) {
+        if !p.plain || !p.saved() {
+            return false;
+        }
+        size += p.ty.size;
+    }
+    size == elem_size && elem_size > 0
 }
 
 /// The rows of chunk `c` in a store of `len` rows.

@@ -544,8 +544,13 @@ impl<M: StateModel> World<M> {
             }
         }
         // Ids and locations.
+        let placed_before = self.table.len();
         self.table.manager_mut().load_image(&state.entities);
-        self.table.unplace(&unplaced);
+        if unplaced.len() == placed_before {
+            self.table.unplace_all();
+        } else {
+            self.table.unplace(&unplaced);
+        }
         for (s, (image, plan)) in state.stores.iter().zip(&plans).enumerate() {
             for r in &plan.structural {
                 self.table

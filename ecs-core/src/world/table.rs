@@ -332,6 +332,12 @@ impl EntityTable {
         }
     }
 
+    /// Clears every location: a load that restores every row (cheaper than clearing them one
+    /// by one).
+    pub(crate) fn unplace_all(&mut self) {
+        self.locations.fill(Location::NONE);
+    }
+
     /// Places the entities of rows `first..` of store `store`.
     pub(crate) fn place_rows(&mut self, store: u32, first: usize, entities: &[Entity]) {
         for (row, e) in (first..).zip(entities) {

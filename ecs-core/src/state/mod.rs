@@ -43,7 +43,7 @@
 //!
 //! A [`WorldState`] is a reusable buffer: saving into it again reuses its allocations (values
 //! are `clone_from`ed over the old ones), and copies only what was written since that buffer
-//! was last saved from this world, per column and chunk of [`CHUNK`](crate::__private::CHUNK)
+//! was last saved from this world, per column and chunk of 256
 //! rows, using the change records the stores keep for change filters. A load into the world a
 //! state was saved from copies only what changed since that save. Sparse sets, resources,
 //! events, the entity ids and the hierarchy are copied whole. A state from another world of

@@ -4,7 +4,7 @@
 //! sigecs's, instantiated for each type; a type that is not `Clone` fails the build at its
 //! entry with a message naming it (`sigecs::__private::Saved`).
 
-use super::resource_fields;
+use super::{resource_fields, safety};
 use crate::analyze::{Analysis, Traits};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -67,6 +67,10 @@ pub(super) fn generate(model: &Analysis) -> TokenStream {
         .iter()
         .zip(&fields)
         .map(|(r, f)| hash_resource(r.traits, f));
+    let model_safety = safety(
+        "STATE_COMPONENTS and STATE_EVENTS list the model's components and events in id order, \
+         each entry made for that type; `hash_resources` reads the resources only.",
+    );
     quote! {
         /// How world states copy and hash each component, by id.
         static STATE_COMPONENTS: [::sigecs::__private::ComponentState; #n] = [#(#components),*];
@@ -82,8 +86,7 @@ pub(super) fn generate(model: &Analysis) -> TokenStream {
                 #(#clone_froms)*
             }
         }
-        // SAFETY: STATE_COMPONENTS and STATE_EVENTS list the model's components and events in
-        // id order, each entry made for that type; `hash_resources` reads the resources only.
+        #model_safety
         unsafe impl ::sigecs::state::StateModel for Model {
             fn state_tables() -> &'static ::sigecs::__private::StateTables {
                 &STATE_TABLES

@@ -1235,14 +1235,19 @@ impl TransformManager {
     pub(crate) fn save_into(&self, into: &mut TransformManager) {
         into.entity.clone_from(&self.entity);
         into.local.clone_from(&self.local);
-        into.world.clone_from(&self.world);
+        // The copy's matrices are all exact: the stale subtrees are brought up to date first.
+        let data = self.data();
+        let copy = into.worlds.data.get_mut();
+        copy.world.clone_from(&data.world);
+        copy.marks.clone_from(&data.marks);
+        copy.epoch = data.epoch;
+        into.worlds.exact.take();
+        into.stale.clear();
         into.parent.clone_from(&self.parent);
         into.first_child.clone_from(&self.first_child);
         into.next_sibling.clone_from(&self.next_sibling);
         into.prev_sibling.clone_from(&self.prev_sibling);
         into.map.clone_from(&self.map);
-        into.marks.clone_from(&self.marks);
-        into.epoch = self.epoch;
         into.gc_state = self.gc_state;
     }
 
@@ -1254,7 +1259,7 @@ impl TransformManager {
             h.write_word(u64::from(e.to_bits()));
         }
         h.write_bytes(bytemuck::cast_slice(&self.local));
-        h.write_bytes(bytemuck::cast_slice(&self.world));
+        h.write_bytes(bytemuck::cast_slice(self.worlds()));
         for links in [
             &self.parent,
             &self.first_child,

@@ -749,7 +749,8 @@ mod tests {
     use crate::test_model::{world, JustA, Model, A, AB, B, S};
     use crate::World;
 
-    /// Entities with their stores and values, the clock, the bytes allocated.
+    /// Entities with their stores and values, the checksum (which hashes the clock), the bytes
+    /// allocated.
     type Snapshot = (
         Vec<(Entity, &'static str, Option<A>, Option<B>, Option<S>)>,
         u64,
@@ -757,7 +758,8 @@ mod tests {
     );
 
     /// Everything a test can observe of a world: its entities in iteration order with their
-    /// stores and values, its statistics' entity counts, and its clock.
+    /// stores and values, its checksum (covering its clock, which `change_tick` would move on)
+    /// and its statistics' allocated bytes.
     fn snapshot(w: &World<Model>) -> Snapshot {
         let rows = w
             .entities()
@@ -773,7 +775,7 @@ mod tests {
             .collect();
         (
             rows,
-            w.change_tick(),
+            w.checksum(),
             w.stats().stores.iter().map(|s| s.allocated_bytes).sum(),
         )
     }

@@ -903,6 +903,25 @@ mod tests {
         assert_eq!(state.checksum(), None);
     }
 
+    /// A state saved by another build of the same world type (its layout fingerprint differs)
+    /// is refused, naming both models, and the world is unchanged.
+    #[test]
+    fn a_state_of_another_build_is_refused_and_changes_nothing() {
+        let (mut w, es) = world();
+        let mut state = WorldState::new();
+        w.save_state(&mut state);
+        w.despawn(es[3]);
+        let before = snapshot(&w);
+        if let Some(origin) = &mut state.origin {
+            origin.fingerprint ^= 1;
+        }
+        let err = w.load_state(&state).unwrap_err();
+        assert!(matches!(err, StateError::OtherWorld { .. }), "{err}");
+        assert_eq!(snapshot(&w), before);
+        assert!(!w.is_alive(es[3]));
+        assert_eq!(w.check_invariants(), Ok(()));
+    }
+
     /// When its epochs run out, a world becomes a new instance: states saved before load
     /// whole, and saves and loads go on agreeing.
     #[test]

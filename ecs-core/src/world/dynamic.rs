@@ -212,7 +212,7 @@ impl<M: WorldModel> World<M> {
         self.dynamic.by_mask.insert(mask, id);
         self.dynamic.masks.push(mask);
         self.dynamic.usage.push(Usage::default());
-        self.dynamic.born.push(self.table.stamp());
+        self.dynamic.born.push(self.locations.stamp());
         let systems = M::systems();
         self.dynamic.matches.resize_with(systems.len(), Vec::new);
         for (s, system) in systems.iter().enumerate() {

@@ -190,7 +190,7 @@ impl<M: StateModel> World<M> {
             (state.complete && state.source == self.keeping.instance).then_some(state.reference);
         state.complete = false;
         let states = origin.tables.components;
-        self.table.entities().save_image(&mut state.entities);
+        self.locations.entities().save_image(&mut state.entities);
         // Stores: an image per store, kept while it is of the same store.
         state.stores.truncate(self.stores.len());
         for (s, store) in self.stores.iter().enumerate() {
@@ -248,7 +248,7 @@ impl<M: StateModel> World<M> {
         state.cursors.extend_from_slice(&self.cursors);
         state.last_run.clear();
         state.last_run.extend_from_slice(&self.last_run);
-        state.tick = self.table.tick();
+        state.tick = self.locations.tick();
         #[cfg(feature = "transform")]
         self.hierarchy.save_into(&mut state.hierarchy);
         state.source = self.keeping.instance;
@@ -259,9 +259,9 @@ impl<M: StateModel> World<M> {
         let epoch = self.keeping.epoch.load(Ordering::Relaxed);
         if epoch + 3 < EPOCH_LIMIT {
             self.keeping.epoch.store(epoch + 1, Ordering::Relaxed);
-            self.table.set_epoch((epoch + 1) << TICK_BITS);
+            self.locations.set_epoch((epoch + 1) << TICK_BITS);
         }
-        state.reference = self.table.stamp();
+        state.reference = self.locations.stamp();
         state.checksum = Self::state_checksum(state, &origin);
         state.complete = true;
         state.checksum
@@ -316,8 +316,8 @@ impl<M: StateModel> World<M> {
         let states = origin.tables.components;
         let mut h = StateHasher::new();
         h.write_word(origin.fingerprint);
-        h.write_word(tick(self.table.tick()));
-        self.table.entities().hash_into(&mut h);
+        h.write_word(tick(self.locations.tick()));
+        self.locations.entities().hash_into(&mut h);
         h.write_word(self.stores.len() as u64);
         for store in &self.stores {
             store.hash_into(&slot_plans(store.info(), states, M::components()), &mut h);
@@ -470,7 +470,7 @@ impl<M: StateModel> World<M> {
         // Step 3: commit. No user code runs from here until the drops at the end.
         let epoch = self.next_epoch();
         // The clock first: stores made below are born in the new epoch.
-        self.table.set_tick(epoch | tick(state.tick));
+        self.locations.set_tick(epoch | tick(state.tick));
         let mut graveyard = Graveyard::default();
         let mut carry = Carry::default();
         // The no_rollback values of the rows restored whole move out first.
@@ -544,20 +544,20 @@ impl<M: StateModel> World<M> {
             }
         }
         // Ids and locations.
-        let placed_before = self.table.len();
-        self.table.manager_mut().load_image(&state.entities);
+        let placed_before = self.locations.len();
+        self.locations.manager_mut().load_image(&state.entities);
         if unplaced.len() == placed_before {
-            self.table.unplace_all();
+            self.locations.unplace_all();
         } else {
-            self.table.unplace(&unplaced);
+            self.locations.unplace(&unplaced);
         }
         for (s, (image, plan)) in state.stores.iter().zip(&plans).enumerate() {
             for r in &plan.structural {
-                self.table
+                self.locations
                     .place_rows(s as u32, r.start, &image.entities()[r.clone()]);
             }
         }
-        self.table.fit_locations();
+        self.locations.fit_locations();
         // Sparse sets, resources, events, the hierarchy, cursors, last runs and the clock.
         let old_sets: Vec<SparseSet> = self
             .sparse
@@ -586,7 +586,7 @@ impl<M: StateModel> World<M> {
         for (mine, &saved) in self.last_run.iter_mut().zip(&state.last_run) {
             *mine = after | tick(saved);
         }
-        self.table.set_tick(after | tick(state.tick));
+        self.locations.set_tick(after | tick(state.tick));
         // Step 4: the replaced values go (a panicking drop runs after the load is complete).
         drop((
             staged,
@@ -822,7 +822,7 @@ mod tests {
                 }
             }
             _ => {
-                w.table.advance();
+                w.locations.advance();
             }
         }
     }
@@ -941,7 +941,7 @@ mod tests {
             2,
             "one epoch for what the load restored, one after"
         );
-        assert_eq!(w.table.tick() >> TICK_BITS, 2);
+        assert_eq!(w.locations.tick() >> TICK_BITS, 2);
         assert_eq!(w.checksum(), first);
         w.load_state(&b).unwrap();
         assert_eq!((w.checksum(), w.get::<A>(es[0])), (second, Some(&A(77))));

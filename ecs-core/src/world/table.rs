@@ -303,9 +303,9 @@ impl EntityLocations {
     }
 }
 
-/// What a load of a world state changes in the table (`world/state.rs`): it restores the ids
+/// What a load of a world state changes in the locations (`world/state.rs`): it restores the ids
 /// and the clock, and re-places the entities of the rows it restored.
-impl EntityTable {
+impl EntityLocations {
     /// The entity manager, mutable, for a load.
     pub(crate) fn manager_mut(&mut self) -> &mut EntityManager {
         &mut self.entities
@@ -345,7 +345,7 @@ impl EntityTable {
         }
     }
 
-    /// Gives the table one location per slot of the entity manager (new ones free).
+    /// Gives one location per slot of the entity manager (new ones free).
     pub(crate) fn fit_locations(&mut self) {
         let slots = self.entities.slots();
         self.locations.resize(slots, Location::NONE);

@@ -388,12 +388,12 @@ impl SparseSet {
             }
             let common = n.min(m);
             let size = self.values.elem_size();
-            // SAFETY (every block): values below both lengths are initialised; the image has
-            // room for `n` once reserved.
             match copying {
+                // SAFETY: values below both lengths are initialised, of one type.
                 Copying::Bits => unsafe {
                     copy_bytes(self.values.base(), image.values.base(), common * size)
                 },
+                // SAFETY: as above; `over` keeps every value valid if a clone panics.
                 Copying::Clone { over, .. } => unsafe {
                     over(self.values.base(), size, image.values.base(), size, common)
                 },
@@ -403,6 +403,8 @@ impl SparseSet {
             if n > m {
                 image.values.reserve(m, n - m);
                 match copying {
+                    // SAFETY: values m..n are initialised here; the image has room for them,
+                    // unwritten.
                     Copying::Bits => unsafe {
                         copy_bytes(
                             self.values.ptr_at(m),
@@ -410,6 +412,7 @@ impl SparseSet {
                             (n - m) * size,
                         )
                     },
+                    // SAFETY: as above; `new` is all or nothing.
                     Copying::Clone { new, .. } => unsafe {
                         new(
                             self.values.ptr_at(m),

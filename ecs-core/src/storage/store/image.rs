@@ -106,7 +106,7 @@ pub(crate) fn entity_bytes(entities: &[Entity]) -> &[u8] {
 unsafe fn copy_over(plan: &SlotPlan, src: &Column, dst: &Column, rows: Range<usize>) {
     let n = rows.len();
     let stride = src.elem_size();
-    // SAFETY (both arms): rows in bounds and initialised (the caller), the columns distinct.
+    // SAFETY: in both arms, rows in bounds and initialised (the caller), the columns distinct.
     unsafe {
         match plan.copying {
             Copying::Bits if plan.whole => {

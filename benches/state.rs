@@ -22,12 +22,12 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use glam::Vec3;
-use sigecs::level::{AlignedBlob, VerifyOptions};
 use sigecs::state::WorldState;
 use sigecs::transform::TransformManager;
 use sigecs_demo::components::physics::*;
 use sigecs_demo::components::signatures::{Beacon, Body, Particle, Ship};
 use sigecs_demo::{level_registry, World};
+use sigecs_level::{AlignedBlob, VerifyOptions, WorldLevels};
 use std::hint::black_box;
 
 const LEVEL: &[u8] = include_bytes!("../assets/level.bin");

@@ -871,7 +871,7 @@ mod tests {
             &[("bare.rs", "crate::bare")],
             &[("fixture.rs", "crate::fixture")],
             &[("sched.rs", "crate::sched")],
-            &[("cmd_model.rs", "crate::cmd_model")],
+            &[("commands.rs", "crate::commands")],
             &[("repro.rs", "crate::repro")],
             &[("names", "crate::names")],
             &[("bench/add_remove.rs", "crate::bench::add_remove")],

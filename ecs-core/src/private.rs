@@ -124,7 +124,7 @@ pub use crate::state::ops::{
     clone_saved, cloned, hash_value_bytes, hash_value_with, CloneNewFn, CloneOverFn,
     ComponentState, Copying, DefaultFn, EventState, HashFn, Restored, Saved, StateTables,
 };
-pub use crate::world::table::{EntityLocations, Location};
+pub use crate::world::locations::{EntityLocations, Location};
 
 use crate::entity::{Entity, EntityManager};
 use crate::model::WorldModel;

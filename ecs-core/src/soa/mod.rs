@@ -52,7 +52,7 @@
 //! ([`Instance`], [`SoaError`]), `queue.rs` ([`DestroyQueue`]), `store.rs` ([`SoaStore`]),
 //! `manager.rs` ([`SoaManager`] and the macro behind `#[derive(SoaManager)]`). Unit tests sit
 //! beside the code they test; the model-based test of derived managers is
-//! `ecs-core/tests/soa_model.rs`.
+//! `ecs-core/tests/soa_oracle.rs`.
 //!
 //! # Safety
 //!

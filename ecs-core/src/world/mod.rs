@@ -30,19 +30,19 @@ mod error;
 #[cfg(feature = "transform")]
 mod hierarchy;
 mod invariants;
+#[doc(hidden)]
+pub(crate) mod locations;
 mod sparse;
 mod spawn;
 mod state;
 mod structural;
-#[doc(hidden)]
-pub(crate) mod table;
 
 pub use commands::CommandErrors;
 pub use dynamic::UndeclaredSet;
 pub use erased::{ComponentRows, ComponentValue, ComponentValues, PendingSpawn, RowRun};
 pub(crate) use error::set_names;
 pub use error::{Change, CommandFailure, WorldError};
-pub(crate) use table::{EntityLocations, Location};
+pub(crate) use locations::{EntityLocations, Location};
 
 use crate::entity::{Entity, EntityManager};
 use crate::model::{ComponentOf, EventOf, ResourceOf, SignatureOf, Tables, WorldModel};

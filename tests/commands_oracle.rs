@@ -16,9 +16,9 @@
 //! `Link` compared through the value of the entity it refers to), the number of failed
 //! commands, each direct operation's outcome, and `check_invariants`.
 
-use sigecs_fixtures::cmd_model;
+use sigecs_fixtures::commands;
 
-use cmd_model::*;
+use commands::*;
 use proptest::prelude::*;
 use sigecs::{Entity, WorldError};
 use std::collections::BTreeMap;

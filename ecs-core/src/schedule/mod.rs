@@ -22,6 +22,8 @@ pub(crate) mod fields;
 #[doc(hidden)]
 pub(crate) mod parts;
 mod plan;
+#[cfg(feature = "record")]
+pub mod record;
 pub(crate) mod sparse;
 
 pub use commands::Commands;

@@ -832,6 +832,8 @@ fn run_inline<S: Parts, F: FnMut(S::Part, &mut Commands<'_>)>(
             body(part, &mut commands);
         }
         part_done(rows);
+        #[cfg(feature = "record")]
+        super::record::part_done(rows);
     });
     Pending::of(commands)
 }

@@ -84,6 +84,7 @@ mod tests {
             seed: 9,
             repeats: 1,
             level: None,
+            record: None,
         };
         let level = load_level(None).unwrap();
         let one = run_frames(&opts, &level, 1, None);

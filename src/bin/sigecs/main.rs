@@ -2,15 +2,19 @@
 //! signatures, run its systems for some frames, and report the level's spawn time, memory per
 //! signature, memory efficiency, time per entity for each system, and a checksum of every
 //! component value (so two runs can be compared). Also the level tools: `compile`, `verify`
-//! and `inspect` (`sigecs_level::cli`, for the bundled world), and `save`.
+//! and `inspect` (`sigecs_level::cli`, for the bundled world), `save`, and `simulate` (the
+//! frame time of recorded jobs on more cores, under global stages and a task graph).
 
 mod checksum;
 mod hand;
+mod jobs;
 mod levels;
 mod options;
 mod population;
+mod record;
 mod report;
 mod save;
+mod simulate;
 
 use crate::{options::*, report::*, save::*};
 use std::process::ExitCode;
@@ -24,6 +28,10 @@ fn main() -> ExitCode {
         Some("save") => {
             args.remove(0);
             save_cmd(args)
+        }
+        Some("simulate") => {
+            args.remove(0);
+            record::simulate_cmd(args)
         }
         _ => match parse_args(args) {
             Ok(Some(opts)) => run(&opts),

@@ -8,6 +8,7 @@ Usage: sigecs [OPTIONS]
        sigecs verify LEVEL             (a blob or JSON)
        sigecs inspect LEVEL            (a blob or JSON)
        sigecs save [--level LEVEL] [--entities N] [--frames N] [--seed N] -o OUT.bin
+       sigecs simulate JOBS.csv [-o CURVES.csv]
 
 Spawns a level (by default the bundled one, 11,300 entities with a
 hierarchy) and generated entities of the bundled signatures (40% Particle, 30% Body, 20% Ship,
@@ -21,6 +22,8 @@ compile: JSON level to blob (verified against the bundled world's signatures).
 verify:  checks a level against the bundled world's signatures.
 inspect: counts per component type and per signature, hierarchy depth, bytes.
 save:    the world after N frames (default 60; level plus --entities, default 0) to a blob.
+simulate: the frame time of the jobs --record wrote on 1 to 64 cores, under global stages and
+         under a task graph by store (list scheduling).
 
 Options:
   --level FILE    the level to spawn: a compiled blob or JSON (default: the bundled level)
@@ -31,6 +34,9 @@ Options:
   --seed N        seed of the initial values (default 1)
   --repeats N     runs on 1 and on N threads, alternated, and as many paired runs; the report
                   uses the median (default 3)
+  --record FILE   after the report, runs the frames once more on 1 thread, timing each stage's
+                  pass store by store, and writes those jobs, the schedule and the real frame
+                  times to FILE for `simulate` (needs `--features record`)
   -h, --help      print this help";
 
 /// Command-line options.
@@ -43,6 +49,7 @@ pub(crate) struct Options {
     pub(crate) seed: u64,
     pub(crate) repeats: usize,
     pub(crate) level: Option<PathBuf>,
+    pub(crate) record: Option<PathBuf>,
 }
 
 pub(crate) fn parse_args(
@@ -56,6 +63,7 @@ pub(crate) fn parse_args(
         seed: 1,
         repeats: 3,
         level: None,
+        record: None,
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -74,6 +82,11 @@ pub(crate) fn parse_args(
         if name == "--level" {
             let v = inline.clone().or_else(|| args.next());
             opts.level = Some(v.ok_or("--level needs a value (a level file)")?.into());
+            continue;
+        }
+        if name == "--record" {
+            let v = inline.clone().or_else(|| args.next());
+            opts.record = Some(v.ok_or("--record needs a value (a file to write)")?.into());
             continue;
         }
         match name.as_str() {
@@ -131,8 +144,11 @@ mod tests {
                 seed: 7,
                 repeats: 5,
                 level: None,
+                record: None,
             }
         );
+        let o = parse_args(args("--record jobs.csv")).unwrap().unwrap();
+        assert_eq!(o.record, Some(PathBuf::from("jobs.csv")));
         assert_eq!(parse_args(args("--help")).unwrap(), None);
     }
 
@@ -140,6 +156,8 @@ mod tests {
     fn rejects_bad_options() {
         let e = parse_args(args("--entities lots")).unwrap_err();
         assert_eq!(e, "--entities expects a number of entities, got `lots`");
+        let e = parse_args(args("--record")).unwrap_err();
+        assert_eq!(e, "--record needs a value (a file to write)");
         let e = parse_args(args("--frames")).unwrap_err();
         assert_eq!(e, "--frames needs a value (a number of frames)");
         assert_eq!(

@@ -206,6 +206,9 @@ pub(crate) fn report_level_spawn(level: &Level) {
 }
 
 pub(crate) fn run(opts: &Options) -> Result<(), String> {
+    if opts.record.is_some() && !cfg!(feature = "record") {
+        return Err(crate::record::NEEDS_FEATURE.into());
+    }
     let level = load_level_for(opts)?;
     println!(
         "sigecs main job: level {} + {}, {}, {}, seed {}",
@@ -398,6 +401,26 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
             "parallel efficiency: {:.1}% of the 1-thread run is in passes that split (min_chunk {})",
             100.0 * share,
             min_chunk
+        );
+    }
+    if let Some(path) = &opts.record {
+        let per_frame = |run: &Run| run.total.as_secs_f64() * 1e9 / opts.frames as f64;
+        let mut rec = crate::record::record_frames(opts, &level)?;
+        rec.real.push((1, per_frame(&single)));
+        if let Some(p) = &parallel {
+            rec.real.push((opts.threads, per_frame(p)));
+        }
+        let about = format!(
+            "jobs of the sigecs main job, recorded on 1 thread: {} frames, {} generated entities, seed {}\nregenerate: cargo run --release --features record -- --frames {} --entities {} --seed {} --record FILE",
+            opts.frames, opts.entities, opts.seed, opts.frames, opts.entities, opts.seed
+        );
+        std::fs::write(path, rec.to_csv(&about)).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!(
+            "\nrecorded {} jobs to {}; list-scheduled on more cores (`sigecs simulate {}`):\n{}",
+            rec.frames.iter().map(Vec::len).sum::<usize>(),
+            path.display(),
+            path.display(),
+            crate::record::table(&rec)
         );
     }
     print_layout_and_checksum(&final_run.world);

@@ -4,20 +4,20 @@
 //! by store (a stage's work on store S waits only for earlier work on S; work that may touch
 //! anything waits for, and is waited for by, everything).
 //!
-//! Jobs are split as the runner splits a pass (`sigecs::__private` `PassCost`): work of a
-//! parallel stage of at least `SPLIT_WORK_NS` becomes `cores × k` equal chunks, `k` from 1 to
-//! `CHUNKS_PER_THREAD`, none under `MIN_JOB_WORK_NS`; lighter work, work of a stage that runs
-//! on one thread, commands and respawns run whole. Under global stages the unit that splits is
-//! the stage's pass; under the task graph it is each store's share of it. Hand-offs to other
+//! A job of a parallel stage splits into equal chunks of at least `MIN_JOB_WORK_NS` (the
+//! runner's least work of one job), at most `CHUNKS_PER_THREAD` per core; commands, respawns
+//! and the work of a stage that runs on one thread run whole. Under global stages the job that
+//! splits is the stage's pass; under the task graph it is each store's share of it. (The
+//! runner itself splits a pass of at least 20 µs into at least one job per thread however
+//! small, which costs nothing here but a hand-off there: the same floor for both orders keeps
+//! either from getting free parallelism. On 2 cores both rules cut this job's passes alike.)
 //! threads cost nothing here, and no two jobs slow each other down (memory bandwidth): the
 //! check against real runs says how far that holds.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// The runner's rule (`schedule/parts.rs`): work under this many nanoseconds runs inline.
-const SPLIT_WORK_NS: u64 = 20_000;
-/// The least work of one chunk of a split job.
+/// The least work of one chunk of a split job (the runner's, `schedule/parts.rs`).
 const MIN_JOB_WORK_NS: u64 = 5_000;
 /// Chunks per core of a split job, at most.
 const CHUNKS_PER_THREAD: u64 = 4;
@@ -72,13 +72,13 @@ struct Task {
     after: Vec<usize>,
 }
 
-/// Chunks of `ns` of work on `cores` cores (the runner's rule, see the module docs).
+/// Chunks of `ns` of work on `cores` cores (see the module docs).
 fn chunks(ns: u64, cores: usize, splits: bool) -> u64 {
     let cores = cores.max(1) as u64;
-    if !splits || cores == 1 || ns < SPLIT_WORK_NS {
+    if !splits || cores == 1 {
         return 1;
     }
-    cores * (ns / MIN_JOB_WORK_NS / cores).clamp(1, CHUNKS_PER_THREAD)
+    (ns / MIN_JOB_WORK_NS).clamp(1, CHUNKS_PER_THREAD * cores)
 }
 
 /// The tasks of one frame's `jobs` (in the order they ran) under `order` on `cores` cores.
@@ -311,10 +311,9 @@ mod tests {
             makespan(&tasks(&stages, &jobs, Order::Stages, 2), 2),
             75_000
         );
-        // On 64 cores each stage is 64 chunks, one per core: 1,718.75 ns and 312.5 ns,
-        // rounded up for the first ones.
+        // On 64 cores the stages are 22 and 4 chunks of 5 µs.
         let wide = makespan(&tasks(&stages, &jobs, Order::Stages, 64), 64);
-        assert_eq!(wide, 1_719 + 1_000 + 313 + 1_000 + 5_000 + 3_000);
+        assert_eq!(wide, 5_000 + 1_000 + 5_000 + 1_000 + 5_000 + 3_000);
     }
 
     #[test]
@@ -329,12 +328,12 @@ mod tests {
         assert_eq!(graph[5].after, [3, 4]);
         assert_eq!(graph[6].after, [0, 1, 2, 3, 4, 5]);
         assert_eq!(graph[7].after, [6]);
-        // With cores to spare, the graph's frame is its longest chain: Small's two stages
-        // (10 µs each, too light to split), then the rest, commands and respawns; global
-        // stages split each stage's pass over all its stores, so here they are faster.
+        // With cores to spare, the graph's frame is its longest chain: Small's two stages (5
+        // µs each in two chunks), the rest of stage 1, commands and respawns; global stages
+        // wait for stage 0's rest besides.
         let wide = makespan(&tasks(&stages, &jobs, Order::Graph, 64), 64);
-        assert_eq!(wide, 10_000 + 10_000 + 1_000 + 5_000 + 3_000);
-        assert!(wide > makespan(&tasks(&stages, &jobs, Order::Stages, 64), 64));
+        assert_eq!(wide, 5_000 + 5_000 + 1_000 + 5_000 + 3_000);
+        assert!(wide < makespan(&tasks(&stages, &jobs, Order::Stages, 64), 64));
     }
 
     #[test]
@@ -346,12 +345,13 @@ mod tests {
             store(1, "Small", 15_000),
             other(Some(1), Kind::Rest, 0),
         ];
-        // Stages: Big in 8 chunks on 2 cores (50 µs), its rest, then Small whole.
+        // Stages: Big in 8 chunks on 2 cores (50 µs), its rest (10 µs), then Small in 3
+        // chunks of 5 µs (10 µs).
         assert_eq!(
             makespan(&tasks(&stages, &jobs, Order::Stages, 2), 2),
-            75_000
+            70_000
         );
-        // Graph: Small waits for nothing, so it runs beside Big's rest.
+        // Graph: Small waits for nothing, so two of its chunks run beside Big's rest.
         assert_eq!(makespan(&tasks(&stages, &jobs, Order::Graph, 2), 2), 65_000);
     }
 
@@ -367,11 +367,7 @@ mod tests {
         assert_eq!(graph[1].after, [0]);
         assert_eq!(graph[2].after, [1]);
         assert_eq!(graph[1].chunks, 1, "a one-thread stage does not split");
-        assert_eq!(
-            graph[2].chunks,
-            4 * 2,
-            "50 µs: 10 chunks' worth, at most 4 per core"
-        );
+        assert_eq!(graph[2].chunks, 10, "50 µs: 10 chunks of 5 µs");
         assert_eq!(
             makespan(&graph, 4),
             makespan(&tasks(&stages, &jobs, Order::Stages, 4), 4)
@@ -380,11 +376,11 @@ mod tests {
 
     #[test]
     fn chunks_follow_the_runners_rule() {
-        assert_eq!(chunks(19_999, 8, true), 1, "light work runs whole");
+        assert_eq!(chunks(9_999, 8, true), 1, "under two chunks' work: whole");
         assert_eq!(chunks(1_000_000, 1, true), 1, "one core");
         assert_eq!(chunks(1_000_000, 8, false), 1, "a one-thread stage");
         assert_eq!(chunks(20_000, 2, true), 4, "4 chunks of 5 µs");
-        assert_eq!(chunks(20_000, 8, true), 8, "at least one per core");
+        assert_eq!(chunks(20_000, 8, true), 4, "none under 5 µs");
         assert_eq!(chunks(1_000_000, 2, true), 8, "at most 4 per core");
     }
 

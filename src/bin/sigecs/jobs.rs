@@ -27,6 +27,11 @@ impl Recording {
         self.stages.iter().map(|(s, _)| s.clone()).collect()
     }
 
+    /// The work of all frames together, in nanoseconds.
+    pub(crate) fn total_ns(&self) -> u64 {
+        self.frames.iter().flatten().map(|(job, _)| job.ns).sum()
+    }
+
     /// Each frame's jobs, without their rows.
     pub(crate) fn jobs(&self) -> Vec<Vec<Job>> {
         self.frames

@@ -266,7 +266,13 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
     // (which evict some of the job's cache, so these runs give only the comparison).
     let (mut singles, mut parallels) = (Vec::new(), Vec::new());
     let (mut paired_singles, mut paired_parallels) = (Vec::new(), Vec::new());
+    // With --record, each repeat also records the jobs (on 1 thread), so the recordings see the
+    // machine at the same moments as the real runs they are checked against.
+    let mut recordings = Vec::new();
     for _ in 0..opts.repeats {
+        if opts.record.is_some() {
+            recordings.push(crate::record::record_frames(opts, &level)?);
+        }
         singles.push(run_frames(opts, &level, 1, None));
         if opts.threads > 1 {
             parallels.push(run_frames(opts, &level, opts.threads, None));
@@ -405,14 +411,16 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
     }
     if let Some(path) = &opts.record {
         let per_frame = |run: &Run| run.total.as_secs_f64() * 1e9 / opts.frames as f64;
-        let mut rec = crate::record::record_frames(opts, &level)?;
+        // The recording whose frames took the median total.
+        recordings.sort_by_key(crate::jobs::Recording::total_ns);
+        let mut rec = recordings.swap_remove(recordings.len() / 2);
         rec.real.push((1, per_frame(&single)));
         if let Some(p) = &parallel {
             rec.real.push((opts.threads, per_frame(p)));
         }
         let about = format!(
-            "jobs of the sigecs main job, recorded on 1 thread: {} frames, {} generated entities, seed {}\nregenerate: cargo run --release --features record -- --frames {} --entities {} --seed {} --record FILE",
-            opts.frames, opts.entities, opts.seed, opts.frames, opts.entities, opts.seed
+            "jobs of the sigecs main job, recorded on 1 thread: {} frames, {} generated entities, seed {}; the recording of median total of {} alternated with the real runs\nregenerate: cargo run --release --features record -- --frames {} --entities {} --seed {} --threads {} --repeats {} --record FILE",
+            opts.frames, opts.entities, opts.seed, opts.repeats, opts.frames, opts.entities, opts.seed, opts.threads, opts.repeats
         );
         std::fs::write(path, rec.to_csv(&about)).map_err(|e| format!("{}: {e}", path.display()))?;
         println!(

@@ -85,7 +85,7 @@ fn draw(points: &[Point], out: &str) -> Result<(), Box<dyn std::error::Error>> {
         .configure_mesh()
         .x_desc("cores")
         .y_desc("speedup over 1 core")
-        .x_labels(points.len())
+        .x_labels(max_cores.log2() as usize + 1)
         .x_label_formatter(&|x| format!("{:.0}", 2f64.powf(*x)))
         .label_style(("sans-serif", 16))
         .draw()?;

@@ -209,6 +209,9 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
     if opts.record.is_some() && !cfg!(feature = "record") {
         return Err(crate::record::NEEDS_FEATURE.into());
     }
+    if opts.record.is_some() && opts.frames == 0 {
+        return Err("--record needs --frames 1 or more".into());
+    }
     let level = load_level_for(opts)?;
     println!(
         "sigecs main job: level {} + {}, {}, {}, seed {}",

@@ -208,10 +208,8 @@ fn makespan(tasks: &[Task], cores: usize) -> u64 {
             ready.push((chain[i], Reverse((i, c))));
         }
     };
-    for i in 0..tasks.len() {
-        if waiting[i] == 0 {
-            release(&mut ready, i);
-        }
+    for (i, _) in waiting.iter().enumerate().filter(|(_, &w)| w == 0) {
+        release(&mut ready, i);
     }
     let (mut now, mut end) = (0u64, 0u64);
     let cores = cores.max(1);

@@ -8,7 +8,9 @@
 //! ```no_run
 //! # use sigecs::WorldModel;
 //! # use sigecs_level::Registry;
-//! # fn level_registry() -> &'static Registry { unimplemented!() }
+//! # fn level_registry() -> &'static Registry {
+//! #     Box::leak(Box::new(Registry::new([]).expect("an empty registry is valid")))
+//! # }
 //! # fn game<Model: WorldModel>() -> std::process::ExitCode {
 //! // src/main.rs, where the world is included (`Model`, `level_registry()`):
 //! // fn main() -> std::process::ExitCode {

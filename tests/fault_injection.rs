@@ -19,7 +19,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 /// Panics to inject before the run ends (`FAULT_PANICS` overrides).
-const PANICS: u64 = if cfg!(miri) { 8 } else { 300 };
+const PANICS: u64 = if cfg!(miri) { 4 } else { 300 };
 
 /// Entities the world starts with.
 const START: i32 = if cfg!(miri) { 30 } else { 100 };

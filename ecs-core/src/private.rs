@@ -575,16 +575,27 @@ impl<'w> DynamicStores<'w> {
     /// Takes every dynamic store any of `systems` visits, in ascending id order, after every
     /// declared store the pass takes, and calls `f(view, k)` once for each system `systems[k]`
     /// that visits it, with the store's (checked) view.
-    #[inline(never)]
+    #[inline]
     pub fn each<const TRUSTED: bool>(
         &self,
         stores: &mut StoresMut<'w, TRUSTED>,
         systems: &[u32],
         f: &mut dyn FnMut(&mut StoreColumns<'w, false>, usize),
     ) {
-        if self.none(systems) {
-            return;
+        // The common case (no dynamic store) inline, without a call.
+        if !self.none(systems) {
+            self.each_merged(stores, systems, f);
         }
+    }
+
+    /// [`DynamicStores::each`] when some dynamic store is visited.
+    #[inline(never)]
+    fn each_merged<const TRUSTED: bool>(
+        &self,
+        stores: &mut StoresMut<'w, TRUSTED>,
+        systems: &[u32],
+        f: &mut dyn FnMut(&mut StoreColumns<'w, false>, usize),
+    ) {
         let mut view = None;
         self.merge(systems, &mut |id, k, first| {
             if first {

@@ -87,9 +87,18 @@ impl Versions {
         if let Some(v) = self.rows.get_mut(c) {
             *v = stamp;
         } else {
-            self.rows.resize(c + 1, 0);
-            self.rows[c] = stamp;
+            self.mark_new_chunk(c, stamp);
         }
+    }
+
+    /// [`Versions::mark_row`] of a row in a chunk the records do not reach yet: apart and
+    /// cold, so that a move (which marks two rows) keeps its registers instead of carrying
+    /// the resize inline.
+    #[cold]
+    #[inline(never)]
+    fn mark_new_chunk(&mut self, c: usize, stamp: u64) {
+        self.rows.resize(c + 1, 0);
+        self.rows[c] = stamp;
     }
 
     /// The value of column `column` in row `row` was written in place at `stamp`.

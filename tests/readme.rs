@@ -32,5 +32,8 @@ fn the_readme_declares_its_systems_as_its_world_does() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 5, "movement, track, damage, count_frames, bury");
+    assert_eq!(
+        checked, 6,
+        "movement, track, welcome, damage, count_frames, bury"
+    );
 }

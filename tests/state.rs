@@ -6,12 +6,14 @@
 //! writes, parents, events, resources, frames of the schedule) and saves into a ring of
 //! reused states at random moments. At each save it records everything observable (every
 //! entity in iteration order with its store and values, resources, events, statistics,
-//! undeclared sets, hierarchy, checksum, which covers the clock), then the id the next spawn gets and the
+//! undeclared sets, hierarchy, checksum, which covers the clock, and what `changed` and
+//! `added` filters answer), then the id the next spawn gets and the
 //! checksum two frames later. At random moments it loads a state and compares all of it:
 //! the world is the saved one, spawns the same next id, and runs the same next frames.
 //! The other tests check the `no_rollback` rule, refused states, and panicking `Clone` and
 //! `Drop` during saves and loads with counting witnesses (every value dropped exactly once).
 
+use sigecs::query::{Added, Changed};
 use sigecs::state::{StateError, StateRing, WorldState};
 use sigecs::Entity;
 use sigecs_fixtures::rollback::*;
@@ -30,6 +32,7 @@ struct Snapshot {
     undeclared: String,
     checksum: u64,
     len: usize,
+    filters: Vec<(u64, [Vec<Entity>; 6])>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -75,7 +78,50 @@ fn snapshot(w: &World) -> Snapshot {
         undeclared: format!("{:?}", w.undeclared()),
         checksum: w.checksum(),
         len: w.len(),
+        filters: filter_answers(w),
     }
+}
+
+/// What `changed` and `added` filters (declared, dynamic and sparse storage) answer from marks
+/// `since`: at powers of two and at each of the 64 marks below the first from which they all
+/// answer nothing (they answer nothing from any later mark either).
+fn filter_answers(w: &World) -> Vec<(u64, [Vec<Entity>; 6])> {
+    let at = |since: u64| -> [Vec<Entity>; 6] {
+        [
+            w.query_changed::<Entity, Changed<Position>>(since)
+                .collect(),
+            w.query_changed::<Entity, Changed<Velocity>>(since)
+                .collect(),
+            w.query_changed::<Entity, Changed<Shield>>(since).collect(),
+            w.query_changed::<Entity, Added<Position>>(since).collect(),
+            w.query_changed::<Entity, Added<Frozen>>(since).collect(),
+            w.query_changed::<Entity, Added<Shield>>(since).collect(),
+        ]
+    };
+    let empty = |a: &[Vec<Entity>; 6]| a.iter().all(Vec::is_empty);
+    let mut answers = Vec::new();
+    let mut since = 0;
+    loop {
+        let a = at(since);
+        if empty(&a) {
+            break;
+        }
+        answers.push((since, a));
+        since = (since * 2).max(1);
+    }
+    let (mut lo, mut hi) = (since / 2, since);
+    while lo + 1 < hi {
+        let mid = (lo + hi) / 2;
+        if empty(&at(mid)) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    for s in hi.saturating_sub(64)..=hi {
+        answers.push((s, at(s)));
+    }
+    answers
 }
 
 /// A small deterministic generator.

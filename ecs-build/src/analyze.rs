@@ -223,8 +223,8 @@ pub struct Access {
     /// A frame-level system (no component or entity parameter): it runs once per call, in a
     /// stage of its own.
     pub frame: bool,
-    /// A change-filtered system (`changed(..)`): it visits only some chunks of its stores, so
-    /// no other system can share its pass.
+    /// A filtered system (`changed(..)`, `added(..)`): it visits only some chunks of its
+    /// stores, so no other system can share its pass.
     pub filtered: bool,
     /// A system whose components are all sparse walks its lead component's set, not the
     /// stores ([`System::lead`]), so no other system can share its pass.
@@ -335,7 +335,7 @@ pub fn place_in_stages(access: &[Access]) -> Vec<usize> {
 
 /// The sparse component whose set a system walks ([`System::lead`]): the first sparse
 /// component it requires, when every component it takes is sparse and it has no table filter
-/// (`with`, `without`, `changed`), so the entities it visits are exactly that set's. (A
+/// (`with`, `without`, `changed`, `added`), so the entities it visits are exactly that set's. (A
 /// system that also excludes that component visits nothing; its store pass says so.)
 fn lead_of(
     params: &[Param],
@@ -396,6 +396,8 @@ pub struct System {
     pub constraints: String,
     /// `changed(..)`: component ids whose changes it keeps to.
     pub changed: Vec<usize>,
+    /// `added(..)`: component ids whose adds it keeps to.
+    pub added: Vec<usize>,
     /// For a system whose components are all sparse, with no table filter: the first sparse
     /// component it requires. Its pass walks that component's packed values (every entity
     /// with it, in the set's order) instead of every store, looking the others up.
@@ -562,16 +564,17 @@ fn constraints_text(d: &SystemDecl) -> String {
         .join(", ")
 }
 
-/// `changed(S)` of a sparse component: change filters of systems work per chunk of a store's
-/// rows, and a sparse component is in no store.
-fn sparse_changed<T>(f: &Found<T>, ty: &Ident, system: &Ident) -> Diagnostic {
+/// `changed(S)` or `added(S)` (`what`) of a sparse component: change filters of systems work
+/// per chunk of a store's rows, and a sparse component is in no store.
+fn sparse_changed<T>(f: &Found<T>, ty: &Ident, system: &Ident, what: &str) -> Diagnostic {
+    let filter = if what == "added" { "Added" } else { "Changed" };
     diag(
         f,
         ty.span(),
-        format!("`changed({ty})` of system `{system}`: `{ty}` is a sparse component, and systems filter changes by chunks of store rows"),
+        format!("`{what}({ty})` of system `{system}`: `{ty}` is a sparse component, and systems filter changes by chunks of store rows"),
     )
     .with_help(format!(
-        "read what changed with a query (`world.query_changed::<&{ty}, Changed<{ty}>>(tick)`), which checks each value; or drop `sparse` from `{ty}`'s `#[component(..)]`"
+        "read what changed with a query (`world.query_changed::<&{ty}, {filter}<{ty}>>(tick)`), which checks each value; or drop `sparse` from `{ty}`'s `#[component(..)]`"
     ))
 }
 
@@ -951,6 +954,8 @@ struct Resolved {
     excluded: Bits,
     /// Components of `changed` (store components only).
     changed: Bits,
+    /// Components of `added` (table components only).
+    added: Bits,
     /// Sparse components it requires.
     sparse_with: Vec<usize>,
     /// Sparse components of `without`.
@@ -1028,12 +1033,17 @@ fn resolve(f: &Found<SystemDecl>, names: &Names, diags: &mut Vec<Diagnostic>) ->
             }
         }
     }
-    let (excluded, changed, sparse_without) =
-        (&mut r.excluded, &mut r.changed, &mut r.sparse_without);
+    let (excluded, changed, added, sparse_without) = (
+        &mut r.excluded,
+        &mut r.changed,
+        &mut r.added,
+        &mut r.sparse_without,
+    );
     for (list, mask, what) in [
         (&d.with, &mut *required, "with"),
         (&d.without, &mut *excluded, "without"),
         (&d.changed, &mut *changed, "changed"),
+        (&d.added, &mut *added, "added"),
     ] {
         for ty in list {
             match names.component.get(&ty.unraw().to_string()) {
@@ -1042,7 +1052,7 @@ fn resolve(f: &Found<SystemDecl>, names: &Names, diags: &mut Vec<Diagnostic>) ->
                     "without" => sparse_without.push(id),
                     _ => {
                         ok = false;
-                        diags.push(sparse_changed(f, ty, &d.ident));
+                        diags.push(sparse_changed(f, ty, &d.ident, what));
                     }
                 },
                 Some(&id) => mask.insert(id),
@@ -1083,18 +1093,20 @@ fn system(
         mut required,
         excluded,
         changed,
+        added,
         sparse_with,
         sparse_without,
     } = resolve(f, names, diags)?;
-    required = required.union(&changed);
+    let watched = changed.union(&added);
+    required = required.union(&watched);
     let mut access = Access::of(&params);
     // A change filter reads the versions of its components: after their writers.
-    access.reads = access.reads.union(&changed);
-    access.filtered = !changed.is_empty();
+    access.reads = access.reads.union(&watched);
+    access.filtered = !watched.is_empty();
     let lead = lead_of(
         &params,
         names.components,
-        (&required, &excluded, &changed),
+        (&required, &excluded, &watched),
         &sparse_without,
     );
     access.walks = lead.is_some();
@@ -1105,7 +1117,7 @@ fn system(
         );
         return None;
     }
-    if access.frame && (!d.with.is_empty() || !d.without.is_empty() || !changed.is_empty()) {
+    if access.frame && (!d.with.is_empty() || !d.without.is_empty() || !watched.is_empty()) {
         diags.push(
             diag(f, d.ident.span(), format!("system `{}` has filters but no component or entity parameter", d.ident))
                 .with_help("a system without one runs once per call, not over rows, so `with(..)`/`without(..)` select nothing; take a component, or drop the filters"),
@@ -1167,6 +1179,7 @@ fn system(
         location: crate_location(&f.file, d.ident.span()),
         constraints: constraints_text(d),
         changed: changed.ids().collect(),
+        added: added.ids().collect(),
         lead,
     })
 }

@@ -204,11 +204,13 @@ pub struct Plain { pub p: Position }
 pub fn f(p: &mut Position, s: Option<&Stunned>) {}
 #[system(changed(Stunned))]
 pub fn g(p: &Position, s: &mut Stunned) {}
+#[system(added(Stunned))]
+pub fn h(p: &Position) {}
 ",
         ),
     ]);
     // `f` is fine: systems take sparse components and filter on them.
-    assert_eq!(ds.len(), 2, "{ds:#?}");
+    assert_eq!(ds.len(), 3, "{ds:#?}");
     check(
         &ds[0],
         dir.path(),
@@ -226,6 +228,86 @@ pub fn g(p: &Position, s: &mut Stunned) {}
         18,
         "`changed(Stunned)` of system `g`: `Stunned` is a sparse component",
         "world.query_changed::<&Stunned, Changed<Stunned>>(tick)",
+    );
+    check(
+        &ds[2],
+        dir.path(),
+        "sparse.rs",
+        13,
+        16,
+        "`added(Stunned)` of system `h`: `Stunned` is a sparse component",
+        "world.query_changed::<&Stunned, Added<Stunned>>(tick)",
+    );
+}
+
+/// `added(..)` names components: a resource, a misspelt component or a path is an error at
+/// the name, as for `changed(..)`.
+#[test]
+fn added_filter_naming_no_component() {
+    let (dir, ds) = errors(&[
+        ("a.rs", COMPONENTS),
+        (
+            "sys.rs",
+            "use sigecs::prelude::*;
+#[derive(Resource, Default)]
+pub struct Score(pub u32);
+#[derive(Signature)]
+pub struct S { pub p: Position }
+#[system(added(Postion))]
+pub fn f(p: &Position) {}
+#[system(added(Score))]
+pub fn g(p: &Position) {}
+#[system(added(Position), changed(Nothing))]
+pub fn h(p: &Position) {}
+",
+        ),
+    ]);
+    assert_eq!(ds.len(), 3, "{ds:#?}");
+    check(
+        &ds[0],
+        dir.path(),
+        "sys.rs",
+        6,
+        16,
+        "unknown component `Postion` in `added(..)` of system `f`",
+        "did you mean `Position`?",
+    );
+    check(
+        &ds[1],
+        dir.path(),
+        "sys.rs",
+        8,
+        16,
+        "unknown component `Score` in `added(..)` of system `g`",
+        "#[derive(Component)]",
+    );
+    check(
+        &ds[2],
+        dir.path(),
+        "sys.rs",
+        10,
+        35,
+        "unknown component `Nothing` in `changed(..)` of system `h`",
+        "#[derive(Component)]",
+    );
+    // Not a list of names: the parser says what it expects.
+    let (_dir, r) = build(&[
+        ("a.rs", COMPONENTS),
+        (
+            "sys.rs",
+            "use sigecs::prelude::*;
+#[derive(Signature)]
+pub struct S { pub p: Position }
+#[system(added(Vec<Position>))]
+pub fn f(p: &Position) {}
+",
+        ),
+    ]);
+    let e = r.expect_err("a type with arguments is no component name");
+    assert!(
+        e.to_string()
+            .contains("expected a component name, as in `added(Enemy)`"),
+        "{e}"
     );
 }
 

@@ -128,7 +128,7 @@ pub use crate::world::locations::{EntityLocations, Location};
 
 use crate::entity::{Entity, EntityManager};
 use crate::model::WorldModel;
-use crate::storage::{copy_bytes, Column};
+use crate::storage::{copy_bytes, field_index, Column, Watch};
 
 /// A generated pass: one system's, or one stage's fused systems, over every store they
 /// match; returns the commands its systems requested, which the runner applies.
@@ -364,15 +364,16 @@ pub trait PassParts<'a>: SplitRows + Sized {
     /// Its systems (indices in the model), whose dynamic stores it visits after its declared
     /// ones; empty in a strict world.
     const SYSTEMS: &'static [u32] = &[];
-    /// For a change-filtered system (alone in its pass): the component ids whose changes it
-    /// watches, so that it visits only the changed runs of its dynamic stores.
-    const CHANGED: &'static [u32] = &[];
+    /// For a filtered system (alone in its pass): the components whose changes or adds it
+    /// watches, each as `id << 1 | added` (`id` its component id), so that it visits only the
+    /// changed runs of its dynamic stores.
+    const WATCHED: &'static [u32] = &[];
     /// The pass visits dynamic stores (its `SYSTEMS` are given). A constant, so that a pass
     /// that does not (or that is not change-filtered) never compiles the code for it: rustc
     /// leaves out what an `if` on a constant cannot reach.
     const DYNAMIC: bool = !Self::SYSTEMS.is_empty();
-    /// The pass is change-filtered (its `CHANGED` are given); a constant for the same reason.
-    const FILTERED: bool = !Self::CHANGED.is_empty();
+    /// The pass is filtered (its `WATCHED` are given); a constant for the same reason.
+    const FILTERED: bool = !Self::WATCHED.is_empty();
 
     /// Rows of the pass's declared stores.
     fn rows(stores: &StoresMut<'a, true>) -> usize;
@@ -460,7 +461,7 @@ impl<'a, P: PassParts<'a>> Parts for PassStores<'a, P> {
             self.dynamic.each_changed(
                 &mut self.stores,
                 P::SYSTEMS[0],
-                P::CHANGED,
+                P::WATCHED,
                 self.since,
                 |view, runs| each_run(P::dynamic(0, view), runs, f),
             );
@@ -552,20 +553,20 @@ impl<'w> DynamicStores<'w> {
         }
     }
 
-    /// [`DynamicStores::each`] for a change-filtered system (alone in its pass): each dynamic
-    /// store it visits with the runs of rows where one of `changed` (component ids) changed
-    /// after `since`; a store with none is not taken.
+    /// [`DynamicStores::each`] for a filtered system (alone in its pass): each dynamic store
+    /// it visits with the runs of rows where one of `watched` (component ids, as
+    /// `id << 1 | added`) changed or was added after `since`; a store with none is not taken.
     #[inline]
     pub fn each_changed<const TRUSTED: bool>(
         &self,
         stores: &mut StoresMut<'w, TRUSTED>,
         system: u32,
-        changed: &[u32],
+        watched: &[u32],
         since: u64,
         mut f: impl FnMut(&mut StoreColumns<'w, false>, &[std::ops::Range<usize>]),
     ) {
         for &id in self.of(system) {
-            let runs = stores.changed_components(id, changed, since);
+            let runs = stores.changed_components(id, watched, since);
             if !runs.is_empty() {
                 f(&mut stores.take_checked(id), &runs);
             }
@@ -611,7 +612,8 @@ impl<'w> DynamicStores<'w> {
 /// The stores a pass visits, as a `static` table of numbers written by the generator: `1 + W + K`
 /// numbers a store, in ascending store id order: the store's id, `W` numbers that only the pass
 /// reads (the store's shape when the pass has several, then the indices of the columns the
-/// shape takes) and, for a change-filtered pass, the `K` columns whose changes it watches. How a
+/// shape takes) and, for a filtered pass, the `K` components it watches (as
+/// [`StoresMut::changed`] numbers them). How a
 /// pass over many stores reaches them ([`StoresMut::each_in`]): a few numbers a store instead
 /// of a line of code.
 pub struct StoreTable<const W: usize, const K: usize = 0>(pub &'static [usize]);
@@ -757,8 +759,8 @@ impl<'w, const TRUSTED: bool> StoresMut<'w, TRUSTED> {
         }
     }
 
-    /// [`StoresMut::each_in`] for a change-filtered pass: `f` gets only the stores where one of
-    /// the entry's `K` watched columns changed after `since`, with the runs of rows to visit
+    /// [`StoresMut::each_in`] for a filtered pass: `f` gets only the stores where one of
+    /// the entry's `K` watched components changed (or was added) after `since`, with the runs of rows to visit
     /// ([`StoresMut::changed`]).
     #[inline]
     pub fn each_changed_in<const W: usize, const K: usize>(
@@ -835,8 +837,9 @@ impl<'w, const TRUSTED: bool> StoresMut<'w, TRUSTED> {
         StoreColumns::of(self.store(id, false), self.tick)
     }
 
-    /// [`StoresMut::changed`] for components by id (a dynamic store's columns are found
-    /// from its slots).
+    /// [`StoresMut::changed`] for components by id, each watched as `id << 1 | added` (a
+    /// dynamic store's slots are found from its description). A component the store does not
+    /// hold is watched nowhere.
     fn changed_components(
         &self,
         id: u32,
@@ -846,29 +849,37 @@ impl<'w, const TRUSTED: bool> StoresMut<'w, TRUSTED> {
         assert!((id as usize) < self.len, "store id in range");
         // SAFETY: in range; only the store's description is read.
         let slots = unsafe { (*self.ptr.add(id as usize)).info().slots };
-        let mut columns: Vec<usize> = components
+        let watched: Vec<usize> = components
             .iter()
-            .filter_map(|&c| slots.iter().find(|s| s.component == c))
-            .map(|s| s.column as usize)
+            .filter_map(|&w| {
+                let k = slots.iter().position(|s| s.component == w >> 1)?;
+                Some(k << 1 | (w & 1) as usize)
+            })
             .collect();
-        columns.sort_unstable();
-        columns.dedup();
-        self.changed(id, &columns, since)
+        self.changed(id, &watched, since)
     }
 
-    /// The runs of rows of store `id` (not yet taken) in chunks where any of `columns`
-    /// changed after `since`: what a change-filtered system visits.
+    /// The runs of rows of store `id` (not yet taken) in chunks where any of `watched`
+    /// changed or was added after `since`: what a filtered system visits. Each watched
+    /// component is one number, `slot << 1` for its changes (`changed(C)`), `slot << 1 | 1`
+    /// for its adds (`added(C)`), where `slot` is its place in the store's
+    /// [`StoreInfo::slots`](crate::model::StoreInfo::slots).
     ///
     /// # Panics
-    /// When `id` is out of range, or a store was taken already.
-    pub fn changed(&self, id: u32, columns: &[usize], since: u64) -> Vec<std::ops::Range<usize>> {
+    /// When `id` is out of range, a store was taken already, or a slot is out of range.
+    pub fn changed(&self, id: u32, watched: &[usize], since: u64) -> Vec<std::ops::Range<usize>> {
         assert!(
             (id as usize) >= self.next && (id as usize) < self.len,
             "a store's changes are read before it is taken"
         );
         // SAFETY: in range and not handed out yet, so this shared read aliases nothing.
         let store = unsafe { &*self.ptr.add(id as usize) };
-        store.changed(columns, since)
+        let slots = store.info().slots.len();
+        assert!(
+            watched.iter().all(|&w| w >> 1 < slots),
+            "a watched slot of store {id}"
+        );
+        store.changed(watched.iter().map(|&w| Watch::from_number(w)), since)
     }
 }
 
@@ -892,7 +903,7 @@ pub struct StoreColumns<'w, const TRUSTED: bool = false> {
     /// `taken_ref` so that the whole column cannot be taken as well. One list, so that a view
     /// is no larger to make and drop for them (`frag_iter` makes one per store).
     taken_rare: Vec<(usize, u32, bool)>,
-    /// The pass's change stamp: a column taken mutably is stamped with it.
+    /// The pass's change stamp: a component taken mutably is stamped with it.
     tick: u64,
 }
 
@@ -1036,6 +1047,28 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
         unsafe { std::slice::from_raw_parts_mut(c.base().cast::<T>(), self.len) }
     }
 
+    /// Column `k` (of a `rows` store's row structs) as a mutable slice of `T`, of which the
+    /// pass writes only the components `writes`: only those are stamped as changed, not the
+    /// rest of the row struct.
+    ///
+    /// # Panics
+    /// As [`StoreColumns::col_mut`], and when a component of `writes` is not in column `k`.
+    #[inline]
+    pub fn rows_mut<T: Send + 'static>(&mut self, k: usize, writes: &[u32]) -> &'w mut [T] {
+        self.claim(k, true);
+        let c = self.column::<T>(k);
+        for &w in writes {
+            let slot = self
+                .slots
+                .iter()
+                .position(|s| s.component == w && s.column as usize == k)
+                .expect("a written component of the column");
+            c.mark_field(field_index(self.slots, slot), self.tick);
+        }
+        // SAFETY: as in `col_mut`.
+        unsafe { std::slice::from_raw_parts_mut(c.base().cast::<T>(), self.len) }
+    }
+
     /// Records a borrow of component `c`'s field in the row structs of column `k`.
     ///
     /// # Panics
@@ -1056,7 +1089,10 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
         self.taken_mut |= bit;
         self.taken_ref |= bit;
         if mutable {
-            self.columns[k].mark_written(self.tick);
+            let here = |s: &Slot| s.component == c && s.column as usize == k;
+            if let Some(slot) = self.slots.iter().position(here) {
+                self.columns[k].mark_field(field_index(self.slots, slot), self.tick);
+            }
         }
     }
 
@@ -1284,7 +1320,9 @@ impl RowMove<'_> {
 /// `body` moves the values (a generated typed move, or the byte-wise `erased_move`), then
 /// the entity ids and locations. A typed move calls it with
 /// its two store ids as constants, so after inlining every store access is at a fixed offset
-/// and the bookkeeping runs inside the one indirect call, with nothing spilled around it.
+/// and the bookkeeping runs inside the one indirect call, with nothing spilled around it; and
+/// `inserts`, whether the move inserts a component (else it removes one), which says what the
+/// row's add records become.
 ///
 /// # Safety
 /// The first five arguments are a [`MoveFn`](crate::model::tables::MoveFn)'s, as its contract says;
@@ -1299,6 +1337,7 @@ pub unsafe fn move_row(
     loc: Location,
     value: *mut u8,
     [from, to]: [u32; 2],
+    inserts: bool,
     body: impl FnOnce(&RowMove<'_>),
 ) {
     debug_assert!(from == loc.store && from != to);
@@ -1314,10 +1353,12 @@ pub unsafe fn move_row(
     let to_row = dst.len();
     body(&RowMove::new(src, dst, row, value));
     let stamp = locations.stamp();
+    // The row's adds: an insert adds now; a removal carries the adds of the chunk it leaves.
+    let added = (!inserts).then(|| src.added_at(row));
     // SAFETY: `body` wrote every slot of the new row, within the capacity the caller reserved,
     // and filled the source row with the source's last row.
     let moved = unsafe {
-        dst.commit_row_reserved(entity, stamp);
+        dst.commit_row_reserved(entity, stamp, added);
         src.swap_remove_entity(row, stamp)
     };
     if let Some(moved) = moved {
@@ -1341,10 +1382,9 @@ pub(crate) unsafe fn erased_move<M: WorldModel>(
     c: u32,
 ) {
     let tables = M::tables();
-    let declared = tables
-        .insert_move(loc.store, c)
-        .or_else(|| tables.remove_move(loc.store, c));
-    let Some(m) = declared else {
+    let inserted = tables.insert_move(loc.store, c);
+    let inserts = inserted.is_some();
+    let Some(m) = inserted.or_else(|| tables.remove_move(loc.store, c)) else {
         unreachable!(
             "the move of component {c} from store {} is declared",
             loc.store
@@ -1360,6 +1400,7 @@ pub(crate) unsafe fn erased_move<M: WorldModel>(
             loc,
             value,
             [loc.store, edge.to],
+            inserts,
             |m| erased_body(m, edge),
         )
     }

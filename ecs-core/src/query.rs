@@ -472,7 +472,7 @@ unsafe impl<'w, M: WorldModel> Fetch<'w, M> for Entity {
 }
 
 /// A filter on the stores a query visits: `()`, [`With<C>`], [`Without<C>`], [`Changed<C>`],
-/// or a tuple.
+/// [`Added<C>`], or a tuple.
 pub trait Filter<M: WorldModel> {
     #[doc(hidden)]
     /// Components a store must have.
@@ -486,6 +486,11 @@ pub trait Filter<M: WorldModel> {
     fn changed() -> M::Set {
         M::Set::EMPTY
     }
+    /// Components whose adds the query keeps to: it visits only the chunks of rows where an
+    /// entity gained one of them (see [`World::query_changed`]).
+    fn added() -> M::Set {
+        M::Set::EMPTY
+    }
 }
 
 /// Visit only entities that have `C` (without borrowing it).
@@ -497,6 +502,14 @@ pub struct Without<C>(PhantomData<fn() -> C>);
 /// the other rows of a changed chunk come too). Several `Changed` in a tuple visit the chunks
 /// where any of them changed.
 pub struct Changed<C>(PhantomData<fn() -> C>);
+/// Visit only entities that have `C`, in chunks of rows where an entity gained `C` since the
+/// tick given to [`World::query_changed`]: it was spawned with `C`, or `C` was inserted (also
+/// by a move into a store that holds it); a write of `C` is no add (a gain also counts as a
+/// change, for [`Changed<C>`]). A chunk of [`CHUNK`](crate::__private::CHUNK) rows is the unit,
+/// as for `Changed`; in a tuple with other `Changed` or `Added` filters, a chunk where any of
+/// them changed or was added is visited (a sparse component's filter is checked per entity,
+/// and every one must hold).
+pub struct Added<C>(PhantomData<fn() -> C>);
 
 impl<M: WorldModel> Filter<M> for () {
     fn required() -> M::Set {
@@ -524,6 +537,18 @@ impl<M: WorldModel, C: ComponentOf<M>> Filter<M> for Changed<C> {
         M::Set::EMPTY
     }
     fn changed() -> M::Set {
+        M::Set::EMPTY.with(C::ID)
+    }
+}
+
+impl<M: WorldModel, C: ComponentOf<M>> Filter<M> for Added<C> {
+    fn required() -> M::Set {
+        M::Set::EMPTY.with(C::ID)
+    }
+    fn excluded() -> M::Set {
+        M::Set::EMPTY
+    }
+    fn added() -> M::Set {
         M::Set::EMPTY.with(C::ID)
     }
 }
@@ -686,6 +711,9 @@ macro_rules! tuple_impls {
             fn changed() -> M::Set {
                 M::Set::EMPTY $(.union($name::changed()))+
             }
+            fn added() -> M::Set {
+                M::Set::EMPTY $(.union($name::added()))+
+            }
         }
     };
 }
@@ -768,25 +796,25 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
         check_access::<M, Q>()?;
         // Stores are chosen by their store components; sparse ones are checked per row.
         let sparse = world.sparse_mask();
-        let (required, excluded, changed) = (
+        let filters = [
             Q::required().union(F::required()),
             F::excluded(),
             F::changed(),
-        );
-        let by_row = [required, excluded, changed].map(|set| set.intersection(sparse));
-        let [required, excluded, changed] =
-            [required, excluded, changed].map(|set| set.difference(sparse));
+            F::added(),
+        ];
+        let by_row = filters.map(|set| set.intersection(sparse));
+        let [required, excluded, changed, added] = filters.map(|set| set.difference(sparse));
         let per_row = by_row.iter().any(|set| !set.is_empty());
+        let watched = !changed.is_empty() || !added.is_empty();
         // A query of sparse components (and entities) alone, with no table filter, visits
         // every entity with its first required sparse component: it walks that set.
-        let tables = [required, excluded, changed]
-            .iter()
-            .all(|set| set.is_empty());
+        let tables = !watched && required.is_empty() && excluded.is_empty();
         if let Some(lead) = by_row[0].ids().next().filter(|_| tables) {
             if let Some(state) = Q::prepare_walk(world, lead) {
-                let [r, x, c] = by_row;
+                let mut walk = by_row;
+                walk[0] = walk[0].without(lead);
                 let runs = world
-                    .walk_rows(lead, r.without(lead), x, c, since)
+                    .walk_rows(lead, walk, since)
                     .into_iter()
                     .map(|rows| (state, rows))
                     .collect();
@@ -800,21 +828,20 @@ impl<'w, M: WorldModel, Q: Query<'w, M>> QueryIter<'w, M, Q> {
             if !matches(mask.as_ref(), required.as_ref(), excluded.as_ref()) || len == 0 {
                 continue;
             }
-            if changed.is_empty() && !per_row {
+            if !watched && !per_row {
                 // Every row: one run, and no list of runs to build.
                 runs.push((Q::prepare(world, s), 0..len));
                 continue;
             }
-            let mut rows = if changed.is_empty() {
-                std::iter::once(0..len).collect()
+            let mut rows = if watched {
+                world.changed_rows(s, changed, added, since)
             } else {
-                world.changed_rows(s, changed, since)
+                std::iter::once(0..len).collect()
             };
             if per_row {
-                let [r, x, c] = by_row;
                 rows = rows
                     .into_iter()
-                    .flat_map(|rows| world.sparse_rows(s, rows, r, x, c, since))
+                    .flat_map(|rows| world.sparse_rows(s, rows, by_row, since))
                     .collect();
             }
             if !rows.is_empty() {
@@ -960,7 +987,8 @@ impl<M: WorldModel> World<M> {
 
     /// [`World::query_filtered`] that keeps to what changed after `since` (a value of
     /// [`World::change_tick`] taken earlier): the filter's [`Changed<C>`] elements visit only
-    /// the chunks of rows where `C` was written after it, and without one this is
+    /// the chunks of rows where `C` was written (or gained) after it, its [`Added<C>`]
+    /// elements the chunks where an entity gained `C` after it; without either this is
     /// `query_filtered`.
     pub fn query_changed<'w, Q: Query<'w, M> + ReadOnly, F: Filter<M>>(
         &'w self,

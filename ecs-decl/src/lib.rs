@@ -176,6 +176,9 @@ pub struct SystemDecl {
     /// `changed(A, B)`: the system visits only the chunks of rows where one of these
     /// components changed since its last run.
     pub changed: Vec<Ident>,
+    /// `added(C)`: the system visits only the chunks of rows where an entity gained one of
+    /// these components since its last run.
+    pub added: Vec<Ident>,
     /// The system may spawn through its `Commands` (see [`may_spawn`]).
     pub spawns: bool,
     /// `dynamic`: the system is meant to run over component sets no signature declares, so
@@ -185,10 +188,11 @@ pub struct SystemDecl {
 
 /// The options of `#[system(..)]`, as written: what the unknown-option error lists, and what
 /// the `#[system]` documentation must name (a test of `sigecs-derive` checks it does).
-pub const SYSTEM_OPTIONS: [&str; 7] = [
+pub const SYSTEM_OPTIONS: [&str; 8] = [
     "with(A, B)",
     "without(C)",
     "changed(D)",
+    "added(E)",
     "after(s)",
     "before(s)",
     "min_chunk = N",
@@ -646,6 +650,7 @@ struct SystemArgs {
     after: Vec<Ident>,
     before: Vec<Ident>,
     changed: Vec<Ident>,
+    added: Vec<Ident>,
     dynamic: bool,
 }
 
@@ -700,6 +705,9 @@ impl Parse for SystemArgs {
                     &mut args.changed,
                     "a component name, as in `changed(Position)`",
                 ),
+                syn::Meta::List(list) if list.path.is_ident("added") => {
+                    (&mut args.added, "a component name, as in `added(Enemy)`")
+                }
                 syn::Meta::List(list) if list.path.is_ident("after") => {
                     (&mut args.after, "a system's name, as in `after(movement)`")
                 }
@@ -837,6 +845,7 @@ pub fn parse_system(args: TokenStream, item: &ItemFn) -> syn::Result<SystemDecl>
         after: args.after,
         before: args.before,
         changed: args.changed,
+        added: args.added,
         dynamic: args.dynamic,
     })
 }
@@ -1254,8 +1263,8 @@ mod tests {
         let e = system(quote! { sometimes }, quote! { pub fn f(p: &B) {} }).unwrap_err();
         assert!(
             e.to_string().ends_with(
-                "the options are `with(A, B)`, `without(C)`, `changed(D)`, `after(s)`, \
-                 `before(s)`, `min_chunk = N`, `dynamic`"
+                "the options are `with(A, B)`, `without(C)`, `changed(D)`, `added(E)`, \
+                 `after(s)`, `before(s)`, `min_chunk = N`, `dynamic`"
             ),
             "{e}"
         );

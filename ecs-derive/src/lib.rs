@@ -84,8 +84,11 @@ pub fn derive_event(input: TokenStream) -> TokenStream {
 ///
 /// - `with(A, B)`: only entities that also have these components (not passed to the system).
 /// - `without(C)`: only entities that have none of these components.
-/// - `changed(D)`: only rows whose `D` may have changed since the system's last run (checked
-///   per chunk of rows; a spawn or insert counts as a change).
+/// - `changed(D)`: only rows whose `D` may have changed since the system's last run: `D` was
+///   written (or taken as `&mut D`) or gained (a spawn or insert counts as a change), checked
+///   per chunk of rows and per component (a write of another component of the row is none).
+/// - `added(E)`: only rows whose entity may have gained `E` since the system's last run (a
+///   spawn with `E`, an insert of `E`), checked per chunk of rows; a write is no add.
 /// - `after(s)`: runs after system `s` (the system moves down; the others keep their order).
 /// - `before(s)`: runs before system `s` (the system moves up to just before `s`).
 /// - `min_chunk = N`: its pass splits into parallel jobs of at least `N` rows.

@@ -24,7 +24,7 @@
 
 use super::world::{stage_fn, system_fn};
 use super::*;
-use crate::analyze::Param;
+use crate::analyze::{Param, System};
 
 pub(super) fn generate(model: &Analysis, table_from: usize) -> TokenStream {
     let hosts = hosts(model, table_from);
@@ -100,7 +100,7 @@ fn hosts(model: &Analysis, table_from: usize) -> Vec<Option<(usize, usize)>> {
         let plain = stage.iter().all(|&i| {
             let system = &model.systems[i];
             !system.frame()
-                && system.changed.is_empty()
+                && !system.access.filtered
                 && system.readers().next().is_none()
                 && sparse_used(model, &[i]).is_empty()
         });
@@ -133,6 +133,9 @@ struct Source {
     binding: Ident,
     /// A component's field in a `rows` store's row structs, taken as a strided view.
     field: bool,
+    /// For a `rows` store's column of row structs taken mutably: the components in it that
+    /// the systems write (only they are stamped as changed).
+    writes: Vec<u32>,
 }
 
 /// How a part takes one of its columns.
@@ -188,7 +191,7 @@ fn pass(
     let sequential = systems.iter().any(|&i| model.systems[i].sequential());
     // A change-filtered system runs alone in its pass and visits only the changed chunks.
     let filtered: Option<usize> = match systems {
-        [only] if !model.systems[*only].changed.is_empty() => Some(*only),
+        [only] if model.systems[*only].access.filtered => Some(*only),
         _ => None,
     };
 
@@ -200,7 +203,7 @@ fn pass(
     // Per shape: its variant and its columns (`usize::MAX` for the entity column) and whether
     // each is written; per store: its id, its shape, the columns it takes and the columns a
     // change filter watches.
-    let mut shape_columns: Vec<(Ident, Vec<(Take, bool)>)> = Vec::new();
+    let mut shape_columns: Vec<(Ident, Vec<Taken>)> = Vec::new();
     let mut entries: Vec<(usize, usize, Vec<usize>, Vec<usize>)> = Vec::new();
     // Per shape, its system's place in `systems` (a table's shape runs one system).
     let mut shape_systems: Vec<u32> = Vec::new();
@@ -279,16 +282,14 @@ fn pass(
                     } else {
                         Take::Column
                     };
-                    (take, src.mutable)
+                    (take, src.mutable, src.writes.clone())
                 })
                 .collect();
             shape_columns.push((variant, columns));
         }
         let watched = match filtered {
-            Some(i) => model.systems[i]
-                .changed
-                .iter()
-                .map(|&c| column_of(model, s, c))
+            Some(i) => watched(&model.systems[i])
+                .map(|(c, added)| slot_of(model, s, c) << 1 | usize::from(added))
                 .collect(),
             None => Vec::new(),
         };
@@ -336,8 +337,9 @@ fn pass(
             picks.push(d.take);
         }
         let changed = filtered.map(|i| {
-            let watched = model.systems[i].changed.iter().map(|&c| c as u32);
-            quote!(const CHANGED: &'static [u32] = &[#(#watched),*];)
+            let watched =
+                watched(&model.systems[i]).map(|(c, added)| (c as u32) << 1 | u32::from(added));
+            quote!(const WATCHED: &'static [u32] = &[#(#watched),*];)
         });
         consts.extend(quote! {
             const SYSTEMS: &'static [u32] = &[#(#ids),*];
@@ -439,15 +441,20 @@ fn pass(
     }
 }
 
-/// A pass's shapes: each one's variant of `Part` and its columns in order, as (how it is
-/// taken, written?).
-type Shapes = [(Ident, Vec<(Take, bool)>)];
+/// A pass's shapes: each one's variant of `Part` and its columns in order, as [`Taken`].
+type Shapes = [(Ident, Vec<Taken>)];
+
+/// How a part takes one column: the way, whether it is written, and for a `rows` store's
+/// column of row structs the components written in it.
+type Taken = (Take, bool, Vec<u32>);
 
 /// The expression taking a column of a store's view `s` at `at` (a column index, or for a
-/// field a component id).
-fn take_column(take: Take, mutable: bool, at: TokenStream) -> TokenStream {
+/// field a component id); a column of row structs of which the pass `writes` some components
+/// names them.
+fn take_column(take: Take, mutable: bool, writes: &[u32], at: TokenStream) -> TokenStream {
     match (take, mutable) {
         (Take::Entity, _) => quote!(s.entities()),
+        (Take::Column, true) if !writes.is_empty() => quote!(s.rows_mut(#at, &[#(#writes),*])),
         (Take::Column, true) => quote!(s.col_mut(#at)),
         (Take::Column, false) => quote!(s.col(#at)),
         (Take::Field, true) => quote!(s.field_mut(#at)),
@@ -474,9 +481,10 @@ fn per_store_form(
     for (store, shape, columns, watched) in entries {
         let (variant, sources) = &shapes[*shape];
         let mut next = columns.iter();
-        let columns = sources.iter().map(|&(take, mutable)| {
+        let columns = sources.iter().map(|(take, mutable, writes)| {
+            let (take, mutable) = (*take, *mutable);
             if take == Take::Entity {
-                return take_column(take, mutable, quote!());
+                return take_column(take, mutable, writes, quote!());
             }
             let k = *next.next().expect("a column for every source");
             let k = if take == Take::Field {
@@ -484,7 +492,7 @@ fn per_store_form(
             } else {
                 Literal::usize_suffixed(k)
             };
-            take_column(take, mutable, quote!(#k))
+            take_column(take, mutable, writes, quote!(#k))
         });
         let columns = nest(columns.collect());
         let id = *store as u32;
@@ -558,16 +566,17 @@ fn table_form(
     };
     let parts = shapes.iter().enumerate().map(|(k, (variant, sources))| {
         let mut next = first;
-        let columns = sources.iter().map(|&(take, mutable)| {
+        let columns = sources.iter().map(|(take, mutable, writes)| {
+            let (take, mutable) = (*take, *mutable);
             if take == Take::Entity {
-                return take_column(take, mutable, quote!());
+                return take_column(take, mutable, writes, quote!());
             }
             let at = Literal::usize_unsuffixed(next);
             next += 1;
             if take == Take::Field {
-                take_column(take, mutable, quote!(e[#at] as u32))
+                take_column(take, mutable, writes, quote!(e[#at] as u32))
             } else {
-                take_column(take, mutable, quote!(e[#at]))
+                take_column(take, mutable, writes, quote!(e[#at]))
             }
         });
         let columns = nest(columns.collect());
@@ -771,6 +780,7 @@ fn sources(model: &Analysis, systems: &[usize], store: usize, fields: bool) -> V
                     mutable: writes(id),
                     binding: value(id),
                     field: true,
+                    writes: Vec::new(),
                 });
             }
         }
@@ -790,6 +800,7 @@ fn sources(model: &Analysis, systems: &[usize], store: usize, fields: bool) -> V
                         mutable: writes(*id),
                         binding: value(*id),
                         field: false,
+                        writes: Vec::new(),
                     });
                 }
             }
@@ -799,12 +810,18 @@ fn sources(model: &Analysis, systems: &[usize], store: usize, fields: bool) -> V
                 let part = row_fields(model, sig, cold);
                 if part.iter().any(|(_, id)| uses(*id)) {
                     let ty = if cold { cold_type(sig) } else { row_type(sig) };
+                    let written: Vec<u32> = part
+                        .iter()
+                        .filter(|(_, id)| writes(*id))
+                        .map(|(_, id)| *id as u32)
+                        .collect();
                     sources.push(Source {
                         column,
                         ty: quote!(#ty),
-                        mutable: part.iter().any(|(_, id)| writes(*id)),
+                        mutable: !written.is_empty(),
                         binding: ident(if cold { "cold" } else { "row" }),
                         field: false,
+                        writes: written,
                     });
                 }
             }
@@ -818,6 +835,7 @@ fn sources(model: &Analysis, systems: &[usize], store: usize, fields: bool) -> V
             mutable: false,
             binding: ident("entity"),
             field: false,
+            writes: Vec::new(),
         });
     }
     sources
@@ -923,18 +941,21 @@ fn dynamic_part(model: &Analysis, index: usize, k: usize) -> DynamicPart {
     }
 }
 
-/// The column of store `store` that holds component `c`: its field's in a `columns` store,
-/// the hot or the cold one in a `rows` store.
-fn column_of(model: &Analysis, store: usize, c: usize) -> usize {
-    let sig = &model.signatures[store];
-    match sig.layout {
-        LayoutDecl::Columns => sig
-            .fields
-            .iter()
-            .position(|(_, id)| *id == c)
-            .expect("the store holds the component"),
-        LayoutDecl::Rows => usize::from(is_cold(model, sig, c)),
-    }
+/// The components a filtered system watches, each with whether it keeps to its adds
+/// (`added(..)`) rather than its changes (`changed(..)`).
+fn watched(system: &System) -> impl Iterator<Item = (usize, bool)> + '_ {
+    let changed = system.changed.iter().map(|&c| (c, false));
+    changed.chain(system.added.iter().map(|&c| (c, true)))
+}
+
+/// The slot of component `c` in store `store`: its place among the signature's fields (the
+/// order of the store's `StoreInfo::slots`).
+fn slot_of(model: &Analysis, store: usize, c: usize) -> usize {
+    model.signatures[store]
+        .fields
+        .iter()
+        .position(|(_, id)| *id == c)
+        .expect("the store holds the component")
 }
 
 /// The loop of `calls` over the rows of a part whose column slices are `slices`, each row's

@@ -441,6 +441,7 @@ fn typed_moves(analysis: &Analysis) -> (Vec<TokenStream>, Vec<TokenStream>) {
             to.ident
         ));
         let (sid, cid, tid) = (s as u32, c as u32, t as u32);
+        let inserts = to.has(c);
         entries.push(
             quote!(::sigecs::__private::TypedMove { from: #sid, component: #cid, run: #name }),
         );
@@ -457,7 +458,7 @@ fn typed_moves(analysis: &Analysis) -> (Vec<TokenStream>, Vec<TokenStream>) {
                 #move_safety
                 unsafe {
                     ::sigecs::__private::move_row(
-                        stores, locations, entity, loc, value, [#sid, #tid],
+                        stores, locations, entity, loc, value, [#sid, #tid], #inserts,
                         |m| { #(#copies)* #changed #(#fills)* },
                     )
                 }

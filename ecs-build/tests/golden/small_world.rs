@@ -192,6 +192,7 @@ mod sigecs_world {
                 loc,
                 value,
                 [0u32, 1u32],
+                true,
                 |m| {
                     m.copy::<crate::bare::Mass, crate::bare::Mass, TaggedRow>(
                         0,
@@ -229,6 +230,7 @@ mod sigecs_world {
                 loc,
                 value,
                 [1u32, 0u32],
+                false,
                 |m| {
                     m.copy::<crate::bare::Mass, TaggedRow, crate::bare::Mass>(
                         0,
@@ -457,7 +459,7 @@ mod sigecs_world {
                 });
                 f({
                     let mut s = stores.take(1u32);
-                    Part::Shape1((s.col_mut(0usize), s.col(1usize),))
+                    Part::Shape1((s.rows_mut(0usize, &[0u32]), s.col(1usize),))
                 });
             }
             #[inline]
@@ -609,7 +611,7 @@ mod sigecs_world {
             ) {
                 f({
                     let mut s = stores.take(1u32);
-                    Part::Shape0((s.col_mut(1usize),))
+                    Part::Shape0((s.rows_mut(1usize, &[1u32]),))
                 });
             }
             #[inline]
@@ -738,7 +740,7 @@ mod sigecs_world {
                 });
                 f({
                     let mut s = stores.take(1u32);
-                    Part::Shape1((s.col_mut(1usize),))
+                    Part::Shape1((s.rows_mut(1usize, &[1u32]),))
                 });
             }
             #[inline]

@@ -192,6 +192,7 @@ mod sigecs_world {
                 loc,
                 value,
                 [0u32, 1u32],
+                true,
                 |m| {
                     m.copy::<crate::bare::Mass, crate::bare::Mass, TaggedRow>(
                         0,
@@ -229,6 +230,7 @@ mod sigecs_world {
                 loc,
                 value,
                 [1u32, 0u32],
+                false,
                 |m| {
                     m.copy::<crate::bare::Mass, TaggedRow, crate::bare::Mass>(
                         0,

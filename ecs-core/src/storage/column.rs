@@ -74,6 +74,9 @@ pub(crate) struct Column {
     /// The change stamp of the last pass that took the column mutably (every row of it; see
     /// `versions.rs`). Atomic only so that a pass can stamp it through a shared borrow.
     written: AtomicU64,
+    /// For a column of several components (a `rows` store's row structs): per component, in
+    /// slot order, the stamp of the last pass that wrote it alone. Empty otherwise.
+    fields: Box<[AtomicU64]>,
 }
 
 // SAFETY: a column owns values of a type that is `Send + Sync` (components and generated row
@@ -93,7 +96,49 @@ impl Column {
             ty,
             type_id: (ty.type_id)(),
             written: AtomicU64::new(0),
+            fields: Box::new([]),
         }
+    }
+
+    /// The column holds `n` components (`n > 1`: a `rows` store's row structs), each with a
+    /// pass stamp of its own.
+    pub(crate) fn with_fields(mut self, n: usize) -> Self {
+        if n > 1 {
+            self.fields = (0..n).map(|_| AtomicU64::new(0)).collect();
+        }
+        self
+    }
+
+    /// A pass wrote component `i` of the column's elements (in slot order) in every row at
+    /// `stamp`; the whole column when it holds one component.
+    #[inline]
+    pub(crate) fn mark_field(&self, i: usize, stamp: u64) {
+        match self.fields.get(i) {
+            Some(f) => f.store(stamp, Ordering::Relaxed),
+            None => self.mark_written(stamp),
+        }
+    }
+
+    /// Sets the pass stamp of component `i` of the column's elements (none for a column of
+    /// one component): a world state's load.
+    pub(crate) fn set_field_written(&self, i: usize, stamp: u64) {
+        if let Some(f) = self.fields.get(i) {
+            f.store(stamp, Ordering::Relaxed);
+        }
+    }
+
+    /// Drops the epoch bits of the pass stamps (see `versions.rs`).
+    pub(crate) fn clear_epochs(&self) {
+        for f in self.fields.iter().chain(std::iter::once(&self.written)) {
+            f.store(super::tick(f.load(Ordering::Relaxed)), Ordering::Relaxed);
+        }
+    }
+
+    /// The stamp of the last pass that wrote component `i` of the column's elements alone (0
+    /// for a column of one component).
+    #[inline]
+    pub(crate) fn field_written(&self, i: usize) -> u64 {
+        self.fields.get(i).map_or(0, |f| f.load(Ordering::Relaxed))
     }
 
     /// A pass wrote every row of the column at `stamp`.

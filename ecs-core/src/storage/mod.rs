@@ -15,6 +15,9 @@ pub use column::ColumnType;
 pub(crate) use column::{copy_bytes, Column, RawColumn};
 pub(crate) use sparse::{SparseImage, SparseSet, StagedSet};
 pub use store::Store;
-pub(crate) use store::{slot_plans, Graveyard, LoadPlan, SlotPlan, Staged, StoreImage};
+pub(crate) use store::{
+    field_index, slot_plans, Graveyard, LoadPlan, SlotPlan, Staged, StoreImage,
+};
+pub(crate) use versions::Watch;
 pub use versions::CHUNK;
 pub(crate) use versions::{tick, TICK_BITS};

@@ -20,6 +20,8 @@ pub(crate) struct SparseSet {
     values: Column,
     /// The change stamp of each value (when it was inserted or last taken mutably).
     stamps: Vec<u64>,
+    /// The add stamp of each value (when it was inserted).
+    added: Vec<u64>,
     /// The stamp of the last mutable query over the set, which may have written every value.
     /// Atomic so that a query can stamp it through a shared borrow, as a column's.
     written: AtomicU64,
@@ -33,6 +35,7 @@ impl SparseSet {
             entities: Vec::new(),
             values: Column::new(ty),
             stamps: Vec::new(),
+            added: Vec::new(),
             written: AtomicU64::new(0),
         }
     }
@@ -84,6 +87,12 @@ impl SparseSet {
     pub(crate) fn changed(&self, at: usize, since: u64) -> bool {
         let (value, all) = (self.stamps[at], self.written.load(Ordering::Relaxed));
         super::versions::tick(value).max(super::versions::tick(all)) > super::versions::tick(since)
+    }
+
+    /// Was the value at `at` inserted after `since`? (A write is not an insert.)
+    #[inline]
+    pub(crate) fn added(&self, at: usize, since: u64) -> bool {
+        super::versions::tick(self.added[at]) > super::versions::tick(since)
     }
 
     /// Records a write of the value at `at`.
@@ -144,6 +153,7 @@ impl SparseSet {
     fn link(&mut self, entity: Entity, len: usize, stamp: u64) {
         self.entities.push(entity);
         self.stamps.push(stamp);
+        self.added.push(stamp);
         self.slots[entity.index() as usize] = len as u32 + 1;
     }
 
@@ -192,6 +202,7 @@ impl SparseSet {
     fn unlink(&mut self, at: usize) {
         let entity = self.entities.swap_remove(at);
         self.stamps.swap_remove(at);
+        self.added.swap_remove(at);
         if let Some(&moved) = self.entities.get(at) {
             self.slots[moved.index() as usize] = at as u32 + 1;
         }
@@ -205,6 +216,7 @@ impl SparseSet {
             self.slots[e.index() as usize] = 0;
         }
         self.stamps.clear();
+        self.added.clear();
         // SAFETY: values `0..len` were initialised; the set no longer lists them.
         unsafe { self.values.drop_range(0, len) };
     }
@@ -220,7 +232,7 @@ impl SparseSet {
             }
         }
         let used = self.slots.iter().filter(|&&s| s != 0).count();
-        if used != self.len() || self.stamps.len() != self.len() {
+        if used != self.len() || self.stamps.len() != self.len() || self.added.len() != self.len() {
             use crate::plural::count;
             return Err(format!(
                 "{} and {} for {}",
@@ -245,6 +257,7 @@ impl Drop for SparseSet {
 pub(crate) struct SparseImage {
     entities: Vec<Entity>,
     stamps: Vec<u64>,
+    added: Vec<u64>,
     written: u64,
     /// The values, `entities.len()` of them, unless the component is `no_rollback` (none).
     values: Column,
@@ -264,6 +277,7 @@ impl SparseImage {
         SparseImage {
             entities: Vec::new(),
             stamps: Vec::new(),
+            added: Vec::new(),
             written: 0,
             values: Column::new(ty),
             copying,
@@ -281,7 +295,7 @@ impl SparseImage {
         let values = self.saved.then(|| self.values.base());
         hash_parts(
             &self.entities,
-            &self.stamps,
+            [&self.stamps, &self.added],
             self.written,
             values,
             self.values.elem_size(),
@@ -312,6 +326,7 @@ impl SparseImage {
         }
         copy.entities = self.entities.clone();
         copy.stamps = self.stamps.clone();
+        copy.added = self.added.clone();
         copy.written = self.written;
         copy
     }
@@ -326,11 +341,11 @@ impl Drop for SparseImage {
     }
 }
 
-/// Feeds a set's parts into a checksum: its length, entities, stamps (clock bits) and, when
-/// they are held and can be hashed, its values.
+/// Feeds a set's parts into a checksum: its length, entities, change and add stamps (clock
+/// bits) and, when they are held and can be hashed, its values.
 fn hash_parts(
     entities: &[Entity],
-    stamps: &[u64],
+    stamps: [&[u64]; 2],
     written: u64,
     values: Option<*mut u8>,
     size: usize,
@@ -339,7 +354,7 @@ fn hash_parts(
 ) {
     h.write_word(entities.len() as u64);
     h.write_bytes(super::store::entity_bytes(entities));
-    for &s in stamps {
+    for &s in stamps.into_iter().flatten() {
         h.write_word(super::versions::tick(s));
     }
     h.write_word(super::versions::tick(written));
@@ -356,6 +371,7 @@ fn hash_parts(
 pub(crate) struct StagedSet {
     entities: Vec<Entity>,
     stamps: Vec<u64>,
+    added: Vec<u64>,
     written: u64,
     values: Column,
     /// Positions of `values` holding a value (all when cloned).
@@ -430,6 +446,7 @@ impl SparseSet {
             image.entities.clone_from(&self.entities);
         }
         image.stamps.clone_from(&self.stamps);
+        image.added.clone_from(&self.added);
         image.written = self.written.load(Ordering::Relaxed);
     }
 
@@ -439,7 +456,7 @@ impl SparseSet {
         let written = self.written.load(Ordering::Relaxed);
         hash_parts(
             &self.entities,
-            &self.stamps,
+            [&self.stamps, &self.added],
             written,
             values,
             self.values.elem_size(),
@@ -457,6 +474,7 @@ impl SparseSet {
         let mut staged = StagedSet {
             entities: image.entities.clone(),
             stamps: image.stamps.clone(),
+            added: image.added.clone(),
             written: image.written,
             values,
             filled: Vec::new(),
@@ -516,6 +534,7 @@ impl SparseSet {
             entities: std::mem::take(&mut staged.entities),
             values: std::mem::replace(&mut staged.values, Column::new(self.values.ty())),
             stamps: std::mem::take(&mut staged.stamps),
+            added: std::mem::take(&mut staged.added),
             written: AtomicU64::new(staged.written),
         };
         let mut old = std::mem::replace(self, next);
@@ -535,6 +554,7 @@ impl SparseSet {
             // (The old slots stay: dropping the set clears the kept entities' slots.)
             old.entities.truncate(kept);
             old.stamps.truncate(kept);
+            old.added.truncate(kept);
         }
         old
     }

@@ -13,7 +13,7 @@ pub(crate) use image::{
 };
 
 use super::column::{copy_bytes, Column};
-use super::versions::Versions;
+use super::versions::{tick, Versions, Watch};
 use crate::entity::Entity;
 use crate::model::{ComponentInfo, Slot, StoreInfo};
 use std::any::TypeId;
@@ -28,8 +28,17 @@ pub struct Store {
     /// Rows every column (and the entity column) has room for: `reserve` returns at once
     /// below it, which is the common case of every push and move.
     cap: usize,
-    /// When each chunk of rows was last written, for change filters.
+    /// When each component of each chunk of rows was last written or gained, for change and
+    /// add filters.
     versions: Versions,
+}
+
+/// Slot `slot`'s place among the components of its column, in slot order (0 in a column of
+/// one component): the index of its own pass stamp in the column ([`Column::mark_field`]).
+#[inline]
+pub(crate) fn field_index(slots: &[Slot], slot: usize) -> usize {
+    let column = slots[slot].column;
+    slots[..slot].iter().filter(|s| s.column == column).count()
 }
 
 impl Store {
@@ -37,7 +46,15 @@ impl Store {
     pub(crate) fn new(info: &'static StoreInfo, components: &'static [ComponentInfo]) -> Self {
         Store {
             entities: Vec::new(),
-            columns: info.columns.iter().map(Column::new).collect(),
+            columns: info
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(k, ty)| {
+                    let n = info.slots.iter().filter(|s| s.column as usize == k).count();
+                    Column::new(ty).with_fields(n)
+                })
+                .collect(),
             info,
             slot_types: info
                 .slots
@@ -45,23 +62,57 @@ impl Store {
                 .map(|s| (components[s.component as usize].ty.type_id)())
                 .collect(),
             cap: 0,
-            versions: Versions::new(info.columns.len()),
+            versions: Versions::new(info.slots.len()),
         }
     }
 
-    /// The value of `column` in `row` was written in place at `stamp`.
+    /// The value of slot `slot` in `row` was written in place at `stamp`.
     #[inline]
-    pub(crate) fn mark_cell(&mut self, column: usize, row: usize, stamp: u64) {
-        self.versions.mark_cell(column, row, stamp);
+    pub(crate) fn mark_cell(&mut self, slot: usize, row: usize, stamp: u64) {
+        self.versions.mark_cell(slot, row, stamp);
     }
 
-    /// The runs of rows in chunks where any of `columns` changed after `since`.
-    pub(crate) fn changed(&self, columns: &[usize], since: u64) -> Vec<std::ops::Range<usize>> {
-        let with_pass: Vec<(usize, u64)> = columns
-            .iter()
-            .map(|&k| (k, self.columns[k].written()))
+    /// Slot `slot` may be written in every row at `stamp` (a mutable query or pass).
+    #[inline]
+    pub(crate) fn mark_pass(&self, slot: usize, stamp: u64) {
+        let column = self.info.slots[slot].column as usize;
+        self.columns[column].mark_field(field_index(self.info.slots, slot), stamp);
+    }
+
+    /// The clock bits of slot `slot`'s pass stamp: the newer of its column's and its own.
+    pub(crate) fn pass_version(&self, slot: usize) -> u64 {
+        let column = &self.columns[self.info.slots[slot].column as usize];
+        let field = column.field_written(field_index(self.info.slots, slot));
+        tick(column.written()).max(tick(field))
+    }
+
+    /// The runs of rows in chunks where any of `watched` changed (or was added) after
+    /// `since`.
+    pub(crate) fn changed(
+        &self,
+        watched: impl Iterator<Item = Watch>,
+        since: u64,
+    ) -> Vec<std::ops::Range<usize>> {
+        let watched: Vec<(Watch, u64)> = watched
+            .map(|w| {
+                (
+                    w,
+                    if w.added {
+                        0
+                    } else {
+                        self.pass_version(w.slot)
+                    },
+                )
+            })
             .collect();
-        self.versions.changed(&with_pass, self.len(), since)
+        self.versions.changed(&watched, self.len(), since)
+    }
+
+    /// The add version of `row`'s chunk: the newest add the row may hold, which it carries
+    /// when it moves to another store.
+    #[inline(always)]
+    pub(crate) fn added_at(&self, row: usize) -> u64 {
+        self.versions.added_at(row)
     }
 
     /// The `TypeId` of the component in each slot.
@@ -161,7 +212,7 @@ impl Store {
     /// Every component slot of row `len()` is initialised, within reserved capacity.
     #[inline]
     pub(crate) unsafe fn commit_row(&mut self, entity: Entity, stamp: u64) {
-        self.versions.mark_row(self.entities.len(), stamp);
+        self.versions.spawn_row(self.entities.len(), stamp);
         self.entities.push(entity);
     }
 
@@ -173,7 +224,7 @@ impl Store {
     #[inline]
     pub(crate) unsafe fn commit_rows(&mut self, entities: &[Entity], stamp: u64) {
         let len = self.entities.len();
-        self.versions.mark_rows(len, len + entities.len(), stamp);
+        self.versions.spawn_rows(len, len + entities.len(), stamp);
         self.entities.extend_from_slice(entities);
     }
 
@@ -208,8 +259,8 @@ impl Store {
         );
         let last = self.len() - 1;
         if row != last {
-            // The last row moves in: a structural write of the row.
-            self.versions.mark_row(row, stamp);
+            // The last row moves in: a structural write of the row, with its adds.
+            self.versions.move_within(last, row, stamp);
         }
         for c in self.columns.iter_mut() {
             if row == last {
@@ -250,7 +301,7 @@ impl Store {
         let last = self.entities.len() - 1;
         debug_assert!(row <= last);
         if row != last {
-            self.versions.mark_row(row, stamp);
+            self.versions.move_within(last, row, stamp);
         }
         let ids = self.entities.as_mut_ptr();
         // SAFETY: `row` is a live row (the caller) and `last` the last one, both in bounds;
@@ -264,15 +315,25 @@ impl Store {
     }
 
     /// Appends `entity` as a new row whose values the caller has already written at row
-    /// `len()` of every slot, without a capacity check.
+    /// `len()` of every slot, without a capacity check: the row a move brings in, which
+    /// counts as written at `stamp`, and as added then if it gained a component (`None`), else
+    /// holds adds up to `Some(added)` (clock bits, [`Store::added_at`] where it was).
     ///
     /// # Safety
     /// As [`Store::commit_row`], and `len() < capacity()` ([`Store::reserve`] was called).
     #[inline(always)]
-    pub(crate) unsafe fn commit_row_reserved(&mut self, entity: Entity, stamp: u64) {
+    pub(crate) unsafe fn commit_row_reserved(
+        &mut self,
+        entity: Entity,
+        stamp: u64,
+        added: Option<u64>,
+    ) {
         let len = self.entities.len();
         debug_assert!(len < self.cap);
-        self.versions.mark_row(len, stamp);
+        match added {
+            None => self.versions.spawn_row(len, stamp),
+            Some(added) => self.versions.enter_row(len, stamp, added),
+        }
         // SAFETY: `cap` never exceeds the entity vector's capacity (`grow`), so slot `len`
         // is allocated; writing it and growing the length by one initialises it.
         unsafe {

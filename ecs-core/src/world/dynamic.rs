@@ -286,6 +286,9 @@ impl<M: WorldModel> World<M> {
         let target = &mut self.stores[to as usize];
         target.reserve(1);
         let rows = target.len() + 1;
+        // The target holds one more component than the source: an insert.
+        let inserts =
+            target.info().slots.len() > self.stores[loc.store as usize].info().slots.len();
         // SAFETY: the edge was made from the two stores' slots (`Edge::between`) for a move of
         // its component from `loc.store`, where `entity` lives; the target has room for a row;
         // `value` is as the caller guarantees.
@@ -297,6 +300,7 @@ impl<M: WorldModel> World<M> {
                 loc,
                 value,
                 [loc.store, to],
+                inserts,
                 |m| crate::__private::erased_body(m, &edge.edge),
             )
         };

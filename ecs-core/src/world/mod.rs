@@ -234,7 +234,7 @@ impl<M: WorldModel> World<M> {
         let store = &mut self.stores[loc.store as usize];
         let slot = store.info().slots[k];
         // Taken mutably: written, for change filters.
-        store.mark_cell(slot.column as usize, loc.row(), stamp);
+        store.mark_cell(k, loc.row(), stamp);
         let ptr = store.slot_ptr(slot, loc.row());
         // SAFETY: as in `get`; `&mut self` makes this the only reference.
         Some(unsafe { &mut *ptr.cast::<C>() })
@@ -532,22 +532,24 @@ impl<M: WorldModel> World<M> {
     }
 
     /// The runs of rows of store `store` in chunks where a component of `changed` changed
-    /// after `since`.
+    /// or one of `added` was added after `since`.
     pub(crate) fn changed_rows(
         &self,
         store: usize,
         changed: M::Set,
+        added: M::Set,
         since: u64,
     ) -> Vec<std::ops::Range<usize>> {
-        let s = &self.stores[store];
-        let mut columns: Vec<usize> = changed
-            .ids()
-            .filter_map(|c| self.slot_index(store as u32, c))
-            .map(|k| s.info().slots[k].column as usize)
+        let watched: Vec<crate::storage::Watch> = [(changed, false), (added, true)]
+            .into_iter()
+            .flat_map(|(set, added)| {
+                set.ids()
+                    .filter_map(|c| self.slot_index(store as u32, c))
+                    .map(move |slot| crate::storage::Watch { slot, added })
+                    .collect::<Vec<_>>()
+            })
             .collect();
-        columns.sort_unstable();
-        columns.dedup();
-        s.changed(&columns, since)
+        self.stores[store].changed(watched.iter().copied(), since)
     }
 
     /// The component set of store `store`.
@@ -567,7 +569,8 @@ impl<M: WorldModel> World<M> {
 
     /// Component `c`'s column in store `store` as (first value, stride), if the store holds
     /// it. The pointer is derived from the column's allocation without a reference to it. A
-    /// `written` column is stamped for change filters (a mutable query may write every row).
+    /// `written` component is stamped for change filters (a mutable query may write every
+    /// row).
     pub(crate) fn raw_column(
         &self,
         store: usize,
@@ -579,7 +582,7 @@ impl<M: WorldModel> World<M> {
         let slot = s.info().slots[k];
         let column = &s.columns()[slot.column as usize];
         if written {
-            column.mark_written(self.locations.stamp());
+            s.mark_pass(k, self.locations.stamp());
         }
         Some(crate::storage::RawColumn {
             ptr: column.base().wrapping_add(slot.offset as usize),

@@ -750,12 +750,29 @@ mod tests {
     use crate::World;
 
     /// Entities with their stores and values, the checksum (which hashes the clock), the bytes
-    /// allocated.
+    /// allocated, and what change and add filters answer.
     type Snapshot = (
         Vec<(Entity, &'static str, Option<A>, Option<B>, Option<S>)>,
         u64,
         usize,
+        Vec<Vec<Entity>>,
     );
+
+    /// What `changed` and `added` filters of each component answer for every mark from 0 to
+    /// the world's clock (in query order: rows of equal answers are equal worlds' answers).
+    fn filter_answers(w: &World<Model>) -> Vec<Vec<Entity>> {
+        use crate::query::{Added, Changed};
+        let mut answers = Vec::new();
+        for since in 0..=crate::storage::tick(w.locations.tick()) {
+            answers.push(w.query_changed::<Entity, Changed<A>>(since).collect());
+            answers.push(w.query_changed::<Entity, Changed<B>>(since).collect());
+            answers.push(w.query_changed::<Entity, Changed<S>>(since).collect());
+            answers.push(w.query_changed::<Entity, Added<A>>(since).collect());
+            answers.push(w.query_changed::<Entity, Added<B>>(since).collect());
+            answers.push(w.query_changed::<Entity, Added<S>>(since).collect());
+        }
+        answers
+    }
 
     /// Everything a test can observe of a world: its entities in iteration order with their
     /// stores and values, its checksum (covering its clock, which `change_tick` would move on)
@@ -777,6 +794,7 @@ mod tests {
             rows,
             w.checksum(),
             w.stats().stores.iter().map(|s| s.allocated_bytes).sum(),
+            filter_answers(w),
         )
     }
 
@@ -794,7 +812,7 @@ mod tests {
     /// One random operation on the world.
     fn step(w: &mut World<Model>, rng: &mut Rng, live: &mut Vec<Entity>) {
         let pick = |rng: &mut Rng, live: &[Entity]| live.get(rng.below(live.len().max(1))).copied();
-        match rng.below(8) {
+        match rng.below(9) {
             0 | 1 => live.push(w.spawn(JustA(A(rng.below(100) as u32)))),
             2 => live.push(w.spawn(AB(A(1), B(rng.below(100) as u32)))),
             3 => {
@@ -819,6 +837,12 @@ mod tests {
                     if let Some(a) = w.get_mut::<A>(e) {
                         a.0 += 1;
                     }
+                }
+            }
+            7 => {
+                // A pass over B: stamps every row that holds one.
+                for b in w.query_mut::<&mut B>().unwrap() {
+                    b.0 += 1;
                 }
             }
             _ => {
@@ -888,6 +912,52 @@ mod tests {
                 _ => {}
             }
         }
+    }
+
+    /// A load restores what `changed` and `added` filters answer, over several chunks (pass
+    /// stamps, row, cell and add records), and an incremental save after a load copies what
+    /// changed since.
+    #[test]
+    fn a_load_restores_what_change_and_add_filters_answer() {
+        let (n, steps): (usize, usize) = if cfg!(miri) { (300, 40) } else { (700, 400) };
+        let mut w = World::<Model>::new();
+        let es: Vec<Entity> = (0..n as u32).map(|i| w.spawn(JustA(A(i)))).collect();
+        w.locations.advance();
+        for &e in &es[..n / 2] {
+            w.insert(e, B(1)).unwrap();
+        }
+        w.locations.advance();
+        w.get_mut::<A>(es[n - 10]).unwrap().0 = 1;
+        w.insert(es[5], S(2)).unwrap();
+        w.locations.advance();
+        let mut state = WorldState::new();
+        w.save_state(&mut state);
+        let saved = snapshot(&w);
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let mut live = es.clone();
+        for _ in 0..steps {
+            step(&mut w, &mut rng, &mut live);
+        }
+        assert_ne!(snapshot(&w).3, saved.3, "another timeline's answers");
+        w.load_state(&state).unwrap();
+        assert_eq!(snapshot(&w), saved);
+        // Saves into a reused state copy only what changed since its last save.
+        let mut reused = WorldState::new();
+        w.save_state(&mut reused);
+        let mut live = es.clone();
+        for _ in 0..steps {
+            step(&mut w, &mut rng, &mut live);
+        }
+        let c = w.save_state(&mut reused);
+        let at_save = snapshot(&w);
+        assert_eq!(w.save_state(&mut WorldState::new()), c, "as a full save");
+        for _ in 0..steps / 4 {
+            step(&mut w, &mut rng, &mut live);
+        }
+        w.load_state(&reused).unwrap();
+        assert_eq!(snapshot(&w), at_save);
+        w.load_state(&state).unwrap();
+        assert_eq!(snapshot(&w), saved);
     }
 
     #[test]

@@ -123,7 +123,7 @@ impl<M: WorldModel> World<M> {
         let stamp = self.locations.stamp();
         let store = &mut self.stores[loc.store as usize];
         let slot = store.info().slots[k];
-        store.mark_cell(slot.column as usize, loc.row(), stamp);
+        store.mark_cell(k, loc.row(), stamp);
         let ptr = store.slot_ptr(slot, loc.row());
         // SAFETY: the live row's slot k holds a C (ComponentOf contract and the caller's slot
         // lookup); `&mut self` makes this the only reference.
@@ -235,7 +235,7 @@ impl<M: WorldModel> World<M> {
             let stamp = self.locations.stamp();
             let store = &mut self.stores[loc.store as usize];
             let at = store.info().slots[k];
-            store.mark_cell(at.column as usize, loc.row(), stamp);
+            store.mark_cell(k, loc.row(), stamp);
             let slot = store.slot_ptr(at, loc.row());
             // SAFETY: the box holds a value of component c (the caller found c by the value's
             // TypeId), as does the slot; swapping bytes exchanges the two values, and the box

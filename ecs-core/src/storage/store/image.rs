@@ -2,8 +2,9 @@
 //! its image, chunk by chunk (see `crate::state` for what a state is and the rules it keeps).
 //!
 //! **Save** copies into the image only the (column, chunk) pairs written at or after the
-//! image's last save from this world: a chunk's structural record, its cell record for the
-//! column, or the column's pass stamp (`versions.rs`) at or past that moment. Values are
+//! image's last save from this world: a chunk's structural record, the cell record or the
+//! pass stamp (`versions.rs`) of a component in the column, at or past that moment. (An add
+//! record changes only with its chunk's structural record.) Every record is copied. Values are
 //! copied as bytes (`Copy` components) or with `clone_from` over the image's old values, which
 //! reuses their allocations; rows the image lacks are cloned into it, rows it has too many of
 //! are dropped. Each chunk's hash is recomputed when the chunk was copied or its row count
@@ -14,7 +15,7 @@
 //! then [`Store::commit_load`] moves everything in without calling user code (the values it
 //! replaces are handed back, to be dropped once the whole world is consistent).
 
-use super::{Column, Store};
+use super::{field_index, Column, Store};
 use crate::entity::Entity;
 use crate::model::{ComponentInfo, StoreInfo};
 use crate::state::hash::StateHasher;
@@ -192,12 +193,13 @@ unsafe fn drop_saved(plans: &[SlotPlan], columns: &[Column], rows: Range<usize>)
 }
 
 /// The hash of chunk `chunk` (rows `rows`) of a store: its row count, entity ids, the values of
-/// every component that can be hashed, and each column's change version (clock bits).
+/// every component that can be hashed, each component's change version and the chunk's add
+/// version (clock bits): what `changed` and `added` filters see.
 pub(crate) fn chunk_hash(
     plans: &[SlotPlan],
     columns: &[Column],
     entities: &[Entity],
-    version: impl Fn(usize, usize) -> u64,
+    [version, added]: [&dyn Fn(usize, usize) -> u64; 2],
     chunk: usize,
     rows: Range<usize>,
 ) -> u64 {
@@ -235,9 +237,10 @@ pub(crate) fn chunk_hash(
             };
         }
     }
-    for k in 0..columns.len() {
-        h.write_word(version(k, chunk));
+    for slot in 0..plans.len() {
+        h.write_word(version(slot, chunk));
     }
+    h.write_word(added(0, chunk));
     h.digest()
 }
 
@@ -273,10 +276,14 @@ pub(crate) struct StoreImage {
     columns: Box<[Column]>,
     /// Per chunk, the structural record (as stamped).
     rows: Vec<u64>,
-    /// Per column, per chunk, the in-place record.
+    /// Per slot, per chunk, the in-place record.
     cells: Box<[Vec<u64>]>,
     /// Per column, the pass stamp.
     written: Box<[u64]>,
+    /// Per slot, its own pass stamp in a column of several components (else 0).
+    fields: Box<[u64]>,
+    /// Per chunk, the add record.
+    added: Vec<u64>,
     /// The store's capacities: entity ids, then each column.
     entity_cap: usize,
     column_caps: Box<[usize]>,
@@ -304,8 +311,10 @@ impl StoreImage {
             entities: Vec::new(),
             columns: info.columns.iter().map(Column::new).collect(),
             rows: Vec::new(),
-            cells: info.columns.iter().map(|_| Vec::new()).collect(),
+            cells: info.slots.iter().map(|_| Vec::new()).collect(),
             written: vec![0; info.columns.len()].into_boxed_slice(),
+            fields: vec![0; info.slots.len()].into_boxed_slice(),
+            added: Vec::new(),
             entity_cap: 0,
             column_caps: vec![0; info.columns.len()].into_boxed_slice(),
             hashes: Vec::new(),
@@ -347,11 +356,17 @@ impl StoreImage {
         h.write_words(&self.hashes);
     }
 
-    /// The clock bits of chunk `c`'s version in column `k`.
-    fn version(&self, k: usize, c: usize) -> u64 {
+    /// The clock bits of chunk `c`'s change version of slot `slot`.
+    fn version(&self, slot: usize, c: usize) -> u64 {
         let row = self.rows.get(c).copied().unwrap_or(0);
-        let cell = self.cells[k].get(c).copied().unwrap_or(0);
-        tick(self.written[k]).max(tick(row)).max(tick(cell))
+        let cell = self.cells[slot].get(c).copied().unwrap_or(0);
+        let pass = tick(self.written[self.plans[slot].column]).max(tick(self.fields[slot]));
+        pass.max(tick(row)).max(tick(cell))
+    }
+
+    /// The clock bits of chunk `c`'s add version.
+    fn added(&self, c: usize) -> u64 {
+        tick(self.added.get(c).copied().unwrap_or(0))
     }
 
     /// Copies `store` (described by the same `info`) into the image: every (column, chunk)
@@ -381,14 +396,18 @@ impl StoreImage {
         for (c, flag) in rehash.iter_mut().enumerate() {
             *flag = c >= first_resized;
         }
+        // Per column, its slots written by a pass since.
+        let passed = store.passed(newer);
         for (c, flag) in rehash.iter_mut().enumerate().take(common.div_ceil(CHUNK)) {
             let rows = chunk_rows(c, common);
             let structural = newer(store.versions.row_record(c));
             let mut chunk_dirty = false;
-            for k in 0..self.columns.len() {
+            for (k, &passed) in passed.iter().enumerate() {
                 let dirty = structural
-                    || newer(store.columns[k].written())
-                    || newer(store.versions.cell_record(k, c));
+                    || passed
+                    || self.plans.iter().enumerate().any(|(slot, p)| {
+                        p.column == k && newer(store.versions.cell_record(slot, c))
+                    });
                 if !dirty {
                     continue;
                 }
@@ -421,11 +440,17 @@ impl StoreImage {
         self.rows.clear();
         self.rows
             .extend((0..chunks).map(|c| store.versions.row_record(c)));
-        for (k, cells) in self.cells.iter_mut().enumerate() {
+        self.added.clear();
+        self.added
+            .extend((0..chunks).map(|c| store.versions.add_record(c)));
+        for (slot, cells) in self.cells.iter_mut().enumerate() {
             cells.clear();
-            cells.extend((0..chunks).map(|c| store.versions.cell_record(k, c)));
+            cells.extend((0..chunks).map(|c| store.versions.cell_record(slot, c)));
+            self.fields[slot] = store.field_written(slot);
+        }
+        for (k, cap) in self.column_caps.iter_mut().enumerate() {
             self.written[k] = store.columns[k].written();
-            self.column_caps[k] = store.columns[k].capacity();
+            *cap = store.columns[k].capacity();
         }
         self.entity_cap = store.entities.capacity();
         self.hashes.resize(chunks, 0);
@@ -434,7 +459,7 @@ impl StoreImage {
                 &self.plans,
                 &self.columns,
                 &self.entities,
-                |k, c| self.version(k, c),
+                [&|slot, c| self.version(slot, c), &|_, c| self.added(c)],
                 c,
                 chunk_rows(c, n),
             );
@@ -489,6 +514,8 @@ impl StoreImage {
             rows: self.rows.clone(),
             cells: self.cells.clone(),
             written: self.written.clone(),
+            fields: self.fields.clone(),
+            added: self.added.clone(),
             entity_cap: self.entity_cap,
             column_caps: self.column_caps.clone(),
             hashes: self.hashes.clone(),
@@ -514,7 +541,7 @@ pub(crate) struct LoadPlan {
     pub(crate) structural: Vec<Range<usize>>,
     /// Per column, the rows whose values are restored (the structural ones among them).
     pub(crate) columns: Vec<Vec<Range<usize>>>,
-    /// Per column: its pass stamp is restored too.
+    /// Per column: its pass stamps are restored too.
     pub(crate) passes: Vec<bool>,
 }
 
@@ -594,6 +621,22 @@ impl Graveyard {
 }
 
 impl Store {
+    /// Per column: a pass stamped it, or one of its components alone, at a time `newer`
+    /// accepts.
+    fn passed(&self, newer: impl Fn(u64) -> bool) -> Vec<bool> {
+        let mut passed: Vec<bool> = self.columns.iter().map(|c| newer(c.written())).collect();
+        for slot in 0..self.info.slots.len() {
+            passed[self.info.slots[slot].column as usize] |= newer(self.field_written(slot));
+        }
+        passed
+    }
+
+    /// Slot `slot`'s own pass stamp in a column of several components (else 0).
+    fn field_written(&self, slot: usize) -> u64 {
+        let column = self.info.slots[slot].column as usize;
+        self.columns[column].field_written(field_index(self.info.slots, slot))
+    }
+
     /// The rows a load of `image` restores, given that the image was saved from this store
     /// (of the same world) and nothing here written before `since` changed since (`None`:
     /// everything is restored).
@@ -601,13 +644,11 @@ impl Store {
         let (n, m) = (self.len(), image.len);
         let newer = |stamp: u64| since.is_none_or(|r| stamp >= r);
         let columns = self.columns.len();
-        let passes: Vec<bool> = (0..columns)
-            .map(|k| newer(self.columns[k].written()))
-            .collect();
+        let passed = self.passed(newer);
         let mut plan = LoadPlan {
             structural: Vec::new(),
             columns: vec![Vec::new(); columns],
-            passes,
+            passes: passed.clone(),
         };
         let common = n.min(m);
         for c in 0..m.div_ceil(CHUNK) {
@@ -617,8 +658,12 @@ impl Store {
             if structural {
                 push_run(&mut plan.structural, rows.clone());
             }
-            for k in 0..columns {
-                if structural || plan.passes[k] || newer(self.versions.cell_record(k, c)) {
+            for (k, &passed) in passed.iter().enumerate() {
+                let written =
+                    image.plans.iter().enumerate().any(|(slot, p)| {
+                        p.column == k && newer(self.versions.cell_record(slot, c))
+                    });
+                if structural || passed || written {
                     push_run(&mut plan.columns[k], rows.clone());
                 }
             }
@@ -768,17 +813,24 @@ impl Store {
         for run in &plan.structural {
             for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
                 self.versions.set_row_record(c, restamp(image.rows[c]));
+                self.versions.set_add_record(c, image.added[c]);
             }
         }
-        for (k, runs) in plan.columns.iter().enumerate() {
-            for run in runs {
+        for (slot, p) in image.plans.iter().enumerate() {
+            for run in &plan.columns[p.column] {
                 for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
                     self.versions
-                        .set_cell_record(k, c, restamp(image.cells[k][c]));
+                        .set_cell_record(slot, c, restamp(image.cells[slot][c]));
                 }
             }
+            if plan.passes[p.column] {
+                let field = field_index(self.info.slots, slot);
+                self.columns[p.column].set_field_written(field, restamp(image.fields[slot]));
+            }
+        }
+        for (k, column) in self.columns.iter().enumerate() {
             if plan.passes[k] {
-                self.columns[k].mark_written(restamp(image.written[k]));
+                column.mark_written(restamp(image.written[k]));
             }
         }
         self.versions.truncate_chunks(m.div_ceil(CHUNK));
@@ -801,7 +853,7 @@ impl Store {
     pub(crate) fn clear_epochs(&mut self) {
         self.versions.clear_epochs();
         for column in self.columns.iter() {
-            column.mark_written(tick(column.written()));
+            column.clear_epochs();
         }
     }
 
@@ -814,7 +866,10 @@ impl Store {
                 plans,
                 &self.columns,
                 &self.entities,
-                |k, c| self.versions.version_of(k, self.columns[k].written(), c),
+                [
+                    &|slot, c| self.versions.version_of(slot, self.pass_version(slot), c),
+                    &|_, c| self.versions.add_record(c),
+                ],
                 c,
                 chunk_rows(c, n),
             );

@@ -249,7 +249,8 @@ impl Surface {
                                 &format!("{}.{name}", s.ident),
                                 &format!(": {}", text(&field.ty)),
                                 &field.attrs,
-                                hidden_module,
+                                // A hidden struct's fields are hidden with it.
+                                hidden_module || hidden(&s.attrs),
                             );
                         }
                     }
@@ -343,9 +344,9 @@ impl Surface {
                     let ty = text(&i.self_ty);
                     let hidden_module = hidden_module
                         || matches!(&*i.self_ty, syn::Type::Path(p)
-                            if p.path.segments.last().is_some_and(|s| {
-                                self.hidden_types.contains(&s.ident.to_string())
-                            }));
+                        if p.path.segments.last().is_some_and(|s| {
+                            self.hidden_types.contains(&s.ident.to_string())
+                        }));
                     for ii in &i.items {
                         match ii {
                             syn::ImplItem::Fn(f) if is_pub(&f.vis) && !has_cfg_test(&f.attrs) => {

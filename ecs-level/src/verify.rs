@@ -214,96 +214,13 @@ pub fn verify<'r, B: AsRef<[u8]>>(
     let mut records = Vec::with_capacity(num_types as usize);
     let mut previous: Option<u64> = None;
     for _ in 0..num_types {
-        let offset = r.pos();
-        let identifier = r.u64("component_identifier")?;
-        let component = registry.component_ref(identifier);
-        match previous {
-            Some(p) if p == identifier => {
-                return Err(LevelError::DuplicateComponentType { component })
-            }
-            Some(p) if p > identifier => {
-                return Err(LevelError::UnsortedComponentTypes {
-                    offset,
-                    previous: p,
-                    identifier,
-                })
-            }
-            _ => {}
-        }
-        previous = Some(identifier);
-        let num_instances = r.u32("num_instances")?;
-        let size = r.u32("size")?;
-        let code = r.u32("encoding")?;
-        let element_size = r.u32("element_size")?;
-        match code {
-            ENCODING_POD => {
-                if num_instances as u64 * element_size as u64 != size as u64 {
-                    return Err(LevelError::SizeMismatch {
-                        component,
-                        num_instances,
-                        element_size,
-                        size,
-                    });
-                }
-            }
-            ENCODING_POSTCARD if element_size == 0 => {}
-            _ => {
-                return Err(LevelError::BadEncoding {
-                    component,
-                    encoding: code,
-                    element_size,
-                })
-            }
-        }
-        let registration = registry.index_of(identifier);
-        match registration {
-            Some(i) => {
-                let enc = registry.registrations()[i].encoding();
-                if !enc.matches(code, element_size) {
-                    return Err(LevelError::EncodingMismatch {
-                        component,
-                        expected: enc.to_string(),
-                        found: describe_wire(code, element_size),
-                    });
-                }
-            }
-            None if options.unknown == UnknownComponents::Refuse => {
-                return Err(LevelError::UnknownComponent { component })
-            }
-            None => {}
-        }
-        let index_offset = r.pos();
-        let index = r.u32_array(num_instances, "entity_index")?;
-        r.zero_pad(DATA_ALIGN)?;
-        let data_offset = r.pos();
-        let data = r.take(size as usize, "instance_data")?;
-        r.zero_pad(RECORD_ALIGN)?;
-
-        check_entity_index(index, num_instances, num_entities, component)?;
-        if let Some(i) = registration {
-            let reg = &registry.registrations()[i];
-            (reg.check)(data, num_instances, &mut |_| {}).map_err(|(instance, message)| {
-                LevelError::Decode {
-                    component,
-                    instance,
-                    message,
-                }
-            })?;
-            if let Some(fns) = reg.entities {
-                check_references(fns, reg, data, num_instances, num_entities, component)?;
-            }
-        }
-        records.push(Record {
-            identifier,
-            registration: registration.map(|i| i as u32),
-            num_instances,
-            code,
-            element_size,
-            offset,
-            index_offset,
-            data_offset,
-            size: size as usize,
-        });
+        records.push(read_record(
+            &mut r,
+            registry,
+            options,
+            num_entities,
+            &mut previous,
+        )?);
     }
     if r.remaining() != 0 {
         return Err(LevelError::TrailingBytes { offset: r.pos() });
@@ -312,15 +229,147 @@ pub fn verify<'r, B: AsRef<[u8]>>(
     let (entity_set, sets, set_components) =
         assign_sets(bytes, registry, num_entities, &records, &mut signatures)?;
 
-    let mut spawn_order: Vec<u32> = (0..records.len() as u32)
+    let spawn_order = spawn_order(registry, &records);
+    let plan = spawn_plan(bytes, registry, &records, &entity_set, &sets);
+
+    Ok(VerifiedLevel {
+        registry,
+        num_entities,
+        depth,
+        roots,
+        records,
+        spawn_order,
+        entity_set,
+        sets,
+        set_components,
+        plan,
+        hierarchy: OnceLock::new(),
+        blob,
+    })
+}
+
+/// Reads and checks one component record (its header, entity index and data) at `r`;
+/// `previous` is the last record's identifier (records ascend by identifier).
+fn read_record(
+    r: &mut Reader<'_>,
+    registry: &Registry,
+    options: &VerifyOptions,
+    num_entities: u32,
+    previous: &mut Option<u64>,
+) -> Result<Record, LevelError> {
+    let offset = r.pos();
+    let identifier = r.u64("component_identifier")?;
+    let component = registry.component_ref(identifier);
+    match *previous {
+        Some(p) if p == identifier => return Err(LevelError::DuplicateComponentType { component }),
+        Some(p) if p > identifier => {
+            return Err(LevelError::UnsortedComponentTypes {
+                offset,
+                previous: p,
+                identifier,
+            })
+        }
+        _ => {}
+    }
+    *previous = Some(identifier);
+    let num_instances = r.u32("num_instances")?;
+    let size = r.u32("size")?;
+    let code = r.u32("encoding")?;
+    let element_size = r.u32("element_size")?;
+    match code {
+        ENCODING_POD => {
+            if num_instances as u64 * element_size as u64 != size as u64 {
+                return Err(LevelError::SizeMismatch {
+                    component,
+                    num_instances,
+                    element_size,
+                    size,
+                });
+            }
+        }
+        ENCODING_POSTCARD if element_size == 0 => {}
+        _ => {
+            return Err(LevelError::BadEncoding {
+                component,
+                encoding: code,
+                element_size,
+            })
+        }
+    }
+    let registration = registry.index_of(identifier);
+    match registration {
+        Some(i) => {
+            let enc = registry.registrations()[i].encoding();
+            if !enc.matches(code, element_size) {
+                return Err(LevelError::EncodingMismatch {
+                    component,
+                    expected: enc.to_string(),
+                    found: describe_wire(code, element_size),
+                });
+            }
+        }
+        None if options.unknown == UnknownComponents::Refuse => {
+            return Err(LevelError::UnknownComponent { component })
+        }
+        None => {}
+    }
+    let index_offset = r.pos();
+    let index = r.u32_array(num_instances, "entity_index")?;
+    r.zero_pad(DATA_ALIGN)?;
+    let data_offset = r.pos();
+    let data = r.take(size as usize, "instance_data")?;
+    r.zero_pad(RECORD_ALIGN)?;
+
+    check_entity_index(index, num_instances, num_entities, component)?;
+    if let Some(i) = registration {
+        let reg = &registry.registrations()[i];
+        (reg.check)(data, num_instances, &mut |_| {}).map_err(|(instance, message)| {
+            LevelError::Decode {
+                component,
+                instance,
+                message,
+            }
+        })?;
+        if let Some(fns) = reg.entities {
+            check_references(fns, reg, data, num_instances, num_entities, component)?;
+        }
+    }
+    Ok(Record {
+        identifier,
+        registration: registration.map(|i| i as u32),
+        num_instances,
+        code,
+        element_size,
+        offset,
+        index_offset,
+        data_offset,
+        size: size as usize,
+    })
+}
+
+/// The records that spawn (registered ones), in spawn order: by the registration's order, then
+/// by identifier.
+fn spawn_order(registry: &Registry, records: &[Record]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..records.len() as u32)
         .filter(|&i| records[i as usize].registration.is_some())
         .collect();
-    spawn_order.sort_by_key(|&i| {
+    order.sort_by_key(|&i| {
         let rec = &records[i as usize];
         let reg = &registry.registrations()[rec.registration.unwrap_or(0) as usize];
         (reg.order(), rec.identifier)
     });
 
+    order
+}
+
+/// The spawn plan: each entity's store, and the rows of each record kept in the stores.
+fn spawn_plan(
+    bytes: &[u8],
+    registry: &Registry,
+    records: &[Record],
+    entity_set: &[u32],
+    sets: &[Set],
+) -> SpawnPlan {
     let entity_store: Vec<u32> = entity_set.iter().map(|&s| sets[s as usize].store).collect();
     let indices: Vec<Option<Cow<'_, [u32]>>> = records
         .iter()
@@ -340,23 +389,7 @@ pub fn verify<'r, B: AsRef<[u8]>>(
             })
         })
         .collect();
-    let plan = SpawnPlan::new(&entity_store, indices.iter().map(|i| i.as_deref()));
-    drop(indices);
-
-    Ok(VerifiedLevel {
-        registry,
-        num_entities,
-        depth,
-        roots,
-        records,
-        spawn_order,
-        entity_set,
-        sets,
-        set_components,
-        plan,
-        hierarchy: OnceLock::new(),
-        blob,
-    })
+    SpawnPlan::new(&entity_store, indices.iter().map(|i| i.as_deref()))
 }
 
 fn check_header(bytes: &[u8]) -> Result<(), LevelError> {

@@ -60,7 +60,7 @@ impl<E> Events<E> {
     }
 
     /// The sequence number the next event will get: a reader's cursor after reading all.
-    pub(crate) fn end(&self) -> u64 {
+    pub fn end(&self) -> u64 {
         self.first + self.events.len() as u64
     }
 

@@ -55,7 +55,7 @@ impl<E> fmt::Debug for Events<E> {
 
 impl<E> Events<E> {
     /// Appends an event.
-    pub fn send(&mut self, event: E) {
+    pub(crate) fn send(&mut self, event: E) {
         self.events.push(event);
     }
 
@@ -82,7 +82,7 @@ impl<E> Events<E> {
     /// Starts a frame: the previous frame's events are dropped, the current one's become the
     /// previous frame's. The frame moves on before anything is dropped: a panicking `Drop`
     /// leaves the queue consistent, the other old events still dropped (while unwinding).
-    pub fn update(&mut self) {
+    pub(crate) fn update(&mut self) {
         let old = (self.frame - self.first) as usize;
         let end = self.end();
         self.first = self.frame;
@@ -91,7 +91,7 @@ impl<E> Events<E> {
     }
 
     /// A reader of the events from sequence number `cursor` on.
-    pub fn reader(&self, cursor: u64) -> EventReader<'_, E> {
+    pub(crate) fn reader(&self, cursor: u64) -> EventReader<'_, E> {
         let skip = cursor
             .saturating_sub(self.first)
             .min(self.events.len() as u64) as usize;

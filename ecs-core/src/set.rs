@@ -332,6 +332,7 @@ impl Iterator for Ids<'_> {
 }
 
 mod sealed {
+    #[doc(hidden)]
     pub trait Sealed {}
     impl<const W: usize> Sealed for super::ComponentBits<W> {}
 }

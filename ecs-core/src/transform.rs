@@ -143,7 +143,7 @@ impl Instance {
 
     /// False for [`Instance::NIL`].
     #[inline]
-    pub const fn is_valid(self) -> bool {
+    pub(crate) const fn is_valid(self) -> bool {
         self.0 != u32::MAX
     }
 
@@ -532,7 +532,7 @@ impl TransformManager {
 
     /// Appends the entities of `i`'s subtree to `out`, `i` first, each parent before its
     /// children (pre-order).
-    pub fn subtree(&self, i: Instance, out: &mut Vec<Entity>) -> Result<(), TransformError> {
+    pub(crate) fn subtree(&self, i: Instance, out: &mut Vec<Entity>) -> Result<(), TransformError> {
         let idx = self.check(i)?;
         out.push(self.entity[idx]);
         let mut stack = vec![self.first_child[idx]];
@@ -550,7 +550,7 @@ impl TransformManager {
     /// Removes `i` and its whole subtree (leaves first, so no world matrix is recomputed), and
     /// appends their entities to `out` in pre-order (`i` first). Handles of other instances
     /// may change, as with [`TransformManager::destroy`].
-    pub fn destroy_subtree(
+    pub(crate) fn destroy_subtree(
         &mut self,
         i: Instance,
         out: &mut Vec<Entity>,
@@ -728,19 +728,22 @@ impl TransformManager {
 
     /// The first child of `i`, or `None` for a leaf.
     #[inline]
-    pub fn first_child(&self, i: Instance) -> Result<Option<Instance>, TransformError> {
+    #[cfg(test)]
+    pub(crate) fn first_child(&self, i: Instance) -> Result<Option<Instance>, TransformError> {
         Ok(valid(self.first_child[self.check(i)?]))
     }
 
     /// The next sibling of `i` in its parent's child list, or `None` for the last child or a root.
     #[inline]
-    pub fn next_sibling(&self, i: Instance) -> Result<Option<Instance>, TransformError> {
+    #[cfg(test)]
+    pub(crate) fn next_sibling(&self, i: Instance) -> Result<Option<Instance>, TransformError> {
         Ok(valid(self.next_sibling[self.check(i)?]))
     }
 
     /// The previous sibling of `i`, or `None` for a first child or a root.
     #[inline]
-    pub fn prev_sibling(&self, i: Instance) -> Result<Option<Instance>, TransformError> {
+    #[cfg(test)]
+    pub(crate) fn prev_sibling(&self, i: Instance) -> Result<Option<Instance>, TransformError> {
         Ok(valid(self.prev_sibling[self.check(i)?]))
     }
 
@@ -761,7 +764,8 @@ impl TransformManager {
 
     /// The local matrices of all instances, indexed by instance.
     #[inline]
-    pub fn locals(&self) -> &[Mat4] {
+    #[cfg(test)]
+    pub(crate) fn locals(&self) -> &[Mat4] {
         &self.local
     }
 
@@ -1272,6 +1276,10 @@ impl TransformManager {
         }
     }
 }
+
+/// The model-based test against a naive hierarchy.
+#[cfg(test)]
+mod oracle_tests;
 
 #[cfg(test)]
 mod tests {

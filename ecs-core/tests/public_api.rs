@@ -21,6 +21,11 @@ use syn::{Attribute, Item, Visibility};
 struct Surface {
     lines: Vec<String>,
     problems: Vec<String>,
+    /// Names of the hidden types (a first walk finds them): rustdoc hides the methods of a
+    /// hidden type with it, wherever their `impl` is.
+    hidden_types: std::collections::HashSet<String>,
+    /// Names of the shown types: a name both shown and hidden counts as shown.
+    shown_types: std::collections::HashSet<String>,
 }
 
 fn is_pub(vis: &Visibility) -> bool {
@@ -98,6 +103,15 @@ fn text(t: impl ToTokens) -> String {
 }
 
 impl Surface {
+    fn note_type(&mut self, ident: &syn::Ident, attrs: &[Attribute], hidden_module: bool) {
+        let set = if hidden_module || hidden(attrs) {
+            &mut self.hidden_types
+        } else {
+            &mut self.shown_types
+        };
+        set.insert(ident.to_string());
+    }
+
     fn push(
         &mut self,
         module: &str,
@@ -213,6 +227,7 @@ impl Surface {
                     hidden_module,
                 ),
                 Item::Struct(s) if is_pub(&s.vis) => {
+                    self.note_type(&s.ident, &s.attrs, hidden_module);
                     let generics = text(&s.generics);
                     self.push(
                         module,
@@ -234,12 +249,14 @@ impl Surface {
                                 &format!("{}.{name}", s.ident),
                                 &format!(": {}", text(&field.ty)),
                                 &field.attrs,
-                                hidden_module,
+                                // A hidden struct's fields are hidden with it.
+                                hidden_module || hidden(&s.attrs),
                             );
                         }
                     }
                 }
                 Item::Enum(e) if is_pub(&e.vis) => {
+                    self.note_type(&e.ident, &e.attrs, hidden_module);
                     let variants: Vec<String> =
                         e.variants.iter().map(|v| v.ident.to_string()).collect();
                     self.push(
@@ -273,6 +290,9 @@ impl Surface {
                     );
                     for ti in &t.items {
                         if let syn::TraitItem::Fn(f) = ti {
+                            if has_cfg_test(&f.attrs) {
+                                continue;
+                            }
                             let name = format!("{}::{}", t.ident, f.sig.ident);
                             self.push(
                                 module,
@@ -322,6 +342,11 @@ impl Surface {
                 }
                 Item::Impl(i) if i.trait_.is_none() && !has_cfg_test(&i.attrs) => {
                     let ty = text(&i.self_ty);
+                    let hidden_module = hidden_module
+                        || matches!(&*i.self_ty, syn::Type::Path(p)
+                        if p.path.segments.last().is_some_and(|s| {
+                            self.hidden_types.contains(&s.ident.to_string())
+                        }));
                     for ii in &i.items {
                         match ii {
                             syn::ImplItem::Fn(f) if is_pub(&f.vis) && !has_cfg_test(&f.attrs) => {
@@ -362,7 +387,12 @@ fn parse(file: &Path) -> syn::File {
 fn surface() -> Surface {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
     let lib = parse(&src.join("lib.rs"));
-    let mut s = Surface::default();
+    let mut first = Surface::default();
+    first.items(&lib.items, "", &src, false);
+    let mut s = Surface {
+        hidden_types: &first.hidden_types - &first.shown_types,
+        ..Surface::default()
+    };
     s.items(&lib.items, "", &src, false);
     s.lines.sort();
     s.lines.dedup();

@@ -160,10 +160,9 @@ pub use format::component_identifier;
 pub use inline_str::{InlineStr, TooLong};
 pub use inspect::{inspect, ComponentReport, LevelReport, SetReport};
 pub use outside::{OutsideSave, OutsideSpawn, OutsideStores};
-pub use registry::{Registration, Registry};
+pub use registry::{ComponentData, Registration, Registry};
 pub use verify::{
-    verify, AnySet, ComponentData, ComponentSet, Signatures, UnknownComponents, VerifiedLevel,
-    VerifyOptions,
+    verify, AnySet, ComponentSet, Signatures, UnknownComponents, VerifiedLevel, VerifyOptions,
 };
 pub use world::WorldLevels;
 pub use write::LevelWriter;

@@ -41,8 +41,9 @@ use std::any::Any;
 use rustc_hash::FxHashMap;
 
 use super::error::LevelError;
+use super::registry::ComponentData;
 use super::registry::{Registration, Registry};
-use super::verify::{ComponentData, VerifiedLevel};
+use super::verify::VerifiedLevel;
 use super::write::LevelWriter;
 use sigecs::entity::Entity;
 

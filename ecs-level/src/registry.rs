@@ -3,6 +3,7 @@
 //! `register_component_compiler(name, compile, spawn_order)`, as data.
 
 use std::any::{Any, TypeId};
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -12,11 +13,13 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use sigecs::world::{ComponentRows, ComponentValue};
 
-use super::codec::{self, CheckFn, CompileFn, EncodeFn, Encoding};
+use super::codec::{self, describe_wire, CheckFn, CompileFn, EncodeFn, Encoding};
 use super::entities::{LocalTransform, MapEntities, NO_ENTITY};
 use super::error::{ComponentRef, LevelError};
-use super::format::component_identifier;
-use super::verify::ComponentData;
+use super::format::{
+    component_identifier, u32_at, DATA_ALIGN, ENCODING_POD, ENCODING_POSTCARD, RECORD_ALIGN,
+    RECORD_HEADER_LEN,
+};
 use sigecs::entity::Entity;
 
 /// Writes a verified record's instances, in order, into the rows a spawn gives the component:
@@ -578,6 +581,217 @@ impl Registry {
         let mut names: Vec<&str> = self.registrations.iter().map(|r| r.name).collect();
         names.sort_unstable();
         names.join(", ")
+    }
+}
+
+/// One component type's instances in a verified level: Bitsquid's `ComponentTypeData`, the
+/// `(num_instances, entity_index, data)` a component spawner takes.
+#[derive(Clone, Copy, Debug)]
+pub struct ComponentData<'a> {
+    pub(crate) identifier: u64,
+    pub(crate) registration: Option<&'a Registration>,
+    pub(crate) num_instances: u32,
+    pub(crate) code: u32,
+    pub(crate) element_size: u32,
+    pub(crate) offset: usize,
+    pub(crate) entity_index: &'a [u8],
+    pub(crate) data: &'a [u8],
+}
+
+impl<'a> ComponentData<'a> {
+    /// The component identifier.
+    pub fn identifier(&self) -> u64 {
+        self.identifier
+    }
+
+    /// The registration, `None` for an unknown (skipped) component.
+    pub fn registration(&self) -> Option<&'a Registration> {
+        self.registration
+    }
+
+    /// The level name, if registered.
+    pub fn name(&self) -> Option<&'static str> {
+        self.registration.map(|r| r.name())
+    }
+
+    /// How errors name this component.
+    pub fn component_ref(&self) -> ComponentRef {
+        ComponentRef {
+            identifier: self.identifier,
+            name: self.name(),
+        }
+    }
+
+    /// `num_instances`.
+    pub fn len(&self) -> u32 {
+        self.num_instances
+    }
+
+    /// Whether there is no instance.
+    pub fn is_empty(&self) -> bool {
+        self.num_instances == 0
+    }
+
+    /// Whether instances are plain old data.
+    pub fn is_pod(&self) -> bool {
+        self.code == ENCODING_POD
+    }
+
+    /// Bytes per instance for POD, 0 for postcard.
+    pub fn element_size(&self) -> u32 {
+        self.element_size
+    }
+
+    /// Offset of the record in the blob.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// Bytes of the whole record, header, indices, data and padding included.
+    pub fn record_bytes(&self) -> usize {
+        let end_of_index = self.offset + RECORD_HEADER_LEN + self.entity_index.len();
+        let data_start = end_of_index.div_ceil(DATA_ALIGN) * DATA_ALIGN;
+        (data_start + self.data.len()).div_ceil(RECORD_ALIGN) * RECORD_ALIGN - self.offset
+    }
+
+    /// The owning entity of each instance, ascending.
+    pub fn entity_indices(&self) -> impl ExactSizeIterator<Item = u32> + 'a {
+        let index = self.entity_index;
+        (0..self.num_instances as usize).map(move |i| u32_at(index, i))
+    }
+
+    /// `entity_index` as a slice: borrowed from the blob when it is 4-aligned in memory, copied
+    /// otherwise.
+    pub fn entity_index(&self) -> Cow<'a, [u32]> {
+        match bytemuck::try_cast_slice::<u8, u32>(self.entity_index) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => Cow::Owned(self.entity_indices().collect()),
+        }
+    }
+
+    /// `instance_data`, as stored.
+    pub fn instance_data(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// Each instance's bytes: POD instances by size, postcard instances by decoding with the
+    /// registered type (an unknown postcard component cannot be split: an error).
+    pub fn instances(&self) -> Result<Vec<&'a [u8]>, LevelError> {
+        if self.is_pod() {
+            if self.element_size == 0 {
+                return Ok(vec![&[][..]; self.num_instances as usize]);
+            }
+            return Ok(self.data.chunks_exact(self.element_size as usize).collect());
+        }
+        let reg = self.registration.ok_or(LevelError::UnknownComponent {
+            component: self.component_ref(),
+        })?;
+        let mut lens = Vec::with_capacity(self.num_instances as usize);
+        (reg.check)(self.data, self.num_instances, &mut |n| lens.push(n)).map_err(
+            |(instance, message)| LevelError::Decode {
+                component: self.component_ref(),
+                instance,
+                message,
+            },
+        )?;
+        let mut rest = self.data;
+        Ok(lens
+            .into_iter()
+            .map(|n| {
+                let (head, tail) = rest.split_at(n);
+                rest = tail;
+                head
+            })
+            .collect())
+    }
+
+    fn check_type<T: 'static>(&self, pod: bool) -> Result<(), LevelError> {
+        match self.registration {
+            Some(reg) if !reg.is::<T>() => Err(reg.wrong_type::<T>()),
+            Some(_) => Ok(()),
+            None => {
+                let ok = if pod {
+                    self.is_pod() && self.element_size as usize == std::mem::size_of::<T>()
+                } else {
+                    self.code == ENCODING_POSTCARD
+                };
+                if ok {
+                    Ok(())
+                } else {
+                    let expected = if pod {
+                        Encoding::Pod {
+                            size: std::mem::size_of::<T>(),
+                            align: std::mem::align_of::<T>(),
+                        }
+                    } else {
+                        Encoding::Postcard
+                    };
+                    Err(LevelError::EncodingMismatch {
+                        component: self.component_ref(),
+                        expected: expected.to_string(),
+                        found: describe_wire(self.code, self.element_size),
+                    })
+                }
+            }
+        }
+    }
+
+    /// The instances as `&[T]`, read in place when the blob's memory is aligned for `T` (load it
+    /// into an [`AlignedBlob`](super::AlignedBlob)), copied with unaligned reads otherwise. `T`
+    /// must be the registered type (or, for an unknown component, a POD type of the stored size).
+    pub fn pod<T: Pod>(&self) -> Result<Cow<'a, [T]>, LevelError> {
+        self.check_type::<T>(true)?;
+        if std::mem::size_of::<T>() == 0 {
+            return Ok(Cow::Owned(vec![T::zeroed(); self.num_instances as usize]));
+        }
+        Ok(match bytemuck::try_cast_slice::<u8, T>(self.data) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => Cow::Owned(
+                self.data
+                    .chunks_exact(std::mem::size_of::<T>())
+                    .map(bytemuck::pod_read_unaligned)
+                    .collect(),
+            ),
+        })
+    }
+
+    /// Appends the instances to `out` with one copy of the bytes, whatever the blob's alignment:
+    /// the spawner's way to fill a store column.
+    pub fn extend_pod<T: Pod>(&self, out: &mut Vec<T>) -> Result<(), LevelError> {
+        self.check_type::<T>(true)?;
+        let start = out.len();
+        out.resize(start + self.num_instances as usize, T::zeroed());
+        if std::mem::size_of::<T>() != 0 {
+            bytemuck::cast_slice_mut::<T, u8>(&mut out[start..]).copy_from_slice(self.data);
+        }
+        Ok(())
+    }
+
+    /// Decodes every instance of a postcard component, calling `each(entity_index, value)` in
+    /// entity order. `T` must be the registered type.
+    pub fn decode_each<T: Serialize + DeserializeOwned + 'static>(
+        &self,
+        mut each: impl FnMut(u32, T),
+    ) -> Result<(), LevelError> {
+        self.check_type::<T>(false)?;
+        let mut entities = self.entity_indices();
+        codec::decode_postcard_each::<T>(self.data, self.num_instances, |v, _| {
+            if let Some(e) = entities.next() {
+                each(e, v);
+            }
+        })
+        .map_err(|(instance, message)| LevelError::Decode {
+            component: self.component_ref(),
+            instance,
+            message,
+        })
+    }
+
+    /// Decodes every instance of a postcard component, in entity order.
+    pub fn decode<T: Serialize + DeserializeOwned + 'static>(&self) -> Result<Vec<T>, LevelError> {
+        let mut out = Vec::with_capacity(self.num_instances as usize);
+        self.decode_each(|_, v| out.push(v))?;
+        Ok(out)
     }
 }
 

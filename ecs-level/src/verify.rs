@@ -35,12 +35,9 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::OnceLock;
 
-use bytemuck::Pod;
 use rustc_hash::FxHashMap;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 
-use super::codec::{self, describe_wire, Encoding};
+use super::codec::describe_wire;
 use super::entities::NO_ENTITY;
 use super::error::{ComponentRef, LevelError};
 use super::format::{
@@ -50,7 +47,7 @@ use super::format::{
 use super::hierarchy;
 use super::plan::{PlanRun, SpawnPlan};
 use super::reader::Reader;
-use super::registry::{Registration, Registry};
+use super::registry::{ComponentData, Registration, Registry};
 use sigecs::entity::Entity;
 
 /// What the verifier does with a component type the registry does not know.
@@ -214,96 +211,13 @@ pub fn verify<'r, B: AsRef<[u8]>>(
     let mut records = Vec::with_capacity(num_types as usize);
     let mut previous: Option<u64> = None;
     for _ in 0..num_types {
-        let offset = r.pos();
-        let identifier = r.u64("component_identifier")?;
-        let component = registry.component_ref(identifier);
-        match previous {
-            Some(p) if p == identifier => {
-                return Err(LevelError::DuplicateComponentType { component })
-            }
-            Some(p) if p > identifier => {
-                return Err(LevelError::UnsortedComponentTypes {
-                    offset,
-                    previous: p,
-                    identifier,
-                })
-            }
-            _ => {}
-        }
-        previous = Some(identifier);
-        let num_instances = r.u32("num_instances")?;
-        let size = r.u32("size")?;
-        let code = r.u32("encoding")?;
-        let element_size = r.u32("element_size")?;
-        match code {
-            ENCODING_POD => {
-                if num_instances as u64 * element_size as u64 != size as u64 {
-                    return Err(LevelError::SizeMismatch {
-                        component,
-                        num_instances,
-                        element_size,
-                        size,
-                    });
-                }
-            }
-            ENCODING_POSTCARD if element_size == 0 => {}
-            _ => {
-                return Err(LevelError::BadEncoding {
-                    component,
-                    encoding: code,
-                    element_size,
-                })
-            }
-        }
-        let registration = registry.index_of(identifier);
-        match registration {
-            Some(i) => {
-                let enc = registry.registrations()[i].encoding();
-                if !enc.matches(code, element_size) {
-                    return Err(LevelError::EncodingMismatch {
-                        component,
-                        expected: enc.to_string(),
-                        found: describe_wire(code, element_size),
-                    });
-                }
-            }
-            None if options.unknown == UnknownComponents::Refuse => {
-                return Err(LevelError::UnknownComponent { component })
-            }
-            None => {}
-        }
-        let index_offset = r.pos();
-        let index = r.u32_array(num_instances, "entity_index")?;
-        r.zero_pad(DATA_ALIGN)?;
-        let data_offset = r.pos();
-        let data = r.take(size as usize, "instance_data")?;
-        r.zero_pad(RECORD_ALIGN)?;
-
-        check_entity_index(index, num_instances, num_entities, component)?;
-        if let Some(i) = registration {
-            let reg = &registry.registrations()[i];
-            (reg.check)(data, num_instances, &mut |_| {}).map_err(|(instance, message)| {
-                LevelError::Decode {
-                    component,
-                    instance,
-                    message,
-                }
-            })?;
-            if let Some(fns) = reg.entities {
-                check_references(fns, reg, data, num_instances, num_entities, component)?;
-            }
-        }
-        records.push(Record {
-            identifier,
-            registration: registration.map(|i| i as u32),
-            num_instances,
-            code,
-            element_size,
-            offset,
-            index_offset,
-            data_offset,
-            size: size as usize,
-        });
+        records.push(read_record(
+            &mut r,
+            registry,
+            options,
+            num_entities,
+            &mut previous,
+        )?);
     }
     if r.remaining() != 0 {
         return Err(LevelError::TrailingBytes { offset: r.pos() });
@@ -312,15 +226,147 @@ pub fn verify<'r, B: AsRef<[u8]>>(
     let (entity_set, sets, set_components) =
         assign_sets(bytes, registry, num_entities, &records, &mut signatures)?;
 
-    let mut spawn_order: Vec<u32> = (0..records.len() as u32)
+    let spawn_order = spawn_order(registry, &records);
+    let plan = spawn_plan(bytes, registry, &records, &entity_set, &sets);
+
+    Ok(VerifiedLevel {
+        registry,
+        num_entities,
+        depth,
+        roots,
+        records,
+        spawn_order,
+        entity_set,
+        sets,
+        set_components,
+        plan,
+        hierarchy: OnceLock::new(),
+        blob,
+    })
+}
+
+/// Reads and checks one component record (its header, entity index and data) at `r`;
+/// `previous` is the last record's identifier (records ascend by identifier).
+fn read_record(
+    r: &mut Reader<'_>,
+    registry: &Registry,
+    options: &VerifyOptions,
+    num_entities: u32,
+    previous: &mut Option<u64>,
+) -> Result<Record, LevelError> {
+    let offset = r.pos();
+    let identifier = r.u64("component_identifier")?;
+    let component = registry.component_ref(identifier);
+    match *previous {
+        Some(p) if p == identifier => return Err(LevelError::DuplicateComponentType { component }),
+        Some(p) if p > identifier => {
+            return Err(LevelError::UnsortedComponentTypes {
+                offset,
+                previous: p,
+                identifier,
+            })
+        }
+        _ => {}
+    }
+    *previous = Some(identifier);
+    let num_instances = r.u32("num_instances")?;
+    let size = r.u32("size")?;
+    let code = r.u32("encoding")?;
+    let element_size = r.u32("element_size")?;
+    match code {
+        ENCODING_POD => {
+            if num_instances as u64 * element_size as u64 != size as u64 {
+                return Err(LevelError::SizeMismatch {
+                    component,
+                    num_instances,
+                    element_size,
+                    size,
+                });
+            }
+        }
+        ENCODING_POSTCARD if element_size == 0 => {}
+        _ => {
+            return Err(LevelError::BadEncoding {
+                component,
+                encoding: code,
+                element_size,
+            })
+        }
+    }
+    let registration = registry.index_of(identifier);
+    match registration {
+        Some(i) => {
+            let enc = registry.registrations()[i].encoding();
+            if !enc.matches(code, element_size) {
+                return Err(LevelError::EncodingMismatch {
+                    component,
+                    expected: enc.to_string(),
+                    found: describe_wire(code, element_size),
+                });
+            }
+        }
+        None if options.unknown == UnknownComponents::Refuse => {
+            return Err(LevelError::UnknownComponent { component })
+        }
+        None => {}
+    }
+    let index_offset = r.pos();
+    let index = r.u32_array(num_instances, "entity_index")?;
+    r.zero_pad(DATA_ALIGN)?;
+    let data_offset = r.pos();
+    let data = r.take(size as usize, "instance_data")?;
+    r.zero_pad(RECORD_ALIGN)?;
+
+    check_entity_index(index, num_instances, num_entities, component)?;
+    if let Some(i) = registration {
+        let reg = &registry.registrations()[i];
+        (reg.check)(data, num_instances, &mut |_| {}).map_err(|(instance, message)| {
+            LevelError::Decode {
+                component,
+                instance,
+                message,
+            }
+        })?;
+        if let Some(fns) = reg.entities {
+            check_references(fns, reg, data, num_instances, num_entities, component)?;
+        }
+    }
+    Ok(Record {
+        identifier,
+        registration: registration.map(|i| i as u32),
+        num_instances,
+        code,
+        element_size,
+        offset,
+        index_offset,
+        data_offset,
+        size: size as usize,
+    })
+}
+
+/// The records that spawn (registered ones), in spawn order: by the registration's order, then
+/// by identifier.
+fn spawn_order(registry: &Registry, records: &[Record]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..records.len() as u32)
         .filter(|&i| records[i as usize].registration.is_some())
         .collect();
-    spawn_order.sort_by_key(|&i| {
+    order.sort_by_key(|&i| {
         let rec = &records[i as usize];
         let reg = &registry.registrations()[rec.registration.unwrap_or(0) as usize];
         (reg.order(), rec.identifier)
     });
 
+    order
+}
+
+/// The spawn plan: each entity's store, and the rows of each record kept in the stores.
+fn spawn_plan(
+    bytes: &[u8],
+    registry: &Registry,
+    records: &[Record],
+    entity_set: &[u32],
+    sets: &[Set],
+) -> SpawnPlan {
     let entity_store: Vec<u32> = entity_set.iter().map(|&s| sets[s as usize].store).collect();
     let indices: Vec<Option<Cow<'_, [u32]>>> = records
         .iter()
@@ -340,23 +386,7 @@ pub fn verify<'r, B: AsRef<[u8]>>(
             })
         })
         .collect();
-    let plan = SpawnPlan::new(&entity_store, indices.iter().map(|i| i.as_deref()));
-    drop(indices);
-
-    Ok(VerifiedLevel {
-        registry,
-        num_entities,
-        depth,
-        roots,
-        records,
-        spawn_order,
-        entity_set,
-        sets,
-        set_components,
-        plan,
-        hierarchy: OnceLock::new(),
-        blob,
-    })
+    SpawnPlan::new(&entity_store, indices.iter().map(|i| i.as_deref()))
 }
 
 fn check_header(bytes: &[u8]) -> Result<(), LevelError> {
@@ -786,217 +816,6 @@ impl<'r, B: AsRef<[u8]> + ?Sized> VerifiedLevel<'r, B> {
             .binary_search_by_key(&id, |r| r.identifier)
             .ok()?;
         Some(self.data(&self.records[i]))
-    }
-}
-
-/// One component type's instances in a verified level: Bitsquid's `ComponentTypeData`, the
-/// `(num_instances, entity_index, data)` a component spawner takes.
-#[derive(Clone, Copy, Debug)]
-pub struct ComponentData<'a> {
-    identifier: u64,
-    registration: Option<&'a Registration>,
-    num_instances: u32,
-    code: u32,
-    element_size: u32,
-    offset: usize,
-    entity_index: &'a [u8],
-    data: &'a [u8],
-}
-
-impl<'a> ComponentData<'a> {
-    /// The component identifier.
-    pub fn identifier(&self) -> u64 {
-        self.identifier
-    }
-
-    /// The registration, `None` for an unknown (skipped) component.
-    pub fn registration(&self) -> Option<&'a Registration> {
-        self.registration
-    }
-
-    /// The level name, if registered.
-    pub fn name(&self) -> Option<&'static str> {
-        self.registration.map(|r| r.name())
-    }
-
-    /// How errors name this component.
-    pub fn component_ref(&self) -> ComponentRef {
-        ComponentRef {
-            identifier: self.identifier,
-            name: self.name(),
-        }
-    }
-
-    /// `num_instances`.
-    pub fn len(&self) -> u32 {
-        self.num_instances
-    }
-
-    /// Whether there is no instance.
-    pub fn is_empty(&self) -> bool {
-        self.num_instances == 0
-    }
-
-    /// Whether instances are plain old data.
-    pub fn is_pod(&self) -> bool {
-        self.code == ENCODING_POD
-    }
-
-    /// Bytes per instance for POD, 0 for postcard.
-    pub fn element_size(&self) -> u32 {
-        self.element_size
-    }
-
-    /// Offset of the record in the blob.
-    pub fn offset(&self) -> usize {
-        self.offset
-    }
-
-    /// Bytes of the whole record, header, indices, data and padding included.
-    pub fn record_bytes(&self) -> usize {
-        let end_of_index = self.offset + RECORD_HEADER_LEN + self.entity_index.len();
-        let data_start = end_of_index.div_ceil(DATA_ALIGN) * DATA_ALIGN;
-        (data_start + self.data.len()).div_ceil(RECORD_ALIGN) * RECORD_ALIGN - self.offset
-    }
-
-    /// The owning entity of each instance, ascending.
-    pub fn entity_indices(&self) -> impl ExactSizeIterator<Item = u32> + 'a {
-        let index = self.entity_index;
-        (0..self.num_instances as usize).map(move |i| u32_at(index, i))
-    }
-
-    /// `entity_index` as a slice: borrowed from the blob when it is 4-aligned in memory, copied
-    /// otherwise.
-    pub fn entity_index(&self) -> Cow<'a, [u32]> {
-        match bytemuck::try_cast_slice::<u8, u32>(self.entity_index) {
-            Ok(s) => Cow::Borrowed(s),
-            Err(_) => Cow::Owned(self.entity_indices().collect()),
-        }
-    }
-
-    /// `instance_data`, as stored.
-    pub fn instance_data(&self) -> &'a [u8] {
-        self.data
-    }
-
-    /// Each instance's bytes: POD instances by size, postcard instances by decoding with the
-    /// registered type (an unknown postcard component cannot be split: an error).
-    pub fn instances(&self) -> Result<Vec<&'a [u8]>, LevelError> {
-        if self.is_pod() {
-            if self.element_size == 0 {
-                return Ok(vec![&[][..]; self.num_instances as usize]);
-            }
-            return Ok(self.data.chunks_exact(self.element_size as usize).collect());
-        }
-        let reg = self.registration.ok_or(LevelError::UnknownComponent {
-            component: self.component_ref(),
-        })?;
-        let mut lens = Vec::with_capacity(self.num_instances as usize);
-        (reg.check)(self.data, self.num_instances, &mut |n| lens.push(n)).map_err(
-            |(instance, message)| LevelError::Decode {
-                component: self.component_ref(),
-                instance,
-                message,
-            },
-        )?;
-        let mut rest = self.data;
-        Ok(lens
-            .into_iter()
-            .map(|n| {
-                let (head, tail) = rest.split_at(n);
-                rest = tail;
-                head
-            })
-            .collect())
-    }
-
-    fn check_type<T: 'static>(&self, pod: bool) -> Result<(), LevelError> {
-        match self.registration {
-            Some(reg) if !reg.is::<T>() => Err(reg.wrong_type::<T>()),
-            Some(_) => Ok(()),
-            None => {
-                let ok = if pod {
-                    self.is_pod() && self.element_size as usize == std::mem::size_of::<T>()
-                } else {
-                    self.code == ENCODING_POSTCARD
-                };
-                if ok {
-                    Ok(())
-                } else {
-                    let expected = if pod {
-                        Encoding::Pod {
-                            size: std::mem::size_of::<T>(),
-                            align: std::mem::align_of::<T>(),
-                        }
-                    } else {
-                        Encoding::Postcard
-                    };
-                    Err(LevelError::EncodingMismatch {
-                        component: self.component_ref(),
-                        expected: expected.to_string(),
-                        found: describe_wire(self.code, self.element_size),
-                    })
-                }
-            }
-        }
-    }
-
-    /// The instances as `&[T]`, read in place when the blob's memory is aligned for `T` (load it
-    /// into an [`AlignedBlob`](super::AlignedBlob)), copied with unaligned reads otherwise. `T`
-    /// must be the registered type (or, for an unknown component, a POD type of the stored size).
-    pub fn pod<T: Pod>(&self) -> Result<Cow<'a, [T]>, LevelError> {
-        self.check_type::<T>(true)?;
-        if std::mem::size_of::<T>() == 0 {
-            return Ok(Cow::Owned(vec![T::zeroed(); self.num_instances as usize]));
-        }
-        Ok(match bytemuck::try_cast_slice::<u8, T>(self.data) {
-            Ok(s) => Cow::Borrowed(s),
-            Err(_) => Cow::Owned(
-                self.data
-                    .chunks_exact(std::mem::size_of::<T>())
-                    .map(bytemuck::pod_read_unaligned)
-                    .collect(),
-            ),
-        })
-    }
-
-    /// Appends the instances to `out` with one copy of the bytes, whatever the blob's alignment:
-    /// the spawner's way to fill a store column.
-    pub fn extend_pod<T: Pod>(&self, out: &mut Vec<T>) -> Result<(), LevelError> {
-        self.check_type::<T>(true)?;
-        let start = out.len();
-        out.resize(start + self.num_instances as usize, T::zeroed());
-        if std::mem::size_of::<T>() != 0 {
-            bytemuck::cast_slice_mut::<T, u8>(&mut out[start..]).copy_from_slice(self.data);
-        }
-        Ok(())
-    }
-
-    /// Decodes every instance of a postcard component, calling `each(entity_index, value)` in
-    /// entity order. `T` must be the registered type.
-    pub fn decode_each<T: Serialize + DeserializeOwned + 'static>(
-        &self,
-        mut each: impl FnMut(u32, T),
-    ) -> Result<(), LevelError> {
-        self.check_type::<T>(false)?;
-        let mut entities = self.entity_indices();
-        codec::decode_postcard_each::<T>(self.data, self.num_instances, |v, _| {
-            if let Some(e) = entities.next() {
-                each(e, v);
-            }
-        })
-        .map_err(|(instance, message)| LevelError::Decode {
-            component: self.component_ref(),
-            instance,
-            message,
-        })
-    }
-
-    /// Decodes every instance of a postcard component, in entity order.
-    pub fn decode<T: Serialize + DeserializeOwned + 'static>(&self) -> Result<Vec<T>, LevelError> {
-        let mut out = Vec::with_capacity(self.num_instances as usize);
-        self.decode_each(|_, v| out.push(v))?;
-        Ok(out)
     }
 }
 

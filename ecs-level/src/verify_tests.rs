@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::format::{component_identifier, reseal, ENCODING_POD, ENCODING_POSTCARD};
+use serde::Serialize;
 use sigecs::entity::EntityBits;
 
 /// One component type record, field by field; `num_instances` and `size` default to what

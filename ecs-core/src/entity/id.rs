@@ -28,9 +28,7 @@ pub const INDEX_BITS: u32 = 22;
 /// `wide-entity` feature.
 pub const GENERATION_BITS: u32 = Generation::BITS;
 /// Mask of the index bits.
-pub const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
-/// Mask of the generation bits (after shifting): [`Generation::MAX`].
-pub const GENERATION_MASK: u32 = u32::MAX >> (32 - GENERATION_BITS);
+pub(crate) const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 /// The largest number of slots (live or free) a manager can hold: 2^22, under both layouts.
 pub const MAX_ENTITIES: usize = 1 << INDEX_BITS;
 #[doc(hidden)]
@@ -135,7 +133,10 @@ mod tests {
     #[cfg(not(feature = "wide-entity"))]
     fn the_default_layout_has_22_index_and_8_generation_bits() {
         assert_eq!(std::mem::size_of::<Entity>(), 4);
-        assert_eq!((INDEX_BITS, GENERATION_BITS, GENERATION_MASK), (22, 8, 255));
+        assert_eq!(
+            (INDEX_BITS, GENERATION_BITS, Generation::MAX as u32),
+            (22, 8, 255)
+        );
         assert_eq!(Entity::new(7, 255).to_bits(), 7 | (255 << 22));
         assert_eq!(Entity::from_bits(u32::MAX), Entity::new(INDEX_MASK, 255));
     }
@@ -145,7 +146,7 @@ mod tests {
     fn the_wide_layout_has_32_generation_bits() {
         assert_eq!(std::mem::size_of::<Entity>(), 8);
         assert_eq!(
-            (INDEX_BITS, GENERATION_BITS, GENERATION_MASK),
+            (INDEX_BITS, GENERATION_BITS, Generation::MAX as u32),
             (22, 32, u32::MAX)
         );
         let e = Entity::new(7, u32::MAX);

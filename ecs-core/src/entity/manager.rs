@@ -167,7 +167,11 @@ impl EntityManager {
     /// when they would not fit, none are and the manager is unchanged (apart from pending
     /// reservations, which are made alive first: see [`EntityManager::reserve`]).
     #[inline]
-    pub fn create_many_into(&mut self, n: usize, out: &mut Vec<Entity>) -> Result<(), EntityError> {
+    pub(crate) fn create_many_into(
+        &mut self,
+        n: usize,
+        out: &mut Vec<Entity>,
+    ) -> Result<(), EntityError> {
         self.settle_reservations();
         let available = self.available();
         if n > available {
@@ -191,7 +195,9 @@ impl EntityManager {
         Ok(())
     }
 
-    /// Creates `n` entities at once (see [`EntityManager::create_many_into`]).
+    /// Creates `n` entities at once. Either all `n` are created or, when they would not fit,
+    /// none are and the manager is unchanged (apart from pending reservations, which are made
+    /// alive first: see [`EntityManager::reserve`]).
     pub fn create_many(&mut self, n: usize) -> Result<Vec<Entity>, EntityError> {
         let mut out = Vec::new();
         self.create_many_into(n, &mut out)?;

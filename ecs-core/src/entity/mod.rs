@@ -87,8 +87,7 @@ mod manager;
 pub use external::SERDE_NAME;
 
 pub use id::{
-    Entity, EntityBits, Generation, GENERATION_BITS, GENERATION_MASK, INDEX_BITS, INDEX_MASK,
-    MAX_ENTITIES, MINIMUM_FREE_INDICES,
+    Entity, EntityBits, Generation, GENERATION_BITS, INDEX_BITS, MAX_ENTITIES, MINIMUM_FREE_INDICES,
 };
 pub(crate) use manager::EntityImage;
 pub use manager::{DestroyHookId, EntityError, EntityManager};

@@ -8,7 +8,8 @@ use super::parts::SplitRows;
 use std::marker::PhantomData;
 
 /// The field of type `T` at one offset in each of `len` row structs `stride` bytes apart,
-/// shared.
+/// shared. Named by generated passes only.
+#[doc(hidden)]
 pub struct Fields<'w, T> {
     /// The field in the first row (an address computed with wrapping arithmetic: with no
     /// rows it may lie past the column's allocation, and is never read then).
@@ -19,7 +20,8 @@ pub struct Fields<'w, T> {
 }
 
 /// The field of type `T` at one offset in each of `len` row structs `stride` bytes apart,
-/// borrowed mutably.
+/// borrowed mutably. Named by generated passes only.
+#[doc(hidden)]
 pub struct FieldsMut<'w, T> {
     /// The field in the first row (an address computed with wrapping arithmetic: with no
     /// rows it may lie past the column's allocation, and is never read then).

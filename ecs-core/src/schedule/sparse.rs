@@ -96,7 +96,9 @@ impl<'w> SparseSets<'w> {
     }
 }
 
-/// One sparse component's values during a pass, found by entity.
+/// One sparse component's values during a pass, found by entity. Named by generated passes
+/// only.
+#[doc(hidden)]
 pub struct SparseView<'w, T> {
     values: *mut T,
     slots: *const u32,

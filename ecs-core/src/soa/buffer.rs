@@ -17,7 +17,9 @@ use crate::storage::{Column, ColumnType};
 
 /// How one column stores its elements: the element [`Layout`] and, if the type needs dropping,
 /// a function that drops elements in place. Only [`ColumnInfo::of`] builds one, so the drop
-/// function always matches the layout.
+/// function always matches the layout. Named only in [`Columns`](super::Columns)' hidden
+/// methods.
+#[doc(hidden)]
 #[derive(Clone, Copy)]
 pub struct ColumnInfo {
     ty: &'static ColumnType,
@@ -64,7 +66,8 @@ impl fmt::Debug for ColumnInfo {
 /// The safe API can read the entity column, reserve and reallocate, swap-remove and clear rows;
 /// only [`SoaBuffer::push_entity`] (unsafe) adds a row, after the caller wrote its field values
 /// through [`SoaBuffer::column_ptr`]. [`SoaStore`](super::SoaStore) is the typed wrapper that
-/// does that.
+/// does that. Named only in [`Columns`](super::Columns)' hidden methods.
+#[doc(hidden)]
 pub struct SoaBuffer {
     /// Column 0 is the entity column; column `k + 1` is field `k`. Each has room for at least
     /// `capacity` elements.

@@ -1,17 +1,19 @@
 //! Typed columns: the [`Columns`] tuples of field types, with the typed reads and writes a
-//! [`SoaStore`](super::SoaStore) makes through its [`SoaBuffer`].
+//! `SoaStore` makes through its [`SoaBuffer`].
 
 use std::slice;
 
 use super::{ColumnInfo, SoaBuffer};
 
 mod sealed {
+    #[doc(hidden)]
     pub trait Sealed {}
 }
 
 /// A tuple of field types `(A, B, ...)` (0 to 16 fields), one column each. Implemented for
-/// tuples only (sealed): the typed accessors of [`SoaStore`](super::SoaStore) trust these
-/// implementations.
+/// tuples only (sealed): the typed accessors of `SoaStore` trust these
+/// implementations. Hidden with the store: a user names the fields, never the tuple.
+#[doc(hidden)]
 pub trait Columns: Sized + sealed::Sealed {
     /// A tuple of shared column slices, `(&'a [A], &'a [B], ...)`.
     type Slices<'a>

@@ -9,11 +9,14 @@ use crate::entity::Entity;
 const NIL: u32 = u32::MAX;
 
 mod sealed_lookup {
+    #[doc(hidden)]
     pub trait Sealed {}
 }
 
 /// How a store maps an entity to its instance: [`HashLookup`] or [`DenseLookup`]. Sealed. Every
-/// implementation matches the full entity, generation included.
+/// implementation matches the full entity, generation included. Hidden with the store: a user
+/// picks one with `#[soa(lookup = "hash")]` or `"dense"`.
+#[doc(hidden)]
 pub trait Lookup: Default + sealed_lookup::Sealed {
     /// A short name for `Debug` output.
     const NAME: &'static str;
@@ -49,6 +52,7 @@ pub trait Lookup: Default + sealed_lookup::Sealed {
 
 /// The classic SoA manager's hash index, the default: an [`FxHashMap`] from the full entity to its instance. Uses
 /// memory in proportion to the number of instances.
+#[doc(hidden)]
 #[derive(Clone, Debug, Default)]
 pub struct HashLookup {
     map: FxHashMap<Entity, u32>,
@@ -92,6 +96,7 @@ impl Lookup for HashLookup {
 /// The classic SoA manager's array holds one instance per index, but with lazy GC a dead entity's component can
 /// outlive the reuse of its index. The newest entity then takes the slot and the older one moves
 /// to a side map (`displaced`, almost always empty), so every instance stays reachable.
+#[doc(hidden)]
 #[derive(Clone, Debug, Default)]
 pub struct DenseLookup {
     /// Instance per entity index, or `NIL`.

@@ -16,21 +16,27 @@ use super::{Columns, Lookup, SoaStore};
 pub trait SoaManager {
     /// The instance struct (the one the derive is on).
     type Row;
-    /// The field types, as the store's [`Columns`] tuple.
+    /// The field types, as the store's `Columns` tuple.
+    #[doc(hidden)]
     type Columns: Columns;
     /// The entity lookup.
+    #[doc(hidden)]
     type Lookup: Lookup;
 
     /// The store.
+    #[doc(hidden)]
     fn soa_store(&self) -> &SoaStore<Self::Columns, Self::Lookup>;
 
     /// The store, mutably.
+    #[doc(hidden)]
     fn soa_store_mut(&mut self) -> &mut SoaStore<Self::Columns, Self::Lookup>;
 
     /// An instance struct as the store's field tuple (moves every field).
+    #[doc(hidden)]
     fn row_into_columns(row: Self::Row) -> Self::Columns;
 
     /// A field tuple as the instance struct (moves every field).
+    #[doc(hidden)]
     fn row_from_columns(columns: Self::Columns) -> Self::Row;
 }
 
@@ -136,11 +142,6 @@ macro_rules! __soa_manager {
             /// An empty manager with room for `capacity` instances.
             pub fn with_capacity(capacity: usize) -> Self {
                 Self { store: $crate::soa::SoaStore::with_capacity(capacity) }
-            }
-
-            /// The underlying store (layout inspection, generic code).
-            pub fn store(&self) -> &$crate::soa::SoaStore<($($ty,)*), $lookup> {
-                &self.store
             }
 
             /// Number of instances.

@@ -16,30 +16,30 @@
 //!   field (0.9M of them growing) against 396.7M in one block (17.1M growing), by callgrind
 //!   over `benches/instructions.rs`'s `soa_churn` and `soa_churn_presized`.
 //! - **Type-erased runtime, thin typed layer.** The buffer knows each column only by its
-//!   `ColumnInfo` (element layout and drop function). [`SoaStore<C, L>`] adds the typed view:
-//!   `C` is a tuple of field types (up to 16 fields; sealed trait [`Columns`]) and `L` the
-//!   entity → instance [`Lookup`]. All `unsafe` code of the module lives in these two types and
-//!   in the sealed [`Columns`] implementations for tuples. The managers `#[derive(SoaManager)]`
+//!   `ColumnInfo` (element layout and drop function). `SoaStore<C, L>` adds the typed view:
+//!   `C` is a tuple of field types (up to 16 fields; sealed trait `Columns`) and `L` the
+//!   entity → instance `Lookup`. All `unsafe` code of the module lives in these two types and
+//!   in the sealed `Columns` implementations for tuples. The managers `#[derive(SoaManager)]`
 //!   generates wrap a store and add named, safe accessors; they contain no `unsafe`.
-//! - **Lookup chosen at declaration.** [`HashLookup`] (the default, the classic hash index)
-//!   keeps an [`FxHashMap<Entity, u32>`](rustc_hash::FxHashMap); [`DenseLookup`] keeps the
-//!   classic per-entity-index array with a nil value, for components nearly every entity has. Both check
-//!   the full entity, generation included: a stale id never finds the instance of the entity that
-//!   now uses its slot.
-//! - **Instances.** [`SoaStore::lookup`] returns `Option<Instance>` instead of the classic SoA manager's nil
+//! - **Lookup chosen at declaration** (`#[soa(lookup = "hash"|"dense")]`). `HashLookup` (the
+//!   default, the classic hash index) keeps an `FxHashMap<Entity, u32>`; `DenseLookup` keeps
+//!   the classic per-entity-index array with a nil value, for components nearly every entity
+//!   has. Both check the full entity, generation included: a stale id never finds the instance
+//!   of the entity that now uses its slot.
+//! - **Instances.** A manager's `lookup` returns `Option<Instance>` instead of the classic SoA manager's nil
 //!   instance, so a missing component cannot be read by mistake. An [`Instance`] is a row index:
 //!   like a `Vec` index it stays valid until the next `create`, `destroy`, `gc` or
 //!   `flush_destroyed`, which may move rows. Accessors panic on an out-of-range instance (never
 //!   undefined behaviour).
 //! - **Destroy** is the classic SoA manager's swap-erase: the last row moves into the hole and its entity's
 //!   lookup entry is updated.
-//! - **Clean-up of dead entities**, two ways, as Bitsquid's managers do. Lazily, [`SoaStore::gc`]
+//! - **Clean-up of dead entities**, two ways, as Bitsquid's managers do. Lazily, a manager's `gc`
 //!   picks random rows (seeded xorshift, deterministic) and destroys those whose entity is dead
-//!   until it meets four live ones in a row; [`SoaStore::gc_all`] is the exhaustive version.
+//!   until it meets four live ones in a row; `gc_all` is the exhaustive version.
 //!   Immediately, a manager registers a hook with [`EntityManager::on_destroy`]. The hook must be
 //!   `Send + Sync + 'static`, so it cannot borrow the manager; it pushes the entity onto a shared
-//!   [`DestroyQueue`] (an `Arc<Mutex<Vec<Entity>>>`) that the manager drains in
-//!   [`SoaStore::flush_destroyed`]. This keeps ownership simple — the manager is not shared, no
+//!   [`DestroyQueue`] (an `Arc<Mutex<Vec<Entity>>>`) that the manager drains in its
+//!   `flush_destroyed`. This keeps ownership simple — the manager is not shared, no
 //!   `Weak` or lock guards its data, and the hot loops never touch the mutex — at the price that
 //!   the components go away when you flush, not inside `EntityManager::destroy`. If a field's
 //!   `Drop` panics during a flush, the entities the flush had not reached stay queued for the next
@@ -48,8 +48,8 @@
 //! # Files
 //!
 //! One concept per file: `buffer.rs` (`ColumnInfo`, `SoaBuffer`), `columns.rs` (the
-//! [`Columns`] tuples), `lookup.rs` ([`Lookup`], [`HashLookup`], [`DenseLookup`]), `instance.rs`
-//! ([`Instance`], [`SoaError`]), `queue.rs` ([`DestroyQueue`]), `store.rs` ([`SoaStore`]),
+//! `Columns` tuples), `lookup.rs` (`Lookup`, `HashLookup`, `DenseLookup`), `instance.rs`
+//! ([`Instance`], [`SoaError`]), `queue.rs` ([`DestroyQueue`]), `store.rs` (`SoaStore`),
 //! `manager.rs` ([`SoaManager`] and the macro behind `#[derive(SoaManager)]`). Unit tests sit
 //! beside the code they test; the model-based test of derived managers is
 //! `ecs-core/tests/soa_oracle.rs`.
@@ -62,7 +62,7 @@
 //! - Every column has room for at least `capacity` elements, at a pointer aligned for its
 //!   element type (the column's own invariant).
 //! - Rows `0..len` of every column are initialized; rows `len..capacity` are not.
-//! - Column 0 holds [`Entity`]; the typed [`SoaStore<C, _>`] built its buffer from
+//! - Column 0 holds [`Entity`]; the typed `SoaStore<C, _>` built its buffer from
 //!   `C`'s column infos, so column `k + 1` holds field `k` of `C`.
 //!
 //! Dropping a row first moves it out of `0..len` and then runs the drop functions, so a
@@ -155,11 +155,14 @@ mod store;
 
 // The type-erased buffer is the stores' machinery, named in `Columns`' hidden methods only.
 pub(crate) use buffer::{ColumnInfo, SoaBuffer};
+#[doc(hidden)]
 pub use columns::Columns;
 pub use instance::{Instance, SoaError};
+#[doc(hidden)]
 pub use lookup::{DenseLookup, HashLookup, Lookup};
 pub use manager::SoaManager;
 pub use queue::DestroyQueue;
+#[doc(hidden)]
 pub use store::SoaStore;
 pub use store::MAX_INSTANCES;
 

@@ -8,7 +8,7 @@ use crate::entity::Entity;
 
 /// Entities destroyed in an [`EntityManager`](crate::entity::EntityManager) whose components a
 /// manager should drop, shared between the manager and its destroy hook (see
-/// [`SoaStore::register_destroy_hook`](super::SoaStore::register_destroy_hook)).
+/// a manager's `register_destroy_hook`).
 /// Cloning gives another handle to the same queue.
 #[derive(Clone, Debug, Default)]
 pub struct DestroyQueue(pub(super) Arc<Mutex<Vec<Entity>>>);

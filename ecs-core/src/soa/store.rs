@@ -19,6 +19,9 @@ pub const MAX_INSTANCES: usize = u32::MAX as usize;
 
 /// A part-2 component manager for the field tuple `C`, with entity lookup `L`: what the
 /// generated managers wrap. Field `k` of `C` is column `k + 1` of the type-erased buffer.
+/// Hidden: a user works with the named manager the derive makes, which has every method of
+/// the store under the same name, plus one accessor set per field.
+#[doc(hidden)]
 pub struct SoaStore<C: Columns, L: Lookup = HashLookup> {
     buf: SoaBuffer,
     lookup: L,

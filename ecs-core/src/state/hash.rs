@@ -14,6 +14,8 @@ use xxhash_rust::xxh3::Xxh3Default;
 
 /// A checksum in progress: the state's values are fed in a defined order (see
 /// [`crate::state`]); a type's `Hash` impl can write into it like into any [`Hasher`].
+/// Named by generated code only (a user's `Hash` impl is generic over the hasher).
+#[doc(hidden)]
 #[derive(Clone)]
 pub struct StateHasher(Xxh3Default);
 

@@ -79,6 +79,7 @@
 pub(crate) mod hash;
 pub(crate) mod ops;
 
+#[doc(hidden)]
 pub use hash::StateHasher;
 pub use ops::StateModel;
 

@@ -23,6 +23,7 @@ use std::marker::PhantomData;
     label = "not `Clone`",
     note = "this world opted in to world states (`Builder::rollback`): derive or implement `Clone` for `{Self}`, or, for a component that is not part of the simulation (a render or audio handle), mark it `#[component(no_rollback)]`"
 )]
+#[doc(hidden)]
 pub trait Saved: Clone + Send + Sync + 'static {}
 impl<T: Clone + Send + Sync + 'static> Saved for T {}
 
@@ -33,6 +34,7 @@ impl<T: Clone + Send + Sync + 'static> Saved for T {}
     label = "no `Default`",
     note = "a load gives an entity that it brings back `{Self}::default()` when the entity has no value now (see `sigecs::state`): derive or implement `Default`"
 )]
+#[doc(hidden)]
 pub trait Restored: Default + Send + Sync + 'static {}
 impl<T: Default + Send + Sync + 'static> Restored for T {}
 
@@ -43,6 +45,7 @@ impl<T: Default + Send + Sync + 'static> Restored for T {}
 /// # Safety
 /// `src` points to `n` initialised values of the entry's type, with that stride; `dst` to room
 /// for `n` of them, with its stride; the two do not overlap. Strides keep values aligned.
+#[doc(hidden)]
 pub type CloneNewFn =
     unsafe fn(src: *const u8, src_stride: usize, dst: *mut u8, dst_stride: usize, n: usize);
 
@@ -51,6 +54,7 @@ pub type CloneNewFn =
 ///
 /// # Safety
 /// As [`CloneNewFn`], with the destinations initialised.
+#[doc(hidden)]
 pub type CloneOverFn =
     unsafe fn(src: *const u8, src_stride: usize, dst: *mut u8, dst_stride: usize, n: usize);
 
@@ -58,15 +62,18 @@ pub type CloneOverFn =
 ///
 /// # Safety
 /// `dst` has room for `n` values of the entry's type, `stride` bytes apart, aligned.
+#[doc(hidden)]
 pub type DefaultFn = unsafe fn(dst: *mut u8, stride: usize, n: usize);
 
 /// Feeds `n` values into a checksum.
 ///
 /// # Safety
 /// `src` points to `n` initialised values of the entry's type, `stride` bytes apart.
+#[doc(hidden)]
 pub type HashFn = unsafe fn(src: *const u8, stride: usize, n: usize, hasher: &mut StateHasher);
 
 /// How a state copies a component's values.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub enum Copying {
     /// As bytes (a `Copy` type).
@@ -87,6 +94,7 @@ pub enum Copying {
 
 /// How a state copies and hashes one component type (in component id order in
 /// [`StateTables::components`]).
+#[doc(hidden)]
 #[derive(Debug)]
 pub struct ComponentState {
     /// The component type's `TypeId`, checked against the model's tables once.
@@ -156,6 +164,7 @@ impl ComponentState {
 }
 
 /// How a state copies and hashes one event type's queue (in event id order).
+#[doc(hidden)]
 #[derive(Debug)]
 pub struct EventState {
     /// The event type's `TypeId`.
@@ -198,6 +207,7 @@ impl EventState {
 }
 
 /// What an opted-in world's generated code gives the runtime for its states.
+#[doc(hidden)]
 #[derive(Debug)]
 pub struct StateTables {
     /// Per component id.
@@ -243,24 +253,28 @@ pub unsafe trait StateModel: crate::WorldModel<Resources: Clone> {
 /// Clones `from` over `into` (`Clone::clone_from`): how an opted-in world's resources are
 /// copied, through the [`Saved`] bound so that a resource that is not `Clone` is named.
 #[inline]
+#[doc(hidden)]
 pub fn clone_saved<T: Saved>(from: &T, into: &mut T) {
     into.clone_from(from)
 }
 
 /// A clone of `value` (see [`clone_saved`]).
 #[inline]
+#[doc(hidden)]
 pub fn cloned<T: Saved>(value: &T) -> T {
     value.clone()
 }
 
 /// Feeds `value`'s bytes into a checksum.
 #[inline]
+#[doc(hidden)]
 pub fn hash_value_bytes<T: bytemuck::NoUninit>(value: &T, hasher: &mut StateHasher) {
     hasher.write_bytes(bytemuck::bytes_of(value));
 }
 
 /// Feeds `value` into a checksum through its `Hash` impl.
 #[inline]
+#[doc(hidden)]
 pub fn hash_value_with<T: Hash>(value: &T, hasher: &mut StateHasher) {
     value.hash(hasher);
 }

@@ -33,7 +33,8 @@ impl fmt::Display for CommandErrors {
 impl std::error::Error for CommandErrors {}
 
 impl CommandErrors {
-    /// `Ok(())` for no errors.
+    /// `Ok(())` for no errors. For generated code (a frame's command errors).
+    #[doc(hidden)]
     pub fn into_result(errors: Vec<WorldError>) -> Result<(), CommandErrors> {
         if errors.is_empty() {
             Ok(())

@@ -351,7 +351,6 @@ impl<M: StateModel> World<M> {
         let origin = origin::<M>();
         state.check(&origin)?;
         let since = (state.source == self.keeping.instance).then_some(state.reference);
-        let states = origin.tables.components;
         let declared = self.declared();
         // The stores the world and the state share (the declared ones, and the dynamic ones
         // made in the same order); the world's others go, the state's others are made.
@@ -362,7 +361,55 @@ impl<M: StateModel> World<M> {
             .take_while(|(s, i)| std::ptr::eq(s.info(), i.info()))
             .count();
         debug_assert!(shared >= declared);
-        let plans: Vec<LoadPlan> = state
+        let plans = self.load_plans(state, shared, since);
+        // Step 1: what moves and what is cloned, reading only.
+        let (unplaced, defaults) = self.rows_leaving(state, shared, &plans, &origin);
+        // Step 2: clone (user code may panic: nothing in the world has changed yet).
+        let (mut default_buffers, mut staged, staged_sets) =
+            self.stage_load(state, &plans, &defaults, &origin);
+        // Step 3: commit. No user code runs from here until the drops at the end.
+        let epoch = self.next_epoch();
+        // The clock first: stores made below are born in the new epoch.
+        self.locations.set_tick(epoch | tick(state.tick));
+        let (graveyard, mut carry, removed_stores) =
+            self.take_replaced_rows(state, shared, &plans, &origin);
+        self.dynamic.truncate(shared - declared, declared);
+        for (s, image) in state.stores.iter().enumerate().skip(shared) {
+            let mask = image
+                .info()
+                .slots
+                .iter()
+                .fold(M::Set::EMPTY, |m, slot| m.with(slot.component));
+            let id = self.dynamic_store(mask);
+            debug_assert_eq!(id as usize, s);
+        }
+        for (s, image) in state.stores.iter().enumerate() {
+            // SAFETY: `staged[s]` was made from this image and plan; the store's rows past the
+            // image's length and the no_rollback values of the structural rows were taken out.
+            unsafe { self.stores[s].commit_load(image, &plans[s], &mut staged[s], epoch) };
+        }
+        for (i, usage) in state.usage.iter().enumerate() {
+            self.dynamic.set_usage(i, *usage);
+        }
+        self.restore_no_rollback(state, &plans, &mut carry, &mut default_buffers);
+        self.place_entities(state, &plans, &unplaced);
+        let old_sets = self.commit_rest(state, staged_sets);
+        // Step 4: the replaced values go (a panicking drop runs after the load is complete).
+        drop((
+            staged,
+            graveyard,
+            old_sets,
+            removed_stores,
+            carry,
+            default_buffers,
+        ));
+        Ok(())
+    }
+
+    /// How each of the state's stores loads: the rows written since `since` in a store the
+    /// world shares with the state (the first `shared`), everything in the others.
+    fn load_plans(&self, state: &WorldState, shared: usize, since: Option<u64>) -> Vec<LoadPlan> {
+        state
             .stores
             .iter()
             .enumerate()
@@ -374,8 +421,20 @@ impl<M: StateModel> World<M> {
                     None => LoadPlan::everything(image),
                 },
             )
-            .collect();
-        // Step 1: what moves and what is cloned, reading only.
+            .collect()
+    }
+
+    /// Load step 1, reading only: the entities of the rows the load replaces or removes (they
+    /// lose their locations), and how many default values each no_rollback component needs
+    /// for the state's restored rows that no leaving row carries a value to.
+    fn rows_leaving(
+        &self,
+        state: &WorldState,
+        shared: usize,
+        plans: &[LoadPlan],
+        origin: &Origin,
+    ) -> (Vec<Entity>, FxHashMap<u32, usize>) {
+        let states = origin.tables.components;
         let mut unplaced: Vec<Entity> = Vec::new();
         let mut carried: FxHashSet<(Entity, u32)> = FxHashSet::default();
         let plans_of = |store: &Store| slot_plans(store.info(), states, M::components());
@@ -407,7 +466,7 @@ impl<M: StateModel> World<M> {
         }
         // The no_rollback values the state's restored rows need and nobody carries: defaults.
         let mut defaults: FxHashMap<u32, usize> = FxHashMap::default();
-        for (image, plan) in state.stores.iter().zip(&plans) {
+        for (image, plan) in state.stores.iter().zip(plans) {
             for p in image.plans().iter().filter(|p| !p.saved()) {
                 for r in &plan.structural {
                     let missing = image.entities()[r.clone()]
@@ -418,7 +477,21 @@ impl<M: StateModel> World<M> {
                 }
             }
         }
-        // Step 2: clone (user code may panic: nothing in the world has changed yet).
+        (unplaced, defaults)
+    }
+
+    /// Load step 2, which may run user code (`Clone`, `Default`) and so changes nothing in the
+    /// world: the no_rollback defaults, the stores' and sparse sets' staged values, and the
+    /// resources and event queues cloned into the world's scratch.
+    #[allow(clippy::type_complexity)]
+    fn stage_load(
+        &mut self,
+        state: &WorldState,
+        plans: &[LoadPlan],
+        defaults: &FxHashMap<u32, usize>,
+        origin: &Origin,
+    ) -> (FxHashMap<u32, ValueBuffer>, Vec<Staged>, Vec<StagedSet>) {
+        let states = origin.tables.components;
         let mut default_buffers: FxHashMap<u32, ValueBuffer> = FxHashMap::default();
         for (&c, &count) in defaults.iter().filter(|(_, &n)| n > 0) {
             let Copying::NoRollback { default } = states[c as usize].copying else {
@@ -429,13 +502,13 @@ impl<M: StateModel> World<M> {
             unsafe { buffer.fill(default, count) };
             default_buffers.insert(c, buffer);
         }
-        let mut staged: Vec<Staged> = state
+        let staged: Vec<Staged> = state
             .stores
             .iter()
-            .zip(&plans)
+            .zip(plans)
             .map(|(image, plan)| Store::stage_load(image, plan))
             .collect();
-        let mut staged_sets: Vec<StagedSet> = Self::sparse_ids()
+        let staged_sets: Vec<StagedSet> = Self::sparse_ids()
             .zip(self.sparse.sets())
             .zip(&state.sparse)
             .map(|((c, set), image)| set.stage_image(image, states[c as usize].copying))
@@ -467,10 +540,21 @@ impl<M: StateModel> World<M> {
             let queue = queue.as_ref().expect("a saved state holds every queue");
             (e.restore)(&**queue as &dyn Any, scratch.as_any_mut());
         }
-        // Step 3: commit. No user code runs from here until the drops at the end.
-        let epoch = self.next_epoch();
-        // The clock first: stores made below are born in the new epoch.
-        self.locations.set_tick(epoch | tick(state.tick));
+        (default_buffers, staged, staged_sets)
+    }
+
+    /// Load step 3 begins: the no_rollback values of the rows restored whole move out (to be
+    /// carried to the rows the state restores for their entities), then the rows the load
+    /// removes go: the shared stores' tails and the other stores whole.
+    fn take_replaced_rows(
+        &mut self,
+        state: &WorldState,
+        shared: usize,
+        plans: &[LoadPlan],
+        origin: &Origin,
+    ) -> (Graveyard, Carry, Vec<Store>) {
+        let states = origin.tables.components;
+        let plans_of = |store: &Store| slot_plans(store.info(), states, M::components());
         let mut graveyard = Graveyard::default();
         let mut carry = Carry::default();
         // The no_rollback values of the rows restored whole move out first.
@@ -503,26 +587,18 @@ impl<M: StateModel> World<M> {
                 removed_stores.push(self.stores.pop().expect("the last store"));
             }
         }
-        self.dynamic.truncate(shared - declared, declared);
-        for (s, image) in state.stores.iter().enumerate().skip(shared) {
-            let mask = image
-                .info()
-                .slots
-                .iter()
-                .fold(M::Set::EMPTY, |m, slot| m.with(slot.component));
-            let id = self.dynamic_store(mask);
-            debug_assert_eq!(id as usize, s);
-        }
-        for (s, image) in state.stores.iter().enumerate() {
-            // SAFETY: `staged[s]` was made from this image and plan; the store's rows past the
-            // image's length and the no_rollback values of the structural rows were taken out.
-            unsafe { self.stores[s].commit_load(image, &plans[s], &mut staged[s], epoch) };
-        }
-        for (i, usage) in state.usage.iter().enumerate() {
-            self.dynamic.set_usage(i, *usage);
-        }
-        // The no_rollback values of the restored rows: carried, else defaults.
-        for (s, (image, plan)) in state.stores.iter().zip(&plans).enumerate() {
+        (graveyard, carry, removed_stores)
+    }
+
+    /// The no_rollback values of the rows the state restored whole: carried, else defaults.
+    fn restore_no_rollback(
+        &mut self,
+        state: &WorldState,
+        plans: &[LoadPlan],
+        carry: &mut Carry,
+        default_buffers: &mut FxHashMap<u32, ValueBuffer>,
+    ) {
+        for (s, (image, plan)) in state.stores.iter().zip(plans).enumerate() {
             let store = &self.stores[s];
             for p in image.plans().iter().filter(|p| !p.saved()) {
                 for r in &plan.structural {
@@ -543,22 +619,34 @@ impl<M: StateModel> World<M> {
                 }
             }
         }
-        // Ids and locations.
+    }
+
+    /// The state's ids, and the locations of the entities of the rows the load restored whole
+    /// (`unplaced`: the entities that were in the rows it replaced or removed).
+    fn place_entities(&mut self, state: &WorldState, plans: &[LoadPlan], unplaced: &[Entity]) {
         let placed_before = self.locations.len();
         self.locations.manager_mut().load_image(&state.entities);
         if unplaced.len() == placed_before {
             self.locations.unplace_all();
         } else {
-            self.locations.unplace(&unplaced);
+            self.locations.unplace(unplaced);
         }
-        for (s, (image, plan)) in state.stores.iter().zip(&plans).enumerate() {
+        for (s, (image, plan)) in state.stores.iter().zip(plans).enumerate() {
             for r in &plan.structural {
                 self.locations
                     .place_rows(s as u32, r.start, &image.entities()[r.clone()]);
             }
         }
         self.locations.fit_locations();
-        // Sparse sets, resources, events, the hierarchy, cursors, last runs and the clock.
+    }
+
+    /// The rest of the commit: sparse sets, resources, events, the hierarchy, cursors, last
+    /// runs and the clock. Returns the replaced sparse sets, to drop last.
+    fn commit_rest(
+        &mut self,
+        state: &WorldState,
+        mut staged_sets: Vec<StagedSet>,
+    ) -> Vec<SparseSet> {
         let old_sets: Vec<SparseSet> = self
             .sparse
             .sets_mut()
@@ -587,16 +675,7 @@ impl<M: StateModel> World<M> {
             *mine = after | tick(saved);
         }
         self.locations.set_tick(after | tick(state.tick));
-        // Step 4: the replaced values go (a panicking drop runs after the load is complete).
-        drop((
-            staged,
-            graveyard,
-            old_sets,
-            removed_stores,
-            carry,
-            default_buffers,
-        ));
-        Ok(())
+        old_sets
     }
 
     /// The stamp at which store `s` was made (0 for a declared store).

@@ -1,4 +1,5 @@
-//! Model-based test of `sigecs::transform`: random operation sequences are applied to a
+//! Model-based test of the transform hierarchy (a unit test, so that it checks the sibling
+//! links the public API does not show): random operation sequences are applied to a
 //! `TransformManager` and to a naive reference (entity → local matrix and parent entity), and the
 //! two are compared after every step: every link, the entity map, and that rejected operations
 //! change nothing; and, after a third of the steps (so that links that leave world matrices
@@ -8,10 +9,10 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::{Instance, TransformError, TransformManager};
+use crate::entity::Entity;
 use glam::{Mat4, Quat, Vec3};
 use proptest::prelude::*;
-use sigecs::entity::Entity;
-use sigecs::transform::{Instance, TransformError, TransformManager};
 
 /// Entities are drawn from a small pool so that creates collide and trees grow deep.
 const POOL: u32 = 24;
@@ -20,7 +21,7 @@ const POOL: u32 = 24;
 const CHAIN_BASE: u32 = 1_000;
 
 fn pool_entity(n: u32) -> Entity {
-    Entity::new(n * 7 + 3, (n % 3) as sigecs::entity::Generation)
+    Entity::new(n * 7 + 3, (n % 3) as crate::entity::Generation)
 }
 
 /// The naive reference: each entity's local matrix and parent entity.

@@ -510,7 +510,11 @@ fn before_lookup(before: &Snapshot, e: Entity) -> Instance {
 proptest! {
     #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 4 } else { 256 }, ..ProptestConfig::default() })]
 
+    // Miri perturbs the results of transcendental float functions (sin, cos) on purpose, and
+    // this model compares world matrices exactly: the unsafe code it reaches is covered by the
+    // other transform tests under Miri.
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn transform_random_ops_match_reference_model(
         ops in prop::collection::vec((op(), prop::bool::weighted(0.3)), 1..=100),
     ) {

@@ -116,7 +116,7 @@ pub fn run_once<'e>(entities: &'e EntityManager, body: impl FnOnce(&mut Commands
 // The tables a generated world describes itself with, and the types its moves name.
 pub use crate::model::tables::{
     column_slots, column_types, sub_slice, ComponentInfo, CopyOp, Edge, MoveFn, MoveRef, Slot,
-    StoreInfo, SystemInfo, Tables, Transition, TypedMove,
+    StoreInfo, SystemInfo, Tables, Transition, TypedMove, GAINED,
 };
 pub use crate::storage::{ColumnType, Store};
 // World states: what an opted-in world's generated code names.
@@ -1320,9 +1320,10 @@ impl RowMove<'_> {
 /// `body` moves the values (a generated typed move, or the byte-wise `erased_move`), then
 /// the entity ids and locations. A typed move calls it with
 /// its two store ids as constants, so after inlining every store access is at a fixed offset
-/// and the bookkeeping runs inside the one indirect call, with nothing spilled around it; and
-/// `inserts`, whether the move inserts a component (else it removes one), which says what the
-/// row's add records become.
+/// and the bookkeeping runs inside the one indirect call, with nothing spilled around it;
+/// `carried` says, per slot of the target store, which source slot's add the row keeps (or
+/// [`GAINED`]), and `from_width` is the source store's number of slots: constants too, so
+/// the row's adds move in a few unrolled instructions.
 ///
 /// # Safety
 /// The first five arguments are a [`MoveFn`](crate::model::tables::MoveFn)'s, as its contract says;
@@ -1337,7 +1338,8 @@ pub unsafe fn move_row(
     loc: Location,
     value: *mut u8,
     [from, to]: [u32; 2],
-    inserts: bool,
+    carried: &[u32],
+    from_width: usize,
     body: impl FnOnce(&RowMove<'_>),
 ) {
     debug_assert!(from == loc.store && from != to);
@@ -1353,13 +1355,11 @@ pub unsafe fn move_row(
     let to_row = dst.len();
     body(&RowMove::new(src, dst, row, value));
     let stamp = locations.stamp();
-    // The row's adds: an insert adds now; a removal carries the adds of the chunk it leaves.
-    let added = (!inserts).then(|| src.added_at(row));
     // SAFETY: `body` wrote every slot of the new row, within the capacity the caller reserved,
     // and filled the source row with the source's last row.
     let moved = unsafe {
-        dst.commit_row_reserved(entity, stamp, added);
-        src.swap_remove_entity(row, stamp)
+        dst.commit_row_reserved(entity, stamp, src, row, carried);
+        src.swap_remove_entity(row, stamp, from_width)
     };
     if let Some(moved) = moved {
         locations.relocate(moved, Location::new(from, row));
@@ -1383,7 +1383,6 @@ pub(crate) unsafe fn erased_move<M: WorldModel>(
 ) {
     let tables = M::tables();
     let inserted = tables.insert_move(loc.store, c);
-    let inserts = inserted.is_some();
     let Some(m) = inserted.or_else(|| tables.remove_move(loc.store, c)) else {
         unreachable!(
             "the move of component {c} from store {} is declared",
@@ -1400,7 +1399,8 @@ pub(crate) unsafe fn erased_move<M: WorldModel>(
             loc,
             value,
             [loc.store, edge.to],
-            inserts,
+            &edge.carried,
+            edge.from_width(),
             |m| erased_body(m, edge),
         )
     }

@@ -502,13 +502,11 @@ pub struct Without<C>(PhantomData<fn() -> C>);
 /// the other rows of a changed chunk come too). Several `Changed` in a tuple visit the chunks
 /// where any of them changed.
 pub struct Changed<C>(PhantomData<fn() -> C>);
-/// Visit only entities that have `C`, in chunks of rows where an entity gained `C` since the
-/// tick given to [`World::query_changed`]: it was spawned with `C`, or `C` was inserted (also
-/// by a move into a store that holds it); a write of `C` is no add (a gain also counts as a
-/// change, for [`Changed<C>`]). A chunk of [`CHUNK`](crate::__private::CHUNK) rows is the unit,
-/// as for `Changed`; in a tuple with other `Changed` or `Added` filters, a chunk where any of
-/// them changed or was added is visited (a sparse component's filter is checked per entity,
-/// and every one must hold).
+/// Visit only entities that gained `C` since the tick given to [`World::query_changed`]: they
+/// were spawned with `C`, or `C` was inserted; a write of `C` is no add (a gain also counts as
+/// a change, for [`Changed<C>`]), nor is a move for another component. Exact, per entity. In a
+/// tuple with other `Changed` or `Added` filters, an entity any of them sees is visited (a
+/// sparse component's filter is checked per entity, and every one must hold).
 pub struct Added<C>(PhantomData<fn() -> C>);
 
 impl<M: WorldModel> Filter<M> for () {
@@ -988,7 +986,7 @@ impl<M: WorldModel> World<M> {
     /// [`World::query_filtered`] that keeps to what changed after `since` (a value of
     /// [`World::change_tick`] taken earlier): the filter's [`Changed<C>`] elements visit only
     /// the chunks of rows where `C` was written (or gained) after it, its [`Added<C>`]
-    /// elements the chunks where an entity gained `C` after it; without either this is
+    /// elements the entities that gained `C` after it; without either this is
     /// `query_filtered`.
     pub fn query_changed<'w, Q: Query<'w, M> + ReadOnly, F: Filter<M>>(
         &'w self,

@@ -87,8 +87,8 @@ pub fn derive_event(input: TokenStream) -> TokenStream {
 /// - `changed(D)`: only rows whose `D` may have changed since the system's last run: `D` was
 ///   written (or taken as `&mut D`) or gained (a spawn or insert counts as a change), checked
 ///   per chunk of rows and per component (a write of another component of the row is none).
-/// - `added(E)`: only rows whose entity may have gained `E` since the system's last run (a
-///   spawn with `E`, an insert of `E`), checked per chunk of rows; a write is no add.
+/// - `added(E)`: only rows whose entity gained `E` since the system's last run (a spawn with
+///   `E`, an insert of `E`), exactly; a write is no add.
 /// - `after(s)`: runs after system `s` (the system moves down; the others keep their order).
 /// - `before(s)`: runs before system `s` (the system moves up to just before `s`).
 /// - `min_chunk = N`: its pass splits into parallel jobs of at least `N` rows.

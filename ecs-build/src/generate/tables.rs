@@ -441,7 +441,18 @@ fn typed_moves(analysis: &Analysis) -> (Vec<TokenStream>, Vec<TokenStream>) {
             to.ident
         ));
         let (sid, cid, tid) = (s as u32, c as u32, t as u32);
-        let inserts = to.has(c);
+        // Per slot of the target, the source slot of its component: how the row's adds carry.
+        let carried =
+            to.fields.iter().map(
+                |(_, id)| match from.fields.iter().position(|(_, f)| f == id) {
+                    Some(k) => {
+                        let k = k as u32;
+                        quote!(#k)
+                    }
+                    None => quote!(::sigecs::__private::GAINED),
+                },
+            );
+        let from_width = from.fields.len();
         entries.push(
             quote!(::sigecs::__private::TypedMove { from: #sid, component: #cid, run: #name }),
         );
@@ -458,7 +469,7 @@ fn typed_moves(analysis: &Analysis) -> (Vec<TokenStream>, Vec<TokenStream>) {
                 #move_safety
                 unsafe {
                     ::sigecs::__private::move_row(
-                        stores, locations, entity, loc, value, [#sid, #tid], #inserts,
+                        stores, locations, entity, loc, value, [#sid, #tid], &[#(#carried),*], #from_width,
                         |m| { #(#copies)* #changed #(#fills)* },
                     )
                 }

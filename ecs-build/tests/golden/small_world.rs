@@ -192,7 +192,8 @@ mod sigecs_world {
                 loc,
                 value,
                 [0u32, 1u32],
-                true,
+                &[0u32, ::sigecs::__private::GAINED],
+                1usize,
                 |m| {
                     m.copy::<crate::bare::Mass, crate::bare::Mass, TaggedRow>(
                         0,
@@ -230,7 +231,8 @@ mod sigecs_world {
                 loc,
                 value,
                 [1u32, 0u32],
-                false,
+                &[0u32],
+                2usize,
                 |m| {
                     m.copy::<crate::bare::Mass, TaggedRow, crate::bare::Mass>(
                         0,

@@ -209,6 +209,35 @@ pub struct Edge {
     pub changed_size: usize,
     /// True when the move inserts the changed component, false when it removes it.
     pub inserts: bool,
+    /// Per slot of the target store, the source slot of the same component, or [`GAINED`] for
+    /// the component the move inserts: how the row's adds carry over.
+    pub carried: Box<[u32]>,
+}
+
+impl Edge {
+    /// The source store's number of slots: one fewer than the target's for an insert.
+    #[inline]
+    pub fn from_width(&self) -> usize {
+        if self.inserts {
+            self.carried.len().saturating_sub(1)
+        } else {
+            self.carried.len() + 1
+        }
+    }
+}
+
+/// A slot of a move's target store whose component the move inserts (see [`Edge::carried`]).
+pub const GAINED: u32 = u32::MAX;
+
+/// Per slot of `to`, the slot of `from` that holds the same component, or [`GAINED`].
+pub(crate) fn carried_slots(from: &[Slot], to: &[Slot]) -> Box<[u32]> {
+    to.iter()
+        .map(|t| {
+            from.iter()
+                .position(|f| f.component == t.component)
+                .map_or(GAINED, |k| k as u32)
+        })
+        .collect()
 }
 
 impl Edge {
@@ -247,6 +276,7 @@ impl Edge {
             changed,
             changed_size: components[c as usize].ty.size,
             inserts,
+            carried: carried_slots(from.slots, to.slots),
         }
     }
 }

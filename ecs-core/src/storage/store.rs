@@ -108,13 +108,6 @@ impl Store {
         self.versions.changed(&watched, self.len(), since)
     }
 
-    /// The add version of `row`'s chunk: the newest add the row may hold, which it carries
-    /// when it moves to another store.
-    #[inline(always)]
-    pub(crate) fn added_at(&self, row: usize) -> u64 {
-        self.versions.added_at(row)
-    }
-
     /// The `TypeId` of the component in each slot.
     #[inline]
     pub(crate) fn slot_types(&self) -> &[TypeId] {
@@ -260,8 +253,10 @@ impl Store {
         let last = self.len() - 1;
         if row != last {
             // The last row moves in: a structural write of the row, with its adds.
-            self.versions.move_within(last, row, stamp);
+            self.versions
+                .move_within(last, row, stamp, self.info.slots.len());
         }
+        self.versions.truncate_rows(last);
         for c in self.columns.iter_mut() {
             if row == last {
                 continue;
@@ -291,18 +286,25 @@ impl Store {
 
     /// Removes `row`'s entity by moving the last row's entity into it, once the columns did
     /// the same (the column half of a swap-remove, done by a [`MoveFn`](crate::model::tables::MoveFn)).
-    /// Returns the entity that moved into `row`, if any.
+    /// `width` is the store's number of slots (a constant in a typed move). Returns the entity
+    /// that moved into `row`, if any.
     ///
     /// # Safety
     /// `row` is a live row, and the columns already hold the last row's values at `row` (or
     /// `row` is the last row).
     #[inline(always)]
-    pub(crate) unsafe fn swap_remove_entity(&mut self, row: usize, stamp: u64) -> Option<Entity> {
+    pub(crate) unsafe fn swap_remove_entity(
+        &mut self,
+        row: usize,
+        stamp: u64,
+        width: usize,
+    ) -> Option<Entity> {
         let last = self.entities.len() - 1;
         debug_assert!(row <= last);
         if row != last {
-            self.versions.move_within(last, row, stamp);
+            self.versions.move_within(last, row, stamp, width);
         }
+        self.versions.truncate_rows(last);
         let ids = self.entities.as_mut_ptr();
         // SAFETY: `row` is a live row (the caller) and `last` the last one, both in bounds;
         // shrinking the length by one drops nothing (`Entity` is `Copy`).
@@ -315,9 +317,10 @@ impl Store {
     }
 
     /// Appends `entity` as a new row whose values the caller has already written at row
-    /// `len()` of every slot, without a capacity check: the row a move brings in, which
-    /// counts as written at `stamp`, and as added then if it gained a component (`None`), else
-    /// holds adds up to `Some(added)` (clock bits, [`Store::added_at`] where it was).
+    /// `len()` of every slot, without a capacity check: the row a move brings in from row
+    /// `from` of `src`, which counts as written at `stamp`, keeps the adds of the components
+    /// both stores hold and adds the others now (`carried`: per slot, the slot of `src` of
+    /// the same component, or `GAINED`).
     ///
     /// # Safety
     /// As [`Store::commit_row`], and `len() < capacity()` ([`Store::reserve`] was called).
@@ -326,14 +329,14 @@ impl Store {
         &mut self,
         entity: Entity,
         stamp: u64,
-        added: Option<u64>,
+        src: &Store,
+        from: usize,
+        carried: &[u32],
     ) {
         let len = self.entities.len();
         debug_assert!(len < self.cap);
-        match added {
-            None => self.versions.spawn_row(len, stamp),
-            Some(added) => self.versions.enter_row(len, stamp, added),
-        }
+        self.versions
+            .enter_row(len, stamp, &src.versions, from, carried);
         // SAFETY: `cap` never exceeds the entity vector's capacity (`grow`), so slot `len`
         // is allocated; writing it and growing the length by one initialises it.
         unsafe {
@@ -350,6 +353,7 @@ impl Store {
             return;
         }
         self.entities.truncate(len);
+        self.versions.truncate_rows(len);
         // SAFETY: rows len..old were initialised and are beyond the new length.
         unsafe { drop_columns(&mut self.columns, len, old) };
     }

@@ -16,28 +16,29 @@
 //! - the chunk's **cell** stamp for that slot: a single value written in place (`get_mut`, an
 //!   `insert` replacing a value).
 //!
-//! One record makes a chunk's **add** version, the same for every component: the chunk's
-//! **add** stamp, raised when a row of it is spawned or gains a component (an insert moves it
-//! in), and raised to the add stamp of the chunk a row comes from when a move brings the row
-//! in (from another store, or as the last row filling a removed one): one comparison per move,
-//! where a stamp per component would cost a search of the gained component in every move. A
-//! write is not an add.
+//! Adds are exact: each row keeps, per component, the clock bits of the moment its entity
+//! gained it (bevy's added ticks), and a chunk's **add** record, the newest of its rows',
+//! lets a filter skip the chunks where nothing was added. A spawn adds every component of
+//! its row; a move to another store carries the adds of the components the entity keeps and
+//! adds the one it gains (the move's table of carried slots says which is which: a constant
+//! in a typed move); a row that fills a removed one takes its adds along. A write is not an
+//! add.
 //!
 //! So a filter has no false negative (every write or add stamps the chunk or the store it is
 //! in, and a row that moves takes its adds along); its false positives are exactly the other
 //! rows of a stamped chunk, every row of a component a pass wrote (written or not: `&mut C`
-//! counts as a write, as in bevy), every component of a row a structural change wrote (for
-//! `changed`), and every component of a chunk in which a row was added or into which a row
-//! with a newer add moved (for `added`).
+//! counts as a write, as in bevy) and every component of a row a structural change wrote
+//! (for `changed`); an `added` filter has none.
 //!
 //! A stamp's low [`TICK_BITS`] bits are the world's clock; the bits above count the world
 //! states the world loaded (its *epoch*, see `crate::state`). The epoch orders writes for
 //! incremental saves, which must see a load's writes as newer than anything before it even
 //! though the load sets the clock back; change filters compare the clock bits alone
 //! ([`tick`]), so a world behaves the same whatever its epoch. Add records keep the clock bits
-//! alone: a move compares them, and an add always comes with a row stamp of its chunk, which
-//! is what an incremental save looks at.
+//! alone: an add always comes with a row stamp of its chunk, which is what an incremental
+//! save looks at.
 
+use crate::model::tables::GAINED;
 use std::ops::Range;
 
 /// Bits of a stamp that are the world's clock: 2^40 passes, 580 years at 60 frames of 1,000
@@ -102,20 +103,25 @@ fn set(v: &mut Vec<u64>, c: usize, stamp: u64) {
 }
 
 /// A chunk's records: the last structural write of any of its rows, and the newest add of any
-/// component to any of its rows (clock bits only). Kept together: a move writes both.
+/// component to any of its rows (clock bits). Kept together: a move writes both.
 #[derive(Clone, Copy, Debug, Default)]
 struct ChunkRecords {
     row: u64,
     added: u64,
 }
 
-/// The per-chunk and per-slot records of one store.
+/// The per-chunk, per-slot and per-row records of one store.
 #[derive(Debug, Default)]
 pub(crate) struct Versions {
     /// Per chunk: its structural and add records.
     chunks: Vec<ChunkRecords>,
     /// Per slot, per chunk: the last value written in place.
     cells: Box<[Vec<u64>]>,
+    /// Per row, per slot (row after row, `width` each): when the row's entity gained the
+    /// component (clock bits). Always as long as the store's rows times `width`.
+    adds: Vec<u64>,
+    /// The store's number of slots.
+    width: usize,
 }
 
 impl Versions {
@@ -124,6 +130,8 @@ impl Versions {
         Versions {
             chunks: Vec::new(),
             cells: (0..slots).map(|_| Vec::new()).collect(),
+            adds: Vec::new(),
+            width: slots,
         }
     }
 
@@ -151,12 +159,15 @@ impl Versions {
         self.chunks.get(c).copied().unwrap_or_default()
     }
 
-    /// Rows `from..to` were spawned at `stamp`: every component written and added.
+    /// Rows `from..to` (`from` = the rows so far) were spawned at `stamp`: every component
+    /// written and added.
     #[inline]
     pub(crate) fn spawn_rows(&mut self, from: usize, to: usize, stamp: u64) {
         if from >= to {
             return;
         }
+        debug_assert_eq!(self.adds.len(), from * self.width);
+        self.adds.resize(to * self.width, tick(stamp));
         let (first, last) = (chunk(from), chunk(to - 1));
         self.chunk_mut(last);
         self.chunks[first..=last].fill(ChunkRecords {
@@ -165,25 +176,48 @@ impl Versions {
         });
     }
 
-    /// Row `row` was spawned at `stamp`. (No stamp is older than a record: a load sets the
-    /// clock back only to the saved clock, which no record passes.)
+    /// Row `row` (= the rows so far) was spawned at `stamp`. (No stamp is older than a record:
+    /// a load sets the clock back only to the saved clock, which no record passes.)
     #[inline]
     pub(crate) fn spawn_row(&mut self, row: usize, stamp: u64) {
+        debug_assert_eq!(self.adds.len(), row * self.width);
+        self.adds
+            .extend(std::iter::repeat_n(tick(stamp), self.width));
         *self.chunk_mut(chunk(row)) = ChunkRecords {
             row: stamp,
             added: tick(stamp),
         };
     }
 
-    /// Row `row` was written structurally at `stamp` and holds adds up to `added` (clock
-    /// bits): a move brought the row in, and `added` is [`Versions::added_at`] of the row's
-    /// chunk where it was. Stamps only grow, so only the add compares. (A row that gained a
-    /// component is a spawn here: [`Versions::spawn_row`].)
+    /// Row `row` (= the rows so far) is `src`'s row `from`, which a move brought in at
+    /// `stamp` (a structural write): per slot, `carried` names the slot of `src` whose add it
+    /// keeps (the same component), or [`GAINED`] for a component added now.
     #[inline(always)]
-    pub(crate) fn enter_row(&mut self, row: usize, stamp: u64, added: u64) {
+    pub(crate) fn enter_row(
+        &mut self,
+        row: usize,
+        stamp: u64,
+        src: &Versions,
+        from: usize,
+        carried: &[u32],
+    ) {
+        debug_assert_eq!(self.adds.len(), row * self.width);
+        debug_assert_eq!(carried.len(), self.width);
+        let now = tick(stamp);
+        let theirs = &src.adds[from * src.width..(from + 1) * src.width];
+        let mut newest = 0;
+        self.adds.extend(carried.iter().map(|&slot| {
+            let added = if slot == GAINED {
+                now
+            } else {
+                theirs[slot as usize]
+            };
+            newest = newest.max(added);
+            added
+        }));
         let r = self.chunk_mut(chunk(row));
         r.row = stamp;
-        r.added = r.added.max(added);
+        r.added = r.added.max(newest);
     }
 
     /// The value of slot `slot` in row `row` was written in place at `stamp`.
@@ -192,23 +226,32 @@ impl Versions {
         set(&mut self.cells[slot], chunk(row), stamp);
     }
 
-    /// The add stamp of the chunk of `row`: what the row carries when it moves.
-    #[inline(always)]
-    pub(crate) fn added_at(&self, row: usize) -> u64 {
-        self.chunk(chunk(row)).added
-    }
-
     /// The row at `from` moved to `to` within the store (it fills a removed row): it takes its
-    /// adds along, and `to` counts as written at `stamp`.
+    /// adds along, and `to` counts as written at `stamp`. `width` is the store's number of
+    /// slots (a constant where a typed move inlines this, so the copy unrolls).
     #[inline(always)]
-    pub(crate) fn move_within(&mut self, from: usize, to: usize, stamp: u64) {
-        let carried = self.added_at(from);
-        self.enter_row(to, stamp, carried);
+    pub(crate) fn move_within(&mut self, from: usize, to: usize, stamp: u64, width: usize) {
+        debug_assert_eq!(width, self.width);
+        let mut newest = 0;
+        for k in 0..width {
+            let added = self.adds[from * width + k];
+            self.adds[to * width + k] = added;
+            newest = newest.max(added);
+        }
+        let r = self.chunk_mut(chunk(to));
+        r.row = stamp;
+        r.added = r.added.max(newest);
     }
 
-    /// The runs of rows (of a store of `len` rows) in chunks where any of `watched` (each
-    /// with its pass stamp) changed or was added after `since`, in order, adjacent chunks
-    /// merged.
+    /// Forgets the adds of rows `len..` (rows that left the store).
+    #[inline(always)]
+    pub(crate) fn truncate_rows(&mut self, len: usize) {
+        self.adds.truncate(len * self.width);
+    }
+
+    /// The runs of rows (of a store of `len` rows) where any of `watched` (each with its pass
+    /// stamp) changed or was added after `since`, in order, adjacent runs merged: changes by
+    /// whole chunks, adds row by row.
     pub(crate) fn changed(
         &self,
         watched: &[(Watch, u64)],
@@ -219,10 +262,11 @@ impl Versions {
         let since = tick(since);
         // The records whose largest stamp in a chunk is the version of a watch there.
         let mut records: Vec<&[u64]> = Vec::new();
-        let (mut structural, mut added) = (false, false);
+        let mut added: Vec<usize> = Vec::new();
+        let mut structural = false;
         for &(w, pass) in watched {
             if w.added {
-                added = true;
+                added.push(w.slot);
             } else if tick(pass) > since {
                 // A pass wrote a whole component: every row.
                 if len > 0 {
@@ -234,20 +278,33 @@ impl Versions {
                 records.push(&self.cells[w.slot]);
             }
         }
+        let width = self.width;
         for c in 0..len.div_ceil(CHUNK) {
             let chunk = self.chunk(c);
+            let rows = c * CHUNK..((c + 1) * CHUNK).min(len);
             if (structural && tick(chunk.row) > since)
-                || (added && chunk.added > since)
                 || records.iter().any(|r| tick(at(r, c)) > since)
             {
-                let rows = c * CHUNK..((c + 1) * CHUNK).min(len);
-                match runs.last_mut() {
-                    Some(last) if last.end == rows.start => last.end = rows.end,
-                    _ => runs.push(rows),
+                push_run(&mut runs, rows);
+            } else if !added.is_empty() && chunk.added > since {
+                for row in rows {
+                    let adds = &self.adds[row * width..(row + 1) * width];
+                    if added.iter().any(|&slot| adds[slot] > since) {
+                        push_run(&mut runs, row..row + 1);
+                    }
                 }
             }
         }
         runs
+    }
+}
+
+/// Appends `rows` to `runs`, merged with the last run when they touch.
+#[inline]
+fn push_run(runs: &mut Vec<Range<usize>>, rows: Range<usize>) {
+    match runs.last_mut() {
+        Some(last) if last.end == rows.start => last.end = rows.end,
+        _ => runs.push(rows),
     }
 }
 
@@ -270,6 +327,25 @@ impl Versions {
     #[inline]
     pub(crate) fn add_record(&self, c: usize) -> u64 {
         self.chunk(c).added
+    }
+
+    /// The adds of rows `rows`, row after row (one per slot).
+    #[inline]
+    pub(crate) fn row_adds(&self, rows: Range<usize>) -> &[u64] {
+        let width = self.width;
+        &self.adds[rows.start * width..rows.end * width]
+    }
+
+    /// Sets the adds of the rows from `row` on (existing rows, or the next ones to come when
+    /// `row` is the number of rows so far) to `adds`, row after row.
+    pub(crate) fn set_row_adds(&mut self, row: usize, adds: &[u64]) {
+        let start = row * self.width;
+        let end = start + adds.len();
+        if end > self.adds.len() {
+            debug_assert!(start <= self.adds.len());
+            self.adds.resize(end, 0);
+        }
+        self.adds[start..end].copy_from_slice(adds);
     }
 
     /// Sets chunk `c`'s structural record.
@@ -323,6 +399,7 @@ impl Versions {
 )]
 mod tests {
     use super::*;
+    use crate::model::Slot;
 
     fn changed(slot: usize) -> Watch {
         Watch { slot, added: false }
@@ -341,17 +418,33 @@ mod tests {
         v.changed(&watched, len, since)
     }
 
+    /// Records for a store of `components` (ids), in that slot order.
+    fn versions(components: &[u32]) -> Versions {
+        Versions::new(components.len())
+    }
+
+    /// The carried slots of a move from a store of components `from` to one of `to`.
+    fn carried(from: &[u32], to: &[u32]) -> Box<[u32]> {
+        let slots = |ids: &[u32]| -> Vec<Slot> {
+            ids.iter()
+                .enumerate()
+                .map(|(k, &c)| Slot::new(c, k as u32, 0))
+                .collect()
+        };
+        crate::model::tables::carried_slots(&slots(from), &slots(to))
+    }
+
     #[test]
     fn runs_cover_exactly_the_changed_chunks() {
-        let mut v = Versions::new(2);
+        let mut v = versions(&[0, 1]);
         let mut passes = [0u64; 2];
         let len = 5 * CHUNK + 10;
         v.spawn_rows(0, len, 1); // spawned at 1
         assert_eq!(runs(&v, &passes, &[changed(0)], len, 0), [0..len]);
         assert!(runs(&v, &passes, &[changed(0)], len, 1).is_empty());
         v.mark_cell(1, 2 * CHUNK + 3, 5); // one value of slot 1 in chunk 2
-        v.enter_row(4 * CHUNK, 6, 0); // a row of chunk 4
-        v.enter_row(5 * CHUNK + 9, 6, 0); // and of chunk 5, the last and partial one
+        v.move_within(4 * CHUNK + 1, 4 * CHUNK, 6, 2); // a row of chunk 4 written
+        v.move_within(5 * CHUNK + 8, 5 * CHUNK + 9, 6, 2); // and of chunk 5, the last, partial one
         assert_eq!(
             runs(&v, &passes, &[changed(1)], len, 4),
             [2 * CHUNK..3 * CHUNK, 4 * CHUNK..len]
@@ -387,10 +480,12 @@ mod tests {
     }
 
     #[test]
-    fn adds_are_spawns_and_gains_and_move_with_their_rows() {
-        let mut v = Versions::new(2);
-        let mut passes = [0u64; 2];
-        let len = 4 * CHUNK;
+    fn adds_are_exact_per_row_and_component_and_move_with_their_rows() {
+        // Components 5, 7, 3 in that slot order; the other store holds 7 and 3 (as 3, 7).
+        let mut v = versions(&[5, 7, 3]);
+        let mut other = versions(&[3, 7]);
+        let mut passes = [0u64; 3];
+        let len = 2 * CHUNK;
         v.spawn_rows(0, len, 1);
         assert_eq!(
             runs(&v, &passes, &[added(0)], len, 0),
@@ -398,55 +493,59 @@ mod tests {
             "spawned: added"
         );
         assert!(runs(&v, &passes, &[added(0)], len, 1).is_empty());
+        // Writes are not adds.
         v.mark_cell(0, 5, 2);
-        v.enter_row(CHUNK, 2, 0);
+        v.move_within(CHUNK + 1, CHUNK, 2, 3);
         passes[1] = 2;
-        assert!(
-            runs(&v, &passes, &[added(0), added(1)], len, 1).is_empty(),
-            "writes"
-        );
-        // A row that gained a component comes into chunk 3.
-        v.enter_row(3 * CHUNK + 1, 3, 3);
-        assert_eq!(runs(&v, &passes, &[added(1)], len, 2), [3 * CHUNK..len]);
+        assert!(runs(&v, &passes, &[added(0), added(1), added(2)], len, 1).is_empty());
+        // An entity spawned at 2 in the other store gains component 5 at 4: it comes in as
+        // row `len`, with 7 and 3 added at 2 and 5 at 4.
+        other.spawn_row(0, 2);
+        v.enter_row(len, 4, &other, 0, &carried(&[3, 7], &[5, 7, 3]));
+        let len = len + 1;
+        assert_eq!(runs(&v, &passes, &[added(0)], len, 3), [len - 1..len]);
+        assert!(runs(&v, &passes, &[added(1), added(2)], len, 3).is_empty());
         assert_eq!(
-            runs(&v, &passes, &[added(0)], len, 2),
-            [3 * CHUNK..len],
-            "an add counts for every component of its chunk (bounded)"
+            runs(&v, &passes, &[added(2)], len, 1),
+            [len - 1..len],
+            "3 kept its add"
         );
-        // It moves into chunk 0 (it fills a removed row): its add goes with it.
-        v.move_within(3 * CHUNK + 1, 2, 4);
+        assert_eq!(v.row_adds(len - 1..len), [4, 2, 2]);
+        // It fills row 5 (a removed row): its adds go with it, and nothing else is added.
+        v.move_within(len - 1, 5, 5, 3);
+        v.truncate_rows(len - 1);
+        let len = len - 1;
+        assert_eq!(runs(&v, &passes, &[added(0)], len, 3), [5..6]);
         assert_eq!(
-            runs(&v, &passes, &[added(1)], len, 2),
-            [0..CHUNK, 3 * CHUNK..len],
-            "the chunk it left keeps its stamp (a false positive, bounded)"
-        );
-        assert_eq!(
-            runs(&v, &passes, &[changed(0)], len, 3),
+            runs(&v, &passes, &[changed(1)], len, 4),
             [0..CHUNK],
             "the row it fills is written"
         );
-        // A row brought in from a chunk of older adds adds nothing.
-        v.enter_row(CHUNK + 3, 5, 1);
-        assert_eq!(
-            runs(&v, &passes, &[added(0)], len, 2),
-            [0..CHUNK, 3 * CHUNK..len]
-        );
-        assert_eq!(v.added_at(CHUNK + 3), 1);
-        // Within one chunk a move changes no add.
-        v.move_within(CHUNK + 7, CHUNK + 8, 7);
-        assert!(runs(&v, &passes, &[added(0)], len, 4).is_empty());
-        // A spawn in a chunk past the records.
-        v.enter_row(len, 8, 8);
-        assert_eq!(runs(&v, &passes, &[added(0)], len + 1, 7), [len..len + 1]);
+        // Back to the other store, losing 5: 7 and 3 keep their adds.
+        let mut back = versions(&[7, 3]);
+        back.spawn_rows(0, 1, 1);
+        back.enter_row(1, 6, &v, 5, &carried(&[5, 7, 3], &[7, 3]));
+        assert_eq!(back.row_adds(1..2), [2, 2]);
+        assert!(runs(&back, &[0, 0], &[added(0), added(1)], 2, 2).is_empty());
+        // Adds are filtered row by row, in order, touching rows merged.
+        let mut w = versions(&[1]);
+        w.spawn_rows(0, 3, 1);
+        w.spawn_rows(3, 6, 8);
+        w.spawn_row(6, 9);
+        assert_eq!(runs(&w, &[0], &[added(0)], 7, 1), [3..7]);
+        assert_eq!(runs(&w, &[0], &[added(0)], 7, 8), [6..7]);
+        w.move_within(0, 4, 10, 1);
+        assert_eq!(runs(&w, &[0], &[added(0)], 7, 1), [3..4, 5..7]);
     }
 
     #[test]
     fn filters_compare_clock_bits_and_add_records_keep_no_epoch() {
         let epoch = 3 << TICK_BITS;
-        let mut v = Versions::new(1);
+        let mut v = versions(&[0]);
         let mut passes = [0u64; 1];
         v.spawn_rows(0, 2 * CHUNK, epoch | 5);
         assert_eq!(v.add_record(1), 5, "clock bits only");
+        assert_eq!(v.row_adds(0..1), [5], "clock bits only");
         assert_eq!(v.row_record(1), epoch | 5);
         assert!(runs(&v, &passes, &[changed(0), added(0)], 2 * CHUNK, 5).is_empty());
         assert_eq!(runs(&v, &passes, &[added(0)], 2 * CHUNK, 4), [0..2 * CHUNK]);
@@ -460,6 +559,8 @@ mod tests {
         assert_eq!(v.row_record(0), 5);
         v.set_add_record(0, epoch | 9);
         assert_eq!(v.add_record(0), 9);
+        v.set_row_adds(1, &[9, 9]);
+        assert_eq!(v.row_adds(0..3), [5, 9, 9]);
         v.truncate_chunks(1);
         assert_eq!((v.add_record(1), v.row_record(1)), (0, 0));
     }

@@ -286,9 +286,6 @@ impl<M: WorldModel> World<M> {
         let target = &mut self.stores[to as usize];
         target.reserve(1);
         let rows = target.len() + 1;
-        // The target holds one more component than the source: an insert.
-        let inserts =
-            target.info().slots.len() > self.stores[loc.store as usize].info().slots.len();
         // SAFETY: the edge was made from the two stores' slots (`Edge::between`) for a move of
         // its component from `loc.store`, where `entity` lives; the target has room for a row;
         // `value` is as the caller guarantees.
@@ -300,7 +297,8 @@ impl<M: WorldModel> World<M> {
                 loc,
                 value,
                 [loc.store, to],
-                inserts,
+                &edge.edge.carried,
+                edge.edge.from_width(),
                 |m| crate::__private::erased_body(m, &edge.edge),
             )
         };

@@ -193,13 +193,14 @@ unsafe fn drop_saved(plans: &[SlotPlan], columns: &[Column], rows: Range<usize>)
 }
 
 /// The hash of chunk `chunk` (rows `rows`) of a store: its row count, entity ids, the values of
-/// every component that can be hashed, each component's change version and the chunk's add
-/// version (clock bits): what `changed` and `added` filters see.
+/// every component that can be hashed, each component's change version, the chunk's add
+/// version and the rows' adds (`adds`; clock bits): what `changed` and `added` filters see.
 pub(crate) fn chunk_hash(
     plans: &[SlotPlan],
     columns: &[Column],
     entities: &[Entity],
     [version, added]: [&dyn Fn(usize, usize) -> u64; 2],
+    adds: &[u64],
     chunk: usize,
     rows: Range<usize>,
 ) -> u64 {
@@ -241,6 +242,7 @@ pub(crate) fn chunk_hash(
         h.write_word(version(slot, chunk));
     }
     h.write_word(added(0, chunk));
+    h.write_words(adds);
     h.digest()
 }
 
@@ -284,6 +286,8 @@ pub(crate) struct StoreImage {
     fields: Box<[u64]>,
     /// Per chunk, the add record.
     added: Vec<u64>,
+    /// Per row, per slot: its add (clock bits), row after row.
+    adds: Vec<u64>,
     /// The store's capacities: entity ids, then each column.
     entity_cap: usize,
     column_caps: Box<[usize]>,
@@ -315,6 +319,7 @@ impl StoreImage {
             written: vec![0; info.columns.len()].into_boxed_slice(),
             fields: vec![0; info.slots.len()].into_boxed_slice(),
             added: Vec::new(),
+            adds: Vec::new(),
             entity_cap: 0,
             column_caps: vec![0; info.columns.len()].into_boxed_slice(),
             hashes: Vec::new(),
@@ -384,6 +389,7 @@ impl StoreImage {
             // The length first: a panicking drop leaves the rest out of the image.
             self.len = n;
             self.entities.truncate(n);
+            self.adds.truncate(n * self.info.slots.len());
             // SAFETY: rows n..m were initialised, and are past the length now.
             unsafe { drop_saved(&self.plans, &self.columns, n..m) };
         }
@@ -430,12 +436,16 @@ impl StoreImage {
                 }
             }
             if structural {
+                let width = self.info.slots.len();
+                self.adds[rows.start * width..rows.end * width]
+                    .copy_from_slice(store.versions.row_adds(rows.clone()));
                 self.entities[rows.clone()].copy_from_slice(&store.entities[rows]);
             }
             *flag |= chunk_dirty;
         }
         if n > m {
             self.grow(&store.columns, &store.entities, m, n);
+            self.adds.extend_from_slice(store.versions.row_adds(m..n));
         }
         self.rows.clear();
         self.rows
@@ -455,13 +465,16 @@ impl StoreImage {
         self.entity_cap = store.entities.capacity();
         self.hashes.resize(chunks, 0);
         for c in (0..chunks).filter(|&c| rehash[c]) {
+            let rows = chunk_rows(c, n);
+            let width = self.info.slots.len();
             self.hashes[c] = chunk_hash(
                 &self.plans,
                 &self.columns,
                 &self.entities,
                 [&|slot, c| self.version(slot, c), &|_, c| self.added(c)],
+                &self.adds[rows.start * width..rows.end * width],
                 c,
-                chunk_rows(c, n),
+                rows,
             );
         }
     }
@@ -516,6 +529,7 @@ impl StoreImage {
             written: self.written.clone(),
             fields: self.fields.clone(),
             added: self.added.clone(),
+            adds: self.adds.clone(),
             entity_cap: self.entity_cap,
             column_caps: self.column_caps.clone(),
             hashes: self.hashes.clone(),
@@ -736,6 +750,7 @@ impl Store {
             }
         }
         self.entities.truncate(from);
+        self.versions.truncate_rows(from);
     }
 
     /// Installs `plan`'s rows of `image`: values as bytes or from `staged` (whose buffers then
@@ -804,10 +819,17 @@ impl Store {
                 }
             }
         }
+        let width = self.info.slots.len();
         for run in &plan.structural {
             let kept = run.start.min(n)..run.end.min(n);
+            self.versions.set_row_adds(
+                kept.start,
+                &image.adds[kept.start * width..kept.end * width],
+            );
             self.entities[kept.clone()].copy_from_slice(&image.entities[kept]);
         }
+        self.versions
+            .set_row_adds(n, &image.adds[n * width..m * width]);
         self.entities.extend_from_slice(&image.entities[n..m]);
         let restamp = |stamp: u64| epoch | tick(stamp);
         for run in &plan.structural {
@@ -862,6 +884,7 @@ impl Store {
         let n = self.len();
         h.write_word(n as u64);
         for c in 0..n.div_ceil(CHUNK) {
+            let rows = chunk_rows(c, n);
             let hash = chunk_hash(
                 plans,
                 &self.columns,
@@ -870,8 +893,9 @@ impl Store {
                     &|slot, c| self.versions.version_of(slot, self.pass_version(slot), c),
                     &|_, c| self.versions.add_record(c),
                 ],
+                self.versions.row_adds(rows.clone()),
                 c,
-                chunk_rows(c, n),
+                rows,
             );
             h.write_word(hash);
         }

@@ -7,6 +7,8 @@
 //! ([`floor_vecs::FragIterPerSet`]). sigecs has two more rows: `sigecs_dynamic` (add_remove
 //! through a dynamic store, a component set no signature declares) and `sigecs_sparse`
 //! (add_remove and frag_iter with the component stored sparsely, `#[component(sparse)]`).
+//! One workload is not from ecs_bench_suite: save_restore, a world's state saved and restored
+//! for rollback, which only sigecs, hecs, bevy_ecs and `floor_vecs` run.
 //!
 //! Every implementation of a workload is a type implementing [`Workload`]: `new` builds the
 //! data (not timed), `run` is one timed iteration, `observe` reads the results back through the

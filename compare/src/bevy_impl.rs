@@ -353,7 +353,10 @@ impl Workload for SaveRestore {
         let mut q = self
             .world
             .query::<(&Transform, &Position, &Rotation, &Velocity)>();
-        data::state_observation(q.iter(&self.world).map(|(t, p, r, v)| (&t.0, &p.0, &r.0, &v.0)))
+        data::state_observation(
+            q.iter(&self.world)
+                .map(|(t, p, r, v)| (&t.0, &p.0, &r.0, &v.0)),
+        )
     }
 }
 

@@ -220,8 +220,15 @@ pub fn state_observation<'a>(
             *s += x;
         }
     }
-    ["entities", "transform", "position", "rotation", "velocity", "rows"]
-        .into_iter()
-        .zip(sums)
-        .collect()
+    [
+        "entities",
+        "transform",
+        "position",
+        "rotation",
+        "velocity",
+        "rows",
+    ]
+    .into_iter()
+    .zip(sums)
+    .collect()
 }

@@ -6,8 +6,7 @@
 
 use sigecs_compare::data::{heavy_transform, HEAVY_INVERSIONS, START};
 use sigecs_compare::{
-    for_each_impl, runs, AddRemoveSteps, Observation, SaveRestoreSteps, Workload, IMPLS,
-    WORKLOADS,
+    for_each_impl, runs, AddRemoveSteps, Observation, SaveRestoreSteps, Workload, IMPLS, WORKLOADS,
 };
 
 /// Odd, so that swapped values differ from the start values.
@@ -301,7 +300,10 @@ fn save_restore() {
     let observed = collect!("save_restore", save_restore_steps, SaveRestore, n);
     // Entity i holds transform.w_axis.x = position.x = rotation.y = velocity.y = i; the change
     // adds 1 to transform.w_axis.x and velocity.x = 1 to position.x.
-    let (s1, s2) = ((n * (n - 1) / 2) as f64, ((n - 1) * n * (2 * n - 1) / 6) as f64);
+    let (s1, s2) = (
+        (n * (n - 1) / 2) as f64,
+        ((n - 1) * n * (2 * n - 1) / 6) as f64,
+    );
     let count = n as f64;
     let saved = obs(&[
         ("entities", count),

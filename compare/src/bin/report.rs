@@ -250,7 +250,10 @@ fn cell(
             .kept_cell(table, w, imp)
             .map_or("—".into(), str::to_string);
     }
-    results.medians.get(&(w, imp)).map_or("—".into(), |&t| show(t))
+    results
+        .medians
+        .get(&(w, imp))
+        .map_or("—".into(), |&t| show(t))
 }
 
 /// The fastest library (floors aside) of a workload.

@@ -172,7 +172,7 @@ fn frag_iter() {
 /// angle).
 fn heavy_by_hand(n: usize, inversions: usize, runs: usize) -> [f64; 3] {
     let theta = 1.2f64;
-    let sign = |k: usize| if k % 2 == 0 { 1.0 } else { -1.0 };
+    let sign = |k: usize| if k.is_multiple_of(2) { 1.0 } else { -1.0 };
     let angle: f64 = (1..=runs).map(|r| sign(r * inversions) * theta).sum();
     let n = n as f64;
     [

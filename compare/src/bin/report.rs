@@ -618,3 +618,105 @@ fn chart(path: &Path, results: &Results) -> Result<(), String> {
     root.present().map_err(|x| e(&x))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report as [`tables`] writes it, for two workloads of [`WORKLOADS`].
+    const REPORT: &str = "\
+Median time of one iteration divided by the median of `floor_vecs`.
+
+| implementation | frag_iter | add_remove |
+|---|---:|---:|
+| sigecs | 4.35× | 12× |
+| sigecs_sparse | **2.07×** | **8.43×** |
+
+Median time of one iteration:
+
+| implementation | frag_iter | add_remove |
+|---|---:|---:|
+| floor_vecs | 44 ns | 18.4 µs |
+| sigecs | 193 ns | — |
+
+| workload | threads | what one iteration does |
+|---|---|---|
+| frag_iter | one | not a cell |
+";
+
+    fn kept(table: Table, imp: &str, w: &str) -> Option<String> {
+        previous_cells(REPORT)
+            .get(&(table, imp.to_string(), w.to_string()))
+            .cloned()
+    }
+
+    #[test]
+    fn previous_cells_reads_both_tables_verbatim_and_nothing_else() {
+        assert_eq!(
+            kept(Table::Ratios, "sigecs_sparse", "frag_iter").as_deref(),
+            Some("**2.07×**")
+        );
+        assert_eq!(
+            kept(Table::Ratios, "sigecs", "add_remove").as_deref(),
+            Some("12×")
+        );
+        assert_eq!(
+            kept(Table::Times, "floor_vecs", "add_remove").as_deref(),
+            Some("18.4 µs")
+        );
+        assert_eq!(
+            kept(Table::Times, "sigecs", "frag_iter").as_deref(),
+            Some("193 ns")
+        );
+        assert_eq!(kept(Table::Ratios, "floor_vecs", "frag_iter"), None);
+        assert_eq!(kept(Table::Times, "frag_iter", "threads"), None);
+        assert_eq!(previous_cells(REPORT).len(), 8);
+        assert!(previous_cells("").is_empty());
+    }
+
+    #[test]
+    fn unmeasured_workloads_keep_their_cells_and_measured_ones_do_not() {
+        let mut medians = Medians::new();
+        medians.insert(("frag_iter", "floor_vecs"), 50.0);
+        medians.insert(("frag_iter", "sigecs"), 100.0);
+        let results = Results {
+            medians,
+            kept: previous_cells(REPORT),
+        };
+        assert_eq!(results.kept_workloads(), vec!["add_remove"]);
+        // Measured: this run's ratio, not the kept cell.
+        assert_eq!(results.ratio("frag_iter", "sigecs"), Some(2.0));
+        assert_eq!(results.ratio("frag_iter", "sigecs_sparse"), None);
+        // Kept: parsed from the cell, bold or not; a dash is no value.
+        assert_eq!(results.ratio("add_remove", "sigecs_sparse"), Some(8.43));
+        assert_eq!(results.ratio("add_remove", "sigecs"), Some(12.0));
+        let show = |t: f64| format!("{t}");
+        assert_eq!(
+            cell(&results, Table::Times, "add_remove", "floor_vecs", show),
+            "18.4 µs"
+        );
+        assert_eq!(
+            cell(&results, Table::Times, "add_remove", "sigecs", show),
+            "—"
+        );
+        assert_eq!(
+            cell(&results, Table::Times, "frag_iter", "sigecs", show),
+            "100"
+        );
+        assert_eq!(
+            cell(&results, Table::Times, "frag_iter", "floor_rows", show),
+            "—"
+        );
+        // n/a wins over everything.
+        assert_eq!(
+            cell(&results, Table::Times, "add_remove", "floor_per_set", show),
+            "n/a"
+        );
+        let text = tables(&results);
+        assert!(text.contains("their columns kept from the previous report: add_remove."));
+        assert!(
+            text.contains("| sigecs_sparse | n/a | n/a | n/a | — | n/a | n/a | **8.43×** | n/a |"),
+            "{text}"
+        );
+    }
+}

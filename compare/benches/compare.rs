@@ -83,6 +83,10 @@ fn add_remove(c: &mut Criterion) {
     bench_group!(c, "add_remove", AddRemove);
 }
 
+fn save_restore(c: &mut Criterion) {
+    bench_group!(c, "save_restore", SaveRestore);
+}
+
 /// Short measurements, so that the whole suite (9 or 10 implementations × 7 workloads) runs in
 /// about a quarter of an hour; the report takes medians.
 fn config() -> Criterion {
@@ -104,6 +108,7 @@ const GROUPS: &[(&str, Group)] = &[
     ("heavy_compute", heavy_compute),
     ("schedule", schedule),
     ("add_remove", add_remove),
+    ("save_restore", save_restore),
 ];
 
 fn run_groups(parallel: bool) {

@@ -12,8 +12,10 @@ use crate::floor_vecs::{
     add_remove_observation, frag_observation, heavy_observation, schedule_observation,
     simple_iter_observation,
 };
-use crate::{count_sum, AddRemoveSteps, Observation, Workload};
+use crate::{count_sum, AddRemoveSteps, Observation, SaveRestoreSteps, Workload};
+use bevy_ecs::component::Mutable;
 use bevy_ecs::prelude::*;
+use bevy_platform::collections::HashMap;
 use bevy_tasks::{ComputeTaskPool, TaskPool};
 
 fn simple_world(n: usize, transform: glam::Mat4) -> World {
@@ -255,5 +257,130 @@ impl AddRemoveSteps for AddRemove {
                     .expect("an entity with a B"),
             );
         }
+    }
+}
+
+/// save_restore: the id bevy_ggrs gives each entity it rolls back (its `Rollback` component),
+/// the key of its snapshots.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Rollback(u32);
+
+/// One registered component's snapshot, as bevy_ggrs' `ComponentSnapshotPlugin` with
+/// `CloneStrategy` keeps it: a new map from rollback id to a clone of the value at each save,
+/// written back entity by entity at a load (removed where the snapshot has none, inserted
+/// where the entity has none).
+struct Snapshot<C: Component<Mutability = Mutable>> {
+    saving: QueryState<(&'static Rollback, &'static C)>,
+    loading: QueryState<(Entity, &'static Rollback, Option<&'static mut C>)>,
+    values: HashMap<Rollback, C>,
+}
+
+impl<C: Component<Mutability = Mutable> + Clone> Snapshot<C> {
+    fn new(world: &mut World) -> Self {
+        Snapshot {
+            saving: world.query(),
+            loading: world.query(),
+            values: HashMap::default(),
+        }
+    }
+
+    fn save(&mut self, world: &World) {
+        self.values = self
+            .saving
+            .iter(world)
+            .map(|(&rollback, c)| (rollback, c.clone()))
+            .collect();
+    }
+
+    fn load(&mut self, world: &mut World) {
+        let mut removed = Vec::new();
+        let mut inserted = Vec::new();
+        for (entity, rollback, component) in self.loading.iter_mut(world) {
+            match (component, self.values.get(rollback)) {
+                (Some(mut component), Some(saved)) => *component = saved.clone(),
+                (Some(_), None) => removed.push(entity),
+                (None, Some(saved)) => inserted.push((entity, saved.clone())),
+                (None, None) => {}
+            }
+        }
+        for entity in removed {
+            world.entity_mut(entity).remove::<C>();
+        }
+        for (entity, value) in inserted {
+            world.entity_mut(entity).insert(value);
+        }
+    }
+}
+
+/// save_restore: each entity carries a `Rollback` id; every registered component is cloned
+/// per entity into a map keyed by it and written back through a query, as bevy_ggrs does.
+pub struct SaveRestore {
+    world: World,
+    transform: Snapshot<Transform>,
+    position: Snapshot<Position>,
+    rotation: Snapshot<Rotation>,
+    velocity: Snapshot<Velocity>,
+}
+
+impl Workload for SaveRestore {
+    fn new(n: usize) -> Self {
+        let mut world = World::new();
+        world.spawn_batch((0..n).map(|i| {
+            let (t, p, r, v) = data::state_row(i);
+            (
+                Transform(t),
+                Position(p),
+                Rotation(r),
+                Velocity(v),
+                Rollback(i as u32),
+            )
+        }));
+        SaveRestore {
+            transform: Snapshot::new(&mut world),
+            position: Snapshot::new(&mut world),
+            rotation: Snapshot::new(&mut world),
+            velocity: Snapshot::new(&mut world),
+            world,
+        }
+    }
+
+    fn run(&mut self) {
+        self.save();
+        self.restore();
+    }
+
+    fn observe(&mut self) -> Observation {
+        let mut q = self
+            .world
+            .query::<(&Transform, &Position, &Rotation, &Velocity)>();
+        data::state_observation(
+            q.iter(&self.world)
+                .map(|(t, p, r, v)| (&t.0, &p.0, &r.0, &v.0)),
+        )
+    }
+}
+
+impl SaveRestoreSteps for SaveRestore {
+    fn save(&mut self) {
+        self.transform.save(&self.world);
+        self.position.save(&self.world);
+        self.rotation.save(&self.world);
+        self.velocity.save(&self.world);
+    }
+
+    fn change(&mut self) {
+        let mut q = self
+            .world
+            .query::<(&mut Transform, &mut Position, &Velocity)>();
+        for (mut t, mut p, v) in q.iter_mut(&mut self.world) {
+            data::state_change(&mut t.0, &mut p.0, &v.0);
+        }
+    }
+
+    fn restore(&mut self) {
+        self.transform.load(&mut self.world);
+        self.position.load(&mut self.world);
+        self.rotation.load(&mut self.world);
+        self.velocity.load(&mut self.world);
     }
 }

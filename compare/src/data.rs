@@ -183,3 +183,52 @@ pub mod addrem {
         B(f32), DenseVecStorage
     );
 }
+
+/// save_restore: the values of the `i`-th entity: a transform translating by `i` along x,
+/// position (i, 0, 0), rotation (0, i, 0), velocity (1, i, 0). Distinct on every entity, and
+/// small integers, so that every sum the consistency test takes is exact.
+pub fn state_row(i: usize) -> (Mat4, Vec3, Vec3, Vec3) {
+    let i = i as f32;
+    (
+        Mat4::from_translation(Vec3::new(i, 0.0, 0.0)),
+        Vec3::new(i, 0.0, 0.0),
+        Vec3::new(0.0, i, 0.0),
+        Vec3::new(1.0, i, 0.0),
+    )
+}
+
+/// save_restore: what a frame after the save changes on one entity (the transform moves by
+/// one, the position by the velocity; rotation and velocity stay), so that a restore has
+/// something to undo.
+#[inline]
+pub fn state_change(transform: &mut Mat4, position: &mut Vec3, velocity: &Vec3) {
+    transform.w_axis.x += 1.0;
+    *position += *velocity;
+}
+
+/// Observation of save_restore: the entity count, one sum per component (`w_axis.x` of the
+/// transform, `position.x`, `rotation.y`, `velocity.y`) and the sum over rows of
+/// `w_axis.x · position.x + rotation.y · velocity.y`, which changes when values are restored
+/// to the wrong rows.
+pub fn state_observation<'a>(
+    rows: impl Iterator<Item = (&'a Mat4, &'a Vec3, &'a Vec3, &'a Vec3)>,
+) -> Vec<(&'static str, f64)> {
+    let mut sums = [0.0f64; 6];
+    for (t, p, r, v) in rows {
+        let (t, p, r, v) = (t.w_axis.x as f64, p.x as f64, r.y as f64, v.y as f64);
+        for (s, x) in sums.iter_mut().zip([1.0, t, p, r, v, t * p + r * v]) {
+            *s += x;
+        }
+    }
+    [
+        "entities",
+        "transform",
+        "position",
+        "rotation",
+        "velocity",
+        "rows",
+    ]
+    .into_iter()
+    .zip(sums)
+    .collect()
+}

@@ -2,7 +2,7 @@
 //! shortest hand loop over those `Vec`s (rayon for heavy_compute); ratios are taken to it.
 
 use crate::data::{self, LETTERS, SCHEDULE_START, START};
-use crate::{count_sum, AddRemoveSteps, Observation, Workload};
+use crate::{count_sum, AddRemoveSteps, Observation, SaveRestoreSteps, Workload};
 use glam::{Mat4, Vec3};
 use rayon::prelude::*;
 
@@ -31,6 +31,19 @@ impl Fields {
         }
         f
     }
+}
+
+/// save_restore: the fields of [`data::state_row`] for `n` entities.
+fn state_fields(n: usize) -> Fields {
+    let mut f = Fields::default();
+    for i in 0..n {
+        let (t, p, r, v) = data::state_row(i);
+        f.transform.push(t);
+        f.position.push(p);
+        f.rotation.push(r);
+        f.velocity.push(v);
+    }
+    f
 }
 
 /// simple_insert: fresh `Vec`s, reserved, then pushed.
@@ -313,4 +326,62 @@ pub fn add_remove_observation(
         ("B count", b_count),
         ("B sum", b_sum),
     ]
+}
+
+/// save_restore: each field's `Vec` copied into a `Vec` kept between saves, and copied back:
+/// a memcpy of the live bytes each way.
+pub struct SaveRestore {
+    live: Fields,
+    saved: Fields,
+}
+
+impl Workload for SaveRestore {
+    fn new(n: usize) -> Self {
+        SaveRestore {
+            live: state_fields(n),
+            saved: Fields::default(),
+        }
+    }
+
+    fn run(&mut self) {
+        self.save();
+        self.restore();
+    }
+
+    fn observe(&mut self) -> Observation {
+        let f = &self.live;
+        data::state_observation(
+            (f.transform.iter().zip(&f.position))
+                .zip(f.rotation.iter().zip(&f.velocity))
+                .map(|((t, p), (r, v))| (t, p, r, v)),
+        )
+    }
+}
+
+impl SaveRestoreSteps for SaveRestore {
+    fn save(&mut self) {
+        fn copy<T: Copy>(from: &[T], to: &mut Vec<T>) {
+            to.clear();
+            to.extend_from_slice(from);
+        }
+        copy(&self.live.transform, &mut self.saved.transform);
+        copy(&self.live.position, &mut self.saved.position);
+        copy(&self.live.rotation, &mut self.saved.rotation);
+        copy(&self.live.velocity, &mut self.saved.velocity);
+    }
+
+    fn change(&mut self) {
+        let f = &mut self.live;
+        for ((t, p), v) in f.transform.iter_mut().zip(&mut f.position).zip(&f.velocity) {
+            data::state_change(t, p, v);
+        }
+    }
+
+    fn restore(&mut self) {
+        let (live, saved) = (&mut self.live, &self.saved);
+        live.transform.copy_from_slice(&saved.transform);
+        live.position.copy_from_slice(&saved.position);
+        live.rotation.copy_from_slice(&saved.rotation);
+        live.velocity.copy_from_slice(&saved.velocity);
+    }
 }

@@ -11,8 +11,8 @@ use crate::floor_vecs::{
     add_remove_observation, frag_observation, heavy_observation, schedule_observation,
     simple_iter_observation,
 };
-use crate::{count_sum, AddRemoveSteps, Observation, Workload};
-use hecs::{Entity, PreparedQuery, World};
+use crate::{count_sum, AddRemoveSteps, Observation, SaveRestoreSteps, Workload};
+use hecs::{Component, Entity, PreparedQuery, World};
 use rayon::prelude::*;
 
 fn simple_world(n: usize, transform: glam::Mat4) -> World {
@@ -245,5 +245,96 @@ impl AddRemoveSteps for AddRemove {
                     .expect("an entity with a B"),
             );
         }
+    }
+}
+
+/// Appends the `T` column of every archetype that has one to `saved` (cleared first, its
+/// allocation kept).
+fn save_column<T: Component + Clone>(world: &World, saved: &mut Vec<T>) {
+    saved.clear();
+    for archetype in world.archetypes() {
+        if let Some(column) = archetype.get::<&T>() {
+            saved.extend_from_slice(&column);
+        }
+    }
+}
+
+/// Writes `saved` back over the `T` columns, archetype by archetype in the order
+/// [`save_column`] read them (the archetypes and their rows as they were at the save).
+fn restore_column<T: Component + Clone>(world: &World, saved: &[T]) {
+    let mut at = 0;
+    for archetype in world.archetypes() {
+        if let Some(mut column) = archetype.get::<&mut T>() {
+            let len = column.len();
+            column.clone_from_slice(&saved[at..at + len]);
+            at += len;
+        }
+    }
+    assert_eq!(at, saved.len(), "the archetypes changed since the save");
+}
+
+/// save_restore: per archetype, each component's column copied into a `Vec` kept between
+/// saves (`Archetype::get::<&T>()`), and copied back through `get::<&mut T>()`. This restores
+/// values, not structure: a frame that spawned or despawned would need the archetypes rebuilt
+/// (`spawn_column_batch_at`, as hecs' cloning example does).
+pub struct SaveRestore {
+    world: World,
+    transform: Vec<Transform>,
+    position: Vec<Position>,
+    rotation: Vec<Rotation>,
+    velocity: Vec<Velocity>,
+}
+
+impl Workload for SaveRestore {
+    fn new(n: usize) -> Self {
+        let mut world = World::new();
+        world.spawn_batch((0..n).map(|i| {
+            let (t, p, r, v) = data::state_row(i);
+            (Transform(t), Position(p), Rotation(r), Velocity(v))
+        }));
+        SaveRestore {
+            world,
+            transform: Vec::new(),
+            position: Vec::new(),
+            rotation: Vec::new(),
+            velocity: Vec::new(),
+        }
+    }
+
+    fn run(&mut self) {
+        self.save();
+        self.restore();
+    }
+
+    fn observe(&mut self) -> Observation {
+        let mut query = self
+            .world
+            .query::<(&Transform, &Position, &Rotation, &Velocity)>();
+        data::state_observation(query.iter().map(|(t, p, r, v)| (&t.0, &p.0, &r.0, &v.0)))
+    }
+}
+
+impl SaveRestoreSteps for SaveRestore {
+    fn save(&mut self) {
+        save_column(&self.world, &mut self.transform);
+        save_column(&self.world, &mut self.position);
+        save_column(&self.world, &mut self.rotation);
+        save_column(&self.world, &mut self.velocity);
+    }
+
+    fn change(&mut self) {
+        let query = self
+            .world
+            .query_mut::<(&mut Transform, &mut Position, &Velocity)>();
+        for (t, p, v) in query {
+            data::state_change(&mut t.0, &mut p.0, &v.0);
+        }
+    }
+
+    fn restore(&mut self) {
+        restore_column(&self.world, &self.transform);
+        restore_column(&self.world, &self.position);
+        restore_column(&self.world, &self.rotation);
+        restore_column(&self.world, &self.velocity);
     }
 }

@@ -7,6 +7,8 @@
 //! ([`floor_vecs::FragIterPerSet`]). sigecs has two more rows: `sigecs_dynamic` (add_remove
 //! through a dynamic store, a component set no signature declares) and `sigecs_sparse`
 //! (add_remove and frag_iter with the component stored sparsely, `#[component(sparse)]`).
+//! One workload is not from ecs_bench_suite: save_restore, a world's state saved and restored
+//! for rollback, which only sigecs, hecs, bevy_ecs and `floor_vecs` run.
 //!
 //! Every implementation of a workload is a type implementing [`Workload`]: `new` builds the
 //! data (not timed), `run` is one timed iteration, `observe` reads the results back through the
@@ -25,6 +27,7 @@ pub mod hecs_impl;
 pub mod legion_impl;
 pub mod shipyard_impl;
 pub mod sigecs_impl;
+pub mod sigecs_rollback;
 pub mod sparsey_impl;
 pub mod specs_impl;
 
@@ -47,6 +50,17 @@ pub trait AddRemoveSteps: Workload {
     fn add(&mut self);
     /// Removes the `B` of every entity again.
     fn remove(&mut self);
+}
+
+/// save_restore in steps, so that the consistency test can change the world between a save and
+/// the restore that must undo the change.
+pub trait SaveRestoreSteps: Workload {
+    /// Saves the state of the world (every entity's values) the way the library's users do.
+    fn save(&mut self);
+    /// A frame after the save: [`data::state_change`] on every entity.
+    fn change(&mut self);
+    /// Restores the last save.
+    fn restore(&mut self);
 }
 
 /// A workload as the report shows it: criterion group, size, what it measures.
@@ -105,6 +119,12 @@ pub const WORKLOADS: &[WorkloadInfo] = &[
         n: 10_000,
         parallel: false,
         what: "10,000 entities of A: add a B to each, then remove it from each",
+    },
+    WorkloadInfo {
+        group: "save_restore",
+        n: 10_000,
+        parallel: false,
+        what: "10,000 entities of Transform (Mat4) + Position + Rotation + Velocity (Vec3), 1 MB of values: save the whole state, then restore it (one round trip, everything copied both ways)",
     },
 ];
 
@@ -195,6 +215,60 @@ pub const NOTES: &[Note] = &[
         text: "an add_remove and frag_iter variant only (sparse storage changes only those workloads' layout)",
     },
     Note {
+        implementation: "floor_vecs",
+        workload: Some("save_restore"),
+        runs: true,
+        text: "`extend_from_slice` of each field's `Vec` into a reused buffer, `copy_from_slice` back: a memcpy of the live bytes",
+    },
+    Note {
+        implementation: "sigecs",
+        workload: Some("save_restore"),
+        runs: true,
+        text: "`save_state` into a reused `WorldState`, `load_state` (a world built with `Builder::rollback(true)`): entities, ids, change records, resources and the checksum of the state (XXH3) included. A save into a state last saved from the same world copies only the chunks written since, so the benchmark keeps two identical worlds and moves the state from one to the other: every save and every load copies everything, as after a frame that wrote every row",
+    },
+    Note {
+        implementation: "hecs",
+        workload: Some("save_restore"),
+        runs: true,
+        text: "per archetype, each component's column (`Archetype::get::<&T>()`) `extend_from_slice`d into a reused `Vec`, `clone_from_slice`d back through `get::<&mut T>()`: values only; a frame that spawned or despawned would need the archetypes rebuilt (`spawn_column_batch_at`, hecs' cloning example), and the entity allocator cannot be saved",
+    },
+    Note {
+        implementation: "bevy_ecs",
+        workload: Some("save_restore"),
+        runs: true,
+        text: "as bevy_ggrs' `CloneStrategy` snapshots: per component type, a new `HashMap` from each entity's `Rollback` id to a clone of its value; restored through a `(Entity, &Rollback, Option<&mut C>)` query, looking each entity up",
+    },
+    Note {
+        implementation: "floor_rows",
+        workload: Some("save_restore"),
+        runs: false,
+        text: "not measured: save_restore compares sigecs with hecs, bevy_ecs and the floor",
+    },
+    Note {
+        implementation: "legion",
+        workload: Some("save_restore"),
+        runs: false,
+        text: "not measured: save_restore compares sigecs with hecs, bevy_ecs and the floor",
+    },
+    Note {
+        implementation: "shipyard",
+        workload: Some("save_restore"),
+        runs: false,
+        text: "not measured: save_restore compares sigecs with hecs, bevy_ecs and the floor",
+    },
+    Note {
+        implementation: "specs",
+        workload: Some("save_restore"),
+        runs: false,
+        text: "not measured: save_restore compares sigecs with hecs, bevy_ecs and the floor",
+    },
+    Note {
+        implementation: "sparsey",
+        workload: Some("save_restore"),
+        runs: false,
+        text: "not measured: save_restore compares sigecs with hecs, bevy_ecs and the floor",
+    },
+    Note {
         implementation: "hecs",
         workload: Some("schedule"),
         runs: true,
@@ -228,9 +302,16 @@ pub fn runs(implementation: &str, workload: &str) -> bool {
 
 /// Calls `$m!(name, path::Type)` for every implementation of workload type `$ty`, in
 /// [`IMPLS`] order: every library and floor, plus `floor_per_set` and `sigecs_sparse` for
-/// `FragIter`, `sigecs_dynamic` and `sigecs_sparse` for `AddRemove`.
+/// `FragIter`, `sigecs_dynamic` and `sigecs_sparse` for `AddRemove`; only `floor_vecs`,
+/// `sigecs`, `hecs` and `bevy_ecs` for `SaveRestore`.
 #[macro_export]
 macro_rules! for_each_impl {
+    ($m:ident, SaveRestore) => {
+        $m!("floor_vecs", $crate::floor_vecs::SaveRestore);
+        $m!("sigecs", $crate::sigecs_impl::SaveRestore);
+        $m!("hecs", $crate::hecs_impl::SaveRestore);
+        $m!("bevy_ecs", $crate::bevy_impl::SaveRestore);
+    };
     ($m:ident, $ty:ident) => {
         $m!("floor_vecs", $crate::floor_vecs::$ty);
         $m!("floor_rows", $crate::floor_rows::$ty);

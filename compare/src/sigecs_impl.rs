@@ -14,7 +14,9 @@ use crate::floor_vecs::{
     add_remove_observation, frag_observation, heavy_observation, schedule_observation,
     simple_iter_observation,
 };
-use crate::{count_sum, AddRemoveSteps, Observation, Workload};
+use crate::sigecs_rollback as sr;
+use crate::{count_sum, AddRemoveSteps, Observation, SaveRestoreSteps, Workload};
+use sigecs::state::WorldState;
 use sigecs::Entity;
 use sigecs_fixtures::bench::simple_iter::{Position, Rotation, Transform, Velocity};
 use sigecs_fixtures::bench::{
@@ -377,5 +379,81 @@ impl AddRemoveSteps for AddRemoveSparse {
                     .expect("an entity with a SparseB"),
             );
         }
+    }
+}
+
+fn rollback_world(n: usize) -> sr::World {
+    let mut world = sr::World::new();
+    world.spawn_batch((0..n).map(|i| {
+        let (t, p, r, v) = data::state_row(i);
+        sr::Body {
+            transform: sr::Transform(t),
+            position: sr::Position(p),
+            rotation: sr::Rotation(r),
+            velocity: sr::Velocity(v),
+        }
+    }));
+    world
+}
+
+/// save_restore: `save_state` into a reused `WorldState`, `load_state` back (the world of
+/// `sigecs_rollback`, built with `Builder::rollback(true)`).
+///
+/// A save into a state last saved from the same world copies only the chunks written since,
+/// and a load of it only what changed since, so a round trip on an unchanged world would copy
+/// nothing. `run` copies everything instead, as after a frame that wrote every row: it keeps a
+/// second world with the same entities, saves the live one and loads the state into the
+/// other, which becomes the live one (a state saved from another world is saved and loaded
+/// whole).
+pub struct SaveRestore {
+    live: sr::World,
+    spare: sr::World,
+    state: WorldState,
+}
+
+impl Workload for SaveRestore {
+    fn new(n: usize) -> Self {
+        SaveRestore {
+            live: rollback_world(n),
+            spare: rollback_world(n),
+            state: WorldState::new(),
+        }
+    }
+
+    fn run(&mut self) {
+        self.live.save_state(&mut self.state);
+        self.spare
+            .load_state(&self.state)
+            .expect("a state of this world type");
+        std::mem::swap(&mut self.live, &mut self.spare);
+    }
+
+    fn observe(&mut self) -> Observation {
+        let query = self
+            .live
+            .query::<(&sr::Transform, &sr::Position, &sr::Rotation, &sr::Velocity)>();
+        data::state_observation(query.map(|(t, p, r, v)| (&t.0, &p.0, &r.0, &v.0)))
+    }
+}
+
+impl SaveRestoreSteps for SaveRestore {
+    fn save(&mut self) {
+        self.live.save_state(&mut self.state);
+    }
+
+    fn change(&mut self) {
+        let rows = self
+            .live
+            .query_mut::<(&mut sr::Transform, &mut sr::Position, &sr::Velocity)>()
+            .expect("one borrow");
+        for (t, p, v) in rows {
+            data::state_change(&mut t.0, &mut p.0, &v.0);
+        }
+    }
+
+    fn restore(&mut self) {
+        self.live
+            .load_state(&self.state)
+            .expect("a state of this world type");
     }
 }

@@ -6,7 +6,7 @@
 
 use sigecs_compare::data::{heavy_transform, HEAVY_INVERSIONS, START};
 use sigecs_compare::{
-    for_each_impl, runs, AddRemoveSteps, Observation, Workload, IMPLS, WORKLOADS,
+    for_each_impl, runs, AddRemoveSteps, Observation, SaveRestoreSteps, Workload, IMPLS, WORKLOADS,
 };
 
 /// Odd, so that swapped values differ from the start values.
@@ -50,6 +50,26 @@ fn add_remove_steps<W: AddRemoveSteps>(name: &'static str, n: usize) -> Observed
         w.run();
     }
     steps.push(("after the runs", w.observe()));
+    Observed { name, steps }
+}
+
+/// save_restore: a save, a frame that changes every entity, the restore (which must give back
+/// the values at the save), then the frame again and `RUNS` round trips (which must keep the
+/// changed values; sigecs' round trip moves them into its second world, so a copy that
+/// missed anything shows).
+fn save_restore_steps<W: SaveRestoreSteps>(name: &'static str, n: usize) -> Observed {
+    let mut w = W::new(n);
+    let mut steps = vec![("after new", w.observe())];
+    w.save();
+    w.change();
+    steps.push(("after the change", w.observe()));
+    w.restore();
+    steps.push(("after the restore", w.observe()));
+    w.change();
+    for _ in 0..RUNS {
+        w.run();
+    }
+    steps.push(("after the change and the runs", w.observe()));
     Observed { name, steps }
 }
 
@@ -152,7 +172,7 @@ fn frag_iter() {
 /// angle).
 fn heavy_by_hand(n: usize, inversions: usize, runs: usize) -> [f64; 3] {
     let theta = 1.2f64;
-    let sign = |k: usize| if k % 2 == 0 { 1.0 } else { -1.0 };
+    let sign = |k: usize| if k.is_multiple_of(2) { 1.0 } else { -1.0 };
     let angle: f64 = (1..=runs).map(|r| sign(r * inversions) * theta).sum();
     let n = n as f64;
     [
@@ -271,5 +291,40 @@ fn add_remove() {
         "add_remove",
         &observed,
         &[without_b.clone(), with_b, without_b.clone(), without_b],
+    );
+}
+
+#[test]
+fn save_restore() {
+    let n = size("save_restore");
+    let observed = collect!("save_restore", save_restore_steps, SaveRestore, n);
+    // Entity i holds transform.w_axis.x = position.x = rotation.y = velocity.y = i; the change
+    // adds 1 to transform.w_axis.x and velocity.x = 1 to position.x.
+    let (s1, s2) = (
+        (n * (n - 1) / 2) as f64,
+        ((n - 1) * n * (2 * n - 1) / 6) as f64,
+    );
+    let count = n as f64;
+    let saved = obs(&[
+        ("entities", count),
+        ("transform", s1),
+        ("position", s1),
+        ("rotation", s1),
+        ("velocity", s1),
+        ("rows", 2.0 * s2),
+    ]);
+    // Σ (i + 1)² + Σ i².
+    let changed = obs(&[
+        ("entities", count),
+        ("transform", s1 + count),
+        ("position", s1 + count),
+        ("rotation", s1),
+        ("velocity", s1),
+        ("rows", (s2 + 2.0 * s1 + count) + s2),
+    ]);
+    check(
+        "save_restore",
+        &observed,
+        &[saved.clone(), changed.clone(), saved, changed],
     );
 }

@@ -6,6 +6,10 @@
 //! and `<!-- results:end -->` in `docs/comparison.md` of the repository, whose prose describes
 //! the run.
 //!
+//! A workload criterion has no estimates for (not run in this `target/`, e.g. after
+//! `run.sh save_restore` in a fresh checkout) keeps its columns from the previous `results.md`,
+//! cell for cell, and the report lists it as kept.
+//!
 //! `cargo run --release --bin report` (after `cargo bench --bench compare`; `run.sh` does both).
 
 use plotters::prelude::*;
@@ -56,7 +60,12 @@ fn run() -> Result<(), String> {
         ));
     }
 
-    let tables = tables(&medians);
+    let previous = std::fs::read_to_string(dir.join("results.md")).unwrap_or_default();
+    let results = Results {
+        medians,
+        kept: previous_cells(&previous),
+    };
+    let tables = tables(&results);
     let info = machine_and_versions(dir);
     let md = format!(
         "# sigecs beside its peers: results\n\n\
@@ -84,7 +93,7 @@ fn run() -> Result<(), String> {
         }
     }
 
-    match chart(&dir.join("results.png"), &medians) {
+    match chart(&dir.join("results.png"), &results) {
         Ok(()) => println!("wrote {}", dir.join("results.png").display()),
         Err(e) => eprintln!("report: no chart: {e}"),
     }
@@ -121,8 +130,88 @@ fn read_medians(criterion: &Path) -> Result<Medians, String> {
     Ok(out)
 }
 
-fn ratio(medians: &Medians, group: &'static str, imp: &'static str) -> Option<f64> {
-    Some(medians.get(&(group, imp))? / medians.get(&(group, FLOOR))?)
+/// The two tables of a report: ratios to the floor, then times.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Table {
+    Ratios,
+    Times,
+}
+
+/// Cells of the previous report: (table, implementation, workload) → the cell's text.
+type Kept = BTreeMap<(Table, String, String), String>;
+
+/// This run's medians, and the previous report's cells for the workloads it did not run.
+struct Results {
+    medians: Medians,
+    kept: Kept,
+}
+
+impl Results {
+    /// Did this run measure workload `w` (criterion has estimates for it)?
+    fn measured(&self, w: &str) -> bool {
+        self.medians.keys().any(|&(group, _)| group == w)
+    }
+
+    /// The workloads whose columns come from the previous report.
+    fn kept_workloads(&self) -> Vec<&'static str> {
+        WORKLOADS
+            .iter()
+            .map(|w| w.group)
+            .filter(|&w| {
+                !self.measured(w)
+                    && self
+                        .kept
+                        .keys()
+                        .any(|(t, _, group)| *t == Table::Times && group == w)
+            })
+            .collect()
+    }
+
+    fn kept_cell(&self, table: Table, w: &str, imp: &str) -> Option<&str> {
+        self.kept
+            .get(&(table, imp.to_string(), w.to_string()))
+            .map(String::as_str)
+            .filter(|c| *c != "—")
+    }
+
+    /// `imp`'s time over the floor's for workload `w`: this run's, or the previous report's.
+    fn ratio(&self, w: &'static str, imp: &'static str) -> Option<f64> {
+        if self.measured(w) {
+            return Some(self.medians.get(&(w, imp))? / self.medians.get(&(w, FLOOR))?);
+        }
+        let cell = self.kept_cell(Table::Ratios, w, imp)?;
+        cell.trim_matches('*').trim_end_matches('×').parse().ok()
+    }
+}
+
+/// The cells of the ratio and time tables of a report written by [`tables`].
+fn previous_cells(md: &str) -> Kept {
+    let split = |line: &str| -> Vec<String> {
+        line.trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let mut kept = Kept::new();
+    let mut tables = [Table::Ratios, Table::Times].into_iter();
+    let mut current: Option<(Table, Vec<String>)> = None;
+    for line in md.lines() {
+        if line.starts_with("| implementation |") {
+            current = tables.next().map(|t| (t, split(line)));
+        } else if !line.starts_with('|') {
+            current = None;
+        } else if let Some((table, header)) = &current {
+            let cells = split(line);
+            if cells[0].starts_with("---") {
+                continue;
+            }
+            for (w, cell) in header.iter().zip(&cells).skip(1) {
+                kept.insert((*table, cells[0].clone(), w.clone()), cell.clone());
+            }
+        }
+    }
+    kept
 }
 
 fn format_time(ns: f64) -> String {
@@ -143,10 +232,12 @@ fn format_ratio(r: f64) -> String {
     }
 }
 
-/// A table cell: `n/a` where the implementation does not run the workload, `—` where it
-/// does but criterion has no estimate (not benchmarked in this run).
+/// A table cell: `n/a` where the implementation does not run the workload, the previous
+/// report's cell where this run did not measure the workload, `—` where it did but criterion
+/// has no estimate for the implementation.
 fn cell(
-    medians: &Medians,
+    results: &Results,
+    table: Table,
     w: &'static str,
     imp: &'static str,
     show: impl Fn(f64) -> String,
@@ -154,7 +245,15 @@ fn cell(
     if !runs(imp, w) {
         return "n/a".into();
     }
-    medians.get(&(w, imp)).map_or("—".into(), |&t| show(t))
+    if !results.measured(w) {
+        return results
+            .kept_cell(table, w, imp)
+            .map_or("—".into(), str::to_string);
+    }
+    results
+        .medians
+        .get(&(w, imp))
+        .map_or("—".into(), |&t| show(t))
 }
 
 /// The fastest library (floors aside) of a workload.
@@ -169,7 +268,8 @@ fn fastest(medians: &Medians, w: &'static str) -> Option<&'static str> {
 
 /// The ratio table, the time table, the workloads and the notes, in Markdown: one row per
 /// implementation, one column per workload.
-fn tables(medians: &Medians) -> String {
+fn tables(results: &Results) -> String {
+    let medians = &results.medians;
     let mut s = String::new();
     let header = |s: &mut String| {
         let names: Vec<&str> = WORKLOADS.iter().map(|w| w.group).collect();
@@ -183,13 +283,21 @@ fn tables(medians: &Medians) -> String {
          better. **Bold**: the fastest library (floors aside). n/a: the implementation does not \
          run that workload (see the notes).\n"
     );
+    let kept = results.kept_workloads();
+    if !kept.is_empty() {
+        let _ = writeln!(
+            s,
+            "Not run this time, their columns kept from the previous report: {}.\n",
+            kept.join(", ")
+        );
+    }
     header(&mut s);
     for &imp in IMPLS.iter().filter(|&&i| i != FLOOR) {
         let cells: Vec<String> = WORKLOADS
             .iter()
             .map(|w| {
                 let bold = fastest(medians, w.group) == Some(imp);
-                cell(medians, w.group, imp, |t| {
+                cell(results, Table::Ratios, w.group, imp, |t| {
                     let r = format_ratio(
                         t / medians.get(&(w.group, FLOOR)).copied().unwrap_or(f64::NAN),
                     );
@@ -208,7 +316,7 @@ fn tables(medians: &Medians) -> String {
     for &imp in IMPLS {
         let cells: Vec<String> = WORKLOADS
             .iter()
-            .map(|w| cell(medians, w.group, imp, format_time))
+            .map(|w| cell(results, Table::Times, w.group, imp, format_time))
             .collect();
         let _ = writeln!(s, "| {imp} | {} |", cells.join(" | "));
     }
@@ -387,13 +495,14 @@ fn color(imp: &str) -> RGBColor {
 }
 
 /// Ratio to the floor per workload, one bar per implementation, log scale.
-fn chart(path: &Path, medians: &Medians) -> Result<(), String> {
+fn chart(path: &Path, results: &Results) -> Result<(), String> {
+    let ratio = |w, imp| results.ratio(w, imp);
     register_font()?;
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let bars: Vec<&'static str> = IMPLS.iter().copied().filter(|&i| i != FLOOR).collect();
     let ratios: Vec<f64> = WORKLOADS
         .iter()
-        .flat_map(|w| bars.iter().filter_map(|&b| ratio(medians, w.group, b)))
+        .flat_map(|w| bars.iter().filter_map(|&b| ratio(w.group, b)))
         .collect();
     let lo = ratios.iter().copied().fold(1.0f64, f64::min) / 1.6;
     // Headroom above the tallest bar for the legend in the upper left corner.
@@ -404,7 +513,7 @@ fn chart(path: &Path, medians: &Medians) -> Result<(), String> {
     let present = |w: &'static str| -> Vec<&'static str> {
         bars.iter()
             .copied()
-            .filter(|&b| ratio(medians, w, b).is_some())
+            .filter(|&b| ratio(w, b).is_some())
             .collect()
     };
     let widest = WORKLOADS
@@ -463,7 +572,7 @@ fn chart(path: &Path, medians: &Medians) -> Result<(), String> {
         let mut rects = Vec::new();
         let mut labels = Vec::new();
         for (i, w) in WORKLOADS.iter().enumerate() {
-            let Some(r) = ratio(medians, w.group, imp) else {
+            let Some(r) = ratio(w.group, imp) else {
                 continue;
             };
             let here = present(w.group);
@@ -508,4 +617,106 @@ fn chart(path: &Path, medians: &Medians) -> Result<(), String> {
         .map_err(|x| e(&x))?;
     root.present().map_err(|x| e(&x))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report as [`tables`] writes it, for two workloads of [`WORKLOADS`].
+    const REPORT: &str = "\
+Median time of one iteration divided by the median of `floor_vecs`.
+
+| implementation | frag_iter | add_remove |
+|---|---:|---:|
+| sigecs | 4.35× | 12× |
+| sigecs_sparse | **2.07×** | **8.43×** |
+
+Median time of one iteration:
+
+| implementation | frag_iter | add_remove |
+|---|---:|---:|
+| floor_vecs | 44 ns | 18.4 µs |
+| sigecs | 193 ns | — |
+
+| workload | threads | what one iteration does |
+|---|---|---|
+| frag_iter | one | not a cell |
+";
+
+    fn kept(table: Table, imp: &str, w: &str) -> Option<String> {
+        previous_cells(REPORT)
+            .get(&(table, imp.to_string(), w.to_string()))
+            .cloned()
+    }
+
+    #[test]
+    fn previous_cells_reads_both_tables_verbatim_and_nothing_else() {
+        assert_eq!(
+            kept(Table::Ratios, "sigecs_sparse", "frag_iter").as_deref(),
+            Some("**2.07×**")
+        );
+        assert_eq!(
+            kept(Table::Ratios, "sigecs", "add_remove").as_deref(),
+            Some("12×")
+        );
+        assert_eq!(
+            kept(Table::Times, "floor_vecs", "add_remove").as_deref(),
+            Some("18.4 µs")
+        );
+        assert_eq!(
+            kept(Table::Times, "sigecs", "frag_iter").as_deref(),
+            Some("193 ns")
+        );
+        assert_eq!(kept(Table::Ratios, "floor_vecs", "frag_iter"), None);
+        assert_eq!(kept(Table::Times, "frag_iter", "threads"), None);
+        assert_eq!(previous_cells(REPORT).len(), 8);
+        assert!(previous_cells("").is_empty());
+    }
+
+    #[test]
+    fn unmeasured_workloads_keep_their_cells_and_measured_ones_do_not() {
+        let mut medians = Medians::new();
+        medians.insert(("frag_iter", "floor_vecs"), 50.0);
+        medians.insert(("frag_iter", "sigecs"), 100.0);
+        let results = Results {
+            medians,
+            kept: previous_cells(REPORT),
+        };
+        assert_eq!(results.kept_workloads(), vec!["add_remove"]);
+        // Measured: this run's ratio, not the kept cell.
+        assert_eq!(results.ratio("frag_iter", "sigecs"), Some(2.0));
+        assert_eq!(results.ratio("frag_iter", "sigecs_sparse"), None);
+        // Kept: parsed from the cell, bold or not; a dash is no value.
+        assert_eq!(results.ratio("add_remove", "sigecs_sparse"), Some(8.43));
+        assert_eq!(results.ratio("add_remove", "sigecs"), Some(12.0));
+        let show = |t: f64| format!("{t}");
+        assert_eq!(
+            cell(&results, Table::Times, "add_remove", "floor_vecs", show),
+            "18.4 µs"
+        );
+        assert_eq!(
+            cell(&results, Table::Times, "add_remove", "sigecs", show),
+            "—"
+        );
+        assert_eq!(
+            cell(&results, Table::Times, "frag_iter", "sigecs", show),
+            "100"
+        );
+        assert_eq!(
+            cell(&results, Table::Times, "frag_iter", "floor_rows", show),
+            "—"
+        );
+        // n/a wins over everything.
+        assert_eq!(
+            cell(&results, Table::Times, "add_remove", "floor_per_set", show),
+            "n/a"
+        );
+        let text = tables(&results);
+        assert!(text.contains("their columns kept from the previous report: add_remove."));
+        assert!(
+            text.contains("| sigecs_sparse | n/a | n/a | n/a | — | n/a | n/a | **8.43×** | n/a |"),
+            "{text}"
+        );
+    }
 }

@@ -39,3 +39,9 @@ include!(concat!(env!("OUT_DIR"), "/world.rs"));
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// docs/levels.md's code blocks, as doctests (the level tool's `rs` block is built by
+/// `tests/new_user_crate.rs`).
+#[cfg(doctest)]
+#[doc = include_str!("../docs/levels.md")]
+pub struct LevelsDoctests;

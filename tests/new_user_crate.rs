@@ -1,7 +1,7 @@
 //! The README quick start, proven: the code blocks of README.md's "Quick start" section are
 //! written into a fresh crate in a temporary directory (path dependencies pointing at this
 //! workspace), which is then built and run with cargo, as a new user would. Likewise the
-//! Levels section's level tool, in a game whose world is in `main.rs` and in one whose world
+//! level tool of docs/levels.md, in a game whose world is in `main.rs` and in one whose world
 //! is in a library crate.
 
 use std::path::{Path, PathBuf};
@@ -233,13 +233,9 @@ fn readme_quick_start_builds_and_runs_in_a_new_crate() {
     std::fs::write(&build, &good_build).unwrap();
 }
 
-/// The Levels section's `rs` block (the level tool in `src/main.rs`) and its toml block (the
+/// docs/levels.md's `rs` block (the level tool in `src/main.rs`) and its toml block (the
 /// dependencies a crate with levels adds).
-fn level_tool_blocks(readme: &str) -> (String, String) {
-    let section = readme
-        .split("\n### ")
-        .find(|s| s.starts_with("Levels"))
-        .expect("README has a Levels section");
+fn level_tool_blocks(section: &str) -> (String, String) {
     let block = |fence: &str| {
         let start = section.find(fence).expect("the block") + fence.len() + 1;
         let len = section[start..].find("```").unwrap();
@@ -248,15 +244,15 @@ fn level_tool_blocks(readme: &str) -> (String, String) {
     (block("```rs"), block("```toml"))
 }
 
-/// The level tool as the README writes it, in two games that differ only in where their world
+/// The level tool as docs/levels.md writes it, in two games that differ only in where their world
 /// is: `in_main` includes it in `main.rs` (the quick start's layout), `in_lib` in its library
-/// crate, whose `main.rs` imports `Model` and `level_registry` as the README says. Both build in
+/// crate, whose `main.rs` imports `Model` and `level_registry` as the docs say. Both build in
 /// one workspace (one build of the dependencies), compile a JSON level with a tag, verify and
 /// inspect it, and run the game when no subcommand is given.
 #[test]
-fn readme_level_tool_works_for_a_world_in_main_and_in_a_library() {
-    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
-    let (main_block, deps) = level_tool_blocks(&readme);
+fn documented_level_tool_works_for_a_world_in_main_and_in_a_library() {
+    let levels = std::fs::read_to_string(workspace().join("docs/levels.md")).unwrap();
+    let (main_block, deps) = level_tool_blocks(&levels);
     assert!(main_block.starts_with("// src/main.rs\n"), "{main_block}");
     let root = workspace();
     let deps = deps.replace("/path/to/sigecs", &root.display().to_string());

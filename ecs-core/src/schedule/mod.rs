@@ -21,6 +21,7 @@ mod commands;
 pub(crate) mod fields;
 #[doc(hidden)]
 pub(crate) mod parts;
+mod pass_macro;
 mod plan;
 #[cfg(feature = "record")]
 pub mod record;

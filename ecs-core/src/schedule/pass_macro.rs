@@ -165,3 +165,94 @@ macro_rules! __pass {
         }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::__private::{pass, StoreTable};
+    use crate::test_model::{world, A, B};
+    use crate::Commands;
+
+    /// What a pass saw: per row, its store, its `A` after the pass added 10, its `B` if any.
+    type Seen = Vec<(u32, u32, Option<u32>)>;
+
+    #[test]
+    fn a_pass_with_a_line_per_store_visits_them_in_id_order_with_their_columns() {
+        let (mut w, es) = world();
+        crate::__pass! {
+            enum Part<'a> { Shape0((&'a mut [A],)), Shape1((&'a mut [A], &'a [B],)) }
+            const PASS: usize = 0;
+            stores(s) { 0 => Shape0((s.col_mut(0),)), 1 => Shape1((s.col_mut(0), s.col(1),)) }
+        }
+        let mut seen: Seen = Vec::new();
+        let pass = pass(&mut w);
+        // SAFETY: the parts take the test model's columns by their indices and types in STORES
+        // (store 0: `A`; store 1: `A`, `B`), in ascending store order.
+        let stores = unsafe { pass.stores.trusted() };
+        let mut body = |part: Part<'_>, _: &mut Commands<'_>| match part {
+            Part::Shape0((a,)) => a.iter_mut().for_each(|a| {
+                a.0 += 10;
+                seen.push((0, a.0, None));
+            }),
+            Part::Shape1((a, b)) => a.iter_mut().zip(b).for_each(|(a, b)| {
+                a.0 += 10;
+                seen.push((1, a.0, Some(b.0)));
+            }),
+        };
+        let pending = pass.run.inline::<Part>(stores, 0, &mut body);
+        assert!(w.apply_commands(pending).is_empty());
+        assert_eq!(
+            seen,
+            [
+                (0, 11, None),
+                (0, 14, None),
+                (1, 12, Some(3)),
+                (1, 15, Some(6))
+            ]
+        );
+        assert_eq!(w.get::<A>(es[3]), Some(&A(15)));
+    }
+
+    #[test]
+    fn a_pass_over_a_store_table_takes_each_stores_columns_by_its_entry() {
+        let (mut w, es) = world();
+        /// Per store: its id, its shape, the column of `A`, the column of `B` (padded).
+        static TABLE: StoreTable<3> = StoreTable(&[0, 0, 0, 0, 1, 1, 0, 1]);
+        crate::__pass! {
+            enum Part<'a> { Shape0((&'a mut [A],)), Shape1((&'a [A], &'a mut [B],)) }
+            const PASS: usize = 0;
+            table(s, e, TABLE, []) {
+                match e[0] {
+                    0 => Part::Shape0((s.col_mut(e[1]),)),
+                    _ => Part::Shape1((s.col(e[1]), s.col_mut(e[2]),)),
+                }
+            }
+        }
+        let mut seen: Seen = Vec::new();
+        let pass = pass(&mut w);
+        // SAFETY: TABLE gives each store's columns as the test model's STORES types them, and
+        // lists the stores in ascending order.
+        let stores = unsafe { pass.stores.trusted() };
+        let mut body = |part: Part<'_>, _: &mut Commands<'_>| match part {
+            Part::Shape0((a,)) => a.iter_mut().for_each(|a| {
+                a.0 += 10;
+                seen.push((0, a.0, None));
+            }),
+            Part::Shape1((a, b)) => a.iter().zip(b).for_each(|(a, b)| {
+                b.0 += a.0;
+                seen.push((1, a.0, Some(b.0)));
+            }),
+        };
+        let pending = pass.run.inline::<Part>(stores, 0, &mut body);
+        assert!(w.apply_commands(pending).is_empty());
+        assert_eq!(
+            seen,
+            [
+                (0, 11, None),
+                (0, 14, None),
+                (1, 2, Some(5)),
+                (1, 5, Some(11))
+            ]
+        );
+        assert_eq!(w.get::<B>(es[3]), Some(&B(11)));
+    }
+}

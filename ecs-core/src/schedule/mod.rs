@@ -23,7 +23,10 @@ pub(crate) mod fields;
 pub(crate) mod parts;
 mod pass_macro;
 mod plan;
+// A measuring tool of the runner's cost model (the main job's `--record`), not an API for
+// games: hidden.
 #[cfg(feature = "record")]
+#[doc(hidden)]
 pub mod record;
 pub(crate) mod sparse;
 

@@ -353,12 +353,14 @@ mod tests {
         // fewer than 32. The stage's pass is `advance`'s and `age`'s too (it has a table), so
         // they have no pass of their own.
         assert_eq!(count(&default, "static PASS_STORES"), 2);
-        assert_eq!(count(&default, ".each_in("), 2);
-        assert_eq!(count(&default, "s = stores.take("), 20 + 14);
+        // A table pass's `__pass!` form is `table`; a store taken by a line of its own is an
+        // entry `id => ShapeN(..)` of the `stores` or `changed` form.
+        assert_eq!(count(&default, "table(s, e, PASS_STORES, ["), 2);
+        assert_eq!(count(&default, " => Shape"), 20 + 14);
         assert_eq!(count(&default, "(world, ::core::option::Option::Some(("), 2);
         assert_eq!(count(&lines, "(world, ::core::option::Option::Some(("), 0);
-        assert_eq!(count(&tables, "s = stores.take("), 0);
-        assert_eq!(count(&tables, ".each_changed_in("), 1);
+        assert_eq!(count(&tables, " => Shape"), 0);
+        assert_eq!(count(&tables, "changed_table(s, e, PASS_STORES)"), 1);
         assert_eq!(count(&lines, "static PASS_STORES"), 0);
         let analysis = Builder::new()
             .scan(&fixture, "crate::store_forms")

@@ -1366,6 +1366,6 @@ pub fn slow(v: &mut Velocity) {{}}
             hosted,
             "{src}"
         );
-        assert_eq!(flat.contains("fnsystem_0(world:&mut::sigecs::World<Model>)->::sigecs::__private::Pending{::sigecs::__parts!"), hosted == 0, "{src}");
+        assert_eq!(flat.contains("fnsystem_0(world:&mut::sigecs::World<Model>)->::sigecs::__private::Pending{::sigecs::__pass!"), hosted == 0, "{src}");
     }
 }

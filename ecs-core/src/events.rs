@@ -59,7 +59,9 @@ impl<E> Events<E> {
         self.events.push(event);
     }
 
-    /// The sequence number the next event will get: a reader's cursor after reading all.
+    /// The sequence number the next event will get: a reader's cursor after reading all
+    /// (the passes' readers keep their cursors; hidden, as a user reads with `EventReader`).
+    #[doc(hidden)]
     pub fn end(&self) -> u64 {
         self.first + self.events.len() as u64
     }

@@ -8,7 +8,7 @@
 //!   with, and the store and entity-table types its moves name ([`Store`], [`EntityLocations`],
 //!   [`Location`]).
 //! - **A pass's scaffolding**, written once: [`pass`] borrows what a pass needs from the
-//!   world; the pass's `Part` enum (declared with [`__parts!`](crate::__parts)) implements
+//!   world; the pass's `Part` enum (declared with [`__pass!`](crate::__pass)) implements
 //!   [`PassParts`], which says only what differs between passes (which stores it takes, and
 //!   how it takes their columns); [`PassRun`] walks the declared and then the dynamic stores
 //!   and runs the body inline or split into jobs (`schedule/parts.rs`, the pass runner).
@@ -1436,31 +1436,6 @@ pub(crate) fn erased_body(m: &RowMove<'_>, t: &Edge) {
             }
         }
     }
-}
-
-/// Declares a pass's part enum (one variant per store, holding a tuple of that store's column
-/// slices) and its [`SplitRows`] impl, so the generated file holds only the variants.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! __parts {
-    ($name:ident<$lt:lifetime> { $($variant:ident($ty:ty)),* $(,)? }) => {
-        enum $name<$lt> { $($variant($ty)),* }
-        impl $crate::__private::SplitRows for $name<'_> {
-            #[inline]
-            fn len(&self) -> usize {
-                match self { $($name::$variant(c) => $crate::__private::SplitRows::len(c),)* }
-            }
-            #[inline]
-            fn split_at(self, mid: usize) -> (Self, Self) {
-                match self {
-                    $($name::$variant(c) => {
-                        let (a, b) = $crate::__private::SplitRows::split_at(c, mid);
-                        ($name::$variant(a), $name::$variant(b))
-                    })*
-                }
-            }
-        }
-    };
 }
 
 #[cfg(test)]

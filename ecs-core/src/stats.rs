@@ -61,12 +61,16 @@ pub struct WorldStats {
 }
 
 impl WorldStats {
-    /// The declared signatures' stores.
+    /// The declared signatures' stores (`stores` filtered on [`StoreStats::declared`]; hidden
+    /// as a duplicate of it).
+    #[doc(hidden)]
     pub fn declared(&self) -> impl Iterator<Item = &StoreStats> {
         self.stores.iter().filter(|s| s.declared)
     }
 
-    /// The dynamic stores (of undeclared component sets).
+    /// The dynamic stores (of undeclared component sets; hidden as a duplicate of filtering
+    /// `stores` on [`StoreStats::declared`]).
+    #[doc(hidden)]
     pub fn dynamic(&self) -> impl Iterator<Item = &StoreStats> {
         self.stores.iter().filter(|s| !s.declared)
     }

@@ -126,7 +126,9 @@ pub const MAX_INSTANCES: usize = u32::MAX as usize - 1;
 pub struct Instance(u32);
 
 impl Instance {
-    /// The invalid instance, used for "no link". Every manager reports it out of range.
+    /// The invalid instance, used for "no link". Every manager reports it out of range. The
+    /// API says "none" with `Option<Instance>`; hidden, for the runtime and the level loader.
+    #[doc(hidden)]
     pub const NIL: Instance = Instance(u32::MAX);
 
     /// An instance handle from an array index (checked when used, so any value is safe).

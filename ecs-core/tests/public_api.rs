@@ -360,14 +360,19 @@ impl Surface {
                                     hidden_module,
                                 )
                             }
-                            syn::ImplItem::Const(c) if is_pub(&c.vis) => self.push(
-                                module,
-                                "const",
-                                &format!("{ty}::{}", c.ident),
-                                &format!(": {}", text(&c.ty)),
-                                &c.attrs,
-                                hidden_module,
-                            ),
+                            syn::ImplItem::Const(c) if is_pub(&c.vis) => {
+                                // An item of a hidden `impl` is hidden with it.
+                                let mut attrs = c.attrs.clone();
+                                attrs.extend(i.attrs.iter().cloned());
+                                self.push(
+                                    module,
+                                    "const",
+                                    &format!("{ty}::{}", c.ident),
+                                    &format!(": {}", text(&c.ty)),
+                                    &attrs,
+                                    hidden_module,
+                                )
+                            }
                             _ => {}
                         }
                     }

@@ -9,14 +9,17 @@
 //! holding a store's typed column slices, and a body with one arm per shape that runs the
 //! systems over a part with a plain loop (over several columns, an index loop over slices cut
 //! to one length), so the inner loop is a hand-written one.
-//! `Part` implements `sigecs::__private::PassParts`, which says what differs between passes:
-//! how the declared stores' columns are taken (a line each, as the store's variant, in a pass
-//! over fewer than [`TABLE_FROM`] stores; from there a static table of store ids and column
+//!
+//! A pass names only what differs between passes: its part types, its constants, and how each
+//! declared store's columns are taken (a line each, as the store's variant, in a pass over
+//! fewer than [`TABLE_FROM`] stores; from there a static table of store ids and column
 //! indices that one loop in `sigecs` walks, so that a pass's code grows with its shapes and
-//! not with its stores) and how a dynamic store's are. Everything else is written once in
-//! `sigecs`: `PassStores` walks the declared and then the dynamic stores, and
-//! `PassRun::parts` (instantiated once per pass) runs the body on each part in turn when the
-//! pass is small, or cuts the parts into jobs for rayon's pool.
+//! not with its stores) and a dynamic store's; `sigecs::__pass!` writes the `Part` enum and
+//! its `PassParts` impl around them. Everything else is written once in `sigecs`:
+//! `PassStores` walks the declared and then the dynamic stores, and `PassRun::parts`
+//! (instantiated once per pass) runs the body on each part in turn when the pass is small, or
+//! cuts the parts into jobs for rayon's pool. So a generated pass is its types, its bindings
+//! and its loops.
 //!
 //! Two kinds of system have passes of another form: a frame-level system is called once
 //! ([`frame_pass`]), and a system whose components are all sparse walks the packed values of
@@ -162,7 +165,9 @@ pub(super) fn pass_count(model: &Analysis) -> usize {
 /// matches; `index` is its place in the world's record of pass costs. A pass over
 /// `table_from` stores or more reaches them through a table ([`table_form`]), a smaller one
 /// with a line per store ([`per_store_form`]). With `host`, the pass is that function, which
-/// takes which system to run alone ([`hosts`]), and `name` runs it for all.
+/// takes which system to run alone ([`hosts`]), and `name` runs it for all. The pass's `Part`
+/// enum and its `PassParts` impl are written by `sigecs::__pass!` from the part types, the
+/// constants and the column takes given here; the pass itself is its bindings and its loops.
 #[allow(clippy::too_many_arguments)]
 fn pass(
     model: &Analysis,
@@ -188,35 +193,108 @@ fn pass(
                 .any(|&i| model.systems[i].matches.contains(s))
         })
         .collect();
-    let sequential = systems.iter().any(|&i| model.systems[i].sequential());
     // A change-filtered system runs alone in its pass and visits only the changed chunks.
     let filtered: Option<usize> = match systems {
         [only] if model.systems[*only].access.filtered => Some(*only),
         _ => None,
     };
-
-    // One loop per store *shape* (the same column types and the same calls: most stores of a
-    // pass), as an arm of the body; a store adds only how its columns are taken.
-    let mut shapes: Vec<String> = Vec::new();
-    let mut variants = Vec::new();
-    let mut arms = Vec::new();
-    // Per shape: its variant and its columns (`usize::MAX` for the entity column) and whether
-    // each is written; per store: its id, its shape, the columns it takes and the columns a
-    // change filter watches.
-    let mut shape_columns: Vec<(Ident, Vec<Taken>)> = Vec::new();
-    let mut entries: Vec<(usize, usize, Vec<usize>, Vec<usize>)> = Vec::new();
-    // Per shape, its system's place in `systems` (a table's shape runs one system).
-    let mut shape_systems: Vec<u32> = Vec::new();
     let table = stores.len() >= table_from;
-    // What each part of a store runs: in a table, a store of a fused stage has a part per
-    // system (the same store once for each, in a row), so its shapes are its systems' (a few
-    // each) and not one per combination of systems (nearly one per store in a large stage).
-    // The systems of a stage never write what another reads, so running them one after the
-    // other over a store gives what running them row by row does. In a table a `rows` store's
-    // components are taken as fields of its row structs (strided views), so that it shares
-    // the shape of every store holding the same components instead of being one of its own.
+    let mut shapes = shapes(model, systems, &stores, table, filtered);
+    let (static_table, each) = if table {
+        let systems = if host.is_some() {
+            &shapes.systems[..]
+        } else {
+            &[]
+        };
+        table_form(
+            &shapes.columns,
+            &shapes.entries,
+            filtered.is_some(),
+            systems,
+        )
+    } else {
+        assert!(host.is_none(), "a pass hosting its systems has a table");
+        per_store_form(&shapes.columns, &shapes.entries, filtered.is_some())
+    };
+    let sequential = systems.iter().any(|&i| model.systems[i].sequential());
+    let mut consts = constants(model, systems, index, sequential);
+    // An open world's pass also visits the dynamic stores its systems match: one part per
+    // system (a typed loop over columns taken by component id), after the declared stores;
+    // `sigecs` walks them (`PassStores`), the pass says how a part is taken.
+    let dynamic = if model.strict {
+        quote!()
+    } else {
+        consts.extend(dynamic_constants(model, systems, filtered));
+        let picks = systems.iter().enumerate().map(|(k, &i)| {
+            let d = dynamic_part(model, i, k);
+            shapes.variants.push(d.variant);
+            shapes.arms.push(d.arm);
+            d.take
+        });
+        let picks: Vec<TokenStream> = picks.collect();
+        quote!(dynamic(s) { #(#picks)* })
+    };
+    let variants = &shapes.variants;
+    let parts = quote! {
+        ::sigecs::__pass! {
+            enum Part<'a> { #(#variants,)* }
+            #consts
+            #each
+            #dynamic
+        }
+        #static_table
+    };
+    run(
+        model,
+        systems,
+        filtered,
+        sequential,
+        parts,
+        &shapes.arms,
+        host,
+        name,
+        d,
+    )
+}
+
+/// What a pass writes for its declared stores: per store *shape* (the same column types and
+/// the same calls: most stores of a pass) its `Part` variant, its body's arm (the typed loop)
+/// and its columns; per store its entry (see [`Entries`]); per shape its system's place in
+/// the pass (a table's shape runs one system).
+struct PassShapes {
+    variants: Vec<TokenStream>,
+    arms: Vec<TokenStream>,
+    columns: Vec<(Ident, Vec<Taken>)>,
+    entries: Vec<(usize, usize, Vec<usize>, Vec<usize>)>,
+    systems: Vec<u32>,
+}
+
+/// The shapes of a pass of `systems` over `stores` (see [`PassShapes`]).
+///
+/// What each part of a store runs: in a `table`, a store of a fused stage has a part per
+/// system (the same store once for each, in a row), so its shapes are its systems' (a few
+/// each) and not one per combination of systems (nearly one per store in a large stage). The
+/// systems of a stage never write what another reads, so running them one after the other
+/// over a store gives what running them row by row does. In a table a `rows` store's
+/// components are taken as fields of its row structs (strided views), so that it shares the
+/// shape of every store holding the same components instead of being one of its own.
+fn shapes(
+    model: &Analysis,
+    systems: &[usize],
+    stores: &[usize],
+    table: bool,
+    filtered: Option<usize>,
+) -> PassShapes {
+    let mut keys: Vec<String> = Vec::new();
+    let mut out = PassShapes {
+        variants: Vec::new(),
+        arms: Vec::new(),
+        columns: Vec::new(),
+        entries: Vec::new(),
+        systems: Vec::new(),
+    };
     let mut units: Vec<(usize, Vec<usize>)> = Vec::new();
-    for &s in &stores {
+    for &s in stores {
         let here: Vec<usize> = systems
             .iter()
             .copied()
@@ -234,28 +312,16 @@ fn pass(
             .map(|k| format_ident!("c{}", k))
             .collect();
         let calls: Vec<TokenStream> = here.iter().map(|&i| call(model, i, s, &sources)).collect();
-        let part_types: Vec<TokenStream> = sources
-            .iter()
-            .map(|src| {
-                let ty = &src.ty;
-                match (src.field, src.mutable) {
-                    (false, true) => quote!(&'a mut [#ty]),
-                    (false, false) => quote!(&'a [#ty]),
-                    (true, true) => quote!(::sigecs::__private::FieldsMut<'a, #ty>),
-                    (true, false) => quote!(::sigecs::__private::Fields<'a, #ty>),
-                }
-            })
-            .collect();
         let body = row_loop(&sources, &slices, &calls);
-        let part_type = nest(part_types);
+        let part_type = part_type(&sources);
         let key = quote!(#part_type #body).to_string();
-        let seen = shapes.iter().position(|k| *k == key);
-        let shape = seen.unwrap_or(shapes.len());
+        let seen = keys.iter().position(|k| *k == key);
+        let shape = seen.unwrap_or(keys.len());
         if seen.is_none() {
-            let variant = format_ident!("Shape{}", shapes.len());
-            shapes.push(key);
+            let variant = format_ident!("Shape{}", keys.len());
+            keys.push(key);
             let first = systems.iter().position(|&i| Some(&i) == here.first());
-            shape_systems.push(first.unwrap_or(0) as u32);
+            out.systems.push(first.unwrap_or(0) as u32);
             // A mutable strided view is indexed through `IndexMut`, so its binding is `mut`.
             let slices = nest(
                 slices
@@ -270,22 +336,9 @@ fn pass(
                     })
                     .collect(),
             );
-            variants.push(quote!(#variant(#part_type)));
-            arms.push(quote!(Part::#variant(#slices) => #body));
-            let columns = sources
-                .iter()
-                .map(|src| {
-                    let take = if src.column == usize::MAX {
-                        Take::Entity
-                    } else if src.field {
-                        Take::Field
-                    } else {
-                        Take::Column
-                    };
-                    (take, src.mutable, src.writes.clone())
-                })
-                .collect();
-            shape_columns.push((variant, columns));
+            out.variants.push(quote!(#variant(#part_type)));
+            out.arms.push(quote!(Part::#variant(#slices) => #body));
+            out.columns.push((variant, taken(&sources)));
         }
         let watched = match filtered {
             Some(i) => watched(&model.systems[i])
@@ -298,24 +351,45 @@ fn pass(
             .map(|src| src.column)
             .filter(|&k| k != usize::MAX)
             .collect();
-        entries.push((s, shape, columns, watched));
+        out.entries.push((s, shape, columns, watched));
     }
-    let (static_table, rows, takes) = if table {
-        let systems = if host.is_some() {
-            &shape_systems[..]
-        } else {
-            &[]
-        };
-        table_form(&shape_columns, &entries, filtered.is_some(), systems)
-    } else {
-        assert!(host.is_none(), "a pass hosting its systems has a table");
-        per_store_form(&shape_columns, &entries, filtered.is_some())
-    };
+    out
+}
 
-    // An open world's pass also visits the dynamic stores its systems match: one part per
-    // system (a typed loop over columns taken by component id), after the declared stores;
-    // `sigecs` walks them (`PassStores`), the pass says how a part is taken.
-    let mut dynamic = quote!();
+/// The type of a part holding `sources`: a (nested) tuple of column slices and strided views.
+fn part_type(sources: &[Source]) -> TokenStream {
+    let types = sources.iter().map(|src| {
+        let ty = &src.ty;
+        match (src.field, src.mutable) {
+            (false, true) => quote!(&'a mut [#ty]),
+            (false, false) => quote!(&'a [#ty]),
+            (true, true) => quote!(::sigecs::__private::FieldsMut<'a, #ty>),
+            (true, false) => quote!(::sigecs::__private::Fields<'a, #ty>),
+        }
+    });
+    nest(types.collect())
+}
+
+/// How a shape takes each of `sources`, in order.
+fn taken(sources: &[Source]) -> Vec<Taken> {
+    sources
+        .iter()
+        .map(|src| {
+            let take = if src.column == usize::MAX {
+                Take::Entity
+            } else if src.field {
+                Take::Field
+            } else {
+                Take::Column
+            };
+            (take, src.mutable, src.writes.clone())
+        })
+        .collect()
+}
+
+/// The `PassParts` constants of pass `index` of `systems` that every pass may set: its index,
+/// and unless it runs on the calling thread its smallest `min_chunk` and whether it spawns.
+fn constants(model: &Analysis, systems: &[usize], index: usize, sequential: bool) -> TokenStream {
     let mut consts = quote!(const PASS: usize = #index;);
     if !sequential {
         if let Some(m) = min_chunk(model, systems) {
@@ -327,49 +401,54 @@ fn pass(
             ));
         }
     }
-    if !model.strict {
-        let ids: Vec<u32> = systems.iter().map(|&i| i as u32).collect();
-        let mut picks = Vec::new();
-        for (k, &i) in systems.iter().enumerate() {
-            let d = dynamic_part(model, i, k);
-            variants.push(d.variant);
-            arms.push(d.arm);
-            picks.push(d.take);
-        }
-        let changed = filtered.map(|i| {
-            let watched =
-                watched(&model.systems[i]).map(|(c, added)| (c as u32) << 1 | u32::from(added));
-            quote!(const WATCHED: &'static [u32] = &[#(#watched),*];)
-        });
-        consts.extend(quote! {
-            const SYSTEMS: &'static [u32] = &[#(#ids),*];
-            #changed
-        });
-        dynamic = quote! {
-            #[inline]
-            fn dynamic(k: usize, s: &mut ::sigecs::__private::StoreColumns<'a>) -> Self {
-                match k {
-                    #(#picks)*
-                    _ => ::core::unreachable!("a system of the pass"),
-                }
-            }
-        };
-    }
-    // What changed since a change-filtered system's last run; this run is its new last one.
-    let since = match filtered {
-        Some(i) => quote!(let since = ::core::mem::replace(&mut pass.last_run[#i], pass.tick);),
-        None => quote!(),
-    };
-    let since_value = match filtered {
-        Some(_) => quote!(since),
-        None => quote!(0),
-    };
+    consts
+}
 
+/// The `PassParts` constants of an open world's pass: the systems whose dynamic stores it
+/// visits, and for a `filtered` system the components it watches.
+fn dynamic_constants(model: &Analysis, systems: &[usize], filtered: Option<usize>) -> TokenStream {
+    let ids: Vec<u32> = systems.iter().map(|&i| i as u32).collect();
+    let changed = filtered.map(|i| {
+        let watched =
+            watched(&model.systems[i]).map(|(c, added)| (c as u32) << 1 | u32::from(added));
+        quote!(const WATCHED: &'static [u32] = &[#(#watched),*];)
+    });
+    quote! {
+        const SYSTEMS: &'static [u32] = &[#(#ids),*];
+        #changed
+    }
+}
+
+/// The pass function around `parts` (the `__pass!` call): it borrows the world (`pass`), its
+/// stores as trusted views, binds the resources, readers and sparse views, and runs the body
+/// (`arms`, a typed loop per part) over the parts, on the calling thread when a system is
+/// `sequential`. A `filtered` system visits what changed since its last run.
+/// With `host`, the pass takes which system to run alone, and `name` runs it for all.
+#[allow(clippy::too_many_arguments)]
+fn run(
+    model: &Analysis,
+    systems: &[usize],
+    filtered: Option<usize>,
+    sequential: bool,
+    parts: TokenStream,
+    arms: &[TokenStream],
+    host: Option<Ident>,
+    name: Ident,
+    d: TokenStream,
+) -> TokenStream {
+    // What changed since a change-filtered system's last run; this run is its new last one.
+    let (since, since_value) = match filtered {
+        Some(i) => (
+            quote!(let since = ::core::mem::replace(&mut pass.last_run[#i], pass.tick);),
+            quote!(since),
+        ),
+        None => (quote!(), quote!(0)),
+    };
     let resources = resource_bindings(model, systems);
     let readers = reader_bindings(model, systems);
     let sparse_views = sparse_views(model, systems, None);
     // A hosting pass runs all its systems, or the one its caller names.
-    let (runner, signature, wrapper) = match &host {
+    let (runner, signature, wrapper, d) = match &host {
         Some(host) => (
             quote!(pass.run.only(only)),
             quote!(#host(world: &mut ::sigecs::World<Model>, only: ::core::option::Option<(usize, usize)>)),
@@ -379,11 +458,15 @@ fn pass(
                     #host(world, ::core::option::Option::None)
                 }
             },
+            doc(format!(
+                "The pass of `{name}`, for all its systems (`only`: `None`) or for one alone."
+            )),
         ),
         None => (
             quote!(pass.run),
             quote!(#name(world: &mut ::sigecs::World<Model>)),
             quote!(),
+            d,
         ),
     };
     let run = if sequential {
@@ -399,40 +482,19 @@ fn pass(
             #runner.parts::<Part>(stores, #since_value, &body)
         }
     };
-    let d = if host.is_some() {
-        doc(format!(
-            "The pass of `{name}`, for all its systems (`only`: `None`) or for one alone."
-        ))
-    } else {
-        d
-    };
     let trusted_safety = safety(
-        "the pass takes each store's columns by their indices and types in STORES, and a `rows` \
-         store's fields as their components' types (the generator wrote both from one \
-         analysis), so the views need not check the types.",
+        "`__pass!` takes the stores in ascending id order, each column by its index and type in \
+         STORES and each field as its component's type (one analysis wrote both).",
     );
     quote! {
         #wrapper
         #d
         fn #signature -> ::sigecs::__private::Pending {
-            ::sigecs::__parts!(Part<'a> { #(#variants,)* });
-            #static_table
-            impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
-                #consts
-                #[inline]
-                fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                    #rows
-                }
-                #[inline]
-                fn each(stores: &mut ::sigecs::__private::StoresMut<'a, true>, since: u64, f: &mut impl ::core::ops::FnMut(Self)) {
-                    #takes
-                }
-                #dynamic
-            }
+            #parts
             let mut pass = ::sigecs::__private::pass(world);
-            #since
             #trusted_safety
             let stores = unsafe { pass.stores.trusted() };
+            #since
             #resources
             #readers
             #sparse_views
@@ -470,14 +532,14 @@ type Entries = [(usize, usize, Vec<usize>, Vec<usize>)];
 /// How a pass with fewer stores than [`TABLE_FROM`] reaches them: a line of code per store
 /// that takes its columns by constant indices as its shape's variant (every store's part is
 /// then a known variant where it is made, and the body's `match` folds away). Returns the
-/// table (none), the expression of the rows and the statements of `Parts::each`.
+/// table (none) and the `__pass!` form taking the stores (`stores`, or `changed` with each
+/// store's watched columns).
 fn per_store_form(
     shapes: &Shapes,
     entries: &Entries,
     filtered: bool,
-) -> (TokenStream, TokenStream, TokenStream) {
+) -> (TokenStream, TokenStream) {
     let mut takes = Vec::new();
-    let mut ids = Vec::new();
     for (store, shape, columns, watched) in entries {
         let (variant, sources) = &shapes[*shape];
         let mut next = columns.iter();
@@ -486,48 +548,38 @@ fn per_store_form(
             if take == Take::Entity {
                 return take_column(take, mutable, writes, quote!());
             }
-            let k = *next.next().expect("a column for every source");
-            let k = if take == Take::Field {
-                Literal::u32_unsuffixed(k as u32)
-            } else {
-                Literal::usize_suffixed(k)
-            };
+            let k = Literal::usize_unsuffixed(*next.next().expect("a column for every source"));
             take_column(take, mutable, writes, quote!(#k))
         });
         let columns = nest(columns.collect());
-        let id = *store as u32;
-        takes.push(if filtered {
-            quote! {
-                let runs = stores.changed(#id, &[#(#watched),*], since);
-                if !runs.is_empty() {
-                    let mut s = stores.take(#id);
-                    ::sigecs::__private::each_run(Part::#variant(#columns), &runs, f);
-                }
-            }
-        } else {
-            quote!(f({ let mut s = stores.take(#id); Part::#variant(#columns) });)
+        let id = Literal::u32_unsuffixed(*store as u32);
+        let watched = filtered.then(|| {
+            let watched = watched.iter().copied().map(Literal::usize_unsuffixed);
+            quote!([#(#watched),*])
         });
-        ids.push(Literal::u32_unsuffixed(id));
+        takes.push(quote!(#id #watched => #variant(#columns),));
     }
-    (
-        quote!(),
-        quote!(stores.rows(&[#(#ids),*])),
-        quote!(#(#takes)*),
-    )
+    let form = if filtered {
+        quote!(changed)
+    } else {
+        quote!(stores)
+    };
+    (quote!(), quote!(#form(s) { #(#takes)* }))
 }
 
 /// How a pass with [`TABLE_FROM`] stores or more reaches them: a `static` table of numbers,
 /// each store's id, then its shape (when the pass has several), the indices of the columns its
 /// shape takes (padded to the widest shape's) and those a change filter watches; and one loop
-/// over it in `sigecs` (`StoresMut::each_in`) that takes each store's columns by the
-/// indices in its entry, one `match` arm per shape. A store costs a few numbers instead of
-/// lines of code; a filled array of integers is formatted a few stores a line.
+/// over it in `sigecs` (`StoresMut::each_in`, the `__pass!` form `table`) that takes each
+/// store's columns by the indices in its entry, one `match` arm per shape. A store costs a few
+/// numbers instead of lines of code; a filled array of integers is formatted a few stores a
+/// line.
 fn table_form(
     shapes: &Shapes,
     entries: &Entries,
     filtered: bool,
     shape_systems: &[u32],
-) -> (TokenStream, TokenStream, TokenStream) {
+) -> (TokenStream, TokenStream) {
     let tagged = shapes.len() > 1;
     let first = usize::from(tagged);
     let widest = entries.iter().map(|e| e.2.len()).max().unwrap_or(0);
@@ -592,17 +644,12 @@ fn table_form(
             .next()
             .expect("a store has a shape")
     };
-    let each = if filtered {
-        quote! {
-            stores.each_changed_in(&PASS_STORES, since, |mut s, e, runs| {
-                ::sigecs::__private::each_run(#part, runs, f)
-            });
-        }
+    let form = if filtered {
+        quote!(changed_table(s, e, PASS_STORES) { #part })
     } else {
-        quote!(stores.each_in(&PASS_STORES, &[#(#shape_systems),*], |s, e| f(#part));)
+        quote!(table(s, e, PASS_STORES, [#(#shape_systems),*]) { #part })
     };
-    let rows = quote!(stores.table_rows(&PASS_STORES, &[#(#shape_systems),*]));
-    (table, rows, each)
+    (table, form)
 }
 
 /// The pass of frame-level system `index` (no component or entity parameter): the system
@@ -856,7 +903,7 @@ fn nest(items: Vec<TokenStream>) -> TokenStream {
 /// What a pass writes for system `index` (its `k`th) over the dynamic stores it matches: the
 /// part's variant (the entity column, then one column slice per component parameter,
 /// `Option` for an optional one), the body's arm (a loop over the rows calling the system),
-/// and the arm of `PassParts::dynamic` that takes the part from a store's checked view.
+/// and the entry of `__pass!`'s `dynamic` form that takes the part from a store's checked view.
 struct DynamicPart {
     variant: TokenStream,
     arm: TokenStream,
@@ -937,7 +984,7 @@ fn dynamic_part(model: &Analysis, index: usize, k: usize) -> DynamicPart {
                 }
             }
         },
-        take: quote!(#k => Part::#variant(#take),),
+        take: quote!(#k => #variant(#take),),
     }
 }
 

@@ -433,56 +433,29 @@ mod sigecs_world {
     }
     /// The pass of system `scale`.
     fn system_0(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(Part<'a> {
-            Shape0((&'a mut [crate::bare::Mass],)),
-            Shape1((&'a mut [TaggedRow], &'a [TaggedCold],)),
-            Dynamic0((
-                &'a [::sigecs::Entity],
-                &'a mut [crate::bare::Mass],
-                ::core::option::Option<&'a [crate::bare::Tag]>,
-            )),
-        });
-        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
+        ::sigecs::__pass! {
+            enum Part<'a> {
+                Shape0((&'a mut [crate::bare::Mass],)),
+                Shape1((&'a mut [TaggedRow], &'a [TaggedCold],)),
+                Dynamic0((
+                    &'a [::sigecs::Entity],
+                    &'a mut [crate::bare::Mass],
+                    ::core::option::Option<&'a [crate::bare::Tag]>,
+                )),
+            }
             const PASS: usize = 0usize;
             const SYSTEMS: &'static [u32] = &[0u32];
-            #[inline]
-            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                stores.rows(&[0, 1])
+            stores(s) {
+                0 => Shape0((s.col_mut(0),)),
+                1 => Shape1((s.rows_mut(0, &[0u32]), s.col(1),)),
             }
-            #[inline]
-            fn each(
-                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
-                since: u64,
-                f: &mut impl ::core::ops::FnMut(Self)
-            ) {
-                f({
-                    let mut s = stores.take(0u32);
-                    Part::Shape0((s.col_mut(0usize),))
-                });
-                f({
-                    let mut s = stores.take(1u32);
-                    Part::Shape1((s.rows_mut(0usize, &[0u32]), s.col(1usize),))
-                });
-            }
-            #[inline]
-            fn dynamic(
-                k: usize,
-                s: &mut ::sigecs::__private::StoreColumns<'a>
-            ) -> Self {
-                match k {
-                    0 => Part::Dynamic0((
-                        s.entities(),
-                        s.component_mut(0u32),
-                        s.optional(1u32),
-                    )),
-                    _ => ::core::unreachable!("a system of the pass"),
-                }
+            dynamic(s) {
+                0 => Dynamic0((s.entities(), s.component_mut(0u32), s.optional(1u32),)),
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a
-        // `rows` store's fields as their components' types (the generator wrote both from one
-        // analysis), so the views need not check the types.
+        // SAFETY: `__pass!` takes the stores in ascending id order, each column by its index and
+        // type in STORES and each field as its component's type (one analysis wrote both).
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
@@ -519,48 +492,23 @@ mod sigecs_world {
     }
     /// The pass of system `total`.
     fn system_1(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(Part<'a> {
-            Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
-            Shape1((&'a [TaggedRow], &'a [::sigecs::Entity],)),
-            Dynamic0((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
-        });
-        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
+        ::sigecs::__pass! {
+            enum Part<'a> {
+                Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
+                Shape1((&'a [TaggedRow], &'a [::sigecs::Entity],)),
+                Dynamic0((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
+            }
             const PASS: usize = 1usize;
             const SYSTEMS: &'static [u32] = &[1u32];
-            #[inline]
-            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                stores.rows(&[0, 1])
+            stores(s) {
+                0 => Shape0((s.col(0), s.entities(),)),
+                1 => Shape1((s.col(0), s.entities(),)),
             }
-            #[inline]
-            fn each(
-                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
-                since: u64,
-                f: &mut impl ::core::ops::FnMut(Self)
-            ) {
-                f({
-                    let mut s = stores.take(0u32);
-                    Part::Shape0((s.col(0usize), s.entities(),))
-                });
-                f({
-                    let mut s = stores.take(1u32);
-                    Part::Shape1((s.col(0usize), s.entities(),))
-                });
-            }
-            #[inline]
-            fn dynamic(
-                k: usize,
-                s: &mut ::sigecs::__private::StoreColumns<'a>
-            ) -> Self {
-                match k {
-                    0 => Part::Dynamic0((s.entities(), s.component(0u32),)),
-                    _ => ::core::unreachable!("a system of the pass"),
-                }
-            }
+            dynamic(s) { 0 => Dynamic0((s.entities(), s.component(0u32),)), }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a
-        // `rows` store's fields as their components' types (the generator wrote both from one
-        // analysis), so the views need not check the types.
+        // SAFETY: `__pass!` takes the stores in ascending id order, each column by its index and
+        // type in STORES and each field as its component's type (one analysis wrote both).
         let stores = unsafe { pass.stores.trusted() };
         let r2 = &mut pass.resources.sum;
         let mut body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
@@ -594,43 +542,19 @@ mod sigecs_world {
     }
     /// The pass of system `rename`.
     fn system_2(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(Part<'a> {
-            Shape0((&'a mut [TaggedCold],)),
-            Dynamic0((&'a [::sigecs::Entity], &'a mut [crate::bare::Tag],)),
-        });
-        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
+        ::sigecs::__pass! {
+            enum Part<'a> {
+                Shape0((&'a mut [TaggedCold],)),
+                Dynamic0((&'a [::sigecs::Entity], &'a mut [crate::bare::Tag],)),
+            }
             const PASS: usize = 2usize;
             const SYSTEMS: &'static [u32] = &[2u32];
-            #[inline]
-            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                stores.rows(&[1])
-            }
-            #[inline]
-            fn each(
-                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
-                since: u64,
-                f: &mut impl ::core::ops::FnMut(Self)
-            ) {
-                f({
-                    let mut s = stores.take(1u32);
-                    Part::Shape0((s.rows_mut(1usize, &[1u32]),))
-                });
-            }
-            #[inline]
-            fn dynamic(
-                k: usize,
-                s: &mut ::sigecs::__private::StoreColumns<'a>
-            ) -> Self {
-                match k {
-                    0 => Part::Dynamic0((s.entities(), s.component_mut(1u32),)),
-                    _ => ::core::unreachable!("a system of the pass"),
-                }
-            }
+            stores(s) { 1 => Shape0((s.rows_mut(1, &[1u32]),)), }
+            dynamic(s) { 0 => Dynamic0((s.entities(), s.component_mut(1u32),)), }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a
-        // `rows` store's fields as their components' types (the generator wrote both from one
-        // analysis), so the views need not check the types.
+        // SAFETY: `__pass!` takes the stores in ascending id order, each column by its index and
+        // type in STORES and each field as its component's type (one analysis wrote both).
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
@@ -649,44 +573,20 @@ mod sigecs_world {
     }
     /// The pass of system `mark`.
     fn system_3(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(Part<'a> {
-            Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
-            Dynamic0((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
-        });
-        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
+        ::sigecs::__pass! {
+            enum Part<'a> {
+                Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
+                Dynamic0((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
+            }
             const PASS: usize = 3usize;
             const MIN_CHUNK: usize = 100000usize;
             const SYSTEMS: &'static [u32] = &[3u32];
-            #[inline]
-            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                stores.rows(&[0])
-            }
-            #[inline]
-            fn each(
-                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
-                since: u64,
-                f: &mut impl ::core::ops::FnMut(Self)
-            ) {
-                f({
-                    let mut s = stores.take(0u32);
-                    Part::Shape0((s.col(0usize), s.entities(),))
-                });
-            }
-            #[inline]
-            fn dynamic(
-                k: usize,
-                s: &mut ::sigecs::__private::StoreColumns<'a>
-            ) -> Self {
-                match k {
-                    0 => Part::Dynamic0((s.entities(), s.component(0u32),)),
-                    _ => ::core::unreachable!("a system of the pass"),
-                }
-            }
+            stores(s) { 0 => Shape0((s.col(0), s.entities(),)), }
+            dynamic(s) { 0 => Dynamic0((s.entities(), s.component(0u32),)), }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a
-        // `rows` store's fields as their components' types (the generator wrote both from one
-        // analysis), so the views need not check the types.
+        // SAFETY: `__pass!` takes the stores in ascending id order, each column by its index and
+        // type in STORES and each field as its component's type (one analysis wrote both).
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let r0 = &pass.resources.limit;
@@ -712,13 +612,13 @@ mod sigecs_world {
     }
     /// Stage 2 of the schedule: rename, mark, fused into one pass.
     fn stage_2(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(Part<'a> {
-            Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
-            Shape1((&'a mut [TaggedCold],)),
-            Dynamic0((&'a [::sigecs::Entity], &'a mut [crate::bare::Tag],)),
-            Dynamic1((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
-        });
-        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
+        ::sigecs::__pass! {
+            enum Part<'a> {
+                Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
+                Shape1((&'a mut [TaggedCold],)),
+                Dynamic0((&'a [::sigecs::Entity], &'a mut [crate::bare::Tag],)),
+                Dynamic1((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
+            }
             const PASS: usize = 4usize;
             const MIN_CHUNK: usize = if 100000usize < ::sigecs::schedule::DEFAULT_MIN_CHUNK {
                 100000usize
@@ -726,41 +626,18 @@ mod sigecs_world {
                 ::sigecs::schedule::DEFAULT_MIN_CHUNK
             };
             const SYSTEMS: &'static [u32] = &[2u32, 3u32];
-            #[inline]
-            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                stores.rows(&[0, 1])
+            stores(s) {
+                0 => Shape0((s.col(0), s.entities(),)),
+                1 => Shape1((s.rows_mut(1, &[1u32]),)),
             }
-            #[inline]
-            fn each(
-                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
-                since: u64,
-                f: &mut impl ::core::ops::FnMut(Self)
-            ) {
-                f({
-                    let mut s = stores.take(0u32);
-                    Part::Shape0((s.col(0usize), s.entities(),))
-                });
-                f({
-                    let mut s = stores.take(1u32);
-                    Part::Shape1((s.rows_mut(1usize, &[1u32]),))
-                });
-            }
-            #[inline]
-            fn dynamic(
-                k: usize,
-                s: &mut ::sigecs::__private::StoreColumns<'a>
-            ) -> Self {
-                match k {
-                    0 => Part::Dynamic0((s.entities(), s.component_mut(1u32),)),
-                    1 => Part::Dynamic1((s.entities(), s.component(0u32),)),
-                    _ => ::core::unreachable!("a system of the pass"),
-                }
+            dynamic(s) {
+                0 => Dynamic0((s.entities(), s.component_mut(1u32),)),
+                1 => Dynamic1((s.entities(), s.component(0u32),)),
             }
         }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a
-        // `rows` store's fields as their components' types (the generator wrote both from one
-        // analysis), so the views need not check the types.
+        // SAFETY: `__pass!` takes the stores in ascending id order, each column by its index and
+        // type in STORES and each field as its component's type (one analysis wrote both).
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let r0 = &pass.resources.limit;

@@ -433,69 +433,41 @@ mod sigecs_world {
     }
     /// The pass of system `scale`.
     fn system_0(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(Part<'a> {
-            Shape0((&'a mut [crate::bare::Mass],)),
-            Shape1((
-                ::sigecs::__private::FieldsMut<'a, crate::bare::Mass>,
-                ::sigecs::__private::Fields<'a, crate::bare::Tag>,
-            )),
-            Dynamic0((
-                &'a [::sigecs::Entity],
-                &'a mut [crate::bare::Mass],
-                ::core::option::Option<&'a [crate::bare::Tag]>,
-            )),
-        });
+        ::sigecs::__pass! {
+            enum Part<'a> {
+                Shape0((&'a mut [crate::bare::Mass],)),
+                Shape1((
+                    ::sigecs::__private::FieldsMut<'a, crate::bare::Mass>,
+                    ::sigecs::__private::Fields<'a, crate::bare::Tag>,
+                )),
+                Dynamic0((
+                    &'a [::sigecs::Entity],
+                    &'a mut [crate::bare::Mass],
+                    ::core::option::Option<&'a [crate::bare::Tag]>,
+                )),
+            }
+            const PASS: usize = 0usize;
+            const SYSTEMS: &'static [u32] = &[0u32];
+            table(s, e, PASS_STORES, []) {
+                match e[0] {
+                    0 => Part::Shape0((s.col_mut(e[1]),)),
+                    1 => Part::Shape1((s.field_mut(e[1] as u32), s.field(e[2] as u32),)),
+                    _ => ::core::unreachable!("a shape of the pass")
+                }
+            }
+            dynamic(s) {
+                0 => Dynamic0((s.entities(), s.component_mut(0u32), s.optional(1u32),)),
+            }
+        }
         /// The stores of the pass, in id order, 4 numbers each: the store's id, its shape,
         /// the indices of the columns its shape takes.
         static PASS_STORES: ::sigecs::__private::StoreTable<
             3,
             0
         > = ::sigecs::__private::StoreTable(&[0, 0, 0, 0, 1, 1, 0, 1]);
-        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
-            const PASS: usize = 0usize;
-            const SYSTEMS: &'static [u32] = &[0u32];
-            #[inline]
-            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                stores.table_rows(&PASS_STORES, &[])
-            }
-            #[inline]
-            fn each(
-                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
-                since: u64,
-                f: &mut impl ::core::ops::FnMut(Self)
-            ) {
-                stores.each_in(
-                    &PASS_STORES,
-                    &[],
-                    |s, e| f(match e[0] {
-                        0 => Part::Shape0((s.col_mut(e[1]),)),
-                        1 => Part::Shape1((
-                            s.field_mut(e[1] as u32),
-                            s.field(e[2] as u32),
-                        )),
-                        _ => ::core::unreachable!("a shape of the pass")
-                    })
-                );
-            }
-            #[inline]
-            fn dynamic(
-                k: usize,
-                s: &mut ::sigecs::__private::StoreColumns<'a>
-            ) -> Self {
-                match k {
-                    0 => Part::Dynamic0((
-                        s.entities(),
-                        s.component_mut(0u32),
-                        s.optional(1u32),
-                    )),
-                    _ => ::core::unreachable!("a system of the pass"),
-                }
-            }
-        }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a
-        // `rows` store's fields as their components' types (the generator wrote both from one
-        // analysis), so the views need not check the types.
+        // SAFETY: `__pass!` takes the stores in ascending id order, each column by its index and
+        // type in STORES and each field as its component's type (one analysis wrote both).
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
@@ -527,58 +499,35 @@ mod sigecs_world {
     }
     /// The pass of system `total`.
     fn system_1(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(Part<'a> {
-            Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
-            Shape1((
-                ::sigecs::__private::Fields<'a, crate::bare::Mass>,
-                &'a [::sigecs::Entity],
-            )),
-            Dynamic0((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
-        });
+        ::sigecs::__pass! {
+            enum Part<'a> {
+                Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
+                Shape1((
+                    ::sigecs::__private::Fields<'a, crate::bare::Mass>,
+                    &'a [::sigecs::Entity],
+                )),
+                Dynamic0((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
+            }
+            const PASS: usize = 1usize;
+            const SYSTEMS: &'static [u32] = &[1u32];
+            table(s, e, PASS_STORES, []) {
+                match e[0] {
+                    0 => Part::Shape0((s.col(e[1]), s.entities(),)),
+                    1 => Part::Shape1((s.field(e[1] as u32), s.entities(),)),
+                    _ => ::core::unreachable!("a shape of the pass")
+                }
+            }
+            dynamic(s) { 0 => Dynamic0((s.entities(), s.component(0u32),)), }
+        }
         /// The stores of the pass, in id order, 3 numbers each: the store's id, its shape,
         /// the indices of the columns its shape takes.
         static PASS_STORES: ::sigecs::__private::StoreTable<
             2,
             0
         > = ::sigecs::__private::StoreTable(&[0, 0, 0, 1, 1, 0]);
-        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
-            const PASS: usize = 1usize;
-            const SYSTEMS: &'static [u32] = &[1u32];
-            #[inline]
-            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                stores.table_rows(&PASS_STORES, &[])
-            }
-            #[inline]
-            fn each(
-                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
-                since: u64,
-                f: &mut impl ::core::ops::FnMut(Self)
-            ) {
-                stores.each_in(
-                    &PASS_STORES,
-                    &[],
-                    |s, e| f(match e[0] {
-                        0 => Part::Shape0((s.col(e[1]), s.entities(),)),
-                        1 => Part::Shape1((s.field(e[1] as u32), s.entities(),)),
-                        _ => ::core::unreachable!("a shape of the pass")
-                    })
-                );
-            }
-            #[inline]
-            fn dynamic(
-                k: usize,
-                s: &mut ::sigecs::__private::StoreColumns<'a>
-            ) -> Self {
-                match k {
-                    0 => Part::Dynamic0((s.entities(), s.component(0u32),)),
-                    _ => ::core::unreachable!("a system of the pass"),
-                }
-            }
-        }
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a
-        // `rows` store's fields as their components' types (the generator wrote both from one
-        // analysis), so the views need not check the types.
+        // SAFETY: `__pass!` takes the stores in ascending id order, each column by its index and
+        // type in STORES and each field as its component's type (one analysis wrote both).
         let stores = unsafe { pass.stores.trusted() };
         let r2 = &mut pass.resources.sum;
         let mut body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
@@ -627,19 +576,13 @@ mod sigecs_world {
         world: &mut ::sigecs::World<Model>,
         only: ::core::option::Option<(usize, usize)>
     ) -> ::sigecs::__private::Pending {
-        ::sigecs::__parts!(Part<'a> {
-            Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
-            Shape1((::sigecs::__private::FieldsMut<'a, crate::bare::Tag>,)),
-            Dynamic0((&'a [::sigecs::Entity], &'a mut [crate::bare::Tag],)),
-            Dynamic1((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
-        });
-        /// The stores of the pass, in id order, 3 numbers each: the store's id, its shape,
-        /// the indices of the columns its shape takes.
-        static PASS_STORES: ::sigecs::__private::StoreTable<
-            2,
-            0
-        > = ::sigecs::__private::StoreTable(&[0, 0, 0, 1, 1, 1]);
-        impl<'a> ::sigecs::__private::PassParts<'a> for Part<'a> {
+        ::sigecs::__pass! {
+            enum Part<'a> {
+                Shape0((&'a [crate::bare::Mass], &'a [::sigecs::Entity],)),
+                Shape1((::sigecs::__private::FieldsMut<'a, crate::bare::Tag>,)),
+                Dynamic0((&'a [::sigecs::Entity], &'a mut [crate::bare::Tag],)),
+                Dynamic1((&'a [::sigecs::Entity], &'a [crate::bare::Mass],)),
+            }
             const PASS: usize = 4usize;
             const MIN_CHUNK: usize = if 100000usize < ::sigecs::schedule::DEFAULT_MIN_CHUNK {
                 100000usize
@@ -647,42 +590,27 @@ mod sigecs_world {
                 ::sigecs::schedule::DEFAULT_MIN_CHUNK
             };
             const SYSTEMS: &'static [u32] = &[2u32, 3u32];
-            #[inline]
-            fn rows(stores: &::sigecs::__private::StoresMut<'a, true>) -> usize {
-                stores.table_rows(&PASS_STORES, &[1u32, 0u32])
-            }
-            #[inline]
-            fn each(
-                stores: &mut ::sigecs::__private::StoresMut<'a, true>,
-                since: u64,
-                f: &mut impl ::core::ops::FnMut(Self)
-            ) {
-                stores.each_in(
-                    &PASS_STORES,
-                    &[1u32, 0u32],
-                    |s, e| f(match e[0] {
-                        0 => Part::Shape0((s.col(e[1]), s.entities(),)),
-                        1 => Part::Shape1((s.field_mut(e[1] as u32),)),
-                        _ => ::core::unreachable!("a shape of the pass")
-                    })
-                );
-            }
-            #[inline]
-            fn dynamic(
-                k: usize,
-                s: &mut ::sigecs::__private::StoreColumns<'a>
-            ) -> Self {
-                match k {
-                    0 => Part::Dynamic0((s.entities(), s.component_mut(1u32),)),
-                    1 => Part::Dynamic1((s.entities(), s.component(0u32),)),
-                    _ => ::core::unreachable!("a system of the pass"),
+            table(s, e, PASS_STORES, [1u32, 0u32]) {
+                match e[0] {
+                    0 => Part::Shape0((s.col(e[1]), s.entities(),)),
+                    1 => Part::Shape1((s.field_mut(e[1] as u32),)),
+                    _ => ::core::unreachable!("a shape of the pass")
                 }
             }
+            dynamic(s) {
+                0 => Dynamic0((s.entities(), s.component_mut(1u32),)),
+                1 => Dynamic1((s.entities(), s.component(0u32),)),
+            }
         }
+        /// The stores of the pass, in id order, 3 numbers each: the store's id, its shape,
+        /// the indices of the columns its shape takes.
+        static PASS_STORES: ::sigecs::__private::StoreTable<
+            2,
+            0
+        > = ::sigecs::__private::StoreTable(&[0, 0, 0, 1, 1, 1]);
         let mut pass = ::sigecs::__private::pass(world);
-        // SAFETY: the pass takes each store's columns by their indices and types in STORES, and a
-        // `rows` store's fields as their components' types (the generator wrote both from one
-        // analysis), so the views need not check the types.
+        // SAFETY: `__pass!` takes the stores in ascending id order, each column by its index and
+        // type in STORES and each field as its component's type (one analysis wrote both).
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let r0 = &pass.resources.limit;

@@ -18,8 +18,10 @@ unsafe impl bytemuck::Zeroable for Entity {}
 #[cfg(feature = "bytemuck")]
 unsafe impl bytemuck::Pod for Entity {}
 
-/// The name an [`Entity`] gives serde as a newtype struct of its bits.
+/// The name an [`Entity`] gives serde as a newtype struct of its bits: how a deserializer that
+/// maps entities (`sigecs-level`'s) recognises one. Not for users, hence hidden.
 #[cfg(feature = "serde")]
+#[doc(hidden)]
 pub const SERDE_NAME: &str = "$sigecs::Entity";
 
 #[cfg(feature = "serde")]

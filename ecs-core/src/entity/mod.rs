@@ -84,6 +84,7 @@ mod id;
 mod manager;
 
 #[cfg(feature = "serde")]
+#[doc(hidden)]
 pub use external::SERDE_NAME;
 
 pub use id::{

@@ -21,8 +21,12 @@ mod commands;
 pub(crate) mod fields;
 #[doc(hidden)]
 pub(crate) mod parts;
+mod pass_macro;
 mod plan;
+// A measuring tool of the runner's cost model (the main job's `--record`), not an API for
+// games: hidden.
 #[cfg(feature = "record")]
+#[doc(hidden)]
 pub mod record;
 pub(crate) mod sparse;
 

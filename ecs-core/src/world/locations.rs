@@ -338,10 +338,12 @@ impl EntityLocations {
         self.locations.fill(Location::NONE);
     }
 
-    /// Places the entities of rows `first..` of store `store`.
+    /// Places the entities of rows `first..` of store `store` (slots of the entity manager:
+    /// after [`EntityLocations::fit_locations`]).
     pub(crate) fn place_rows(&mut self, store: u32, first: usize, entities: &[Entity]) {
+        let locations = &mut self.locations[..];
         for (row, e) in (first..).zip(entities) {
-            self.set_location(e.index() as usize, Location::new(store, row));
+            locations[e.index() as usize] = Location::new(store, row);
         }
     }
 

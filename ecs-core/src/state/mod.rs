@@ -125,6 +125,8 @@ pub struct WorldState {
     pub(crate) hash_state: Option<HashState>,
     pub(crate) tick: u64,
     pub(crate) entities: EntityImage,
+    /// The location of every slot of `entities` (`World`'s table).
+    pub(crate) locations: Vec<crate::world::Location>,
     pub(crate) stores: Vec<StoreImage>,
     /// Per dynamic store: (peak rows, moves).
     pub(crate) usage: Vec<(usize, u64)>,
@@ -168,6 +170,7 @@ impl WorldState {
             hash_state: None,
             tick: 0,
             entities: EntityImage::default(),
+            locations: Vec::new(),
             stores: Vec::new(),
             usage: Vec::new(),
             sparse: Vec::new(),
@@ -250,6 +253,7 @@ impl Clone for WorldState {
             hash_state: self.hash_state,
             tick: self.tick,
             entities: self.entities.clone(),
+            locations: self.locations.clone(),
             stores: self.stores.iter().map(StoreImage::duplicate).collect(),
             usage: self.usage.clone(),
             sparse: self.sparse.iter().map(SparseImage::duplicate).collect(),

@@ -332,10 +332,15 @@ impl EntityLocations {
         }
     }
 
-    /// Clears every location: a load that restores every row (cheaper than clearing them one
-    /// by one).
-    pub(crate) fn unplace_all(&mut self) {
-        self.locations.fill(Location::NONE);
+    /// The location of every slot (NONE for a free or unplaced one), for a world state.
+    pub(crate) fn table(&self) -> &[Location] {
+        &self.locations
+    }
+
+    /// Makes the locations `table` (a world state's, saved with the ids just loaded).
+    pub(crate) fn load_table(&mut self, table: &[Location]) {
+        self.locations.clear();
+        self.locations.extend_from_slice(table);
     }
 
     /// Places the entities of rows `first..` of store `store` (slots of the entity manager:

@@ -29,7 +29,7 @@
 //! the load removes, lose their locations, and the state's entities of those rows are placed.
 //! An entity in a row of neither kind kept its place since the save.
 
-use super::World;
+use super::{Location, World};
 use crate::entity::Entity;
 use crate::events::AnyEvents;
 use crate::set::AnyComponentBits;
@@ -193,6 +193,35 @@ impl<M: StateModel> World<M> {
         state.checksum.take();
         let states = origin.tables.components;
         self.locations.entities().save_image(&mut state.entities);
+        // The locations are copied whole, or updated where entity ids are copied: when every
+        // store's image is saved incrementally, the rows whose ids the save copies (and the
+        // rows it drops or appends) hold every entity whose location changed since, before
+        // and after.
+        let moved: Option<Vec<(Vec<std::ops::Range<usize>>, usize)>> = since
+            .filter(|_| state.stores.len() == self.stores.len())
+            .and_then(|r| {
+                self.stores
+                    .iter()
+                    .zip(&state.stores)
+                    .enumerate()
+                    .map(|(s, (store, image))| {
+                        (std::ptr::eq(image.info(), store.info()) && self.store_born(s) < r)
+                            .then(|| (image.structural_runs(store, Some(r)), image.len()))
+                    })
+                    .collect()
+            });
+        if let Some(moved) = &moved {
+            for ((runs, m), (store, image)) in
+                moved.iter().zip(self.stores.iter().zip(&state.stores))
+            {
+                let tail = store.len().min(*m)..*m;
+                for r in runs.iter().cloned().chain(std::iter::once(tail)) {
+                    for e in &image.entities()[r] {
+                        state.locations[e.index() as usize] = Location::NONE;
+                    }
+                }
+            }
+        }
         // Stores: an image per store, kept while it is of the same store.
         state.stores.truncate(self.stores.len());
         for (s, store) in self.stores.iter().enumerate() {
@@ -211,6 +240,29 @@ impl<M: StateModel> World<M> {
                 }
             }
         }
+        match &moved {
+            Some(moved) => {
+                state
+                    .locations
+                    .resize(self.locations.entities().slots(), Location::NONE);
+                for (s, ((runs, m), store)) in moved.iter().zip(self.stores.iter()).enumerate() {
+                    let tail = (*m).min(store.len())..store.len();
+                    for r in runs.iter().cloned().chain(std::iter::once(tail)) {
+                        for (row, e) in r.clone().zip(&store.entities()[r]) {
+                            state.locations[e.index() as usize] = Location::new(s as u32, row);
+                        }
+                    }
+                }
+            }
+            None => {
+                state.locations.clear();
+                state.locations.extend_from_slice(self.locations.table());
+            }
+        }
+        debug_assert!(
+            state.locations == self.locations.table(),
+            "the saved locations are the world's"
+        );
         state.usage.clear();
         state
             .usage
@@ -633,9 +685,9 @@ impl<M: StateModel> World<M> {
         }
     }
 
-    /// The state's ids, and the locations of the entities of the rows the load restored whole
-    /// (`unplaced`: the entities that were in the rows it replaced or removed; `None`: every
-    /// entity that was placed).
+    /// The state's ids and locations: its table copied whole when every placed entity left
+    /// (`unplaced` is `None`), else the locations of `unplaced` (the entities that were in the
+    /// rows the load replaced or removed) cleared and those of the rows it restored whole set.
     fn place_entities(
         &mut self,
         state: &WorldState,
@@ -644,14 +696,16 @@ impl<M: StateModel> World<M> {
     ) {
         self.locations.manager_mut().load_image(&state.entities);
         match unplaced {
-            None => self.locations.unplace_all(),
-            Some(unplaced) => self.locations.unplace(unplaced),
-        }
-        self.locations.fit_locations();
-        for (s, (image, plan)) in state.stores.iter().zip(plans).enumerate() {
-            for r in &plan.structural {
-                self.locations
-                    .place_rows(s as u32, r.start, &image.entities()[r.clone()]);
+            None => self.locations.load_table(&state.locations),
+            Some(unplaced) => {
+                self.locations.unplace(unplaced);
+                self.locations.fit_locations();
+                for (s, (image, plan)) in state.stores.iter().zip(plans).enumerate() {
+                    for r in &plan.structural {
+                        self.locations
+                            .place_rows(s as u32, r.start, &image.entities()[r.clone()]);
+                    }
+                }
             }
         }
     }
@@ -1000,6 +1054,12 @@ mod tests {
                 }
                 1 => {
                     if let Some((c, l, snap)) = &saved[k] {
+                        // A world that shares nothing with the state loads it whole (the
+                        // saved locations copied at once).
+                        let mut other = World::<Model>::new();
+                        other.load_state(&ring[k]).unwrap();
+                        assert_eq!(other.check_invariants(), Ok(()));
+                        assert_eq!((other.checksum(), &snapshot(&other).0), (*c, &snap.0));
                         w.load_state(&ring[k]).unwrap();
                         assert_eq!(w.checksum(), *c);
                         assert_eq!(&snapshot(&w), snap);

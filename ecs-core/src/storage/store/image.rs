@@ -483,16 +483,12 @@ impl StoreImage {
                 )
             };
         }
-        runs.clear();
-        for c in 0..common.div_ceil(CHUNK) {
-            if newer(store.versions.row_record(c)) {
-                push_run(&mut runs, chunk_rows(c, common));
-                // A store without columns copies its ids alone.
+        let width = self.info.slots.len();
+        for run in self.structural_runs(store, since) {
+            // A store without columns copies its ids alone.
+            for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
                 *self.hashes[c].get_mut() = UNHASHED;
             }
-        }
-        let width = self.info.slots.len();
-        for run in runs {
             // The rows' adds go with their ids: both change only with a structural write.
             self.adds[run.start * width..run.end * width]
                 .copy_from_slice(store.versions.row_adds(run.clone()));
@@ -518,6 +514,20 @@ impl StoreImage {
             *cap = store.columns[k].capacity();
         }
         self.entity_cap = store.entities.capacity();
+    }
+
+    /// The rows below the lengths of both the image and `store` (described by the same
+    /// `info`) whose entity ids a save since `since` copies: the chunks with a structural
+    /// write at or after `since` (`None`: all), adjacent ones merged.
+    pub(crate) fn structural_runs(&self, store: &Store, since: Option<u64>) -> Vec<Range<usize>> {
+        let common = store.len().min(self.len);
+        let mut runs = Vec::new();
+        for c in 0..common.div_ceil(CHUNK) {
+            if since.is_none_or(|r| store.versions.row_record(c) >= r) {
+                push_run(&mut runs, chunk_rows(c, common));
+            }
+        }
+        runs
     }
 
     /// Appends rows `m..n` of a store's (or an image's) `columns` and `entities` (`m` = the

@@ -173,6 +173,10 @@ struct Carry {
     buffers: FxHashMap<u32, ValueBuffer>,
 }
 
+/// Per store, the runs of rows whose entity ids an incremental save copies, and the image's
+/// length before the save.
+type MovedRows = Vec<(Vec<std::ops::Range<usize>>, usize)>;
+
 impl<M: StateModel> World<M> {
     /// Saves the world's whole simulated state into `state` (see [`crate::state`]). Reuses
     /// `state`'s allocations; if `state` was last saved from this world, copies only what was
@@ -193,35 +197,7 @@ impl<M: StateModel> World<M> {
         state.checksum.take();
         let states = origin.tables.components;
         self.locations.entities().save_image(&mut state.entities);
-        // The locations are copied whole, or updated where entity ids are copied: when every
-        // store's image is saved incrementally, the rows whose ids the save copies (and the
-        // rows it drops or appends) hold every entity whose location changed since, before
-        // and after.
-        let moved: Option<Vec<(Vec<std::ops::Range<usize>>, usize)>> = since
-            .filter(|_| state.stores.len() == self.stores.len())
-            .and_then(|r| {
-                self.stores
-                    .iter()
-                    .zip(&state.stores)
-                    .enumerate()
-                    .map(|(s, (store, image))| {
-                        (std::ptr::eq(image.info(), store.info()) && self.store_born(s) < r)
-                            .then(|| (image.structural_runs(store, Some(r)), image.len()))
-                    })
-                    .collect()
-            });
-        if let Some(moved) = &moved {
-            for ((runs, m), (store, image)) in
-                moved.iter().zip(self.stores.iter().zip(&state.stores))
-            {
-                let tail = store.len().min(*m)..*m;
-                for r in runs.iter().cloned().chain(std::iter::once(tail)) {
-                    for e in &image.entities()[r] {
-                        state.locations[e.index() as usize] = Location::NONE;
-                    }
-                }
-            }
-        }
+        let moved = self.clear_moved_locations(state, since);
         // Stores: an image per store, kept while it is of the same store.
         state.stores.truncate(self.stores.len());
         for (s, store) in self.stores.iter().enumerate() {
@@ -240,29 +216,7 @@ impl<M: StateModel> World<M> {
                 }
             }
         }
-        match &moved {
-            Some(moved) => {
-                state
-                    .locations
-                    .resize(self.locations.entities().slots(), Location::NONE);
-                for (s, ((runs, m), store)) in moved.iter().zip(self.stores.iter()).enumerate() {
-                    let tail = (*m).min(store.len())..store.len();
-                    for r in runs.iter().cloned().chain(std::iter::once(tail)) {
-                        for (row, e) in r.clone().zip(&store.entities()[r]) {
-                            state.locations[e.index() as usize] = Location::new(s as u32, row);
-                        }
-                    }
-                }
-            }
-            None => {
-                state.locations.clear();
-                state.locations.extend_from_slice(self.locations.table());
-            }
-        }
-        debug_assert!(
-            state.locations == self.locations.table(),
-            "the saved locations are the world's"
-        );
+        self.save_locations(state, moved);
         state.usage.clear();
         state
             .usage
@@ -318,6 +272,66 @@ impl<M: StateModel> World<M> {
         state.reference = self.locations.stamp();
         state.hash_state = Some(Self::state_checksum);
         state.complete = true;
+    }
+
+    /// Save, before the stores: when every store's image is saved incrementally (since the
+    /// state's `since`), the rows whose ids the save copies, and the rows it drops or appends,
+    /// hold every entity whose location changed since, before and after. Returns those rows
+    /// per store (runs, and the image's length before the save) after clearing the state's
+    /// locations of the entities the images hold there; `None` when the table is copied whole.
+    fn clear_moved_locations(
+        &self,
+        state: &mut WorldState,
+        since: Option<u64>,
+    ) -> Option<MovedRows> {
+        let r = since.filter(|_| state.stores.len() == self.stores.len())?;
+        let moved: MovedRows = self
+            .stores
+            .iter()
+            .zip(&state.stores)
+            .enumerate()
+            .map(|(s, (store, image))| {
+                (std::ptr::eq(image.info(), store.info()) && self.store_born(s) < r)
+                    .then(|| (image.structural_runs(store, Some(r)), image.len()))
+            })
+            .collect::<Option<_>>()?;
+        for ((runs, m), (store, image)) in moved.iter().zip(self.stores.iter().zip(&state.stores)) {
+            let tail = store.len().min(*m)..*m;
+            for r in runs.iter().cloned().chain(std::iter::once(tail)) {
+                for e in &image.entities()[r] {
+                    state.locations[e.index() as usize] = Location::NONE;
+                }
+            }
+        }
+        Some(moved)
+    }
+
+    /// Save, after the stores: the state's locations become the world's, set where `moved`'s
+    /// rows ([`World::clear_moved_locations`]) are now, or copied whole.
+    fn save_locations(&self, state: &mut WorldState, moved: Option<MovedRows>) {
+        match moved {
+            Some(moved) => {
+                state
+                    .locations
+                    .resize(self.locations.entities().slots(), Location::NONE);
+                for (s, ((runs, m), store)) in moved.into_iter().zip(&self.stores).enumerate() {
+                    let tail = m.min(store.len())..store.len();
+                    for r in runs.into_iter().chain(std::iter::once(tail)) {
+                        for (row, e) in r.clone().zip(&store.entities()[r]) {
+                            state.locations[e.index() as usize] = Location::new(s as u32, row);
+                        }
+                    }
+                }
+            }
+            None => {
+                state.locations.clear();
+                state.locations.extend_from_slice(self.locations.table());
+            }
+        }
+        debug_assert!(
+            state.locations == self.locations.table(),
+            "the saved locations are the world's"
+        );
     }
 
     /// The checksum of a state saved from a world of this model (the same as
@@ -482,7 +496,6 @@ impl<M: StateModel> World<M> {
     /// lose their locations; `None` when that is every placed entity, so no list is made),
     /// and how many default values each no_rollback component needs for the state's restored
     /// rows that no leaving row carries a value to.
-    #[allow(clippy::type_complexity)]
     fn rows_leaving(
         &self,
         state: &WorldState,

@@ -56,19 +56,19 @@
 //!
 //! [`WorldState::checksum`] is a 64-bit XXH3 hash of the state saved;
 //! [`World::checksum`](crate::World) computes the same without a state. A save hashes nothing:
-//! the state's first checksum after it hashes the chunks that save copied and reuses the
-//! hashes of the others, so a save and a checksum cost what was copied, and a save whose
-//! checksum nobody asks for costs only its copy. It covers, in this order: the model's
-//! fingerprint, the change clock, the
-//! entity ids, every store (row count, then per chunk the entity ids, each hashable
-//! component's values and each column's change version), the sparse sets, the resources, the
-//! event queues, the readers' cursors, the systems' last runs and the hierarchy. A value is
-//! hashed as its bytes when its type derives bytemuck's `Pod` or `NoUninit` (every byte
-//! initialised, no padding, no pointer), else through its `Hash` impl when it derives `Hash`
-//! (a `String` contributes its text, not its heap address), else not at all (a component of
-//! neither kind still counts through its entity and store). The build script decides from the
-//! derives. Equal states have equal checksums on any thread count (a deterministic world), in
-//! every run and process of a build.
+//! the state's first checksum after it hashes the chunks that save copied and reuses the hashes
+//! of the others, so a save and a checksum cost what was copied, and a save whose checksum
+//! nobody asks for costs only its copy. It covers, in this order: the model's fingerprint, the
+//! change clock, the entity ids, every store (row count, then per chunk the entity ids, each
+//! hashable component's values, each component's change version and the chunk's add version:
+//! what `changed` and `added` filters answer), the sparse sets, the resources, the event
+//! queues, the readers' cursors, the systems' last runs and the hierarchy. A value is hashed as
+//! its bytes when its type derives bytemuck's `Pod` or `NoUninit` (every byte initialised, no
+//! padding, no pointer), else through its `Hash` impl when it derives `Hash` (a `String`
+//! contributes its text, not its heap address), else not at all (a component of neither kind
+//! still counts through its entity and store). The build script decides from the derives. Equal
+//! states have equal checksums on any thread count (a deterministic world), in every run and
+//! process of a build.
 //!
 //! # Errors and panics
 //!

@@ -4,8 +4,9 @@
 //! **Save** copies into the image only the (column, chunk) pairs written at or after the
 //! image's last save from this world: a chunk's structural record, the cell record or the
 //! pass stamp (`versions.rs`) of a component in the column, at or past that moment, adjacent
-//! chunks merged into one run per column. (An add record changes only with its chunk's
-//! structural record.) Every record is copied. Values are copied as bytes (`Copy` components:
+//! chunks merged into one run per column. (A chunk's add record and its rows' adds change only
+//! with its structural record: the rows' adds are copied with their entity ids, one run per
+//! run of structurally written chunks.) Every chunk record is copied. Values are copied as bytes (`Copy` components:
 //! one bulk copy per run) or with `clone_from` over the image's old values, which reuses their
 //! allocations; rows the image lacks are cloned into it, rows it has too many of are dropped.
 //! The save hashes nothing: it forgets the hash of each chunk it copied, and a checksum

@@ -6,9 +6,11 @@
 //! - `memcpy`: a copy of as many bytes as the state's stores hold (the floor of a full save);
 //! - `save_full`: a save that copies everything (into a reused state last saved from another
 //!   world, so nothing can be skipped); goal: at most 1.5× `memcpy`;
+//! - `save_full_checksum`: the same save, then the state's checksum (every chunk hashed);
 //! - `save_1pct`: a save into the state last saved from this world after a frame that wrote
 //!   1% of the chunks (one value in each; the frame's time is in it); goal: at most 10% of
-//!   `save_full`;
+//!   `save_full`; `save_1pct_checksum`: the same, then the state's checksum (the copied chunks
+//!   hashed);
 //! - `load_full`: a load of a state saved from another world (everything copied); goal: at
 //!   most 1.5× `memcpy`;
 //! - `load_1pct`: a load of the state saved from this world after 1% of the chunks changed;
@@ -163,7 +165,16 @@ fn state(c: &mut Criterion) {
         b.iter(|| {
             flip = !flip;
             let w = if flip { &world } else { &other };
-            black_box(w.save_state(&mut full))
+            w.save_state(&mut full);
+            black_box(&full);
+        })
+    });
+    g.bench_function("save_full_checksum", |b| {
+        b.iter(|| {
+            flip = !flip;
+            let w = if flip { &world } else { &other };
+            w.save_state(&mut full);
+            black_box(full.checksum())
         })
     });
     let picked = one_percent(&world);
@@ -171,7 +182,16 @@ fn state(c: &mut Criterion) {
     g.bench_function("save_1pct", |b| {
         b.iter_custom(|iters| {
             timed_after_touch(iters, &mut world, &picked, &mut round, |w| {
-                black_box(w.save_state(&mut state));
+                w.save_state(&mut state);
+                black_box(&state);
+            })
+        })
+    });
+    g.bench_function("save_1pct_checksum", |b| {
+        b.iter_custom(|iters| {
+            timed_after_touch(iters, &mut world, &picked, &mut round, |w| {
+                w.save_state(&mut state);
+                black_box(state.checksum());
             })
         })
     });

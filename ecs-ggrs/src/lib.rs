@@ -6,8 +6,8 @@
 //! fulfils them for a sigecs world that saves its state (`sigecs::state`; the build script
 //! opts in with `Builder::rollback(true)`):
 //!
-//! - `SaveGameState` saves the world into the request's cell, with
-//!   [`World::save_state`](sigecs::World)'s checksum. The cell's [`WorldState`] is reused: GGRS
+//! - `SaveGameState` saves the world into the request's cell, with the
+//!   state's checksum ([`WorldState::checksum`]). The cell's [`WorldState`] is reused: GGRS
 //!   keeps one cell per frame of its prediction window, so each save copies only what changed
 //!   since that cell's last save.
 //! - `LoadGameState` loads the cell's state into the world (without cloning it).
@@ -97,7 +97,8 @@ pub fn save<M: StateModel>(
         .data()
         .map(|mut held| std::mem::take(held.as_mut_dangerous()))
         .unwrap_or_default();
-    let checksum = world.save_state(&mut state);
+    world.save_state(&mut state);
+    let checksum = state.checksum().expect("a state just saved has a checksum");
     cell.save(frame, Some(state), Some(u128::from(checksum)));
     checksum
 }

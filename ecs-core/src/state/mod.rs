@@ -3,7 +3,7 @@
 //!
 //! A world opts in with `sigecs_build::Builder::rollback(true)` (a world that does not has no
 //! such methods and pays nothing). Then `world.save_state(&mut state)` copies the world into a
-//! [`WorldState`] and returns its checksum, `world.load_state(&state)` makes the world that
+//! [`WorldState`] (`state.checksum()` hashes it), `world.load_state(&state)` makes the world that
 //! state again, and `world.checksum()` hashes the world as it is. The README's "Rollback and
 //! multiplayer" runs them (it is tested); `examples/rollback` is a two-player game on GGRS.
 //!
@@ -54,18 +54,21 @@
 //!
 //! # Checksum
 //!
-//! [`World::save_state`](crate::World) returns a 64-bit XXH3 hash of the state it saved (and
-//! [`WorldState::checksum`] keeps it); [`World::checksum`](crate::World) computes the same
-//! without a state. It covers, in this order: the model's fingerprint, the change clock, the
-//! entity ids, every store (row count, then per chunk the entity ids, each hashable
-//! component's values and each column's change version), the sparse sets, the resources, the
-//! event queues, the readers' cursors, the systems' last runs and the hierarchy. A value is
-//! hashed as its bytes when its type derives bytemuck's `Pod` or `NoUninit` (every byte
-//! initialised, no padding, no pointer), else through its `Hash` impl when it derives `Hash`
-//! (a `String` contributes its text, not its heap address), else not at all (a component of
-//! neither kind still counts through its entity and store). The build script decides from the
-//! derives. Equal states have equal checksums on any thread count (a deterministic world), in
-//! every run and process of a build.
+//! [`WorldState::checksum`] is a 64-bit XXH3 hash of the state saved;
+//! [`World::checksum`](crate::World) computes the same without a state. A save hashes nothing:
+//! the state's first checksum after it hashes the chunks that save copied and reuses the hashes
+//! of the others, so a save and a checksum cost what was copied, and a save whose checksum
+//! nobody asks for costs only its copy. It covers, in this order: the model's fingerprint, the
+//! change clock, the entity ids, every store (row count, then per chunk the entity ids, each
+//! hashable component's values, each component's change version and the chunk's add version:
+//! what `changed` and `added` filters answer), the sparse sets, the resources, the event
+//! queues, the readers' cursors, the systems' last runs and the hierarchy. A value is hashed as
+//! its bytes when its type derives bytemuck's `Pod` or `NoUninit` (every byte initialised, no
+//! padding, no pointer), else through its `Hash` impl when it derives `Hash` (a `String`
+//! contributes its text, not its heap address), else not at all (a component of neither kind
+//! still counts through its entity and store). The build script decides from the derives. Equal
+//! states have equal checksums on any thread count (a deterministic world), in every run and
+//! process of a build.
 //!
 //! # Errors and panics
 //!
@@ -88,9 +91,13 @@ use crate::storage::{SparseImage, StoreImage};
 use ops::StateTables;
 use std::any::{Any, TypeId};
 use std::fmt;
+use std::sync::OnceLock;
 
 /// Clones a state's resources (of the model that saved it).
 pub(crate) type CloneResources = fn(&(dyn Any + Send + Sync)) -> Box<dyn Any + Send + Sync>;
+
+/// Computes the checksum of a state (of the model that saved it).
+pub(crate) type HashState = fn(&WorldState) -> u64;
 
 /// The model a state was saved from.
 #[derive(Clone, Copy)]
@@ -112,9 +119,14 @@ pub struct WorldState {
     pub(crate) reference: u64,
     /// False until a save finishes, and after a save that panicked.
     pub(crate) complete: bool,
-    pub(crate) checksum: u64,
+    /// The checksum, once asked for after the last save.
+    pub(crate) checksum: OnceLock<u64>,
+    /// How to compute it (set by the save).
+    pub(crate) hash_state: Option<HashState>,
     pub(crate) tick: u64,
     pub(crate) entities: EntityImage,
+    /// The location of every slot of `entities` (`World`'s table).
+    pub(crate) locations: Vec<crate::world::Location>,
     pub(crate) stores: Vec<StoreImage>,
     /// Per dynamic store: (peak rows, moves).
     pub(crate) usage: Vec<(usize, u64)>,
@@ -141,7 +153,7 @@ impl fmt::Debug for WorldState {
             .field("world", &self.origin.map(|o| o.name))
             .field("complete", &self.complete)
             .field("entities", &self.len())
-            .field("checksum", &self.checksum())
+            .field("checksum", &self.checksum.get().filter(|_| self.complete))
             .finish_non_exhaustive()
     }
 }
@@ -154,9 +166,11 @@ impl WorldState {
             source: 0,
             reference: 0,
             complete: false,
-            checksum: 0,
+            checksum: OnceLock::new(),
+            hash_state: None,
             tick: 0,
             entities: EntityImage::default(),
+            locations: Vec::new(),
             stores: Vec::new(),
             usage: Vec::new(),
             sparse: Vec::new(),
@@ -170,9 +184,18 @@ impl WorldState {
         }
     }
 
-    /// The checksum of the saved state, or `None` when it holds no complete save.
+    /// The checksum of the saved state (the same as `World::checksum` of the world when it
+    /// was saved), or `None` when it holds no complete save.
+    ///
+    /// The first call after a save hashes the chunks of rows that save copied (and what is
+    /// copied whole: ids, sparse sets, resources, events, the hierarchy); the state keeps the
+    /// hashes of the others from earlier calls, and the result until the next save.
     pub fn checksum(&self) -> Option<u64> {
-        self.complete.then_some(self.checksum)
+        if !self.complete {
+            return None;
+        }
+        let hash_state = self.hash_state?;
+        Some(*self.checksum.get_or_init(|| hash_state(self)))
     }
 
     /// Does it hold a complete save (one that can be loaded)?
@@ -226,9 +249,11 @@ impl Clone for WorldState {
             source: self.source,
             reference: self.reference,
             complete: self.complete,
-            checksum: self.checksum,
+            checksum: self.checksum.clone(),
+            hash_state: self.hash_state,
             tick: self.tick,
             entities: self.entities.clone(),
+            locations: self.locations.clone(),
             stores: self.stores.iter().map(StoreImage::duplicate).collect(),
             usage: self.usage.clone(),
             sparse: self.sparse.iter().map(SparseImage::duplicate).collect(),
@@ -335,14 +360,15 @@ impl StateRing {
         frame.rem_euclid(self.slots.len() as i64) as usize
     }
 
-    /// Saves `world` as frame `frame`, in the slot of that frame; returns the checksum.
-    pub fn save<M: StateModel>(&mut self, frame: i64, world: &crate::World<M>) -> u64 {
+    /// Saves `world` as frame `frame`, in the slot of that frame; returns the state (whose
+    /// [`WorldState::checksum`] hashes it).
+    pub fn save<M: StateModel>(&mut self, frame: i64, world: &crate::World<M>) -> &WorldState {
         let k = self.slot(frame);
         let (held, state) = &mut self.slots[k];
         *held = None;
-        let checksum = world.save_state(state);
+        world.save_state(state);
         *held = Some(frame);
-        checksum
+        state
     }
 
     /// The state of frame `frame`, if the ring still holds it.

@@ -332,16 +332,23 @@ impl EntityLocations {
         }
     }
 
-    /// Clears every location: a load that restores every row (cheaper than clearing them one
-    /// by one).
-    pub(crate) fn unplace_all(&mut self) {
-        self.locations.fill(Location::NONE);
+    /// The location of every slot (NONE for a free or unplaced one), for a world state.
+    pub(crate) fn table(&self) -> &[Location] {
+        &self.locations
     }
 
-    /// Places the entities of rows `first..` of store `store`.
+    /// Makes the locations `table` (a world state's, saved with the ids just loaded).
+    pub(crate) fn load_table(&mut self, table: &[Location]) {
+        self.locations.clear();
+        self.locations.extend_from_slice(table);
+    }
+
+    /// Places the entities of rows `first..` of store `store` (slots of the entity manager:
+    /// after [`EntityLocations::fit_locations`]).
     pub(crate) fn place_rows(&mut self, store: u32, first: usize, entities: &[Entity]) {
+        let locations = &mut self.locations[..];
         for (row, e) in (first..).zip(entities) {
-            self.set_location(e.index() as usize, Location::new(store, row));
+            locations[e.index() as usize] = Location::new(store, row);
         }
     }
 

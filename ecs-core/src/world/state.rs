@@ -29,7 +29,7 @@
 //! the load removes, lose their locations, and the state's entities of those rows are placed.
 //! An entity in a row of neither kind kept its place since the save.
 
-use super::World;
+use super::{Location, World};
 use crate::entity::Entity;
 use crate::events::AnyEvents;
 use crate::set::AnyComponentBits;
@@ -173,14 +173,19 @@ struct Carry {
     buffers: FxHashMap<u32, ValueBuffer>,
 }
 
+/// Per store, the runs of rows whose entity ids an incremental save copies, and the image's
+/// length before the save.
+type MovedRows = Vec<(Vec<std::ops::Range<usize>>, usize)>;
+
 impl<M: StateModel> World<M> {
-    /// Saves the world's whole simulated state into `state` and returns its checksum (see
-    /// [`crate::state`]). Reuses `state`'s allocations; if `state` was last saved from this
-    /// world, copies only what was written since. The world does not change.
+    /// Saves the world's whole simulated state into `state` (see [`crate::state`]). Reuses
+    /// `state`'s allocations; if `state` was last saved from this world, copies only what was
+    /// written since. The world does not change. The save hashes nothing:
+    /// [`WorldState::checksum`] hashes what it copied when asked.
     ///
     /// If a `Clone` panics, the panic goes on and `state` holds no complete save (loading it
     /// is an error until it is saved into again).
-    pub fn save_state(&self, state: &mut WorldState) -> u64 {
+    pub fn save_state(&self, state: &mut WorldState) {
         let origin = origin::<M>();
         if state.origin.is_none_or(|o| o.model != origin.model) {
             *state = WorldState::new();
@@ -189,8 +194,10 @@ impl<M: StateModel> World<M> {
         let since =
             (state.complete && state.source == self.keeping.instance).then_some(state.reference);
         state.complete = false;
+        state.checksum.take();
         let states = origin.tables.components;
         self.locations.entities().save_image(&mut state.entities);
+        let moved = self.clear_moved_locations(state, since);
         // Stores: an image per store, kept while it is of the same store.
         state.stores.truncate(self.stores.len());
         for (s, store) in self.stores.iter().enumerate() {
@@ -209,6 +216,7 @@ impl<M: StateModel> World<M> {
                 }
             }
         }
+        self.save_locations(state, moved);
         state.usage.clear();
         state
             .usage
@@ -262,14 +270,74 @@ impl<M: StateModel> World<M> {
             self.locations.set_epoch((epoch + 1) << TICK_BITS);
         }
         state.reference = self.locations.stamp();
-        state.checksum = Self::state_checksum(state, &origin);
+        state.hash_state = Some(Self::state_checksum);
         state.complete = true;
-        state.checksum
+    }
+
+    /// Save, before the stores: when every store's image is saved incrementally (since the
+    /// state's `since`), the rows whose ids the save copies, and the rows it drops or appends,
+    /// hold every entity whose location changed since, before and after. Returns those rows
+    /// per store (runs, and the image's length before the save) after clearing the state's
+    /// locations of the entities the images hold there; `None` when the table is copied whole.
+    fn clear_moved_locations(
+        &self,
+        state: &mut WorldState,
+        since: Option<u64>,
+    ) -> Option<MovedRows> {
+        let r = since.filter(|_| state.stores.len() == self.stores.len())?;
+        let moved: MovedRows = self
+            .stores
+            .iter()
+            .zip(&state.stores)
+            .enumerate()
+            .map(|(s, (store, image))| {
+                (std::ptr::eq(image.info(), store.info()) && self.store_born(s) < r)
+                    .then(|| (image.structural_runs(store, Some(r)), image.len()))
+            })
+            .collect::<Option<_>>()?;
+        for ((runs, m), (store, image)) in moved.iter().zip(self.stores.iter().zip(&state.stores)) {
+            let tail = store.len().min(*m)..*m;
+            for r in runs.iter().cloned().chain(std::iter::once(tail)) {
+                for e in &image.entities()[r] {
+                    state.locations[e.index() as usize] = Location::NONE;
+                }
+            }
+        }
+        Some(moved)
+    }
+
+    /// Save, after the stores: the state's locations become the world's, set where `moved`'s
+    /// rows ([`World::clear_moved_locations`]) are now, or copied whole.
+    fn save_locations(&self, state: &mut WorldState, moved: Option<MovedRows>) {
+        match moved {
+            Some(moved) => {
+                state
+                    .locations
+                    .resize(self.locations.entities().slots(), Location::NONE);
+                for (s, ((runs, m), store)) in moved.into_iter().zip(&self.stores).enumerate() {
+                    let tail = m.min(store.len())..store.len();
+                    for r in runs.into_iter().chain(std::iter::once(tail)) {
+                        for (row, e) in r.clone().zip(&store.entities()[r]) {
+                            state.locations[e.index() as usize] = Location::new(s as u32, row);
+                        }
+                    }
+                }
+            }
+            None => {
+                state.locations.clear();
+                state.locations.extend_from_slice(self.locations.table());
+            }
+        }
+        debug_assert!(
+            state.locations == self.locations.table(),
+            "the saved locations are the world's"
+        );
     }
 
     /// The checksum of a state saved from a world of this model (the same as
     /// [`World::checksum`] of the world it was saved from).
-    fn state_checksum(state: &WorldState, origin: &Origin) -> u64 {
+    fn state_checksum(state: &WorldState) -> u64 {
+        let origin = state.origin.expect("a saved state has an origin");
         let mut h = StateHasher::new();
         h.write_word(origin.fingerprint);
         h.write_word(tick(state.tick));
@@ -392,7 +460,7 @@ impl<M: StateModel> World<M> {
             self.dynamic.set_usage(i, *usage);
         }
         self.restore_no_rollback(state, &plans, &mut carry, &mut default_buffers);
-        self.place_entities(state, &plans, &unplaced);
+        self.place_entities(state, &plans, unplaced.as_deref());
         let old_sets = self.commit_rest(state, staged_sets);
         // Step 4: the replaced values go (a panicking drop runs after the load is complete).
         drop((
@@ -425,19 +493,20 @@ impl<M: StateModel> World<M> {
     }
 
     /// Load step 1, reading only: the entities of the rows the load replaces or removes (they
-    /// lose their locations), and how many default values each no_rollback component needs
-    /// for the state's restored rows that no leaving row carries a value to.
+    /// lose their locations; `None` when that is every placed entity, so no list is made),
+    /// and how many default values each no_rollback component needs for the state's restored
+    /// rows that no leaving row carries a value to.
     fn rows_leaving(
         &self,
         state: &WorldState,
         shared: usize,
         plans: &[LoadPlan],
         origin: &Origin,
-    ) -> (Vec<Entity>, FxHashMap<u32, usize>) {
+    ) -> (Option<Vec<Entity>>, FxHashMap<u32, usize>) {
         let states = origin.tables.components;
-        let mut unplaced: Vec<Entity> = Vec::new();
-        let mut carried: FxHashSet<(Entity, u32)> = FxHashSet::default();
-        let plans_of = |store: &Store| slot_plans(store.info(), states, M::components());
+        // The rows whose entities lose their locations: the restored ones and those the load
+        // removes.
+        let mut unplaced_rows: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
         for (s, store) in self.stores.iter().enumerate() {
             let n = store.len();
             let keep_below = if s < shared {
@@ -445,23 +514,31 @@ impl<M: StateModel> World<M> {
             } else {
                 0
             };
-            let mut rows: Vec<std::ops::Range<usize>> = Vec::new();
             if s < shared {
-                rows.extend(
+                unplaced_rows.extend(
                     plans[s]
                         .structural
                         .iter()
-                        .map(|r| r.start.min(keep_below)..r.end.min(keep_below)),
+                        .map(|r| (s, r.start.min(keep_below)..r.end.min(keep_below))),
                 );
             }
-            rows.push(keep_below..n);
-            let slot_plans = plans_of(store);
-            for r in rows.into_iter().filter(|r| !r.is_empty()) {
-                let entities = &store.entities()[r];
+            unplaced_rows.push((s, keep_below..n));
+        }
+        unplaced_rows.retain(|(_, r)| !r.is_empty());
+        // Every placed entity unplaced: the locations are cleared whole, no list needed.
+        let unplace_all =
+            unplaced_rows.iter().map(|(_, r)| r.len()).sum::<usize>() == self.locations.len();
+        let mut unplaced: Vec<Entity> = Vec::new();
+        let mut carried: FxHashSet<(Entity, u32)> = FxHashSet::default();
+        let plans_of = |store: &Store| slot_plans(store.info(), states, M::components());
+        for (s, r) in &unplaced_rows {
+            let store = &self.stores[*s];
+            let entities = &store.entities()[r.clone()];
+            if !unplace_all {
                 unplaced.extend_from_slice(entities);
-                for p in slot_plans.iter().filter(|p| !p.saved()) {
-                    carried.extend(entities.iter().map(|&e| (e, p.component)));
-                }
+            }
+            for p in plans_of(store).iter().filter(|p| !p.saved()) {
+                carried.extend(entities.iter().map(|&e| (e, p.component)));
             }
         }
         // The no_rollback values the state's restored rows need and nobody carries: defaults.
@@ -477,7 +554,7 @@ impl<M: StateModel> World<M> {
                 }
             }
         }
-        (unplaced, defaults)
+        ((!unplace_all).then_some(unplaced), defaults)
     }
 
     /// Load step 2, which may run user code (`Clone`, `Default`) and so changes nothing in the
@@ -560,10 +637,10 @@ impl<M: StateModel> World<M> {
         // The no_rollback values of the rows restored whole move out first.
         for (s, store) in self.stores.iter().enumerate().take(shared) {
             let keep_below = state.stores[s].len().min(store.len());
-            let slot_plans = plans_of(store);
-            for r in &plans[s].structural {
-                for row in r.start.min(keep_below)..r.end.min(keep_below) {
-                    for p in slot_plans.iter().filter(|p| !p.saved()) {
+            // The slots outer: a store without no_rollback slots costs nothing per row.
+            for p in plans_of(store).iter().filter(|p| !p.saved()) {
+                for r in &plans[s].structural {
+                    for row in r.start.min(keep_below)..r.end.min(keep_below) {
                         let e = store.entities()[row];
                         let ptr = store.ptr(p.column as u32, p.offset as u32, row);
                         // SAFETY: a live row's value, which the row gives up (it is restored).
@@ -621,23 +698,29 @@ impl<M: StateModel> World<M> {
         }
     }
 
-    /// The state's ids, and the locations of the entities of the rows the load restored whole
-    /// (`unplaced`: the entities that were in the rows it replaced or removed).
-    fn place_entities(&mut self, state: &WorldState, plans: &[LoadPlan], unplaced: &[Entity]) {
-        let placed_before = self.locations.len();
+    /// The state's ids and locations: its table copied whole when every placed entity left
+    /// (`unplaced` is `None`), else the locations of `unplaced` (the entities that were in the
+    /// rows the load replaced or removed) cleared and those of the rows it restored whole set.
+    fn place_entities(
+        &mut self,
+        state: &WorldState,
+        plans: &[LoadPlan],
+        unplaced: Option<&[Entity]>,
+    ) {
         self.locations.manager_mut().load_image(&state.entities);
-        if unplaced.len() == placed_before {
-            self.locations.unplace_all();
-        } else {
-            self.locations.unplace(unplaced);
-        }
-        for (s, (image, plan)) in state.stores.iter().zip(plans).enumerate() {
-            for r in &plan.structural {
-                self.locations
-                    .place_rows(s as u32, r.start, &image.entities()[r.clone()]);
+        match unplaced {
+            None => self.locations.load_table(&state.locations),
+            Some(unplaced) => {
+                self.locations.unplace(unplaced);
+                self.locations.fit_locations();
+                for (s, (image, plan)) in state.stores.iter().zip(plans).enumerate() {
+                    for r in &plan.structural {
+                        self.locations
+                            .place_rows(s as u32, r.start, &image.entities()[r.clone()]);
+                    }
+                }
             }
         }
-        self.locations.fit_locations();
     }
 
     /// The rest of the commit: sparse sets, resources, events, the hierarchy, cursors, last
@@ -934,7 +1017,8 @@ mod tests {
     fn a_load_restores_ids_values_order_and_the_next_spawn() {
         let (mut w, es) = world();
         let mut state = WorldState::new();
-        let checksum = w.save_state(&mut state);
+        w.save_state(&mut state);
+        let checksum = state.checksum().unwrap();
         assert_eq!(state.checksum(), Some(checksum));
         assert_eq!(checksum, w.checksum());
         let before = snapshot(&w);
@@ -969,11 +1053,13 @@ mod tests {
             let k = rng.below(3);
             match rng.below(6) {
                 0 => {
-                    let c = w.save_state(&mut ring[k]);
+                    w.save_state(&mut ring[k]);
+                    let c = ring[k].checksum().unwrap();
                     let mut fresh = WorldState::new();
+                    w.save_state(&mut fresh);
                     assert_eq!(
-                        w.save_state(&mut fresh),
-                        c,
+                        fresh.checksum(),
+                        Some(c),
                         "incremental and full saves hash alike"
                     );
                     assert_eq!(c, w.checksum());
@@ -981,6 +1067,12 @@ mod tests {
                 }
                 1 => {
                     if let Some((c, l, snap)) = &saved[k] {
+                        // A world that shares nothing with the state loads it whole (the
+                        // saved locations copied at once).
+                        let mut other = World::<Model>::new();
+                        other.load_state(&ring[k]).unwrap();
+                        assert_eq!(other.check_invariants(), Ok(()));
+                        assert_eq!((other.checksum(), &snapshot(&other).0), (*c, &snap.0));
                         w.load_state(&ring[k]).unwrap();
                         assert_eq!(w.checksum(), *c);
                         assert_eq!(&snapshot(&w), snap);
@@ -1027,9 +1119,11 @@ mod tests {
         for _ in 0..steps {
             step(&mut w, &mut rng, &mut live);
         }
-        let c = w.save_state(&mut reused);
+        w.save_state(&mut reused);
         let at_save = snapshot(&w);
-        assert_eq!(w.save_state(&mut WorldState::new()), c, "as a full save");
+        let mut full = WorldState::new();
+        w.save_state(&mut full);
+        assert_eq!(full.checksum(), reused.checksum(), "as a full save");
         for _ in 0..steps / 4 {
             step(&mut w, &mut rng, &mut live);
         }
@@ -1077,10 +1171,12 @@ mod tests {
     fn epochs_running_out_make_earlier_states_load_whole() {
         let (mut w, es) = world();
         let mut a = WorldState::new();
-        let first = w.save_state(&mut a);
+        w.save_state(&mut a);
+        let first = a.checksum().unwrap();
         w.get_mut::<A>(es[0]).unwrap().0 = 77;
         let mut b = WorldState::new();
-        let second = w.save_state(&mut b);
+        w.save_state(&mut b);
+        let second = b.checksum().unwrap();
         *w.keeping.epoch.get_mut() = EPOCH_LIMIT;
         let instance = w.keeping.instance;
         w.load_state(&a).unwrap();
@@ -1096,7 +1192,8 @@ mod tests {
         assert_eq!((w.checksum(), w.get::<A>(es[0])), (second, Some(&A(77))));
         w.load_state(&a).unwrap();
         assert_eq!(w.checksum(), first);
-        assert_eq!(w.save_state(&mut b), first);
+        w.save_state(&mut b);
+        assert_eq!(b.checksum(), Some(first));
     }
 
     /// A state's clone is the same state: it loads into the world it came from, whose
@@ -1105,7 +1202,8 @@ mod tests {
     fn a_cloned_state_loads_like_the_original() {
         let (mut w, es) = world();
         let mut state = WorldState::new();
-        let c = w.save_state(&mut state);
+        w.save_state(&mut state);
+        let c = state.checksum().unwrap();
         let copy = state.clone();
         drop(state);
         w.despawn(es[2]);

@@ -3,12 +3,15 @@
 //!
 //! **Save** copies into the image only the (column, chunk) pairs written at or after the
 //! image's last save from this world: a chunk's structural record, the cell record or the
-//! pass stamp (`versions.rs`) of a component in the column, at or past that moment. (An add
-//! record changes only with its chunk's structural record.) Every record is copied. Values are
-//! copied as bytes (`Copy` components) or with `clone_from` over the image's old values, which
-//! reuses their allocations; rows the image lacks are cloned into it, rows it has too many of
-//! are dropped. Each chunk's hash is recomputed when the chunk was copied or its row count
-//! changed, so a checksum costs what the copy costs.
+//! pass stamp (`versions.rs`) of a component in the column, at or past that moment, adjacent
+//! chunks merged into one run per column. (A chunk's add record and its rows' adds change only
+//! with its structural record: the rows' adds are copied with their entity ids, one run per
+//! run of structurally written chunks.) Every chunk record is copied. Values are copied as bytes (`Copy` components:
+//! one bulk copy per run) or with `clone_from` over the image's old values, which reuses their
+//! allocations; rows the image lacks are cloned into it, rows it has too many of are dropped.
+//! The save hashes nothing: it forgets the hash of each chunk it copied, and a checksum
+//! recomputes those (so a save followed by a checksum hashes what was copied, and a save
+//! nobody checksums costs only its copy).
 //!
 //! **Load** is the same walk the other way, in two steps so that a panicking `Clone` leaves
 //! the store as it was: [`Store::stage_load`] clones what needs cloning into buffers apart,
@@ -24,6 +27,7 @@ use crate::storage::column::{copy_bytes, ColumnType};
 use crate::storage::versions::{tick, CHUNK};
 use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One component's place in a store, with how a state copies and hashes it.
 #[derive(Clone, Copy)]
@@ -99,15 +103,28 @@ pub(crate) fn entity_bytes(entities: &[Entity]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(entities.as_ptr().cast(), size_of_val(entities)) }
 }
 
+/// What the destination rows of a copy hold.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dest {
+    /// Values of the slot: a `Clone` type is cloned over them (`clone_from`, which reuses
+    /// their allocations).
+    Values,
+    /// Nothing yet: a `Clone` type is cloned into them, all or nothing (a panicking clone
+    /// leaves the rows uninitialised).
+    Empty,
+}
+
 /// Copies rows `rows` of `plan`'s component from `src` to `dst` (columns of the same element
-/// type), as bytes or with `clone_from`; no_rollback slots are left alone.
+/// type): as bytes, or with `Clone` (over the old values or into empty rows, as `into` says);
+/// no_rollback slots are left alone.
 ///
 /// # Safety
-/// `rows` are initialised in both columns (for the saved slots).
-unsafe fn copy_over(plan: &SlotPlan, src: &Column, dst: &Column, rows: Range<usize>) {
+/// `rows` are initialised in `src` (for the saved slots) and within `dst`'s capacity,
+/// initialised there as `into` says; the columns are distinct.
+unsafe fn copy_rows(plan: &SlotPlan, src: &Column, dst: &Column, rows: Range<usize>, into: Dest) {
     let n = rows.len();
     let stride = src.elem_size();
-    // SAFETY: in both arms, rows in bounds and initialised (the caller), the columns distinct.
+    // SAFETY: in every arm, rows in bounds and initialised as the caller guarantees.
     unsafe {
         match plan.copying {
             Copying::Bits if plan.whole => {
@@ -118,45 +135,53 @@ unsafe fn copy_over(plan: &SlotPlan, src: &Column, dst: &Column, rows: Range<usi
                     copy_bytes(at(src, plan, r), at(dst, plan, r), plan.ty.size);
                 }
             }
-            Copying::Clone { over, .. } => over(
-                at(src, plan, rows.start),
-                stride,
-                at(dst, plan, rows.start),
-                stride,
-                n,
-            ),
+            Copying::Clone { new, over } => {
+                let clone = if into == Dest::Values { over } else { new };
+                clone(
+                    at(src, plan, rows.start),
+                    stride,
+                    at(dst, plan, rows.start),
+                    stride,
+                    n,
+                )
+            }
             Copying::NoRollback { .. } => {}
         }
     }
 }
 
-/// Copies rows `rows` of `plan`'s component from `src` into the uninitialised rows of `dst`:
-/// bytes, or clones (all or nothing: a panicking clone leaves the rows uninitialised).
+/// Copies runs of rows of column `k` from `src` to `dst` (columns of the same element type):
+/// one bulk copy per run when every slot of the column copies as bytes, else slot by slot
+/// ([`copy_rows`]).
 ///
 /// # Safety
-/// `rows` are initialised in `src` and within `dst`'s capacity, unwritten.
-unsafe fn copy_new(plan: &SlotPlan, src: &Column, dst: &Column, rows: Range<usize>) {
-    let n = rows.len();
-    let stride = src.elem_size();
-    // SAFETY: as `copy_over`, the destination uninitialised.
-    unsafe {
-        match plan.copying {
-            Copying::Bits if plan.whole => {
-                copy_bytes(src.ptr_at(rows.start), dst.ptr_at(rows.start), n * stride)
-            }
-            Copying::Bits => {
-                for r in rows {
-                    copy_bytes(at(src, plan, r), at(dst, plan, r), plan.ty.size);
-                }
-            }
-            Copying::Clone { new, .. } => new(
-                at(src, plan, rows.start),
-                stride,
-                at(dst, plan, rows.start),
-                stride,
-                n,
-            ),
-            Copying::NoRollback { .. } => {}
+/// As [`copy_rows`], for every run.
+unsafe fn copy_column(
+    plans: &[SlotPlan],
+    k: usize,
+    src: &Column,
+    dst: &Column,
+    runs: &[Range<usize>],
+    into: Dest,
+) {
+    if bits_only(plans, k) {
+        for run in runs {
+            // SAFETY: the rows are initialised in `src` and within `dst`'s capacity (the
+            // caller); a bytes-only element has no drop glue to skip.
+            unsafe {
+                copy_bytes(
+                    src.ptr_at(run.start),
+                    dst.ptr_at(run.start),
+                    run.len() * src.elem_size(),
+                )
+            };
+        }
+        return;
+    }
+    for p in plans.iter().filter(|p| p.column == k) {
+        for run in runs {
+            // SAFETY: as the caller guarantees.
+            unsafe { copy_rows(p, src, dst, run.clone(), into) };
         }
     }
 }
@@ -260,6 +285,10 @@ fn plain_column(plans: &[SlotPlan], column: usize, elem_size: usize) -> bool {
     size == elem_size && elem_size > 0
 }
 
+/// A chunk hash not computed yet. A chunk whose hash is this value is simply hashed again
+/// at each checksum.
+const UNHASHED: u64 = 0;
+
 /// The rows of chunk `c` in a store of `len` rows.
 #[inline]
 fn chunk_rows(c: usize, len: usize) -> Range<usize> {
@@ -291,8 +320,10 @@ pub(crate) struct StoreImage {
     /// The store's capacities: entity ids, then each column.
     entity_cap: usize,
     column_caps: Box<[usize]>,
-    /// Per chunk, [`chunk_hash`].
-    hashes: Vec<u64>,
+    /// Per chunk, [`chunk_hash`] once a checksum computed it, else [`UNHASHED`]. Atomic so
+    /// that a checksum of a shared image keeps what it computed (two checksums at once
+    /// compute and store the same values).
+    hashes: Vec<AtomicU64>,
 }
 
 // SAFETY: the image owns component values, which are `Send + Sync`, in columns (which are),
@@ -355,10 +386,28 @@ impl StoreImage {
         self.len * (size_of::<Entity>() + self.columns.iter().map(Column::elem_size).sum::<usize>())
     }
 
-    /// Feeds the image into a checksum: its row count and its chunks' hashes.
+    /// Feeds the image into a checksum: its row count and its chunks' hashes (computing, and
+    /// keeping, those of the chunks copied since they were last computed).
     pub(crate) fn hash_into(&self, h: &mut StateHasher) {
         h.write_word(self.len as u64);
-        h.write_words(&self.hashes);
+        for (c, hash) in self.hashes.iter().enumerate() {
+            let mut value = hash.load(Ordering::Relaxed);
+            if value == UNHASHED {
+                let rows = chunk_rows(c, self.len);
+                let width = self.info.slots.len();
+                value = chunk_hash(
+                    &self.plans,
+                    &self.columns,
+                    &self.entities,
+                    [&|slot, c| self.version(slot, c), &|_, c| self.added(c)],
+                    &self.adds[rows.start * width..rows.end * width],
+                    c,
+                    rows,
+                );
+                hash.store(value, Ordering::Relaxed);
+            }
+            h.write_word(value);
+        }
     }
 
     /// The clock bits of chunk `c`'s change version of slot `slot`.
@@ -376,7 +425,8 @@ impl StoreImage {
 
     /// Copies `store` (described by the same `info`) into the image: every (column, chunk)
     /// written at or after `since` (`None`: everything), rows the image lacks, and the
-    /// records; drops the rows it has too many of; rehashes what changed. If a `Clone`
+    /// records; drops the rows it has too many of; forgets the hashes of the chunks it
+    /// copied (a checksum recomputes them). If a `Clone`
     /// panics, the image holds valid values throughout (some new, some old): the caller marks
     /// it incomplete.
     pub(crate) fn save(&mut self, store: &Store, since: Option<u64>) {
@@ -396,52 +446,54 @@ impl StoreImage {
         let common = n.min(m);
         let newer = |stamp: u64| since.is_none_or(|r| stamp >= r);
         let chunks = n.div_ceil(CHUNK);
-        // Chunks from this one on changed their row count or are new: always rehashed.
-        let first_resized = if n == m { chunks } else { common / CHUNK };
-        let mut rehash = vec![false; chunks];
-        for (c, flag) in rehash.iter_mut().enumerate() {
-            *flag = c >= first_resized;
+        self.hashes.resize_with(chunks, || AtomicU64::new(UNHASHED));
+        if n != m {
+            // Chunks from the first resized one on changed their row count or are new.
+            for hash in &mut self.hashes[common / CHUNK..] {
+                *hash.get_mut() = UNHASHED;
+            }
         }
-        // Per column, its slots written by a pass since.
+        // Per column, the runs of rows written since (whole chunks, adjacent ones merged), each
+        // copied at once; a copied chunk's hash is recomputed when a checksum asks for it. A
+        // column is written in a chunk when the chunk's rows moved (structural record), a pass
+        // wrote it or one of its components alone, or a cell record of one of its components.
         let passed = store.passed(newer);
-        for (c, flag) in rehash.iter_mut().enumerate().take(common.div_ceil(CHUNK)) {
-            let rows = chunk_rows(c, common);
-            let structural = newer(store.versions.row_record(c));
-            let mut chunk_dirty = false;
-            for (k, &passed) in passed.iter().enumerate() {
-                let dirty = structural
-                    || passed
+        let mut runs = Vec::new();
+        for (k, &passed) in passed.iter().enumerate() {
+            runs.clear();
+            for c in 0..common.div_ceil(CHUNK) {
+                let dirty = passed
+                    || newer(store.versions.row_record(c))
                     || self.plans.iter().enumerate().any(|(slot, p)| {
                         p.column == k && newer(store.versions.cell_record(slot, c))
                     });
-                if !dirty {
-                    continue;
-                }
-                chunk_dirty = true;
-                let (src, dst) = (&store.columns[k], &self.columns[k]);
-                if bits_only(&self.plans, k) {
-                    // SAFETY: rows below both lengths, the same element type.
-                    unsafe {
-                        copy_bytes(
-                            src.ptr_at(rows.start),
-                            dst.ptr_at(rows.start),
-                            rows.len() * src.elem_size(),
-                        )
-                    };
-                } else {
-                    for p in self.plans.iter().filter(|p| p.column == k) {
-                        // SAFETY: rows below both lengths, initialised in the saved slots.
-                        unsafe { copy_over(p, src, dst, rows.clone()) };
-                    }
+                if dirty {
+                    push_run(&mut runs, chunk_rows(c, common));
+                    *self.hashes[c].get_mut() = UNHASHED;
                 }
             }
-            if structural {
-                let width = self.info.slots.len();
-                self.adds[rows.start * width..rows.end * width]
-                    .copy_from_slice(store.versions.row_adds(rows.clone()));
-                self.entities[rows.clone()].copy_from_slice(&store.entities[rows]);
+            // SAFETY: rows below both lengths, initialised in the saved slots of both.
+            unsafe {
+                copy_column(
+                    &self.plans,
+                    k,
+                    &store.columns[k],
+                    &self.columns[k],
+                    &runs,
+                    Dest::Values,
+                )
+            };
+        }
+        let width = self.info.slots.len();
+        for run in self.structural_runs(store, since) {
+            // A store without columns copies its ids alone.
+            for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
+                *self.hashes[c].get_mut() = UNHASHED;
             }
-            *flag |= chunk_dirty;
+            // The rows' adds go with their ids: both change only with a structural write.
+            self.adds[run.start * width..run.end * width]
+                .copy_from_slice(store.versions.row_adds(run.clone()));
+            self.entities[run.clone()].copy_from_slice(&store.entities[run]);
         }
         if n > m {
             self.grow(&store.columns, &store.entities, m, n);
@@ -463,20 +515,20 @@ impl StoreImage {
             *cap = store.columns[k].capacity();
         }
         self.entity_cap = store.entities.capacity();
-        self.hashes.resize(chunks, 0);
-        for c in (0..chunks).filter(|&c| rehash[c]) {
-            let rows = chunk_rows(c, n);
-            let width = self.info.slots.len();
-            self.hashes[c] = chunk_hash(
-                &self.plans,
-                &self.columns,
-                &self.entities,
-                [&|slot, c| self.version(slot, c), &|_, c| self.added(c)],
-                &self.adds[rows.start * width..rows.end * width],
-                c,
-                rows,
-            );
+    }
+
+    /// The rows below the lengths of both the image and `store` (described by the same
+    /// `info`) whose entity ids a save since `since` copies: the chunks with a structural
+    /// write at or after `since` (`None`: all), adjacent ones merged.
+    pub(crate) fn structural_runs(&self, store: &Store, since: Option<u64>) -> Vec<Range<usize>> {
+        let common = store.len().min(self.len);
+        let mut runs = Vec::new();
+        for c in 0..common.div_ceil(CHUNK) {
+            if since.is_none_or(|r| store.versions.row_record(c) >= r) {
+                push_run(&mut runs, chunk_rows(c, common));
+            }
         }
+        runs
     }
 
     /// Appends rows `m..n` of a store's (or an image's) `columns` and `entities` (`m` = the
@@ -508,7 +560,7 @@ impl StoreImage {
         for p in undo.plans {
             let k = p.column;
             // SAFETY: rows m..n are initialised in the source, reserved and unwritten here.
-            unsafe { copy_new(p, &columns[k], &undo.columns[k], m..n) };
+            unsafe { copy_rows(p, &columns[k], &undo.columns[k], m..n, Dest::Empty) };
             undo.done += 1;
         }
         std::mem::forget(undo);
@@ -532,7 +584,11 @@ impl StoreImage {
             adds: self.adds.clone(),
             entity_cap: self.entity_cap,
             column_caps: self.column_caps.clone(),
-            hashes: self.hashes.clone(),
+            hashes: self
+                .hashes
+                .iter()
+                .map(|h| AtomicU64::new(h.load(Ordering::Relaxed)))
+                .collect(),
         };
         copy.grow(&self.columns, &self.entities, 0, self.len);
         copy
@@ -779,26 +835,20 @@ impl Store {
         self.entities.reserve(m - n);
         let mut pieces = staged.pieces.iter_mut();
         for (k, runs) in plan.columns.iter().enumerate() {
-            let bits = bits_only(&image.plans, k);
             let (src, dst) = (&image.columns[k], &self.columns[k]);
+            if bits_only(&image.plans, k) {
+                // SAFETY: the image's rows are initialised; the store's are within its capacity
+                // and hold no value with drop glue (bits only).
+                unsafe { copy_column(&image.plans, k, src, dst, runs, Dest::Empty) };
+                continue;
+            }
             for run in runs {
-                if bits {
-                    // SAFETY: the image's rows are initialised; the store's are within its
-                    // capacity and hold no value with drop glue (bits only).
-                    unsafe {
-                        copy_bytes(
-                            src.ptr_at(run.start),
-                            dst.ptr_at(run.start),
-                            run.len() * src.elem_size(),
-                        )
-                    };
-                    continue;
-                }
                 for p in image.plans.iter().filter(|p| p.column == k) {
                     match p.copying {
                         Copying::Bits => {
-                            // SAFETY: as above, for the slot's bytes.
-                            unsafe { copy_new(p, src, dst, run.clone()) };
+                            // SAFETY: the image's rows are initialised; the store's are within
+                            // its capacity, and the slot's bytes have no drop glue.
+                            unsafe { copy_rows(p, src, dst, run.clone(), Dest::Empty) };
                         }
                         Copying::Clone { .. } => {
                             let piece = pieces.next().expect("a staged piece per cloned run");

@@ -224,7 +224,7 @@ pub const NOTES: &[Note] = &[
         implementation: "sigecs",
         workload: Some("save_restore"),
         runs: true,
-        text: "`save_state` into a reused `WorldState`, `load_state` (a world built with `Builder::rollback(true)`): entities, ids, change records, resources and the checksum of the state (XXH3) included. A save into a state last saved from the same world copies only the chunks written since, so the benchmark keeps two identical worlds and moves the state from one to the other: every save and every load copies everything, as after a frame that wrote every row",
+        text: "`save_state` into a reused `WorldState`, `load_state` (a world built with `Builder::rollback(true)`): entities, ids, change records (each row's adds among them) and resources; no checksum (a state hashes itself only when asked, and the peers hash nothing). A save into a state last saved from the same world copies only the chunks written since, so the benchmark keeps two identical worlds and moves the state from one to the other: every save and every load copies everything, as after a frame that wrote every row",
     },
     Note {
         implementation: "hecs",

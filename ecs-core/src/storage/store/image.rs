@@ -5,8 +5,9 @@
 //! image's last save from this world: a chunk's structural record, the cell record or the
 //! pass stamp (`versions.rs`) of a component in the column, at or past that moment, adjacent
 //! chunks merged into one run per column. (A chunk's add record and its rows' adds change only
-//! with its structural record: the rows' adds are copied with their entity ids, one run per
-//! run of structurally written chunks.) Every chunk record is copied. Values are copied as bytes (`Copy` components:
+//! with its structural record: the rows' adds are copied with their entity ids, chunk by
+//! chunk, and not at all for a chunk whose adds are uniform, whose add record says them all.)
+//! Every chunk record is copied. Values are copied as bytes (`Copy` components:
 //! one bulk copy per run) or with `clone_from` over the image's old values, which reuses their
 //! allocations; rows the image lacks are cloned into it, rows it has too many of are dropped.
 //! The save hashes nothing: it forgets the hash of each chunk it copied, and a checksum
@@ -217,15 +218,37 @@ unsafe fn drop_saved(plans: &[SlotPlan], columns: &[Column], rows: Range<usize>)
     }
 }
 
+/// A chunk's adds as a state keeps them: its add record, and whether the rows' adds are all
+/// that record (then `rows` is not read: an image does not copy them).
+#[derive(Clone, Copy)]
+pub(crate) struct ChunkAdds<'a> {
+    pub(crate) record: u64,
+    pub(crate) uniform: bool,
+    pub(crate) rows: &'a [u64],
+}
+
+impl ChunkAdds<'_> {
+    /// Feeds the adds into a checksum, the same way whether or not they are known to be
+    /// uniform: a marker no clock reaches when every add is the record, else every add.
+    fn hash_into(&self, h: &mut StateHasher) {
+        h.write_word(self.record);
+        if self.uniform || self.rows.iter().all(|&a| a == self.record) {
+            h.write_word(u64::MAX);
+        } else {
+            h.write_words(self.rows);
+        }
+    }
+}
+
 /// The hash of chunk `chunk` (rows `rows`) of a store: its row count, entity ids, the values of
 /// every component that can be hashed, each component's change version, the chunk's add
-/// version and the rows' adds (`adds`; clock bits): what `changed` and `added` filters see.
+/// version and the rows' adds (clock bits): what `changed` and `added` filters see.
 pub(crate) fn chunk_hash(
     plans: &[SlotPlan],
     columns: &[Column],
     entities: &[Entity],
-    [version, added]: [&dyn Fn(usize, usize) -> u64; 2],
-    adds: &[u64],
+    version: &dyn Fn(usize, usize) -> u64,
+    adds: ChunkAdds<'_>,
     chunk: usize,
     rows: Range<usize>,
 ) -> u64 {
@@ -266,8 +289,7 @@ pub(crate) fn chunk_hash(
     for slot in 0..plans.len() {
         h.write_word(version(slot, chunk));
     }
-    h.write_word(added(0, chunk));
-    h.write_words(adds);
+    adds.hash_into(&mut h);
     h.digest()
 }
 
@@ -315,7 +337,9 @@ pub(crate) struct StoreImage {
     fields: Box<[u64]>,
     /// Per chunk, the add record.
     added: Vec<u64>,
-    /// Per row, per slot: its add (clock bits), row after row.
+    /// Per chunk: its rows' adds are all its add record (and not copied into `adds`).
+    uniform: Vec<bool>,
+    /// Per row, per slot: its add (clock bits), row after row; meaningless in uniform chunks.
     adds: Vec<u64>,
     /// The store's capacities: entity ids, then each column.
     entity_cap: usize,
@@ -350,6 +374,7 @@ impl StoreImage {
             written: vec![0; info.columns.len()].into_boxed_slice(),
             fields: vec![0; info.slots.len()].into_boxed_slice(),
             added: Vec::new(),
+            uniform: Vec::new(),
             adds: Vec::new(),
             entity_cap: 0,
             column_caps: vec![0; info.columns.len()].into_boxed_slice(),
@@ -395,12 +420,17 @@ impl StoreImage {
             if value == UNHASHED {
                 let rows = chunk_rows(c, self.len);
                 let width = self.info.slots.len();
+                let adds = ChunkAdds {
+                    record: self.added(c),
+                    uniform: self.uniform[c],
+                    rows: &self.adds[rows.start * width..rows.end * width],
+                };
                 value = chunk_hash(
                     &self.plans,
                     &self.columns,
                     &self.entities,
-                    [&|slot, c| self.version(slot, c), &|_, c| self.added(c)],
-                    &self.adds[rows.start * width..rows.end * width],
+                    &|slot, c| self.version(slot, c),
+                    adds,
                     c,
                     rows,
                 );
@@ -485,19 +515,29 @@ impl StoreImage {
             };
         }
         let width = self.info.slots.len();
-        for run in self.structural_runs(store, since) {
+        let structural = self.structural_runs(store, since);
+        for run in &structural {
             // A store without columns copies its ids alone.
             for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
                 *self.hashes[c].get_mut() = UNHASHED;
             }
-            // The rows' adds go with their ids: both change only with a structural write.
-            self.adds[run.start * width..run.end * width]
-                .copy_from_slice(store.versions.row_adds(run.clone()));
-            self.entities[run.clone()].copy_from_slice(&store.entities[run]);
+            self.entities[run.clone()].copy_from_slice(&store.entities[run.clone()]);
         }
         if n > m {
             self.grow(&store.columns, &store.entities, m, n);
-            self.adds.extend_from_slice(store.versions.row_adds(m..n));
+        }
+        // The rows' adds go with their ids (both change only with a structural write), those
+        // of a uniform chunk not at all.
+        self.adds.resize(n * width, 0);
+        let grown = (m < n).then(|| chunk_rows(m / CHUNK, n).start..n);
+        for run in structural.iter().chain(&grown) {
+            for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
+                if !store.versions.uniform(c) {
+                    let rows = chunk_rows(c, n);
+                    self.adds[rows.start * width..rows.end * width]
+                        .copy_from_slice(store.versions.row_adds(rows));
+                }
+            }
         }
         self.rows.clear();
         self.rows
@@ -505,6 +545,9 @@ impl StoreImage {
         self.added.clear();
         self.added
             .extend((0..chunks).map(|c| store.versions.add_record(c)));
+        self.uniform.clear();
+        self.uniform
+            .extend((0..chunks).map(|c| store.versions.uniform(c)));
         for (slot, cells) in self.cells.iter_mut().enumerate() {
             cells.clear();
             cells.extend((0..chunks).map(|c| store.versions.cell_record(slot, c)));
@@ -581,6 +624,7 @@ impl StoreImage {
             written: self.written.clone(),
             fields: self.fields.clone(),
             added: self.added.clone(),
+            uniform: self.uniform.clone(),
             adds: self.adds.clone(),
             entity_cap: self.entity_cap,
             column_caps: self.column_caps.clone(),
@@ -872,20 +916,35 @@ impl Store {
         let width = self.info.slots.len();
         for run in &plan.structural {
             let kept = run.start.min(n)..run.end.min(n);
-            self.versions.set_row_adds(
-                kept.start,
-                &image.adds[kept.start * width..kept.end * width],
-            );
             self.entities[kept.clone()].copy_from_slice(&image.entities[kept]);
         }
-        self.versions
-            .set_row_adds(n, &image.adds[n * width..m * width]);
         self.entities.extend_from_slice(&image.entities[n..m]);
+        // The rows' adds, chunk by chunk: a uniform chunk's are its record (rows that hold
+        // that record already, in a chunk that is uniform too, are left as they are).
+        for run in &plan.structural {
+            for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
+                let rows = chunk_rows(c, m);
+                if !image.uniform[c] {
+                    let adds = &image.adds[rows.start * width..rows.end * width];
+                    self.versions.set_row_adds(rows.start, adds);
+                    continue;
+                }
+                let record = image.added[c];
+                let same = self.versions.uniform(c) && self.versions.add_record(c) == record;
+                let from = if same {
+                    rows.end.min(n).max(rows.start)
+                } else {
+                    rows.start
+                };
+                self.versions.fill_row_adds(from..rows.end, record);
+            }
+        }
         let restamp = |stamp: u64| epoch | tick(stamp);
         for run in &plan.structural {
             for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
                 self.versions.set_row_record(c, restamp(image.rows[c]));
-                self.versions.set_add_record(c, image.added[c]);
+                self.versions
+                    .set_add_record(c, image.added[c], image.uniform[c]);
             }
         }
         for (slot, p) in image.plans.iter().enumerate() {
@@ -935,19 +994,50 @@ impl Store {
         h.write_word(n as u64);
         for c in 0..n.div_ceil(CHUNK) {
             let rows = chunk_rows(c, n);
+            let adds = ChunkAdds {
+                record: self.versions.add_record(c),
+                uniform: self.versions.uniform(c),
+                rows: self.versions.row_adds(rows.clone()),
+            };
             let hash = chunk_hash(
                 plans,
                 &self.columns,
                 &self.entities,
-                [
-                    &|slot, c| self.versions.version_of(slot, self.pass_version(slot), c),
-                    &|_, c| self.versions.add_record(c),
-                ],
-                self.versions.row_adds(rows.clone()),
+                &|slot, c| self.versions.version_of(slot, self.pass_version(slot), c),
+                adds,
                 c,
                 rows,
             );
             h.write_word(hash);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digest(adds: ChunkAdds<'_>) -> u64 {
+        let mut h = StateHasher::new();
+        adds.hash_into(&mut h);
+        h.digest()
+    }
+
+    #[test]
+    fn a_chunks_adds_hash_the_same_whether_or_not_known_uniform() {
+        let adds = |record, uniform, rows| ChunkAdds {
+            record,
+            uniform,
+            rows,
+        };
+        // An image does not copy a uniform chunk's adds: what it holds there is not read.
+        let known = digest(adds(5, true, &[0, 9, 1]));
+        assert_eq!(known, digest(adds(5, false, &[5, 5, 5])));
+        assert_ne!(known, digest(adds(5, false, &[5, 4, 5])));
+        assert_ne!(known, digest(adds(6, true, &[])));
+        assert_ne!(
+            digest(adds(5, false, &[4, 4, 4])),
+            digest(adds(5, false, &[4, 4, 3]))
+        );
     }
 }

@@ -18,10 +18,10 @@
 //!
 //! Adds are exact: each row keeps, per component, the clock bits of the moment its entity
 //! gained it (bevy's added ticks), and a chunk's **add** record, the newest of its rows',
-//! lets a filter skip the chunks where nothing was added. A chunk also knows when its adds
-//! are *uniform* (every add of every row is the add record, as after a batch spawn): a filter
-//! then takes the whole chunk, and a world state keeps one number for it instead of a copy of
-//! its rows' adds. A spawn adds every component of
+//! lets a filter skip the chunks where nothing was added. A world state keeps one number for a
+//! chunk whose adds are *uniform* (every add of every row is the add record, as after a batch
+//! spawn) instead of a copy of its rows' adds; that is found when a state is saved, so moves
+//! and spawns pay nothing for it. A spawn adds every component of
 //! its row; a move to another store carries the adds of the components the entity keeps and
 //! adds the one it gains (the move's table of carried slots says which is which: a constant
 //! in a typed move); a row that fills a removed one takes its adds along. A write is not an
@@ -111,31 +111,6 @@ fn set(v: &mut Vec<u64>, c: usize, stamp: u64) {
 struct ChunkRecords {
     row: u64,
     added: u64,
-    /// Every add of every row of the chunk is `added`. False when unsure: it is kept exact
-    /// only as rows come in (a row that fills the chunk's first place resets it).
-    uniform: bool,
-}
-
-impl ChunkRecords {
-    /// The records after a row whose adds lie in `oldest..=newest` (clock bits) came in at
-    /// `stamp`, as row `row` of the store: the chunk's first place starts the chunk afresh.
-    #[inline(always)]
-    fn entered(self, row: usize, stamp: u64, oldest: u64, newest: u64) -> ChunkRecords {
-        let same = oldest == newest;
-        if row % CHUNK == 0 {
-            ChunkRecords {
-                row: stamp,
-                added: newest,
-                uniform: same,
-            }
-        } else {
-            ChunkRecords {
-                row: stamp,
-                added: self.added.max(newest),
-                uniform: self.uniform && same && newest == self.added,
-            }
-        }
-    }
 }
 
 /// The per-chunk, per-slot and per-row records of one store.
@@ -195,17 +170,13 @@ impl Versions {
             return;
         }
         debug_assert_eq!(self.adds.len(), from * self.width);
-        let now = tick(stamp);
-        self.adds.resize(to * self.width, now);
+        self.adds.resize(to * self.width, tick(stamp));
         let (first, last) = (chunk(from), chunk(to - 1));
-        let head = self.chunk_mut(first).entered(from, stamp, now, now);
         self.chunk_mut(last);
         self.chunks[first..=last].fill(ChunkRecords {
             row: stamp,
-            added: now,
-            uniform: true,
+            added: tick(stamp),
         });
-        self.chunks[first] = head;
     }
 
     /// Row `row` (= the rows so far) was spawned at `stamp`. (No stamp is older than a record:
@@ -213,10 +184,12 @@ impl Versions {
     #[inline]
     pub(crate) fn spawn_row(&mut self, row: usize, stamp: u64) {
         debug_assert_eq!(self.adds.len(), row * self.width);
-        let now = tick(stamp);
-        self.adds.extend(std::iter::repeat_n(now, self.width));
-        let r = self.chunk_mut(chunk(row));
-        *r = r.entered(row, stamp, now, now);
+        self.adds
+            .extend(std::iter::repeat_n(tick(stamp), self.width));
+        *self.chunk_mut(chunk(row)) = ChunkRecords {
+            row: stamp,
+            added: tick(stamp),
+        };
     }
 
     /// Row `row` (= the rows so far) is `src`'s row `from`, which a move brought in at
@@ -235,19 +208,19 @@ impl Versions {
         debug_assert_eq!(carried.len(), self.width);
         let now = tick(stamp);
         let theirs = &src.adds[from * src.width..(from + 1) * src.width];
-        let (mut oldest, mut newest) = (u64::MAX, 0);
+        let mut newest = 0;
         self.adds.extend(carried.iter().map(|&slot| {
             let added = if slot == GAINED {
                 now
             } else {
                 theirs[slot as usize]
             };
-            oldest = oldest.min(added);
             newest = newest.max(added);
             added
         }));
         let r = self.chunk_mut(chunk(row));
-        *r = r.entered(row, stamp, oldest, newest);
+        r.row = stamp;
+        r.added = r.added.max(newest);
     }
 
     /// The value of slot `slot` in row `row` was written in place at `stamp`.
@@ -262,17 +235,14 @@ impl Versions {
     #[inline(always)]
     pub(crate) fn move_within(&mut self, from: usize, to: usize, stamp: u64, width: usize) {
         debug_assert_eq!(width, self.width);
-        let (mut oldest, mut newest) = (u64::MAX, 0);
+        let mut newest = 0;
         for k in 0..width {
             let added = self.adds[from * width + k];
             self.adds[to * width + k] = added;
-            oldest = oldest.min(added);
             newest = newest.max(added);
         }
         let r = self.chunk_mut(chunk(to));
-        // Not the chunk's first place taken afresh: the row replaces one among others.
         r.row = stamp;
-        r.uniform = r.uniform && oldest == newest && newest == r.added;
         r.added = r.added.max(newest);
     }
 
@@ -320,10 +290,6 @@ impl Versions {
             {
                 push_run(&mut runs, rows);
             } else if !added.is_empty() && chunk.added > since {
-                if chunk.uniform {
-                    push_run(&mut runs, rows);
-                    continue;
-                }
                 for row in rows {
                     let adds = &self.adds[row * width..(row + 1) * width];
                     if added.iter().any(|&slot| adds[slot] > since) {
@@ -334,6 +300,16 @@ impl Versions {
         }
         runs
     }
+}
+
+/// Is every add in `adds` equal to `record`? Sixteen at a time without branching (a loop the
+/// compiler vectorises), stopping at the first block that differs.
+pub(crate) fn uniform(adds: &[u64], record: u64) -> bool {
+    let mut blocks = adds.chunks_exact(16);
+    blocks
+        .by_ref()
+        .all(|b| b.iter().fold(0, |acc, &a| acc | (a ^ record)) == 0)
+        && blocks.remainder().iter().all(|&a| a == record)
 }
 
 /// Appends `rows` to `runs`, merged with the last run when they touch.
@@ -366,13 +342,6 @@ impl Versions {
         self.chunk(c).added
     }
 
-    /// Are chunk `c`'s adds uniform: is every add of every row its add record? (False when
-    /// unsure, and past the records.)
-    #[inline]
-    pub(crate) fn uniform(&self, c: usize) -> bool {
-        self.chunk(c).uniform
-    }
-
     /// The adds of rows `rows`, row after row (one per slot).
     #[inline]
     pub(crate) fn row_adds(&self, rows: Range<usize>) -> &[u64] {
@@ -380,11 +349,18 @@ impl Versions {
         &self.adds[rows.start * width..rows.end * width]
     }
 
+    /// Are the adds of chunk `c`'s rows (those below `len`) uniform: is every one of them the
+    /// chunk's add record? Read, not recorded: a state's save asks it of the chunks it copies.
+    pub(crate) fn uniform(&self, c: usize, len: usize) -> bool {
+        let rows = (c * CHUNK).min(len)..((c + 1) * CHUNK).min(len);
+        uniform(self.row_adds(rows), self.add_record(c))
+    }
+
     /// Sets the adds of the rows from `row` on (existing rows, or the next ones to come when
     /// `row` is the number of rows so far) to `adds`, row after row.
     pub(crate) fn set_row_adds(&mut self, row: usize, adds: &[u64]) {
-        let range = self.row_adds_mut(row..row + adds.len() / self.width.max(1));
-        range.copy_from_slice(adds);
+        let rows = row..row + adds.len() / self.width.max(1);
+        self.row_adds_mut(rows).copy_from_slice(adds);
     }
 
     /// Sets every add of rows `rows` (existing rows, or the next ones to come) to `added`.
@@ -412,12 +388,9 @@ impl Versions {
         set(&mut self.cells[slot], c, stamp);
     }
 
-    /// Sets chunk `c`'s add record (clock bits are kept alone) and whether its rows' adds are
-    /// all that record.
-    pub(crate) fn set_add_record(&mut self, c: usize, stamp: u64, uniform: bool) {
-        let r = self.chunk_mut(c);
-        r.added = tick(stamp);
-        r.uniform = uniform;
+    /// Sets chunk `c`'s add record (clock bits are kept alone).
+    pub(crate) fn set_add_record(&mut self, c: usize, stamp: u64) {
+        self.chunk_mut(c).added = tick(stamp);
     }
 
     /// Forgets the records of chunks `chunks..`: rows a load removed. (A record left there
@@ -614,7 +587,7 @@ mod tests {
         assert_eq!(v.version_of(0, passes[0], 0), 6);
         v.clear_epochs();
         assert_eq!(v.row_record(0), 5);
-        v.set_add_record(0, epoch | 9, false);
+        v.set_add_record(0, epoch | 9);
         assert_eq!(v.add_record(0), 9);
         v.set_row_adds(1, &[9, 9]);
         assert_eq!(v.row_adds(0..3), [5, 9, 9]);
@@ -623,67 +596,41 @@ mod tests {
     }
 
     #[test]
-    fn a_chunk_is_uniform_exactly_while_every_add_in_it_is_its_record() {
+    fn a_chunk_is_uniform_while_every_add_in_it_is_its_record() {
         let mut v = versions(&[0, 1]);
-        let passes = [0u64; 2];
         // A batch at 3 fills chunk 0 and part of chunk 1: both uniform.
-        v.spawn_rows(0, CHUNK + 10, 3);
-        assert!(v.uniform(0) && v.uniform(1));
-        // More rows at 3 keep chunk 1 uniform; a row at 4 does not, and the filter then reads
-        // its rows one by one.
-        v.spawn_row(CHUNK + 10, 3);
-        assert!(v.uniform(1));
-        v.spawn_rows(CHUNK + 11, CHUNK + 12, 4);
-        assert!(!v.uniform(1));
-        assert_eq!(
-            runs(&v, &passes, &[added(0)], CHUNK + 12, 3),
-            [CHUNK + 11..CHUNK + 12]
+        v.spawn_rows(0, CHUNK + 20, 3);
+        let len = CHUNK + 20;
+        assert!(v.uniform(0, len) && v.uniform(1, len));
+        // A row at 4 makes its chunk not uniform, wherever in the chunk it lands.
+        v.spawn_rows(len, len + 1, 4);
+        assert!(!v.uniform(1, len + 1));
+        assert!(
+            !v.uniform(1, len),
+            "the rows below it are at 3, the record at 4"
         );
-        // A uniform chunk's rows are taken whole, without reading them.
-        assert_eq!(
-            runs(&v, &passes, &[added(1)], CHUNK + 12, 2),
-            [0..CHUNK + 12]
-        );
-        // A row carrying an older add into a uniform chunk ends it; one whose adds are the
-        // record keeps it.
         let mut other = versions(&[1]);
         other.spawn_row(0, 1);
-        let mut w = versions(&[0, 1]);
-        w.spawn_rows(0, 2, 5);
-        w.enter_row(2, 5, &other, 0, &carried(&[1], &[0, 1]));
-        assert!(!w.uniform(0), "slot 1 keeps its add at 1");
-        assert_eq!(w.row_adds(2..3), [5, 1]);
-        let mut x = versions(&[0, 1]);
-        x.spawn_rows(0, 2, 5);
-        let mut same = versions(&[1]);
-        same.spawn_row(0, 5);
-        x.enter_row(2, 5, &same, 0, &carried(&[1], &[0, 1]));
-        assert!(x.uniform(0));
-        // A row that fills the chunk's first place starts it afresh, even after others left.
-        w.truncate_rows(0);
-        w.enter_row(0, 7, &other, 0, &carried(&[1], &[0, 1]));
-        assert!(!w.uniform(0), "7 and 1");
-        w.truncate_rows(0);
-        w.spawn_row(0, 8);
-        assert!(w.uniform(0));
-        assert_eq!(w.add_record(0), 8);
-        // A row moving within the store keeps the chunk it fills uniform only if its adds are
-        // that chunk's record.
-        let mut y = versions(&[0]);
-        y.spawn_rows(0, CHUNK, 2);
-        y.spawn_rows(CHUNK, CHUNK + 2, 6);
-        y.move_within(CHUNK + 1, 3, 9, 1);
-        assert!(!y.uniform(0), "an add at 6 among adds at 2");
-        assert!(y.uniform(1), "the row that left takes nothing from it");
-        let mut z = versions(&[0]);
-        z.spawn_rows(0, CHUNK + 2, 2);
-        z.move_within(CHUNK + 1, 3, 9, 1);
-        assert!(z.uniform(0) && z.uniform(1));
-        // A load says so itself.
-        z.set_add_record(1, 2, false);
-        assert!(!z.uniform(1));
-        z.fill_row_adds(CHUNK..CHUNK + 3, 4);
-        assert_eq!(z.row_adds(CHUNK..CHUNK + 3), [4, 4, 4]);
+        v.enter_row(len + 1, 5, &other, 0, &carried(&[1], &[0, 1]));
+        v.move_within(len + 1, 2, 6, 2);
+        assert_eq!(v.row_adds(2..3), [5, 1]);
+        assert!(
+            !v.uniform(0, len),
+            "a row with adds at 5 and 1 among adds at 3"
+        );
+        // Past the rows: nothing differs.
+        assert!(v.uniform(7, len));
+        // Every place of a block of sixteen counts, and the rest after the blocks.
+        for at in [0, 15, 16, 33] {
+            let mut adds = vec![9u64; 34];
+            assert!(uniform(&adds, 9));
+            adds[at] = 8;
+            assert!(!uniform(&adds, 9), "a different add at {at}");
+        }
+        v.fill_row_adds(CHUNK..CHUNK + 3, 4);
+        assert_eq!(v.row_adds(CHUNK..CHUNK + 3), [4; 6]);
+        v.set_row_adds(CHUNK + 1, &[7, 8]);
+        assert_eq!(v.row_adds(CHUNK..CHUNK + 3), [4, 4, 7, 8, 4, 4]);
     }
 
     #[test]

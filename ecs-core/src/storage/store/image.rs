@@ -25,7 +25,7 @@ use crate::model::{ComponentInfo, StoreInfo};
 use crate::state::hash::StateHasher;
 use crate::state::ops::{ComponentState, Copying, HashFn};
 use crate::storage::column::{copy_bytes, ColumnType};
-use crate::storage::versions::{tick, CHUNK};
+use crate::storage::versions::{tick, uniform, CHUNK};
 use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -232,7 +232,7 @@ impl ChunkAdds<'_> {
     /// uniform: a marker no clock reaches when every add is the record, else every add.
     fn hash_into(&self, h: &mut StateHasher) {
         h.write_word(self.record);
-        if self.uniform || self.rows.iter().all(|&a| a == self.record) {
+        if self.uniform || uniform(self.rows, self.record) {
             h.write_word(u64::MAX);
         } else {
             h.write_words(self.rows);
@@ -529,10 +529,12 @@ impl StoreImage {
         // The rows' adds go with their ids (both change only with a structural write), those
         // of a uniform chunk not at all.
         self.adds.resize(n * width, 0);
+        self.uniform.resize(chunks, false);
         let grown = (m < n).then(|| chunk_rows(m / CHUNK, n).start..n);
         for run in structural.iter().chain(&grown) {
             for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
-                if !store.versions.uniform(c) {
+                self.uniform[c] = store.versions.uniform(c, n);
+                if !self.uniform[c] {
                     let rows = chunk_rows(c, n);
                     self.adds[rows.start * width..rows.end * width]
                         .copy_from_slice(store.versions.row_adds(rows));
@@ -545,9 +547,6 @@ impl StoreImage {
         self.added.clear();
         self.added
             .extend((0..chunks).map(|c| store.versions.add_record(c)));
-        self.uniform.clear();
-        self.uniform
-            .extend((0..chunks).map(|c| store.versions.uniform(c)));
         for (slot, cells) in self.cells.iter_mut().enumerate() {
             cells.clear();
             cells.extend((0..chunks).map(|c| store.versions.cell_record(slot, c)));
@@ -930,7 +929,7 @@ impl Store {
                     continue;
                 }
                 let record = image.added[c];
-                let same = self.versions.uniform(c) && self.versions.add_record(c) == record;
+                let same = self.versions.add_record(c) == record && self.versions.uniform(c, n);
                 let from = if same {
                     rows.end.min(n).max(rows.start)
                 } else {
@@ -943,8 +942,7 @@ impl Store {
         for run in &plan.structural {
             for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
                 self.versions.set_row_record(c, restamp(image.rows[c]));
-                self.versions
-                    .set_add_record(c, image.added[c], image.uniform[c]);
+                self.versions.set_add_record(c, image.added[c]);
             }
         }
         for (slot, p) in image.plans.iter().enumerate() {
@@ -996,7 +994,7 @@ impl Store {
             let rows = chunk_rows(c, n);
             let adds = ChunkAdds {
                 record: self.versions.add_record(c),
-                uniform: self.versions.uniform(c),
+                uniform: false,
                 rows: self.versions.row_adds(rows.clone()),
             };
             let hash = chunk_hash(

@@ -251,6 +251,7 @@ fn run_model(seed: u64, steps: usize) {
     let mut loads = 0;
     for _ in 0..steps {
         step(&mut w, &mut rng, &mut live);
+        assert_eq!(w.check_invariants(), Ok(()));
         let k = rng.below(states.len());
         match rng.below(8) {
             0 => {

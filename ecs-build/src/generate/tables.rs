@@ -65,6 +65,11 @@ pub(super) fn generate(analysis: &Analysis) -> TokenStream {
             const STRICT: bool = true;
         )
     });
+    let states = analysis.rollback.then(|| {
+        quote!(
+            const STATES: bool = true;
+        )
+    });
     let passes = Literal::usize_unsuffixed(super::passes::pass_count(analysis));
     let readers = Literal::usize_unsuffixed(analysis.readers);
     let n_events = Literal::usize_unsuffixed(analysis.events.len());
@@ -115,6 +120,7 @@ pub(super) fn generate(analysis: &Analysis) -> TokenStream {
             type Set = ::sigecs::ComponentBits<#words>;
             type ComponentSet = ComponentSet;
             #strict
+            #states
             const PASSES: usize = #passes;
             const READERS: usize = #readers;
             fn events() -> &'static [::sigecs::__private::EventInfo] { &EVENTS }

@@ -59,6 +59,10 @@ pub unsafe trait WorldModel: Sized + 'static {
     /// signature declares with [`WorldError::UndeclaredSignature`](crate::WorldError); open
     /// ones (the default) keep such entities in dynamic stores.
     const STRICT: bool = false;
+    /// The world saves, loads and hashes its state (`Builder::rollback`): its stores keep
+    /// what makes a state cheap to save (`storage::versions`).
+    #[doc(hidden)]
+    const STATES: bool = false;
     /// Number of generated passes (one per system, one per stage that fuses several): a world
     /// keeps one [`PassCost`](crate::__private::PassCost) for each.
     const PASSES: usize = 0;

@@ -42,8 +42,13 @@ pub(crate) fn field_index(slots: &[Slot], slot: usize) -> usize {
 }
 
 impl Store {
-    /// An empty store laid out as `info` says, of components described by `components`.
-    pub(crate) fn new(info: &'static StoreInfo, components: &'static [ComponentInfo]) -> Self {
+    /// An empty store laid out as `info` says, of components described by `components`; one of
+    /// a world that saves its state when `states`.
+    pub(crate) fn new(
+        info: &'static StoreInfo,
+        components: &'static [ComponentInfo],
+        states: bool,
+    ) -> Self {
         Store {
             entities: Vec::new(),
             columns: info
@@ -62,8 +67,13 @@ impl Store {
                 .map(|s| (components[s.component as usize].ty.type_id)())
                 .collect(),
             cap: 0,
-            versions: Versions::new(info.slots.len()),
+            versions: Versions::new(info.slots.len(), states),
         }
+    }
+
+    /// Are the rows' adds consistent with the chunks' add records (`Versions::check_adds`)?
+    pub(crate) fn check_adds(&self) -> Result<(), String> {
+        self.versions.check_adds(self.len())
     }
 
     /// The value of slot `slot` in `row` was written in place at `stamp`.
@@ -468,7 +478,7 @@ mod tests {
     /// Reserving what the capacity already holds moves nothing: no needless reallocation.
     #[test]
     fn reserving_within_the_capacity_keeps_the_allocation() {
-        let mut s = Store::new(&INFO, &COMPONENTS);
+        let mut s = Store::new(&INFO, &COMPONENTS, false);
         push(&mut s, 1);
         let cap = s.capacity();
         let base = s.columns()[0].base();
@@ -483,7 +493,7 @@ mod tests {
 
     #[test]
     fn a_store_grows_keeps_rows_and_drops_each_value_once() {
-        let mut s = Store::new(&INFO, &COMPONENTS);
+        let mut s = Store::new(&INFO, &COMPONENTS, false);
         assert!(s.is_empty());
         assert_eq!((s.len(), s.capacity()), (0, 0));
         for v in 0..3 {
@@ -583,7 +593,7 @@ mod panicking_drops {
     };
 
     fn store(armed: &[bool]) -> Store {
-        let mut s = Store::new(&INFO, &COMPONENTS);
+        let mut s = Store::new(&INFO, &COMPONENTS, false);
         for (i, &a) in armed.iter().enumerate() {
             s.reserve(1);
             let row = s.len();

@@ -18,10 +18,11 @@
 //!
 //! Adds are exact: each row keeps, per component, the clock bits of the moment its entity
 //! gained it (bevy's added ticks), and a chunk's **add** record, the newest of its rows',
-//! lets a filter skip the chunks where nothing was added. A world state keeps one number for a
-//! chunk whose adds are *uniform* (every add of every row is the add record, as after a batch
-//! spawn) instead of a copy of its rows' adds; that is found when a state is saved, so moves
-//! and spawns pay nothing for it. A spawn adds every component of
+//! lets a filter skip the chunks where nothing was added. A chunk also knows when its adds are
+//! *uniform* (every add of every row is the add record, as after a batch spawn), so a world
+//! state keeps one number for it instead of a copy of its rows' adds. That knowledge is kept
+//! from the chunk records alone, with no look at a row's adds on a move: it may say "not
+//! uniform" of a chunk that is (after a row gains a component, say), never the reverse. A spawn adds every component of
 //! its row; a move to another store carries the adds of the components the entity keeps and
 //! adds the one it gains (the move's table of carried slots says which is which: a constant
 //! in a typed move); a row that fills a removed one takes its adds along. A write is not an
@@ -106,11 +107,45 @@ fn set(v: &mut Vec<u64>, c: usize, stamp: u64) {
 }
 
 /// A chunk's records: the last structural write of any of its rows, and the newest add of any
-/// component to any of its rows (clock bits). Kept together: a move writes both.
+/// component to any of its rows (clock bits) with, in bit [`UNIFORM`], whether every add of
+/// every row is that one (false when unsure). Kept together: a move writes both; in one word,
+/// so that a move tests "uniform, and the same add" with one comparison.
 #[derive(Clone, Copy, Debug, Default)]
 struct ChunkRecords {
     row: u64,
     added: u64,
+}
+
+/// The bit of a chunk's add record that says its adds are uniform (above any clock bits).
+const UNIFORM: u64 = 1 << 63;
+
+impl ChunkRecords {
+    /// The newest add (clock bits).
+    #[inline(always)]
+    fn newest(self) -> u64 {
+        self.added & !UNIFORM
+    }
+
+    /// Every add of every row is [`ChunkRecords::newest`].
+    #[inline(always)]
+    fn uniform(self) -> bool {
+        self.added & UNIFORM != 0
+    }
+
+    /// After a row with adds no newer than `newest` came in among the others, uniform while
+    /// `keep` holds.
+    #[inline(always)]
+    fn joined(&mut self, newest: u64, keep: bool) {
+        if !keep {
+            self.added = self.newest().max(newest);
+        }
+    }
+}
+
+/// `added` marked uniform or not.
+#[inline(always)]
+fn marked(added: u64, uniform: bool) -> u64 {
+    added | ((uniform as u64) << 63)
 }
 
 /// The per-chunk, per-slot and per-row records of one store.
@@ -125,16 +160,20 @@ pub(crate) struct Versions {
     adds: Vec<u64>,
     /// The store's number of slots.
     width: usize,
+    /// Keep the [`UNIFORM`] bits (a world that saves its state; others pay nothing for them).
+    keep_uniform: bool,
 }
 
 impl Versions {
-    /// Records for a store of `slots` components.
-    pub(crate) fn new(slots: usize) -> Self {
+    /// Records for a store of `slots` components, which keep the [`UNIFORM`] bits when
+    /// `keep_uniform`.
+    pub(crate) fn new(slots: usize, keep_uniform: bool) -> Self {
         Versions {
             chunks: Vec::new(),
             cells: (0..slots).map(|_| Vec::new()).collect(),
             adds: Vec::new(),
             width: slots,
+            keep_uniform,
         }
     }
 
@@ -172,11 +211,33 @@ impl Versions {
         debug_assert_eq!(self.adds.len(), from * self.width);
         self.adds.resize(to * self.width, tick(stamp));
         let (first, last) = (chunk(from), chunk(to - 1));
+        let head = self.spawned_into(from, stamp);
         self.chunk_mut(last);
         self.chunks[first..=last].fill(ChunkRecords {
             row: stamp,
-            added: tick(stamp),
+            added: marked(tick(stamp), self.keep_uniform),
         });
+        self.chunks[first] = head;
+    }
+
+    /// The records of the chunk of `row` (= the rows so far) once rows spawned at `stamp`
+    /// come in there.
+    #[inline(always)]
+    fn spawned_into(&mut self, row: usize, stamp: u64) -> ChunkRecords {
+        let now = tick(stamp);
+        if !self.keep_uniform {
+            return ChunkRecords {
+                row: stamp,
+                added: now,
+            };
+        }
+        let r = self.chunk_mut(chunk(row));
+        // The chunk's first place starts it afresh.
+        let uniform = row % CHUNK == 0 || r.added == marked(now, true);
+        ChunkRecords {
+            row: stamp,
+            added: marked(now, uniform),
+        }
     }
 
     /// Row `row` (= the rows so far) was spawned at `stamp`. (No stamp is older than a record:
@@ -186,10 +247,8 @@ impl Versions {
         debug_assert_eq!(self.adds.len(), row * self.width);
         self.adds
             .extend(std::iter::repeat_n(tick(stamp), self.width));
-        *self.chunk_mut(chunk(row)) = ChunkRecords {
-            row: stamp,
-            added: tick(stamp),
-        };
+        let r = self.spawned_into(row, stamp);
+        *self.chunk_mut(chunk(row)) = r;
     }
 
     /// Row `row` (= the rows so far) is `src`'s row `from`, which a move brought in at
@@ -218,9 +277,26 @@ impl Versions {
             newest = newest.max(added);
             added
         }));
+        // Still uniform when the row gains nothing and comes from a uniform chunk of the same
+        // add record (a constant test in a typed move, whose `carried` is a constant).
+        if !self.keep_uniform {
+            let r = self.chunk_mut(chunk(row));
+            r.row = stamp;
+            r.added = r.added.max(newest);
+            return;
+        }
+        let theirs = if carried.contains(&GAINED) {
+            0
+        } else {
+            src.chunk(chunk(from)).added
+        };
         let r = self.chunk_mut(chunk(row));
         r.row = stamp;
-        r.added = r.added.max(newest);
+        if row % CHUNK == 0 {
+            r.added = marked(newest, theirs & UNIFORM != 0);
+        } else {
+            r.joined(newest, theirs & UNIFORM != 0 && theirs == r.added);
+        }
     }
 
     /// The value of slot `slot` in row `row` was written in place at `stamp`.
@@ -241,9 +317,17 @@ impl Versions {
             self.adds[to * width + k] = added;
             newest = newest.max(added);
         }
+        if !self.keep_uniform {
+            let r = self.chunk_mut(chunk(to));
+            r.row = stamp;
+            r.added = r.added.max(newest);
+            return;
+        }
+        // Still uniform when the row comes from a uniform chunk of the same add record.
+        let theirs = self.chunk(chunk(from)).added;
         let r = self.chunk_mut(chunk(to));
         r.row = stamp;
-        r.added = r.added.max(newest);
+        r.joined(newest, theirs & UNIFORM != 0 && theirs == r.added);
     }
 
     /// Forgets the adds of rows `len..` (rows that left the store).
@@ -289,7 +373,11 @@ impl Versions {
                 || records.iter().any(|r| tick(at(r, c)) > since)
             {
                 push_run(&mut runs, rows);
-            } else if !added.is_empty() && chunk.added > since {
+            } else if !added.is_empty() && chunk.newest() > since {
+                if chunk.uniform() {
+                    push_run(&mut runs, rows);
+                    continue;
+                }
                 for row in rows {
                     let adds = &self.adds[row * width..(row + 1) * width];
                     if added.iter().any(|&slot| adds[slot] > since) {
@@ -302,14 +390,9 @@ impl Versions {
     }
 }
 
-/// Is every add in `adds` equal to `record`? Sixteen at a time without branching (a loop the
-/// compiler vectorises), stopping at the first block that differs.
+/// Is every add in `adds` equal to `record`?
 pub(crate) fn uniform(adds: &[u64], record: u64) -> bool {
-    let mut blocks = adds.chunks_exact(16);
-    blocks
-        .by_ref()
-        .all(|b| b.iter().fold(0, |acc, &a| acc | (a ^ record)) == 0)
-        && blocks.remainder().iter().all(|&a| a == record)
+    adds.iter().all(|&a| a == record)
 }
 
 /// Appends `rows` to `runs`, merged with the last run when they touch.
@@ -339,7 +422,7 @@ impl Versions {
     /// The record of chunk `c`'s adds (0 past the records).
     #[inline]
     pub(crate) fn add_record(&self, c: usize) -> u64 {
-        self.chunk(c).added
+        self.chunk(c).newest()
     }
 
     /// The adds of rows `rows`, row after row (one per slot).
@@ -349,11 +432,36 @@ impl Versions {
         &self.adds[rows.start * width..rows.end * width]
     }
 
-    /// Are the adds of chunk `c`'s rows (those below `len`) uniform: is every one of them the
-    /// chunk's add record? Read, not recorded: a state's save asks it of the chunks it copies.
-    pub(crate) fn uniform(&self, c: usize, len: usize) -> bool {
-        let rows = (c * CHUNK).min(len)..((c + 1) * CHUNK).min(len);
-        uniform(self.row_adds(rows), self.add_record(c))
+    /// Are the adds of a store of `len` rows consistent with its chunk records: one per row and
+    /// slot, none newer than its chunk's add record, and all of them that record in a chunk
+    /// known to be uniform? (For `World::check_invariants`.)
+    pub(crate) fn check_adds(&self, len: usize) -> Result<(), String> {
+        if self.adds.len() != len * self.width {
+            return Err(format!(
+                "{} adds for {len} rows of {} components",
+                self.adds.len(),
+                self.width
+            ));
+        }
+        for c in 0..len.div_ceil(CHUNK) {
+            let rows = c * CHUNK..((c + 1) * CHUNK).min(len);
+            let r = self.chunk(c);
+            let adds = self.row_adds(rows);
+            if adds.iter().any(|&a| a > r.newest()) {
+                return Err(format!("chunk {c} has an add newer than its record"));
+            }
+            if r.uniform() && !uniform(adds, r.newest()) {
+                return Err(format!("chunk {c} is said uniform but its adds differ"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Are chunk `c`'s adds known to be uniform: is every add of every row its add record?
+    /// (False when unsure, and past the records.)
+    #[inline]
+    pub(crate) fn uniform(&self, c: usize) -> bool {
+        self.chunk(c).uniform()
     }
 
     /// Sets the adds of the rows from `row` on (existing rows, or the next ones to come when
@@ -388,9 +496,10 @@ impl Versions {
         set(&mut self.cells[slot], c, stamp);
     }
 
-    /// Sets chunk `c`'s add record (clock bits are kept alone).
-    pub(crate) fn set_add_record(&mut self, c: usize, stamp: u64) {
-        self.chunk_mut(c).added = tick(stamp);
+    /// Sets chunk `c`'s add record (clock bits are kept alone) and whether its rows' adds are
+    /// known to be all that record.
+    pub(crate) fn set_add_record(&mut self, c: usize, stamp: u64, uniform: bool) {
+        self.chunk_mut(c).added = marked(tick(stamp), uniform);
     }
 
     /// Forgets the records of chunks `chunks..`: rows a load removed. (A record left there
@@ -450,7 +559,7 @@ mod tests {
 
     /// Records for a store of `components` (ids), in that slot order.
     fn versions(components: &[u32]) -> Versions {
-        Versions::new(components.len())
+        Versions::new(components.len(), true)
     }
 
     /// The carried slots of a move from a store of components `from` to one of `to`.
@@ -587,7 +696,7 @@ mod tests {
         assert_eq!(v.version_of(0, passes[0], 0), 6);
         v.clear_epochs();
         assert_eq!(v.row_record(0), 5);
-        v.set_add_record(0, epoch | 9);
+        v.set_add_record(0, epoch | 9, false);
         assert_eq!(v.add_record(0), 9);
         v.set_row_adds(1, &[9, 9]);
         assert_eq!(v.row_adds(0..3), [5, 9, 9]);
@@ -596,41 +705,97 @@ mod tests {
     }
 
     #[test]
-    fn a_chunk_is_uniform_while_every_add_in_it_is_its_record() {
+    fn a_chunk_is_known_uniform_only_while_every_add_in_it_is_its_record() {
+        let passes = [0u64; 2];
         let mut v = versions(&[0, 1]);
-        // A batch at 3 fills chunk 0 and part of chunk 1: both uniform.
+        // A batch at 3 fills chunk 0 and part of chunk 1: both uniform; a uniform chunk's
+        // rows are taken whole by a filter.
         v.spawn_rows(0, CHUNK + 20, 3);
         let len = CHUNK + 20;
-        assert!(v.uniform(0, len) && v.uniform(1, len));
-        // A row at 4 makes its chunk not uniform, wherever in the chunk it lands.
-        v.spawn_rows(len, len + 1, 4);
-        assert!(!v.uniform(1, len + 1));
-        assert!(
-            !v.uniform(1, len),
-            "the rows below it are at 3, the record at 4"
+        assert!(v.uniform(0) && v.uniform(1));
+        assert_eq!(runs(&v, &passes, &[added(1)], len, 2), [0..len]);
+        // More rows at 3 keep chunk 1 uniform; a row at 4 does not, and a filter then reads
+        // its rows one by one.
+        v.spawn_row(len, 3);
+        assert!(v.uniform(1));
+        v.spawn_rows(len + 1, len + 2, 4);
+        assert!(!v.uniform(1));
+        assert_eq!(
+            runs(&v, &passes, &[added(0)], len + 2, 3),
+            [len + 1..len + 2]
         );
-        let mut other = versions(&[1]);
-        other.spawn_row(0, 1);
-        v.enter_row(len + 1, 5, &other, 0, &carried(&[1], &[0, 1]));
-        v.move_within(len + 1, 2, 6, 2);
-        assert_eq!(v.row_adds(2..3), [5, 1]);
+        // A row that gains a component brings an add of its own: not uniform. One that only
+        // loses components, from a uniform chunk of the same record, keeps it uniform.
+        let mut one = versions(&[1]);
+        one.spawn_rows(0, 2, 5);
+        let mut w = versions(&[0, 1]);
+        w.spawn_rows(0, 2, 5);
+        w.enter_row(2, 5, &one, 0, &carried(&[1], &[0, 1]));
+        assert!(!w.uniform(0), "a gained component");
+        let mut two = versions(&[0, 1]);
+        two.spawn_rows(0, 1, 5);
+        one.enter_row(2, 6, &two, 0, &carried(&[0, 1], &[1]));
         assert!(
-            !v.uniform(0, len),
-            "a row with adds at 5 and 1 among adds at 3"
+            one.uniform(0),
+            "a lost component, adds at 5 among adds at 5"
         );
-        // Past the rows: nothing differs.
-        assert!(v.uniform(7, len));
-        // Every place of a block of sixteen counts, and the rest after the blocks.
-        for at in [0, 15, 16, 33] {
-            let mut adds = vec![9u64; 34];
-            assert!(uniform(&adds, 9));
-            adds[at] = 8;
-            assert!(!uniform(&adds, 9), "a different add at {at}");
-        }
-        v.fill_row_adds(CHUNK..CHUNK + 3, 4);
-        assert_eq!(v.row_adds(CHUNK..CHUNK + 3), [4; 6]);
-        v.set_row_adds(CHUNK + 1, &[7, 8]);
-        assert_eq!(v.row_adds(CHUNK..CHUNK + 3), [4, 4, 7, 8, 4, 4]);
+        let mut older = versions(&[0, 1]);
+        older.spawn_rows(0, 1, 2);
+        one.enter_row(3, 7, &older, 0, &carried(&[0, 1], &[1]));
+        assert!(!one.uniform(0), "an add at 2 among adds at 5");
+        assert_eq!(one.row_adds(0..4), [5, 5, 5, 2]);
+        // A row that fills the chunk's first place starts it afresh.
+        one.truncate_rows(0);
+        one.enter_row(0, 8, &older, 0, &carried(&[0, 1], &[1]));
+        assert!(one.uniform(0));
+        assert_eq!(one.add_record(0), 2);
+        // A row moving within the store keeps the chunk it fills uniform only if it comes from
+        // a uniform chunk of the same record.
+        let mut y = versions(&[0]);
+        y.spawn_rows(0, CHUNK, 2);
+        y.spawn_rows(CHUNK, CHUNK + 2, 6);
+        y.move_within(CHUNK + 1, 3, 9, 1);
+        assert!(!y.uniform(0), "an add at 6 among adds at 2");
+        assert!(y.uniform(1), "the row that left takes nothing from it");
+        let mut z = versions(&[0]);
+        z.spawn_rows(0, CHUNK + 2, 2);
+        z.move_within(CHUNK + 1, 3, 9, 1);
+        assert!(z.uniform(0) && z.uniform(1));
+        // A load says so itself.
+        z.set_add_record(1, 2, false);
+        assert!(!z.uniform(1));
+        z.fill_row_adds(CHUNK..CHUNK + 3, 4);
+        assert_eq!(z.row_adds(CHUNK..CHUNK + 3), [4; 3]);
+        z.set_row_adds(CHUNK + 1, &[7]);
+        assert_eq!(z.row_adds(CHUNK..CHUNK + 3), [4, 7, 4]);
+        assert!(uniform(&[4, 4], 4) && !uniform(&[4, 3], 4) && uniform(&[], 4));
+        // The invariant check sees a chunk said uniform whose adds differ, and an add newer
+        // than its record.
+        let mut c = versions(&[0, 1]);
+        c.spawn_rows(0, 3, 2);
+        assert_eq!(c.check_adds(3), Ok(()));
+        assert_eq!(
+            c.check_adds(4),
+            Err("6 adds for 4 rows of 2 components".to_string())
+        );
+        c.set_row_adds(1, &[2, 1]);
+        assert_eq!(
+            c.check_adds(3),
+            Err("chunk 0 is said uniform but its adds differ".to_string())
+        );
+        c.set_add_record(0, 2, false);
+        assert_eq!(c.check_adds(3), Ok(()));
+        c.set_row_adds(1, &[2, 3]);
+        assert_eq!(
+            c.check_adds(3),
+            Err("chunk 0 has an add newer than its record".to_string())
+        );
+        // A world that does not save its state keeps no such knowledge.
+        let mut plain = Versions::new(1, false);
+        plain.spawn_rows(0, 3, 2);
+        plain.move_within(2, 0, 3, 1);
+        assert!(!plain.uniform(0));
+        assert_eq!(plain.add_record(0), 2);
     }
 
     #[test]

@@ -207,8 +207,11 @@ impl<M: WorldModel> World<M> {
         }
         debug_assert!(!M::STRICT && self.tables.store_with_mask(mask).is_none());
         let id = u32::try_from(self.stores.len()).expect("fewer than 2^32 stores");
-        self.stores
-            .push(Store::new(interned_info::<M>(mask), M::components()));
+        self.stores.push(Store::new(
+            interned_info::<M>(mask),
+            M::components(),
+            M::STATES,
+        ));
         self.dynamic.by_mask.insert(mask, id);
         self.dynamic.masks.push(mask);
         self.dynamic.usage.push(Usage::default());

@@ -44,6 +44,9 @@ impl<M: WorldModel> World<M> {
                     ));
                 }
             }
+            store
+                .check_adds()
+                .map_err(|e| format!("store {}: {e}", info.name))?;
             rows += store.len();
         }
         if rows != self.locations.len() {

@@ -167,7 +167,7 @@ impl<M: WorldModel> World<M> {
             locations: EntityLocations::new(),
             stores: M::stores()
                 .iter()
-                .map(|s| Store::new(s, M::components()))
+                .map(|s| Store::new(s, M::components(), M::STATES))
                 .collect(),
             dynamic: Default::default(),
             sparse: sparse::Sparse::new::<M>(),

@@ -533,7 +533,7 @@ impl StoreImage {
         let grown = (m < n).then(|| chunk_rows(m / CHUNK, n).start..n);
         for run in structural.iter().chain(&grown) {
             for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
-                self.uniform[c] = store.versions.uniform(c, n);
+                self.uniform[c] = store.versions.uniform(c);
                 if !self.uniform[c] {
                     let rows = chunk_rows(c, n);
                     self.adds[rows.start * width..rows.end * width]
@@ -929,7 +929,7 @@ impl Store {
                     continue;
                 }
                 let record = image.added[c];
-                let same = self.versions.add_record(c) == record && self.versions.uniform(c, n);
+                let same = self.versions.uniform(c) && self.versions.add_record(c) == record;
                 let from = if same {
                     rows.end.min(n).max(rows.start)
                 } else {
@@ -942,7 +942,8 @@ impl Store {
         for run in &plan.structural {
             for c in run.start / CHUNK..run.end.div_ceil(CHUNK) {
                 self.versions.set_row_record(c, restamp(image.rows[c]));
-                self.versions.set_add_record(c, image.added[c]);
+                self.versions
+                    .set_add_record(c, image.added[c], image.uniform[c]);
             }
         }
         for (slot, p) in image.plans.iter().enumerate() {
@@ -994,7 +995,7 @@ impl Store {
             let rows = chunk_rows(c, n);
             let adds = ChunkAdds {
                 record: self.versions.add_record(c),
-                uniform: false,
+                uniform: self.versions.uniform(c),
                 rows: self.versions.row_adds(rows.clone()),
             };
             let hash = chunk_hash(

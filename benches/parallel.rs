@@ -16,8 +16,15 @@
 //!   jobs of 30,000 rows (the earlier sizing, forced with `min_chunk`); the same work by hand
 //!   over 60 sets of `Vec`s, sequential and with rayon. Target: 2 threads at least 1.7× faster.
 //!
-//! `python3 benches/ratios.py schedule` (and `heavy_compute`, `min_chunk`) prints medians and
-//! ratios after a run.
+//! - `spawning_pass`: the commands fixture's frame (`breed` spawns a child for each of 20,000
+//!   spawners every third tick and despawns or renames the last one; `tick`, `age` and the
+//!   rest around it) in a deterministic world, whose passes that may spawn run on one thread
+//!   so that spawned ids do not depend on the thread count, on 1 and 2 threads, beside the same
+//!   world with `set_deterministic(false)` on 2 threads, whose every pass may split: what the
+//!   one-thread rule costs such a frame.
+//!
+//! `python3 benches/ratios.py schedule` (and `heavy_compute`, `min_chunk`, `spawning_pass`)
+//! prints medians and ratios after a run.
 
 #![allow(missing_docs)] // criterion's macros and bench-local types need no API docs
 
@@ -27,6 +34,7 @@ use sigecs::rayon::{self, prelude::*};
 use sigecs_fixtures::bench::{
     heavy_compute as hc, many_stores as ms, schedule as sc, simple_iter as si, simple_iter_columns,
 };
+use sigecs_fixtures::commands as cm;
 use std::hint::black_box;
 
 fn pool(threads: usize) -> rayon::ThreadPool {
@@ -251,9 +259,46 @@ fn many_stores(c: &mut Criterion) {
     group.finish();
 }
 
+/// A frame that spawns: 20,000 spawners of the commands fixture, each frame `run_schedule`
+/// (its commands that fail on purpose, against entities in undeclared sets, are ignored).
+fn spawning_pass(c: &mut Criterion) {
+    let mut group = c.benchmark_group("spawning_pass");
+    let (one, two) = (pool(1), pool(2));
+    let world = |deterministic: bool| {
+        let mut w = cm::World::new();
+        w.spawn_batch((0..20_000).map(|i| cm::Spawner {
+            pos: cm::Pos(i),
+            timer: cm::Timer(i as u32 % 6),
+            link: cm::Link(None),
+        }));
+        w.set_deterministic(deterministic);
+        // Past the first frames, whose children are all new.
+        for _ in 0..12 {
+            let _ = w.run_schedule();
+        }
+        w
+    };
+    let frame = |w: &mut cm::World| {
+        let _ = black_box(w).run_schedule();
+    };
+    let mut w = world(true);
+    group.bench_function("deterministic_1_thread", |b| {
+        one.install(|| b.iter(|| frame(&mut w)))
+    });
+    let mut w = world(true);
+    group.bench_function("deterministic_2_threads", |b| {
+        two.install(|| b.iter(|| frame(&mut w)))
+    });
+    let mut w = world(false);
+    group.bench_function("split_2_threads", |b| {
+        two.install(|| b.iter(|| frame(&mut w)))
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(50).warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(2));
-    targets = schedule, heavy_compute, min_chunk, many_stores
+    targets = schedule, heavy_compute, min_chunk, many_stores, spawning_pass
 }
 criterion_main!(benches);

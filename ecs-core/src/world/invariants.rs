@@ -6,11 +6,12 @@ use std::collections::HashSet;
 
 impl<M: WorldModel> World<M> {
     /// Checks the world's invariants: every row's entity is alive and located at that row; no
-    /// entity is in two rows; the entity count matches the rows; every entity in the transform hierarchy and in a sparse set is alive, and every sparse set
-    /// is consistent; every declared store is the
-    /// one its model describes, and every dynamic store holds a set no signature declares, the
-    /// one the world finds it by. Returns the first violation. O(entities); for tests and
-    /// debugging.
+    /// entity is in two rows; the entity count matches the rows; every row keeps one add per
+    /// component, none newer than its chunk's add record; every entity in the transform
+    /// hierarchy and in a sparse set is alive, and every sparse set is consistent; every
+    /// declared store is the one its model describes, and every dynamic store holds a set no
+    /// signature declares, the one the world finds it by. Returns the first violation.
+    /// O(entities × components); for tests and debugging.
     pub fn check_invariants(&self) -> Result<(), String> {
         let mut rows = 0usize;
         let mut seen = HashSet::new();

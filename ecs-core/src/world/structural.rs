@@ -16,8 +16,8 @@ impl<M: WorldModel> World<M> {
     /// hole. Returns false for a dead or stale id. The components are dropped after the world
     /// is consistent again, so a panicking `Drop` cannot corrupt it.
     ///
-    /// An entity in the world's transform hierarchy takes its whole subtree with it (see
-    /// [`World::hierarchy`]).
+    /// An entity in the world's transform hierarchy (feature `transform`,
+    /// `World::hierarchy`) takes its whole subtree with it.
     pub fn despawn(&mut self, entity: Entity) -> bool {
         #[cfg(feature = "transform")]
         // Only live entities have instances (`check_invariants`), so a dead or stale id finds

@@ -22,8 +22,9 @@
 //! *uniform* (every add of every row is the add record, as after a batch spawn), so a world
 //! state keeps one number for it instead of a copy of its rows' adds. That knowledge is kept
 //! from the chunk records alone, with no look at a row's adds on a move: it may say "not
-//! uniform" of a chunk that is (after a row gains a component, say), never the reverse. A spawn adds every component of
-//! its row; a move to another store carries the adds of the components the entity keeps and
+//! uniform" of a chunk that is (after a row gains a component, say), never the reverse.
+//!
+//! A spawn adds every component of its row; a move to another store carries the adds of the components the entity keeps and
 //! adds the one it gains (the move's table of carried slots says which is which: a constant
 //! in a typed move); a row that fills a removed one takes its adds along. A write is not an
 //! add.
@@ -132,11 +133,12 @@ impl ChunkRecords {
         self.added & UNIFORM != 0
     }
 
-    /// After a row with adds no newer than `newest` came in among the others, uniform while
-    /// `keep` holds.
+    /// After a row with adds no newer than `newest` came in among the others, from a chunk
+    /// whose add record is `theirs` (0 when the row gained a component): still uniform when
+    /// both chunks are, with the same record.
     #[inline(always)]
-    fn joined(&mut self, newest: u64, keep: bool) {
-        if !keep {
+    fn joined(&mut self, newest: u64, theirs: u64) {
+        if !(self.uniform() && theirs == self.added) {
             self.added = self.newest().max(newest);
         }
     }
@@ -277,14 +279,14 @@ impl Versions {
             newest = newest.max(added);
             added
         }));
-        // Still uniform when the row gains nothing and comes from a uniform chunk of the same
-        // add record (a constant test in a typed move, whose `carried` is a constant).
         if !self.keep_uniform {
             let r = self.chunk_mut(chunk(row));
             r.row = stamp;
             r.added = r.added.max(newest);
             return;
         }
+        // Still uniform when the row gains nothing and comes from a uniform chunk of the same
+        // add record (a constant test in a typed move, whose `carried` is a constant).
         let theirs = if carried.contains(&GAINED) {
             0
         } else {
@@ -295,7 +297,7 @@ impl Versions {
         if row % CHUNK == 0 {
             r.added = marked(newest, theirs & UNIFORM != 0);
         } else {
-            r.joined(newest, theirs & UNIFORM != 0 && theirs == r.added);
+            r.joined(newest, theirs);
         }
     }
 
@@ -327,7 +329,7 @@ impl Versions {
         let theirs = self.chunk(chunk(from)).added;
         let r = self.chunk_mut(chunk(to));
         r.row = stamp;
-        r.joined(newest, theirs & UNIFORM != 0 && theirs == r.added);
+        r.joined(newest, theirs);
     }
 
     /// Forgets the adds of rows `len..` (rows that left the store).

@@ -190,6 +190,7 @@ impl Store {
             c.reserve(len, additional);
             cap = cap.min(c.capacity());
         }
+        self.versions.reserve_rows(cap);
         self.cap = cap;
     }
 
@@ -263,8 +264,11 @@ impl Store {
         let last = self.len() - 1;
         if row != last {
             // The last row moves in: a structural write of the row, with its adds.
-            self.versions
-                .move_within(last, row, stamp, self.info.slots.len());
+            // SAFETY: `row` (asserted) and `last` are live rows; the width is the store's.
+            unsafe {
+                self.versions
+                    .move_within(last, row, stamp, self.info.slots.len())
+            };
         }
         self.versions.truncate_rows(last);
         for c in self.columns.iter_mut() {
@@ -312,7 +316,8 @@ impl Store {
         let last = self.entities.len() - 1;
         debug_assert!(row <= last);
         if row != last {
-            self.versions.move_within(last, row, stamp, width);
+            // SAFETY: `row` and `last` are live rows (the caller); `width` is the store's.
+            unsafe { self.versions.move_within(last, row, stamp, width) };
         }
         self.versions.truncate_rows(last);
         let ids = self.entities.as_mut_ptr();
@@ -333,7 +338,9 @@ impl Store {
     /// the same component, or `GAINED`).
     ///
     /// # Safety
-    /// As [`Store::commit_row`], and `len() < capacity()` ([`Store::reserve`] was called).
+    /// As [`Store::commit_row`], and `len() < capacity()` ([`Store::reserve`] was called);
+    /// `from` is a live row of `src`, and `carried` has an entry per slot of this store, each
+    /// a slot of `src` or `GAINED` (the move's table).
     #[inline(always)]
     pub(crate) unsafe fn commit_row_reserved(
         &mut self,
@@ -345,8 +352,12 @@ impl Store {
     ) {
         let len = self.entities.len();
         debug_assert!(len < self.cap);
-        self.versions
-            .enter_row(len, stamp, &src.versions, from, carried);
+        // SAFETY: `from` is a live row of `src` and `carried` is the move's table from it to
+        // this store (the caller); `reserve` reserved the row's adds with its capacity.
+        unsafe {
+            self.versions
+                .enter_row(len, stamp, &src.versions, from, carried)
+        };
         // SAFETY: `cap` never exceeds the entity vector's capacity (`grow`), so slot `len`
         // is allocated; writing it and growing the length by one initialises it.
         unsafe {

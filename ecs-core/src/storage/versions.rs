@@ -253,11 +253,27 @@ impl Versions {
         *self.chunk_mut(chunk(row)) = r;
     }
 
+    /// Room for the adds of `rows` rows (the store's capacity), so that a move's
+    /// [`Versions::enter_row`] writes its row's adds with no capacity check.
+    #[inline]
+    pub(crate) fn reserve_rows(&mut self, rows: usize) {
+        let want = rows.saturating_mul(self.width);
+        if want > self.adds.capacity() {
+            self.adds.reserve(want - self.adds.len());
+        }
+    }
+
     /// Row `row` (= the rows so far) is `src`'s row `from`, which a move brought in at
     /// `stamp` (a structural write): per slot, `carried` names the slot of `src` whose add it
     /// keeps (the same component), or [`GAINED`] for a component added now.
+    ///
+    /// # Safety
+    /// `from` is a row of `src`, every slot `carried` names other than [`GAINED`] is one of
+    /// `src`'s, `carried` has one entry per slot of this store, and
+    /// [`Versions::reserve_rows`] made room for row `row`. (A typed move's `carried` is a
+    /// constant, so its loop unrolls and every address is a constant offset.)
     #[inline(always)]
-    pub(crate) fn enter_row(
+    pub(crate) unsafe fn enter_row(
         &mut self,
         row: usize,
         stamp: u64,
@@ -267,18 +283,27 @@ impl Versions {
     ) {
         debug_assert_eq!(self.adds.len(), row * self.width);
         debug_assert_eq!(carried.len(), self.width);
+        debug_assert!(self.adds.capacity() >= (row + 1) * self.width);
+        debug_assert!((from + 1) * src.width <= src.adds.len());
         let now = tick(stamp);
-        let theirs = &src.adds[from * src.width..(from + 1) * src.width];
         let mut newest = 0;
-        self.adds.extend(carried.iter().map(|&slot| {
-            let added = if slot == GAINED {
-                now
-            } else {
-                theirs[slot as usize]
-            };
-            newest = newest.max(added);
-            added
-        }));
+        // SAFETY: row `from` of `src` is live and `carried`'s slots are `src`'s (the caller),
+        // so every read is within `src.adds`; the row's `width` adds fit the capacity the
+        // caller reserved, and they are all written before the length covers them.
+        unsafe {
+            let theirs = src.adds.as_ptr().add(from * src.width);
+            let ours = self.adds.as_mut_ptr().add(row * carried.len());
+            for (k, &slot) in carried.iter().enumerate() {
+                let added = if slot == GAINED {
+                    now
+                } else {
+                    *theirs.add(slot as usize)
+                };
+                newest = newest.max(added);
+                ours.add(k).write(added);
+            }
+            self.adds.set_len((row + 1) * carried.len());
+        }
         if !self.keep_uniform {
             let r = self.chunk_mut(chunk(row));
             r.row = stamp;
@@ -310,14 +335,22 @@ impl Versions {
     /// The row at `from` moved to `to` within the store (it fills a removed row): it takes its
     /// adds along, and `to` counts as written at `stamp`. `width` is the store's number of
     /// slots (a constant where a typed move inlines this, so the copy unrolls).
+    ///
+    /// # Safety
+    /// `from` and `to` are rows of the store and `width` is its number of slots.
     #[inline(always)]
-    pub(crate) fn move_within(&mut self, from: usize, to: usize, stamp: u64, width: usize) {
+    pub(crate) unsafe fn move_within(&mut self, from: usize, to: usize, stamp: u64, width: usize) {
         debug_assert_eq!(width, self.width);
+        debug_assert!(from.max(to) * width < self.adds.len() || width == 0);
         let mut newest = 0;
-        for k in 0..width {
-            let added = self.adds[from * width + k];
-            self.adds[to * width + k] = added;
-            newest = newest.max(added);
+        // SAFETY: both rows are live (the caller), so their `width` adds are within `adds`.
+        unsafe {
+            let adds = self.adds.as_mut_ptr();
+            for k in 0..width {
+                let added = *adds.add(from * width + k);
+                *adds.add(to * width + k) = added;
+                newest = newest.max(added);
+            }
         }
         if !self.keep_uniform {
             let r = self.chunk_mut(chunk(to));
@@ -564,6 +597,32 @@ mod tests {
         Versions::new(components.len(), true)
     }
 
+    /// [`Versions::enter_row`] with its contract checked: row `from` of `src` exists and
+    /// room is reserved.
+    fn enter(
+        v: &mut Versions,
+        row: usize,
+        stamp: u64,
+        src: &Versions,
+        from: usize,
+        carried: &[u32],
+    ) {
+        assert!((from + 1) * src.width <= src.adds.len() && carried.len() == v.width);
+        assert!(carried
+            .iter()
+            .all(|&s| s == GAINED || (s as usize) < src.width));
+        v.reserve_rows(row + 1);
+        // SAFETY: checked above.
+        unsafe { v.enter_row(row, stamp, src, from, carried) }
+    }
+
+    /// [`Versions::move_within`] with its contract checked: both rows exist.
+    fn within(v: &mut Versions, from: usize, to: usize, stamp: u64, width: usize) {
+        assert!(width == v.width && from.max(to) < v.adds.len() / width.max(1));
+        // SAFETY: checked above.
+        unsafe { v.move_within(from, to, stamp, width) }
+    }
+
     /// The carried slots of a move from a store of components `from` to one of `to`.
     fn carried(from: &[u32], to: &[u32]) -> Box<[u32]> {
         let slots = |ids: &[u32]| -> Vec<Slot> {
@@ -584,8 +643,8 @@ mod tests {
         assert_eq!(runs(&v, &passes, &[changed(0)], len, 0), [0..len]);
         assert!(runs(&v, &passes, &[changed(0)], len, 1).is_empty());
         v.mark_cell(1, 2 * CHUNK + 3, 5); // one value of slot 1 in chunk 2
-        v.move_within(4 * CHUNK + 1, 4 * CHUNK, 6, 2); // a row of chunk 4 written
-        v.move_within(5 * CHUNK + 8, 5 * CHUNK + 9, 6, 2); // and of chunk 5, the last, partial one
+        within(&mut v, 4 * CHUNK + 1, 4 * CHUNK, 6, 2); // a row of chunk 4 written
+        within(&mut v, 5 * CHUNK + 8, 5 * CHUNK + 9, 6, 2); // and of chunk 5, the last, partial one
         assert_eq!(
             runs(&v, &passes, &[changed(1)], len, 4),
             [2 * CHUNK..3 * CHUNK, 4 * CHUNK..len]
@@ -636,13 +695,13 @@ mod tests {
         assert!(runs(&v, &passes, &[added(0)], len, 1).is_empty());
         // Writes are not adds.
         v.mark_cell(0, 5, 2);
-        v.move_within(CHUNK + 1, CHUNK, 2, 3);
+        within(&mut v, CHUNK + 1, CHUNK, 2, 3);
         passes[1] = 2;
         assert!(runs(&v, &passes, &[added(0), added(1), added(2)], len, 1).is_empty());
         // An entity spawned at 2 in the other store gains component 5 at 4: it comes in as
         // row `len`, with 7 and 3 added at 2 and 5 at 4.
         other.spawn_row(0, 2);
-        v.enter_row(len, 4, &other, 0, &carried(&[3, 7], &[5, 7, 3]));
+        enter(&mut v, len, 4, &other, 0, &carried(&[3, 7], &[5, 7, 3]));
         let len = len + 1;
         assert_eq!(runs(&v, &passes, &[added(0)], len, 3), [len - 1..len]);
         assert!(runs(&v, &passes, &[added(1), added(2)], len, 3).is_empty());
@@ -653,7 +712,7 @@ mod tests {
         );
         assert_eq!(v.row_adds(len - 1..len), [4, 2, 2]);
         // It fills row 5 (a removed row): its adds go with it, and nothing else is added.
-        v.move_within(len - 1, 5, 5, 3);
+        within(&mut v, len - 1, 5, 5, 3);
         v.truncate_rows(len - 1);
         let len = len - 1;
         assert_eq!(runs(&v, &passes, &[added(0)], len, 3), [5..6]);
@@ -665,7 +724,7 @@ mod tests {
         // Back to the other store, losing 5: 7 and 3 keep their adds.
         let mut back = versions(&[7, 3]);
         back.spawn_rows(0, 1, 1);
-        back.enter_row(1, 6, &v, 5, &carried(&[5, 7, 3], &[7, 3]));
+        enter(&mut back, 1, 6, &v, 5, &carried(&[5, 7, 3], &[7, 3]));
         assert_eq!(back.row_adds(1..2), [2, 2]);
         assert!(runs(&back, &[0, 0], &[added(0), added(1)], 2, 2).is_empty());
         // Adds are filtered row by row, in order, touching rows merged.
@@ -675,7 +734,7 @@ mod tests {
         w.spawn_row(6, 9);
         assert_eq!(runs(&w, &[0], &[added(0)], 7, 1), [3..7]);
         assert_eq!(runs(&w, &[0], &[added(0)], 7, 8), [6..7]);
-        w.move_within(0, 4, 10, 1);
+        within(&mut w, 0, 4, 10, 1);
         assert_eq!(runs(&w, &[0], &[added(0)], 7, 1), [3..4, 5..7]);
     }
 
@@ -732,23 +791,23 @@ mod tests {
         one.spawn_rows(0, 2, 5);
         let mut w = versions(&[0, 1]);
         w.spawn_rows(0, 2, 5);
-        w.enter_row(2, 5, &one, 0, &carried(&[1], &[0, 1]));
+        enter(&mut w, 2, 5, &one, 0, &carried(&[1], &[0, 1]));
         assert!(!w.uniform(0), "a gained component");
         let mut two = versions(&[0, 1]);
         two.spawn_rows(0, 1, 5);
-        one.enter_row(2, 6, &two, 0, &carried(&[0, 1], &[1]));
+        enter(&mut one, 2, 6, &two, 0, &carried(&[0, 1], &[1]));
         assert!(
             one.uniform(0),
             "a lost component, adds at 5 among adds at 5"
         );
         let mut older = versions(&[0, 1]);
         older.spawn_rows(0, 1, 2);
-        one.enter_row(3, 7, &older, 0, &carried(&[0, 1], &[1]));
+        enter(&mut one, 3, 7, &older, 0, &carried(&[0, 1], &[1]));
         assert!(!one.uniform(0), "an add at 2 among adds at 5");
         assert_eq!(one.row_adds(0..4), [5, 5, 5, 2]);
         // A row that fills the chunk's first place starts it afresh.
         one.truncate_rows(0);
-        one.enter_row(0, 8, &older, 0, &carried(&[0, 1], &[1]));
+        enter(&mut one, 0, 8, &older, 0, &carried(&[0, 1], &[1]));
         assert!(one.uniform(0));
         assert_eq!(one.add_record(0), 2);
         // A row moving within the store keeps the chunk it fills uniform only if it comes from
@@ -756,12 +815,12 @@ mod tests {
         let mut y = versions(&[0]);
         y.spawn_rows(0, CHUNK, 2);
         y.spawn_rows(CHUNK, CHUNK + 2, 6);
-        y.move_within(CHUNK + 1, 3, 9, 1);
+        within(&mut y, CHUNK + 1, 3, 9, 1);
         assert!(!y.uniform(0), "an add at 6 among adds at 2");
         assert!(y.uniform(1), "the row that left takes nothing from it");
         let mut z = versions(&[0]);
         z.spawn_rows(0, CHUNK + 2, 2);
-        z.move_within(CHUNK + 1, 3, 9, 1);
+        within(&mut z, CHUNK + 1, 3, 9, 1);
         assert!(z.uniform(0) && z.uniform(1));
         // A load says so itself.
         z.set_add_record(1, 2, false);
@@ -795,7 +854,7 @@ mod tests {
         // A world that does not save its state keeps no such knowledge.
         let mut plain = Versions::new(1, false);
         plain.spawn_rows(0, 3, 2);
-        plain.move_within(2, 0, 3, 1);
+        within(&mut plain, 2, 0, 3, 1);
         assert!(!plain.uniform(0));
         assert_eq!(plain.add_record(0), 2);
     }

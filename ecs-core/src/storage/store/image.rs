@@ -976,6 +976,7 @@ impl Store {
             column.set_capacity(m, want.max(m));
             cap = cap.min(column.capacity());
         }
+        self.versions.reserve_rows(cap);
         self.cap = cap;
     }
 

@@ -505,6 +505,7 @@ impl<'w> DynamicStores<'w> {
     }
 
     /// The dynamic stores of system `s` (none for a system index out of range).
+    #[inline]
     fn of(&self, s: u32) -> &'w [u32] {
         self.matches.get(s as usize).map_or(&[], |m| &m[..])
     }
@@ -512,7 +513,8 @@ impl<'w> DynamicStores<'w> {
     /// True when none of `systems` visits a dynamic store (the common case: no allocation).
     #[inline]
     fn none(&self, systems: &[u32]) -> bool {
-        systems.iter().all(|&s| self.of(s).is_empty())
+        // A world that never made a dynamic store has no list at all: one test.
+        self.matches.is_empty() || systems.iter().all(|&s| self.of(s).is_empty())
     }
 
     /// Rows of the dynamic stores any of `systems` visits, each store counted once.

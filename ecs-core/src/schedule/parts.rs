@@ -76,7 +76,7 @@ pub fn plan(
 ) -> Plan<'_> {
     let forced = world_min_chunk.is_some();
     let min_chunk = world_min_chunk.unwrap_or(min_chunk);
-    if rows / 2 < min_chunk.max(1) {
+    if small(rows, min_chunk) {
         return Plan::Inline(None);
     }
     let threads = rayon::current_num_threads();
@@ -92,6 +92,13 @@ pub fn plan(
             Plan::Inline(Some(Timer::start(cost, rows, None, weighs_parts)))
         }
     }
+}
+
+/// A pass over `rows` rows with this `min_chunk` is too small to split: it runs inline,
+/// untimed.
+#[inline(always)]
+fn small(rows: usize, min_chunk: usize) -> bool {
+    rows / 2 < min_chunk.max(1)
 }
 
 /// The parts of one pass, one per store it visits. A generated pass implements it for its
@@ -181,8 +188,12 @@ pub fn run_parts<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
     entities: &EntityManager,
     body: &F,
 ) -> Pending {
-    match plan(parts.rows(), world_min_chunk, min_chunk, cost) {
-        // Small: untimed.
+    let rows = parts.rows();
+    // Small, the common case: untimed, decided here without a call (`plan`'s first rule).
+    if small(rows, world_min_chunk.unwrap_or(min_chunk)) {
+        return run_parts_inline(parts, entities, &mut |p, c| body(p, c));
+    }
+    match plan(rows, world_min_chunk, min_chunk, cost) {
         Plan::Inline(None) => run_parts_inline(parts, entities, &mut |p, c| body(p, c)),
         // Not worth splitting: timed, part by part (the timer records on drop).
         Plan::Inline(Some(mut timer)) => {

@@ -52,8 +52,22 @@ impl<M: WorldModel> World<M> {
     /// Applies command buffers in order (each buffer's commands in request order). Reserved
     /// entities become alive first; a reserved entity whose spawn did not happen is retired.
     /// Returns the failures; everything else was applied.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn apply_commands(&mut self, pending: Pending) -> Vec<WorldError> {
+        // Most passes request nothing and allocate no buffer: decided inline, without a call.
+        if pending.0.capacity() == 0 && self.locations.entities().reserved_len() == 0 {
+            // No allocation and no buffer in it (its length is at most its capacity): nothing
+            // to drop, and no call to the drop of a `Vec` of buffers.
+            std::mem::forget(pending);
+            return Vec::new();
+        }
+        self.apply_requested(pending)
+    }
+
+    /// [`World::apply_commands`] of a pass that made a buffer (requested something, or
+    /// split into jobs).
+    #[inline(never)]
+    fn apply_requested(&mut self, pending: Pending) -> Vec<WorldError> {
         if pending.is_empty() && self.locations.entities().reserved_len() == 0 {
             return Vec::new();
         }

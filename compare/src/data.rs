@@ -1,7 +1,7 @@
 //! The workloads' data: initial values every implementation starts from, and the component
-//! types of the peer libraries (one set shared by hecs, bevy_ecs, legion, shipyard, specs and
-//! sparsey; sigecs' come from the fixture worlds of this repository, `sigecs_fixtures::bench`;
-//! the floors use plain glam and floats).
+//! types of the peer libraries (one set shared by hecs, bevy_ecs, legion, shipyard, specs,
+//! sparsey, gecs and zero_ecs; sigecs' come from the fixture worlds of this repository,
+//! `sigecs_fixtures::bench`; the floors use plain glam and floats).
 
 use glam::{Mat4, Vec3};
 
@@ -61,8 +61,8 @@ pub fn heavy_row(t: &Mat4, p: &Vec3) -> (f64, f64) {
 }
 
 /// Declares a newtype component usable by every peer library: bevy_ecs and shipyard through
-/// their derives, specs through its trait with the storage its book recommends, hecs, legion
-/// and sparsey need nothing.
+/// their derives, specs through its trait with the storage its book recommends, hecs, legion,
+/// sparsey, gecs and zero_ecs need nothing.
 macro_rules! component {
     ($(#[$meta:meta])* $name:ident($ty:ty), $storage:ident) => {
         $(#[$meta])*

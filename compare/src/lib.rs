@@ -1,9 +1,9 @@
 //! # sigecs beside its peers
 //!
-//! The ecs_bench_suite workloads written for sigecs, hecs, bevy_ecs, legion, shipyard, specs and
-//! sparsey, each the way its documentation recommends, and for hand-written floors: one `Vec`
-//! per field ([`floor_vecs`], the floor every ratio is taken to), one `Vec` of row structs
-//! ([`floor_rows`]) and, for frag_iter, one `Vec` per component set
+//! The ecs_bench_suite workloads written for sigecs, hecs, bevy_ecs, legion, shipyard, specs,
+//! sparsey, gecs and zero_ecs, each the way its documentation recommends, and for hand-written
+//! floors: one `Vec` per field ([`floor_vecs`], the floor every ratio is taken to), one `Vec` of
+//! row structs ([`floor_rows`]) and, for frag_iter, one `Vec` per component set
 //! ([`floor_vecs::FragIterPerSet`]). sigecs has two more rows: `sigecs_dynamic` (add_remove
 //! through a dynamic store, a component set no signature declares) and `sigecs_sparse`
 //! (add_remove and frag_iter with the component stored sparsely, `#[component(sparse)]`).
@@ -18,11 +18,16 @@
 //! criterion group per workload; `src/bin/report.rs` turns criterion's estimates into
 //! `results.md` and `results.png`.
 
+// zero_ecs' `ecs_world!` expands one nested attribute macro per entity type: frag_iter's 26
+// exceed the default limit of 128.
+#![recursion_limit = "256"]
+
 pub mod data;
 
 pub mod bevy_impl;
 pub mod floor_rows;
 pub mod floor_vecs;
+pub mod gecs_impl;
 pub mod hecs_impl;
 pub mod legion_impl;
 pub mod shipyard_impl;
@@ -30,6 +35,7 @@ pub mod sigecs_impl;
 pub mod sigecs_rollback;
 pub mod sparsey_impl;
 pub mod specs_impl;
+pub mod zero_ecs_impl;
 
 /// What an implementation reads back from its world: named values (entity counts, sums).
 pub type Observation = Vec<(&'static str, f64)>;
@@ -130,8 +136,8 @@ pub const WORKLOADS: &[WorkloadInfo] = &[
 
 /// The implementations, in report order; `floor_vecs` is the floor ratios are taken to.
 /// `floor_per_set` runs frag_iter only, `sigecs_dynamic` add_remove only, `sigecs_sparse`
-/// add_remove and frag_iter only
-/// (see [`NOTES`]).
+/// add_remove and frag_iter only, `gecs` and `zero_ecs` everything but add_remove (and
+/// save_restore) (see [`NOTES`]).
 pub const IMPLS: &[&str] = &[
     "floor_vecs",
     "floor_rows",
@@ -145,6 +151,8 @@ pub const IMPLS: &[&str] = &[
     "shipyard",
     "specs",
     "sparsey",
+    "gecs",
+    "zero_ecs",
 ];
 
 /// The name ratios are taken to.
@@ -286,6 +294,60 @@ pub const NOTES: &[Note] = &[
         runs: true,
         text: "specs has no bulk spawn: `create_entity` per entity",
     },
+    Note {
+        implementation: "gecs",
+        workload: Some("add_remove"),
+        runs: false,
+        text: "not possible: gecs archetypes are declared at compile time and components cannot be added to or removed from an entity at runtime (`ecs_world!` docs, gecs 0.3.0); the only way to change an entity's component set is `destroy` and `create` in another archetype, which makes a new entity with a new handle",
+    },
+    Note {
+        implementation: "gecs",
+        workload: Some("save_restore"),
+        runs: false,
+        text: "not measured: save_restore compares sigecs with hecs, bevy_ecs and the floor",
+    },
+    Note {
+        implementation: "gecs",
+        workload: Some("simple_insert"),
+        runs: true,
+        text: "gecs has no bulk spawn: `create` per entity, into a world made with `with_capacity(10_000)`",
+    },
+    Note {
+        implementation: "gecs",
+        workload: Some("heavy_compute"),
+        runs: true,
+        text: "gecs has no parallel query: rayon over the archetype's `Transform` and `Position` slices (`get_all_slices_mut`)",
+    },
+    Note {
+        implementation: "gecs",
+        workload: Some("schedule"),
+        runs: true,
+        text: "gecs has no scheduler: three `ecs_iter!` queries one after another",
+    },
+    Note {
+        implementation: "zero_ecs",
+        workload: Some("add_remove"),
+        runs: false,
+        text: "not possible: an entity is an instance of one `#[entity]` struct, fixed at compile time; zero_ecs 0.3.4 cannot add or remove a component (its author: it never will, zero_ecs issue #8), and `destroy` returns nothing to re-create the entity from",
+    },
+    Note {
+        implementation: "zero_ecs",
+        workload: Some("save_restore"),
+        runs: false,
+        text: "not measured: save_restore compares sigecs with hecs, bevy_ecs and the floor",
+    },
+    Note {
+        implementation: "zero_ecs",
+        workload: Some("simple_insert"),
+        runs: true,
+        text: "zero_ecs has no bulk spawn and no reserve: `create` per entity",
+    },
+    Note {
+        implementation: "zero_ecs",
+        workload: Some("schedule"),
+        runs: true,
+        text: "zero_ecs has no scheduler: three `#[system_for_each]` systems called one after another",
+    },
 ];
 
 /// Whether `implementation` runs `workload` (see [`NOTES`]).
@@ -302,8 +364,9 @@ pub fn runs(implementation: &str, workload: &str) -> bool {
 
 /// Calls `$m!(name, path::Type)` for every implementation of workload type `$ty`, in
 /// [`IMPLS`] order: every library and floor, plus `floor_per_set` and `sigecs_sparse` for
-/// `FragIter`, `sigecs_dynamic` and `sigecs_sparse` for `AddRemove`; only `floor_vecs`,
-/// `sigecs`, `hecs` and `bevy_ecs` for `SaveRestore`.
+/// `FragIter`, `sigecs_dynamic` and `sigecs_sparse` for `AddRemove`, less `gecs` and
+/// `zero_ecs` for `AddRemove`; only `floor_vecs`, `sigecs`, `hecs` and `bevy_ecs` for
+/// `SaveRestore`.
 #[macro_export]
 macro_rules! for_each_impl {
     ($m:ident, SaveRestore) => {
@@ -324,6 +387,7 @@ macro_rules! for_each_impl {
         $m!("shipyard", $crate::shipyard_impl::$ty);
         $m!("specs", $crate::specs_impl::$ty);
         $m!("sparsey", $crate::sparsey_impl::$ty);
+        $crate::for_each_impl!(@generated $m, $ty);
     };
     (@per_set $m:ident, FragIter) => {
         $m!("floor_per_set", $crate::floor_vecs::FragIterPerSet);
@@ -337,6 +401,11 @@ macro_rules! for_each_impl {
         $m!("sigecs_sparse", $crate::sigecs_impl::FragIterSparse);
     };
     (@dynamic $m:ident, $ty:ident) => {};
+    (@generated $m:ident, AddRemove) => {};
+    (@generated $m:ident, $ty:ident) => {
+        $m!("gecs", $crate::gecs_impl::$ty);
+        $m!("zero_ecs", $crate::zero_ecs_impl::$ty);
+    };
 }
 
 /// A rayon pool of one thread: sequential workloads are timed inside it, so that no library

@@ -29,6 +29,8 @@ const VERSIONED: &[&str] = &[
     "shipyard",
     "specs",
     "sparsey",
+    "gecs",
+    "zero_ecs",
     "glam",
     "rayon",
     "criterion",
@@ -490,6 +492,8 @@ fn color(imp: &str) -> RGBColor {
         "sigecs_dynamic" => RGBColor(250, 150, 150),
         "sigecs_sparse" => RGBColor(140, 20, 20),
         "sparsey" => RGBColor(23, 190, 207),
+        "gecs" => RGBColor(188, 189, 34),
+        "zero_ecs" => RGBColor(227, 119, 194),
         _ => RGBColor(0, 0, 0),
     }
 }

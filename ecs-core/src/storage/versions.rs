@@ -152,7 +152,7 @@ impl ChunkRecords {
 
     /// Sets the add record, writing only when it changes: consecutive moves into one chunk
     /// then read a record no store is pending on, rather than each waiting for the last
-    /// move's store to reach its load (add_remove 1.1x faster).
+    /// move's store to reach its load.
     #[inline(always)]
     fn set_added(&mut self, added: u64) {
         if added != self.added {

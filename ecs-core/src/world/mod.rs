@@ -32,6 +32,7 @@ mod hierarchy;
 mod invariants;
 #[doc(hidden)]
 pub(crate) mod locations;
+pub(crate) mod moves;
 mod sparse;
 mod spawn;
 mod state;

@@ -30,6 +30,7 @@ WORKLOADS = {
     "schedule": (1, 11),
     "simple_iter": (1, 11),
     "add_remove": (1, 3),
+    "add_remove_batch": (1, 3),
     "spawn": (1, 3),
 }
 

@@ -22,7 +22,8 @@
 //! the difference is the cost of growing), `add_remove` (10,000 entities with an `A`: insert a
 //! `B` into each, then remove it, moving every entity between two declared stores and back) and
 //! `add_remove_dynamic` (the same with a component no signature declares with `A`) and
-//! `add_remove_sparse` (the same with a `#[component(sparse)]` one), and `spawn` (10,000
+//! `add_remove_sparse` (the same with a `#[component(sparse)]` one), `add_remove_batch`
+//! (`add_remove`'s moves through `insert_batch` and `remove_batch`), and `spawn` (10,000
 //! `spawn`s of simple_iter's signature into a world that reuses its rows, then `clear`).
 
 #![allow(missing_docs)]
@@ -43,7 +44,7 @@ fn main() {
     let (workload, iterations) = match (args.get(1), args.get(2)) {
         (Some(w), Some(n)) => (w.as_str(), n.parse::<usize>().expect("ITERATIONS")),
         _ => {
-            eprintln!("usage: instructions simple_iter|query_next|query_fold|schedule|frag_iter|frag_query|frag_sparse|frag_query_sparse|frag_tables|frag_floor|soa_churn|soa_churn_presized|add_remove|add_remove_dynamic|add_remove_sparse|spawn ITERATIONS");
+            eprintln!("usage: instructions simple_iter|query_next|query_fold|schedule|frag_iter|frag_query|frag_sparse|frag_query_sparse|frag_tables|frag_floor|soa_churn|soa_churn_presized|add_remove|add_remove_dynamic|add_remove_sparse|add_remove_batch|spawn ITERATIONS");
             std::process::exit(2);
         }
     };
@@ -156,6 +157,7 @@ fn main() {
         "add_remove" => add_remove(iterations, Target::Declared),
         "add_remove_dynamic" => add_remove(iterations, Target::Dynamic),
         "add_remove_sparse" => add_remove(iterations, Target::Sparse),
+        "add_remove_batch" => add_remove_batch(iterations),
         other => {
             eprintln!("unknown workload {other}");
             std::process::exit(2);
@@ -219,6 +221,27 @@ fn add_remove(iterations: usize, target: Target) {
                 Target::Sparse => world.remove::<ar::SparseB>(e).expect("has SparseB").0,
             };
         }
+    }
+    black_box(sum);
+}
+
+/// `add_remove` for `B` through `insert_batch` and `remove_batch`: the same 20,000 moves.
+fn add_remove_batch(iterations: usize) {
+    let mut world = ar::World::new();
+    let entities: Vec<Entity> =
+        world.spawn_batch((0..ROWS).map(|i| ar::JustA { a: ar::A(i as f32) }));
+    let mut removed = Vec::with_capacity(ROWS);
+    let mut sum = 0.0f32;
+    for _ in 0..iterations {
+        let world = black_box(&mut world);
+        world
+            .insert_batch(entities.iter().map(|&e| (e, ar::B(1.0))))
+            .expect("live entities");
+        removed.clear();
+        world
+            .remove_batch::<ar::B>(&entities, &mut removed)
+            .expect("each has a B");
+        sum += removed.iter().map(|b| b.0).sum::<f32>();
     }
     black_box(sum);
 }

@@ -3,7 +3,8 @@
 //!
 //! - `add_remove`: 10,000 entities with an `A`; add a `B` to every entity, then remove it from
 //!   every entity (20,000 moves between two stores per iteration, back to the all-`A` state).
-//!   `generated` uses `insert`/`remove`; `hand_sparse` keeps `B` in a `Vec<Option<f32>>`
+//!   `generated` uses `insert`/`remove`, `generated_batch` `insert_batch`/`remove_batch`;
+//!   `hand_sparse` keeps `B` in a `Vec<Option<f32>>`
 //!   indexed by entity (set, then cleared); `hand_tables` moves rows between two hand-written
 //!   tables with a location array, the same work the generated world does;
 //!   `generated_dynamic` adds and removes a component no signature declares with `A`, so
@@ -182,6 +183,22 @@ fn add_remove(c: &mut Criterion) {
         })
     });
     assert_eq!(world.len(), n);
+    assert!(entities.iter().all(|&e| world.get::<ar::B>(e).is_none()));
+    // The same moves through the batch calls.
+    let mut removed = Vec::with_capacity(n);
+    group.bench_function(BenchmarkId::new("generated_batch", n), |b| {
+        b.iter(|| {
+            let world = black_box(&mut world);
+            world
+                .insert_batch(entities.iter().map(|&e| (e, ar::B(1.0))))
+                .unwrap();
+            removed.clear();
+            world
+                .remove_batch::<ar::B>(&entities, &mut removed)
+                .unwrap();
+            removed.iter().map(|b| b.0).sum::<f32>()
+        })
+    });
     assert!(entities.iter().all(|&e| world.get::<ar::B>(e).is_none()));
     // Through a dynamic store: {A, Extra} is declared nowhere.
     group.bench_function(BenchmarkId::new("generated_dynamic", n), |b| {

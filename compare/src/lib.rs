@@ -4,9 +4,10 @@
 //! sparsey, gecs and zero_ecs, each the way its documentation recommends, and for hand-written
 //! floors: one `Vec` per field ([`floor_vecs`], the floor every ratio is taken to), one `Vec` of
 //! row structs ([`floor_rows`]) and, for frag_iter, one `Vec` per component set
-//! ([`floor_vecs::FragIterPerSet`]). sigecs has two more rows: `sigecs_dynamic` (add_remove
-//! through a dynamic store, a component set no signature declares) and `sigecs_sparse`
-//! (add_remove and frag_iter with the component stored sparsely, `#[component(sparse)]`).
+//! ([`floor_vecs::FragIterPerSet`]). sigecs has three more rows: `sigecs_batch` (add_remove
+//! through `insert_batch` and `remove_batch`), `sigecs_dynamic` (add_remove through a dynamic
+//! store, a component set no signature declares) and `sigecs_sparse` (add_remove and
+//! frag_iter with the component stored sparsely, `#[component(sparse)]`).
 //! One workload is not from ecs_bench_suite: save_restore, a world's state saved and restored
 //! for rollback, which only sigecs, hecs, bevy_ecs and `floor_vecs` run.
 //!
@@ -135,7 +136,7 @@ pub const WORKLOADS: &[WorkloadInfo] = &[
 ];
 
 /// The implementations, in report order; `floor_vecs` is the floor ratios are taken to.
-/// `floor_per_set` runs frag_iter only, `sigecs_dynamic` add_remove only, `sigecs_sparse`
+/// `floor_per_set` runs frag_iter only, `sigecs_batch` and `sigecs_dynamic` add_remove only, `sigecs_sparse`
 /// add_remove and frag_iter only, `gecs` and `zero_ecs` everything but add_remove (and
 /// save_restore) (see [`NOTES`]).
 pub const IMPLS: &[&str] = &[
@@ -143,6 +144,7 @@ pub const IMPLS: &[&str] = &[
     "floor_rows",
     "floor_per_set",
     "sigecs",
+    "sigecs_batch",
     "sigecs_dynamic",
     "sigecs_sparse",
     "hecs",
@@ -191,6 +193,18 @@ pub const NOTES: &[Note] = &[
         workload: None,
         runs: false,
         text: "a frag_iter floor only",
+    },
+    Note {
+        implementation: "sigecs_batch",
+        workload: Some("add_remove"),
+        runs: true,
+        text: "the same moves as `sigecs`, through `insert_batch` (the 10,000 `(entity, B)` pairs) and `remove_batch` (into a reused `Vec`): a run of entities of one signature moves in one call, the row's body in a loop",
+    },
+    Note {
+        implementation: "sigecs_batch",
+        workload: None,
+        runs: false,
+        text: "an add_remove variant only (the other workloads have no structural change)",
     },
     Note {
         implementation: "sigecs_dynamic",
@@ -364,7 +378,7 @@ pub fn runs(implementation: &str, workload: &str) -> bool {
 
 /// Calls `$m!(name, path::Type)` for every implementation of workload type `$ty`, in
 /// [`IMPLS`] order: every library and floor, plus `floor_per_set` and `sigecs_sparse` for
-/// `FragIter`, `sigecs_dynamic` and `sigecs_sparse` for `AddRemove`, less `gecs` and
+/// `FragIter`, `sigecs_batch`, `sigecs_dynamic` and `sigecs_sparse` for `AddRemove`, less `gecs` and
 /// `zero_ecs` for `AddRemove`; only `floor_vecs`, `sigecs`, `hecs` and `bevy_ecs` for
 /// `SaveRestore`.
 #[macro_export]
@@ -394,6 +408,7 @@ macro_rules! for_each_impl {
     };
     (@per_set $m:ident, $ty:ident) => {};
     (@dynamic $m:ident, AddRemove) => {
+        $m!("sigecs_batch", $crate::sigecs_impl::AddRemoveBatch);
         $m!("sigecs_dynamic", $crate::sigecs_impl::AddRemoveDynamic);
         $m!("sigecs_sparse", $crate::sigecs_impl::AddRemoveSparse);
     };

@@ -273,6 +273,61 @@ impl AddRemoveSteps for AddRemove {
     }
 }
 
+/// add_remove through `insert_batch` and `remove_batch`: the moves of [`AddRemove`], a run of
+/// entities of `JustA` (or `AWithB`) moving in one call of the generated move.
+pub struct AddRemoveBatch {
+    world: ar::World,
+    entities: Vec<Entity>,
+    removed: Vec<ar::B>,
+}
+
+impl Workload for AddRemoveBatch {
+    fn new(n: usize) -> Self {
+        let (world, entities) = add_remove_world(n);
+        AddRemoveBatch {
+            world,
+            entities,
+            removed: Vec::with_capacity(n),
+        }
+    }
+
+    fn run(&mut self) {
+        self.add();
+        self.remove();
+    }
+
+    fn observe(&mut self) -> Observation {
+        assert!(
+            self.world.undeclared().is_empty(),
+            "B moves between declared signatures only"
+        );
+        let a: Vec<f64> = self.world.query::<&ar::A>().map(|a| a.0 as f64).collect();
+        let b: Vec<f64> = self.world.query::<&ar::B>().map(|b| b.0 as f64).collect();
+        add_remove_observation(a, b)
+    }
+}
+
+impl AddRemoveSteps for AddRemoveBatch {
+    fn add(&mut self) {
+        self.world
+            .insert_batch(
+                self.entities
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &e)| (e, ar::B(data::add_remove_value(i)))),
+            )
+            .expect("live entities of declared sets");
+    }
+
+    fn remove(&mut self) {
+        self.removed.clear();
+        self.world
+            .remove_batch::<ar::B>(&self.entities, &mut self.removed)
+            .expect("entities with a B");
+        std::hint::black_box(&self.removed);
+    }
+}
+
 /// add_remove through a dynamic store: the same workload with the fixture's `Extra` in place
 /// of `B`. No signature declares `{A, Extra}`, so `insert` moves each entity from `JustA` into
 /// a dynamic store of that set and `remove` moves it back: byte-wise moves along edges the

@@ -126,7 +126,7 @@ pub use crate::state::ops::{
 };
 pub use crate::world::locations::{EntityLocations, Location};
 pub(crate) use crate::world::moves::{erased_body, erased_move};
-pub use crate::world::moves::{move_row, RowMove};
+pub use crate::world::moves::{move_row, move_rows, MoveBatch, RowMove};
 
 use crate::entity::{Entity, EntityManager};
 use crate::model::WorldModel;

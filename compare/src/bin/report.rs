@@ -489,6 +489,7 @@ fn color(imp: &str) -> RGBColor {
         "shipyard" => RGBColor(255, 127, 14),
         "specs" => RGBColor(140, 86, 75),
         "floor_per_set" => RGBColor(200, 200, 200),
+        "sigecs_batch" => RGBColor(240, 90, 60),
         "sigecs_dynamic" => RGBColor(250, 150, 150),
         "sigecs_sparse" => RGBColor(140, 20, 20),
         "sparsey" => RGBColor(23, 190, 207),

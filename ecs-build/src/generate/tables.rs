@@ -411,7 +411,7 @@ fn typed_moves(analysis: &Analysis) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let (mut entries, mut fns) = (Vec::new(), Vec::new());
     let move_safety = safety(
         "the two store ids, slots and column types are this transition's in STORES: each \
-         shared component is copied once, the changed one moved in from or out to `value`, and \
+         shared component is copied once, the changed one moved in from or out to its value, and \
          each source column's last element fills the vacated row (the `MoveFn` contract the \
          caller upholds).",
     );
@@ -471,11 +471,13 @@ fn typed_moves(analysis: &Analysis) -> (Vec<TokenStream>, Vec<TokenStream>) {
                 loc: ::sigecs::__private::Location,
                 value: *mut u8,
                 _: u32,
-            ) {
+                batch: ::core::option::Option<&::sigecs::__private::MoveBatch>,
+            ) -> usize {
                 #move_safety
                 unsafe {
-                    ::sigecs::__private::move_row(
-                        stores, locations, entity, loc, value, [#sid, #tid], &[#(#carried),*], #from_width,
+                    ::sigecs::__private::move_rows(
+                        stores, locations, entity, loc, value, batch, [#sid, #tid], &[#(#carried),*],
+                        #from_width,
                         |m| { #(#copies)* #changed #(#fills)* },
                     )
                 }

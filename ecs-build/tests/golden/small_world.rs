@@ -179,18 +179,20 @@ mod sigecs_world {
         loc: ::sigecs::__private::Location,
         value: *mut u8,
         _: u32,
-    ) {
+        batch: ::core::option::Option<&::sigecs::__private::MoveBatch>,
+    ) -> usize {
         // SAFETY: the two store ids, slots and column types are this transition's in STORES: each
-        // shared component is copied once, the changed one moved in from or out to `value`, and
+        // shared component is copied once, the changed one moved in from or out to its value, and
         // each source column's last element fills the vacated row (the `MoveFn` contract the caller
         // upholds).
         unsafe {
-            ::sigecs::__private::move_row(
+            ::sigecs::__private::move_rows(
                 stores,
                 locations,
                 entity,
                 loc,
                 value,
+                batch,
                 [0u32, 1u32],
                 &[0u32, ::sigecs::__private::GAINED],
                 1usize,
@@ -218,18 +220,20 @@ mod sigecs_world {
         loc: ::sigecs::__private::Location,
         value: *mut u8,
         _: u32,
-    ) {
+        batch: ::core::option::Option<&::sigecs::__private::MoveBatch>,
+    ) -> usize {
         // SAFETY: the two store ids, slots and column types are this transition's in STORES: each
-        // shared component is copied once, the changed one moved in from or out to `value`, and
+        // shared component is copied once, the changed one moved in from or out to its value, and
         // each source column's last element fills the vacated row (the `MoveFn` contract the caller
         // upholds).
         unsafe {
-            ::sigecs::__private::move_row(
+            ::sigecs::__private::move_rows(
                 stores,
                 locations,
                 entity,
                 loc,
                 value,
+                batch,
                 [1u32, 0u32],
                 &[0u32],
                 2usize,

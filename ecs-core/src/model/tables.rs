@@ -9,6 +9,7 @@ use crate::set::AnyComponentBits;
 use crate::stats::Layout;
 use crate::storage::ColumnType;
 use crate::storage::Store;
+use crate::world::moves::MoveBatch;
 use crate::world::{EntityLocations, Location};
 use rustc_hash::FxHashMap;
 use std::any::TypeId;
@@ -134,26 +135,29 @@ pub struct SystemInfo {
     pub per_row: bool,
 }
 
-/// An insert/remove move of `entity` from its location `loc` to the end of the transition's
-/// target store: copy every component the two stores share from the source row to the target
-/// row (bitwise, as the transition's [`CopyOp`]s would); for an insert write the new
-/// component's value from `value` into the target row, for a remove move the removed value out
-/// to `value`; move the source's last row into the source row (the swap-remove); then update
-/// the two stores' entity ids and the moved entities' locations, through
-/// [`move_row`](crate::__private::move_row), which all moves share. Generated worlds write one
-/// with static types (and constant store ids) per declared transition; any other transition
-/// uses a byte-wise one, which finds the transition's [`CopyOp`]s by `component` (the caller
-/// passes a constant rather than looking the transition up for every move, which a typed move
-/// does not need). The whole move runs inside this one indirect call, with its arguments in
-/// registers, so that the caller keeps nothing live across it.
+/// The insert/remove moves of a batch's entities, each from its location to the end of the
+/// transition's target store: copy every component the two stores share from the source row
+/// to the target row (bitwise, as the transition's [`CopyOp`]s would); for an insert write the
+/// new component's value from the item's value into the target row, for a remove move the
+/// removed value out to it; move the source's last row into the source row (the swap-remove);
+/// then update the two stores' entity ids and the moved entities' locations, through
+/// [`move_rows`](crate::__private::move_rows), which all moves share. It moves the first item,
+/// then each next one while that entity is live in the same source store and the target has
+/// room, and returns how many it moved. Generated worlds write one with static types (and
+/// constant store ids) per declared transition; any other transition uses a byte-wise one,
+/// which finds the transition's [`CopyOp`]s by `component` (the caller passes a constant rather
+/// than looking the transition up for every move, which a typed move does not need). The moves
+/// run inside this one indirect call, with its arguments in registers, so that the caller
+/// keeps nothing live across it.
 ///
 /// # Safety
-/// `stores` are the world's stores; `loc` is `entity`'s live location in the transition's
-/// source store; `component` is the inserted or removed component, whose move from that store
-/// this is; the target store has room for one more row (its row `len()` is within the
-/// capacity and unwritten); and `value` points to an owned value of the inserted component
-/// (which the caller then treats as moved), or to room for the removed one (which the caller
-/// then owns).
+/// `stores` are the world's stores; `loc` is the live location of the batch's first entity in
+/// the transition's source store; `component` is the inserted or removed component, whose move
+/// from that store this is; the target store has room for one more row (its row `len()` is
+/// within the capacity and unwritten); the batch's entities are readable, and each item's
+/// value points to an owned value of the inserted component (which the caller treats as moved
+/// for the items the move reports), or to room for the removed one (which the caller then
+/// owns).
 pub type MoveFn = unsafe fn(
     stores: *mut Store,
     locations: &mut EntityLocations,
@@ -161,7 +165,8 @@ pub type MoveFn = unsafe fn(
     loc: Location,
     value: *mut u8,
     component: u32,
-);
+    batch: Option<&MoveBatch>,
+) -> usize;
 
 /// A [`MoveFn`] for the transition from store `from` when `component` is inserted or removed.
 #[derive(Clone, Copy, Debug)]

@@ -23,6 +23,7 @@
 //! exact limits of generational ids). Every operation either completes or leaves the world as
 //! it was; a panicking `Drop` of a component runs only after the world is consistent again.
 
+mod batch;
 mod commands;
 mod dynamic;
 mod erased;

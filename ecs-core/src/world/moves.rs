@@ -17,6 +17,7 @@ use crate::world::locations::{EntityLocations, Location};
 /// for every component the stores share, [`RowMove::insert`] or [`RowMove::take`] for the
 /// changed one, and [`RowMove::fill`] for every column of the source store (the swap-remove of
 /// the source row); `move_row` does the rest (entity ids and locations).
+#[doc(hidden)]
 pub struct RowMove<'a> {
     pub(crate) from: &'a Store,
     pub(crate) to: &'a Store,
@@ -158,6 +159,141 @@ impl RowMove<'_> {
     }
 }
 
+/// The items of one move call: item `i`'s entity is at `entities + i * entity_stride`, and its
+/// value at `values + i * value_stride` (the value to insert, or room for the removed one).
+/// Strides let a batch read the entities and values of `(Entity, C)` pairs in place, or an
+/// entity slice beside an output buffer. Made only inside the crate; a generated move passes it
+/// on to [`move_rows`].
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct MoveBatch {
+    entities: *const u8,
+    entity_stride: usize,
+    values: *mut u8,
+    value_stride: usize,
+    len: usize,
+}
+
+impl MoveBatch {
+    /// `len` items (at least one) laid out as the type's description says; the pointers are
+    /// only read or written by a move, under its contract.
+    #[inline]
+    pub(crate) fn new(
+        entities: *const Entity,
+        entity_stride: usize,
+        values: *mut u8,
+        value_stride: usize,
+        len: usize,
+    ) -> Self {
+        debug_assert!(len > 0);
+        MoveBatch {
+            entities: entities.cast(),
+            entity_stride,
+            values,
+            value_stride,
+            len,
+        }
+    }
+
+    /// Item `i`'s entity.
+    ///
+    /// # Safety
+    /// `i < len`, and the batch's entities are readable (the move's contract).
+    #[inline(always)]
+    unsafe fn entity(&self, i: usize) -> Entity {
+        // SAFETY: item `i` exists and its entity is readable (the caller).
+        unsafe {
+            self.entities
+                .add(i * self.entity_stride)
+                .cast::<Entity>()
+                .read_unaligned()
+        }
+    }
+
+    /// Where item `i`'s value is.
+    #[inline(always)]
+    fn value(&self, i: usize) -> *mut u8 {
+        self.values.wrapping_add(i * self.value_stride)
+    }
+}
+
+/// Every move of one [`MoveFn`](crate::model::tables::MoveFn) call: without a batch, the one
+/// row of `entity` at `loc` (with its value at `value`); with one, [`move_row`] for the batch's
+/// first item (at `loc`), then for each next item while its entity is live in the same source
+/// store and the target has room. Returns how many items moved. The row's `body` is inlined
+/// into the batch's loop, so a batch pays the transition lookup, the call and its register
+/// saves once; the single move keeps its own straight copy, with no loop state to keep.
+///
+/// # Safety
+/// As [`MoveFn`](crate::model::tables::MoveFn), and as [`move_row`] for the other arguments.
+#[doc(hidden)]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn move_rows(
+    stores: *mut Store,
+    locations: &mut EntityLocations,
+    entity: Entity,
+    loc: Location,
+    value: *mut u8,
+    batch: Option<&MoveBatch>,
+    [from, to]: [u32; 2],
+    carried: &[u32],
+    from_width: usize,
+    body: impl Fn(&RowMove<'_>),
+) -> usize {
+    let Some(batch) = batch else {
+        // SAFETY: as the `MoveFn` contract says for a single move.
+        unsafe {
+            move_row(
+                stores,
+                locations,
+                entity,
+                loc,
+                value,
+                [from, to],
+                carried,
+                from_width,
+                &body,
+            )
+        };
+        return 1;
+    };
+    let mut loc = loc;
+    let mut i = 0;
+    loop {
+        // SAFETY: item `i` exists; it is live at `loc` in `from` (the caller's for the first
+        // item, checked below for the others) and the target has room (likewise); its value is
+        // as the `MoveFn` contract says.
+        unsafe {
+            move_row(
+                stores,
+                locations,
+                batch.entity(i),
+                loc,
+                batch.value(i),
+                [from, to],
+                carried,
+                from_width,
+                &body,
+            )
+        };
+        i += 1;
+        if i == batch.len {
+            return i;
+        }
+        // SAFETY: `i < len`.
+        let Some(next) = locations.locate(unsafe { batch.entity(i) }) else {
+            return i;
+        };
+        // SAFETY: `to` is a store id of the model (the caller); no other reference to it lives.
+        let target = unsafe { &*stores.add(to as usize) };
+        if next.store != from || target.len() == target.capacity() {
+            return i;
+        }
+        loc = next;
+    }
+}
+
 /// The whole of one insert/remove move, written once for every [`MoveFn`](crate::model::tables::MoveFn):
 /// `body` moves the values (a generated typed move, or the byte-wise `erased_move`), then
 /// the entity ids and locations. A typed move calls it with
@@ -171,6 +307,7 @@ impl RowMove<'_> {
 /// The first five arguments are a [`MoveFn`](crate::model::tables::MoveFn)'s, as its contract says;
 /// `from` is `loc.store` and `to` the transition's target (distinct stores), and `body` moves
 /// every value of the row as the transition says.
+#[doc(hidden)]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn move_row(
@@ -222,7 +359,8 @@ pub(crate) unsafe fn erased_move<M: WorldModel>(
     loc: Location,
     value: *mut u8,
     c: u32,
-) {
+    batch: Option<&MoveBatch>,
+) -> usize {
     let tables = M::tables();
     let inserted = tables.insert_move(loc.store, c);
     let Some(m) = inserted.or_else(|| tables.remove_move(loc.store, c)) else {
@@ -234,12 +372,13 @@ pub(crate) unsafe fn erased_move<M: WorldModel>(
     let edge = &m.transition().edge;
     // SAFETY: as `MoveFn`; the target store is the transition's.
     unsafe {
-        move_row(
+        move_rows(
             stores,
             locations,
             entity,
             loc,
             value,
+            batch,
             [loc.store, edge.to],
             &edge.carried,
             edge.from_width(),

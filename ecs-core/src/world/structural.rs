@@ -334,6 +334,7 @@ impl<M: WorldModel> World<M> {
                 loc,
                 value,
                 c,
+                None,
             )
         };
     }

@@ -1,0 +1,323 @@
+//! Inserts and removes for many entities at once. Each item does what [`World::insert`] or
+//! [`World::remove`] would do, in order; a run of consecutive entities of one declared
+//! signature moves in one call of the transition's move, with the row's body in a loop
+//! ([`move_rows`](super::moves::move_rows)): the transition lookup, the indirect call and its
+//! register saves are paid once per run instead of once per entity.
+
+use super::moves::MoveBatch;
+use super::{World, WorldError};
+use crate::entity::Entity;
+use crate::model::{ComponentOf, WorldModel};
+use std::mem::size_of;
+
+impl<M: WorldModel> World<M> {
+    /// Adds each `(entity, component)` pair as [`World::insert`] would, in order: an entity
+    /// that already has a `C` gets the new value (the old one is dropped), one that lacks it
+    /// moves to the store of its components plus `C`. Consecutive entities of one declared
+    /// signature move together, which makes a batch faster than a loop of `insert`
+    /// (`docs/benchmarks.md`, add_remove).
+    ///
+    /// An item `insert` would refuse (a dead or stale entity, or an undeclared set in a
+    /// world that allows none) is skipped and its value dropped; the others are still
+    /// applied, and the first refusal is returned once every item has been tried.
+    pub fn insert_batch<C: ComponentOf<M>>(
+        &mut self,
+        items: impl IntoIterator<Item = (Entity, C)>,
+    ) -> Result<(), WorldError> {
+        let mut items = Items::new(items.into_iter().collect());
+        let mut first_error = None;
+        while let Some(entity) = items.next_entity() {
+            if let Some(n) = self.insert_run(&mut items, entity) {
+                items.next += n;
+                continue;
+            }
+            let value = items.take_next();
+            match self.insert(entity, value) {
+                Ok(old) => drop(old),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// The run of `items` from `items.next` (whose entity is `entity`) along the declared
+    /// typed or byte-wise move that inserts `C` from the entity's store, if there is one;
+    /// returns how many items it moved.
+    #[inline]
+    fn insert_run<C: ComponentOf<M>>(
+        &mut self,
+        items: &mut Items<C>,
+        entity: Entity,
+    ) -> Option<usize> {
+        if C::SPARSE {
+            return None;
+        }
+        let loc = self.locations.locate(entity)?;
+        if loc.store as usize >= self.declared() {
+            return None;
+        }
+        let Err(Some(t)) = self.tables.slot_or_insert(loc.store, C::ID) else {
+            return None;
+        };
+        self.stores[t.to as usize].reserve(1);
+        let (entities, values, len) = items.rest();
+        let stride = size_of::<(Entity, C)>();
+        let batch = MoveBatch::new(entities, stride, values.cast(), stride, len);
+        // SAFETY: `t` inserts component C::ID into `loc.store`, where the first item's entity
+        // lives at `loc`; the target has room for a row; the items' entities and values are
+        // readable at the batch's strides, and the values are owned Cs that the move takes
+        // for the items it reports (`Items` then treats them as moved).
+        Some(unsafe {
+            (t.run)(
+                self.stores.as_mut_ptr(),
+                &mut self.locations,
+                entity,
+                loc,
+                values.cast(),
+                C::ID,
+                Some(&batch),
+            )
+        })
+    }
+
+    /// Takes the `C` of each entity as [`World::remove`] would, in order, appending the
+    /// removed values to `removed` (whose capacity can be kept from frame to frame).
+    /// Consecutive entities of one declared signature move together, which makes a batch
+    /// faster than a loop of `remove`.
+    ///
+    /// An entity `remove` would refuse (dead, stale, or without a `C`) is skipped and
+    /// unchanged; the others are still removed, and the first refusal is returned once every
+    /// entity has been tried. The values removed before and after it are in `removed` either
+    /// way.
+    pub fn remove_batch<C: ComponentOf<M>>(
+        &mut self,
+        entities: &[Entity],
+        removed: &mut Vec<C>,
+    ) -> Result<(), WorldError> {
+        // Each entity adds at most one value: the moves below write into this room.
+        removed.reserve(entities.len());
+        let mut first_error = None;
+        let mut i = 0;
+        while i < entities.len() {
+            if let Some(n) = self.remove_run(&entities[i..], removed) {
+                i += n;
+                continue;
+            }
+            match self.remove::<C>(entities[i]) {
+                Ok(value) => removed.push(value),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+            i += 1;
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// The run of `entities` from the first along the declared move that removes `C` from
+    /// its store, if there is one, appending the values to `removed` (which has room for one
+    /// per entity); returns how many entities it moved.
+    #[inline]
+    fn remove_run<C: ComponentOf<M>>(
+        &mut self,
+        entities: &[Entity],
+        removed: &mut Vec<C>,
+    ) -> Option<usize> {
+        if C::SPARSE {
+            return None;
+        }
+        let entity = *entities.first()?;
+        let loc = self.locations.locate(entity)?;
+        if loc.store as usize >= self.declared() {
+            return None;
+        }
+        let t = self.tables.remove_move(loc.store, C::ID)?;
+        assert!(removed.capacity() - removed.len() >= entities.len());
+        self.stores[t.to as usize].reserve(1);
+        // SAFETY: within the capacity (asserted above): room for a value per entity.
+        let out = unsafe { removed.as_mut_ptr().add(removed.len()) };
+        let batch = MoveBatch::new(
+            entities.as_ptr(),
+            size_of::<Entity>(),
+            out.cast(),
+            size_of::<C>(),
+            entities.len(),
+        );
+        // SAFETY: `t` removes component C::ID from `loc.store`, where the first entity lives
+        // at `loc`; the target has room for a row; the entities are readable, and the move
+        // writes each removed C into the next slot of `removed`'s spare room.
+        let n = unsafe {
+            (t.run)(
+                self.stores.as_mut_ptr(),
+                &mut self.locations,
+                entity,
+                loc,
+                out.cast(),
+                C::ID,
+                Some(&batch),
+            )
+        };
+        // SAFETY: the move wrote `n` values into the room after the length.
+        unsafe { removed.set_len(removed.len() + n) };
+        Some(n)
+    }
+}
+
+/// A batch's `(entity, value)` pairs, owned value by value: the values before `next` were
+/// moved into the world (or taken out to insert), and the rest are dropped with the batch
+/// (a panic of their `Drop` is caught, as for a refused value), even while unwinding.
+struct Items<C> {
+    pairs: Vec<(Entity, C)>,
+    len: usize,
+    next: usize,
+}
+
+impl<C> Items<C> {
+    fn new(mut pairs: Vec<(Entity, C)>) -> Self {
+        let len = pairs.len();
+        // SAFETY: from here on `Items` owns the values and drops the ones not moved out; the
+        // vector only keeps the allocation.
+        unsafe { pairs.set_len(0) };
+        Items {
+            pairs,
+            len,
+            next: 0,
+        }
+    }
+
+    /// The entity of the next item, if any is left.
+    fn next_entity(&self) -> Option<Entity> {
+        // SAFETY: `next < len`: an item of the original vector, not yet moved out.
+        (self.next < self.len).then(|| unsafe { (*self.pairs.as_ptr().add(self.next)).0 })
+    }
+
+    /// Moves the next item's value out (the caller owns it).
+    fn take_next(&mut self) -> C {
+        assert!(self.next < self.len);
+        // SAFETY: item `next` holds a value not yet moved out; `next` then moves past it.
+        let value = unsafe { std::ptr::read(&(*self.pairs.as_ptr().add(self.next)).1) };
+        self.next += 1;
+        value
+    }
+
+    /// Where the items from `next` on start (the first one's entity and value) and how many
+    /// there are.
+    fn rest(&mut self) -> (*const Entity, *mut C, usize) {
+        assert!(self.next < self.len, "a run starts at an item");
+        // SAFETY: `next < len`: an item within the allocation.
+        let item = unsafe { self.pairs.as_mut_ptr().add(self.next) };
+        // SAFETY: `item` points to an initialized pair; the field addresses are computed
+        // without reading.
+        unsafe {
+            (
+                std::ptr::addr_of!((*item).0),
+                std::ptr::addr_of_mut!((*item).1),
+                self.len - self.next,
+            )
+        }
+    }
+}
+
+impl<C> Drop for Items<C> {
+    fn drop(&mut self) {
+        while self.next < self.len {
+            super::spawn::drop_quietly(self.take_next());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_model::{world, A, B, S};
+    use crate::{Entity, WorldError};
+
+    /// An entity's `(A, B, S)` values, if it is live.
+    type Contents = Option<(u32, Option<u32>, Option<u32>)>;
+
+    /// Every entity's values, in the order of `es`.
+    fn contents(w: &crate::World<crate::test_model::Model>, es: &[Entity]) -> Vec<Contents> {
+        es.iter()
+            .map(|&e| {
+                let a = w.get::<A>(e)?.0;
+                Some((a, w.get::<B>(e).map(|b| b.0), w.get::<S>(e).map(|s| s.0)))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_insert_batch_matches_inserts_one_by_one_and_reports_the_first_refusal() {
+        let (mut batch, es) = world();
+        let (mut single, _) = world();
+        let dead = es[3];
+        assert!(batch.despawn(dead) && single.despawn(dead));
+        // A run of two in JustA, an entity that has a B (replaced), a dead one, a duplicate.
+        let items = [
+            (es[0], 10),
+            (es[2], 20),
+            (es[1], 30),
+            (dead, 40),
+            (es[0], 50),
+        ];
+        let got = batch.insert_batch(items.iter().map(|&(e, v)| (e, B(v))));
+        let mut first = None;
+        for &(e, v) in &items {
+            if let Err(err) = single.insert(e, B(v)) {
+                first.get_or_insert(err);
+            }
+        }
+        assert_eq!(got, Err(WorldError::NoSuchEntity(dead)));
+        assert_eq!(first, Some(WorldError::NoSuchEntity(dead)));
+        assert_eq!(contents(&batch, &es), contents(&single, &es));
+        assert_eq!(
+            contents(&batch, &es),
+            [
+                Some((1, Some(50), None)),
+                Some((2, Some(30), None)),
+                Some((4, Some(20), None)),
+                None
+            ]
+        );
+        batch.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_remove_batch_appends_every_removed_value_in_order() {
+        let (mut w, es) = world();
+        let mut removed = vec![B(99)];
+        // es[0] has no B: skipped and reported; es[3] twice: the second is refused too.
+        let got = w.remove_batch::<B>(&[es[1], es[0], es[3], es[3]], &mut removed);
+        assert_eq!(
+            got,
+            Err(WorldError::MissingComponent {
+                entity: es[0],
+                signature: "JustA",
+                component: "B",
+            })
+        );
+        assert_eq!(removed, [B(99), B(3), B(6)]);
+        assert_eq!(
+            contents(&w, &es),
+            [
+                Some((1, None, None)),
+                Some((2, None, None)),
+                Some((4, None, None)),
+                Some((5, None, None))
+            ]
+        );
+        w.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn sparse_components_go_through_the_one_by_one_path() {
+        let (mut w, es) = world();
+        w.insert_batch(es.iter().map(|&e| (e, S(e.index()))))
+            .unwrap();
+        let mut removed = Vec::new();
+        w.remove_batch::<S>(&es[..2], &mut removed).unwrap();
+        assert_eq!(removed, [S(es[0].index()), S(es[1].index())]);
+        assert_eq!(w.get::<S>(es[2]).unwrap().0, es[2].index());
+        w.check_invariants().unwrap();
+    }
+}

@@ -8,6 +8,16 @@ use proptest::prelude::*;
 use sigecs::{ComponentOf, Entity, WorldError, WorldModel};
 use sigecs_fixtures::fixture::{self, strict, ABZst, ACounted, Counted, JustA, Zst, A, AB, B};
 
+// Under Miri (which checks the moves' raw-pointer code), a few small cases.
+#[cfg(not(miri))]
+const CASES: u32 = 64;
+#[cfg(miri)]
+const CASES: u32 = 1;
+#[cfg(not(miri))]
+const LONG_RUN: u32 = 5000;
+#[cfg(miri)]
+const LONG_RUN: u32 = 40;
+
 /// Every row in store order: its entity, signature and values.
 type Rows = Vec<(Entity, &'static str, u32, Option<B>, bool, Option<u32>)>;
 
@@ -181,7 +191,7 @@ fn first_error(results: impl Iterator<Item = Result<(), WorldError>>) -> Result<
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: CASES, ..ProptestConfig::default() })]
 
     #[test]
     fn batches_in_an_open_world_match_one_by_one(
@@ -223,7 +233,7 @@ proptest! {
 #[test]
 fn a_long_run_grows_the_target_store_between_calls() {
     let mut w = fixture::World::new();
-    let es: Vec<Entity> = (0..5000).map(|i| w.spawn(JustA { a: A(i) })).collect();
+    let es: Vec<Entity> = (0..LONG_RUN).map(|i| w.spawn(JustA { a: A(i) })).collect();
     w.insert_batch(es.iter().map(|&e| (e, B(f64::from(e.index()) / 2.0))))
         .unwrap();
     for &e in &es {

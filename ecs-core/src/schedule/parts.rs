@@ -178,7 +178,9 @@ fn run_indexed(
 /// pass splits whenever it has at least twice that many rows, whatever its measured cost (so
 /// tests and users can force parallel runs); otherwise `min_chunk` (the systems' own or the
 /// default) applies and the pass must also have measured enough work (`SPLIT_WORK_NS`),
-/// which `cost` (the world's record of this pass) keeps measuring.
+/// which `cost` (the world's record of this pass) keeps measuring. `entities` are the world's:
+/// their live count bounds the pass's rows (a pass with more rows than that may run inline
+/// where it could have split; the results are the same either way).
 #[inline]
 pub fn run_parts<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
     parts: S,
@@ -188,8 +190,28 @@ pub fn run_parts<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
     entities: &EntityManager,
     body: &F,
 ) -> Pending {
-    let rows = parts.rows();
     // Small, the common case: untimed, decided here without a call (`plan`'s first rule).
+    // Every row is a live entity, so in a world with too few of them for any pass to split,
+    // the pass runs here, inlined into the system's code without counting its rows or
+    // keeping room for the split path: 0.87x the time of `frag_iter` with that path here.
+    if small(entities.len(), world_min_chunk.unwrap_or(min_chunk)) {
+        return run_parts_inline(parts, entities, &mut |p, c| body(p, c));
+    }
+    run_parts_planned(parts, world_min_chunk, min_chunk, cost, entities, body)
+}
+
+/// [`run_parts`] in a world with enough entities for a pass to split: counts the pass's rows
+/// and runs it inline if small, else as [`plan`] says.
+#[inline(never)]
+fn run_parts_planned<S: Parts, F: Fn(S::Part, &mut Commands<'_>) + Sync>(
+    parts: S,
+    world_min_chunk: Option<usize>,
+    min_chunk: usize,
+    cost: &mut PassCost,
+    entities: &EntityManager,
+    body: &F,
+) -> Pending {
+    let rows = parts.rows();
     if small(rows, world_min_chunk.unwrap_or(min_chunk)) {
         return run_parts_inline(parts, entities, &mut |p, c| body(p, c));
     }

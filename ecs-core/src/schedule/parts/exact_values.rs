@@ -7,6 +7,15 @@ use super::timer::*;
 use super::*;
 use crate::entity::Entity;
 
+/// The entities of a world holding `rows` rows: `run_parts` bounds a pass's rows by them.
+fn manager_of(rows: usize) -> EntityManager {
+    let mut manager = EntityManager::new();
+    for _ in 0..rows {
+        manager.create().expect("an id");
+    }
+    manager
+}
+
 fn two_threads<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     rayon::ThreadPoolBuilder::new()
         .num_threads(2)
@@ -236,7 +245,7 @@ fn the_split_decision_keeps_measuring() {
 
 /// Runs `run_parts` over `rows` rows of ones; returns how many bodies ran.
 fn run(rows: usize, world: Option<usize>, min_chunk: usize, cost: &mut PassCost) -> usize {
-    let manager = EntityManager::new();
+    let manager = manager_of(rows);
     let mut a = vec![1u32; rows];
     let calls = std::sync::atomic::AtomicUsize::new(0);
     let pending = run_parts(
@@ -410,7 +419,7 @@ fn one_held_up_stretch_does_not_skew_the_weights() {
 #[test]
 fn a_timed_inline_run_skips_empty_parts_and_weighs_every_part() {
     two_threads(|| {
-        let manager = EntityManager::new();
+        let manager = manager_of(5);
         let run = |cost: &mut PassCost| {
             let (mut a, mut b, mut c) = (vec![0u32; 3], Vec::new(), vec![0u32; 2]);
             let mut seen = Vec::new();
@@ -504,7 +513,7 @@ fn a_pass_weighs_its_parts_when_it_may_split() {
 fn a_split_run_cuts_by_the_weights_its_inline_run_measured() {
     two_threads(|| {
         let bodies = |cost: &mut PassCost| {
-            let manager = EntityManager::new();
+            let manager = manager_of(200);
             let (mut a, mut b) = (vec![0u32; 100], vec![0u32; 100]);
             let calls = std::sync::atomic::AtomicUsize::new(0);
             let pending = run_parts(

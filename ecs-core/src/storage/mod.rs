@@ -18,6 +18,7 @@ pub use store::Store;
 pub(crate) use store::{
     field_index, slot_plans, Graveyard, LoadPlan, SlotPlan, Staged, StoreImage,
 };
+pub(crate) use store::{ColumnBase, HOT_COLUMNS};
 pub(crate) use versions::Watch;
 pub use versions::CHUNK;
 pub(crate) use versions::{tick, TICK_BITS};

@@ -48,6 +48,7 @@ impl<M: WorldModel> World<M> {
             store
                 .check_adds()
                 .map_err(|e| format!("store {}: {e}", info.name))?;
+            store.check_bases()?;
             rows += store.len();
         }
         if rows != self.locations.len() {

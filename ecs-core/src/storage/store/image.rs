@@ -872,8 +872,9 @@ impl Store {
         let m = image.len;
         let n = self.len();
         debug_assert!(n <= m);
-        for column in self.columns.iter_mut() {
-            column.reserve(n, m - n);
+        for k in 0..self.columns.len() {
+            self.columns[k].reserve(n, m - n);
+            self.refresh_base(k);
         }
         self.entities.reserve(m - n);
         let mut pieces = staged.pieces.iter_mut();
@@ -972,9 +973,10 @@ impl Store {
             self.entities.shrink_to(target);
         }
         let mut cap = self.entities.capacity();
-        for (column, &want) in self.columns.iter_mut().zip(image.column_caps.iter()) {
-            column.set_capacity(m, want.max(m));
-            cap = cap.min(column.capacity());
+        for (k, &want) in image.column_caps.iter().enumerate() {
+            self.columns[k].set_capacity(m, want.max(m));
+            self.refresh_base(k);
+            cap = cap.min(self.columns[k].capacity());
         }
         self.versions.reserve_rows(cap);
         self.cap = cap;

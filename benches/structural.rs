@@ -8,7 +8,8 @@
 //!   indexed by entity (set, then cleared); `hand_tables` moves rows between two hand-written
 //!   tables with a location array, the same work the generated world does;
 //!   `generated_dynamic` adds and removes a component no signature declares with `A`, so
-//!   every entity moves to and from a dynamic store (byte-wise moves along cached edges);
+//!   every entity moves to and from a dynamic store (byte-wise moves along cached edges),
+//!   `generated_dynamic_batch` the same through `insert_batch`/`remove_batch`;
 //!   `generated_sparse` adds and removes a `#[component(sparse)]` one (no row moves).
 //!   Target: `generated` under 100 µs.
 //! - `frag_iter`: 26 signatures of 20 entities, each with a `Data` and its own letter; double
@@ -212,6 +213,22 @@ fn add_remove(c: &mut Criterion) {
                 sum += world.remove::<ar::Extra>(e).unwrap().0;
             }
             sum
+        })
+    });
+    assert!(world.undeclared().iter().all(|u| u.rows == 0));
+    // The same through the batch calls.
+    let mut removed = Vec::with_capacity(n);
+    group.bench_function(BenchmarkId::new("generated_dynamic_batch", n), |b| {
+        b.iter(|| {
+            let world = black_box(&mut world);
+            world
+                .insert_batch(entities.iter().map(|&e| (e, ar::Extra(1.0))))
+                .unwrap();
+            removed.clear();
+            world
+                .remove_batch::<ar::Extra>(&entities, &mut removed)
+                .unwrap();
+            removed.iter().map(|x| x.0).sum::<f32>()
         })
     });
     assert!(world.undeclared().iter().all(|u| u.rows == 0));

@@ -1,7 +1,7 @@
 //! `insert_batch` and `remove_batch` against the same items applied one by one with `insert`
 //! and `remove`: random worlds of the fixture's signatures, random batches (runs of one
 //! signature, entities of several, duplicates, dead ids, entities that already have the
-//! component), in an open and a strict world. The two worlds must end identical, row for row,
+//! component, moves to and from dynamic stores), in an open and a strict world. The two worlds must end identical, row for row,
 //! with the same first refusal, the same removed values and no value lost or dropped twice.
 
 use proptest::prelude::*;
@@ -175,6 +175,12 @@ macro_rules! compare {
                 }
             }
             assert_eq!(rows(batch), rows(single), "step {step}: {op:?}");
+            // The dynamic stores' records too: rows, peaks and moves.
+            assert_eq!(
+                batch.undeclared(),
+                single.undeclared(),
+                "step {step}: {op:?}"
+            );
             batch.check_invariants().unwrap();
         }
     }};

@@ -1,8 +1,8 @@
 //! Inserts and removes for many entities at once. Each item does what [`World::insert`] or
-//! [`World::remove`] would do, in order; a run of consecutive entities of one declared
-//! signature moves in one call of the transition's move, with the row's body in a loop
-//! ([`move_rows`](super::moves::move_rows)): the transition lookup, the indirect call and its
-//! register saves are paid once per run instead of once per entity.
+//! [`World::remove`] would do, in order; a run of consecutive entities of one store moves in
+//! one call of the transition's move (declared, or the edge to a dynamic store), with the
+//! row's body in a loop ([`move_rows`](super::moves::move_rows)): the transition lookup, the
+//! indirect call and its register saves are paid once per run instead of once per entity.
 
 use super::moves::MoveBatch;
 use super::{World, WorldError};
@@ -13,8 +13,8 @@ use std::mem::size_of;
 impl<M: WorldModel> World<M> {
     /// Adds each `(entity, component)` pair as [`World::insert`] would, in order: an entity
     /// that already has a `C` gets the new value (the old one is dropped), one that lacks it
-    /// moves to the store of its components plus `C`. Consecutive entities of one declared
-    /// signature move together, which makes a batch faster than a loop of `insert`
+    /// moves to the store of its components plus `C`. Consecutive entities of one store move
+    /// together, which makes a batch faster than a loop of `insert`
     /// (`docs/benchmarks.md`, add_remove).
     ///
     /// An item `insert` would refuse (a dead or stale entity, or an undeclared set in a
@@ -42,9 +42,11 @@ impl<M: WorldModel> World<M> {
         first_error.map_or(Ok(()), Err)
     }
 
-    /// The run of `items` from `items.next` (whose entity is `entity`) along the declared
-    /// typed or byte-wise move that inserts `C` from the entity's store, if there is one;
-    /// returns how many items it moved.
+    /// The run of `items` from `items.next` (whose entity is `entity`) along the move that
+    /// inserts `C` into the entity's store: the declared one, typed or byte-wise, or else the
+    /// edge to the dynamic store of its set plus `C`. `None` when the item goes one by one (a
+    /// sparse `C`, a dead entity, one that has a `C`, a strict world's undeclared set);
+    /// else how many items moved.
     #[inline]
     fn insert_run<C: ComponentOf<M>>(
         &mut self,
@@ -55,37 +57,40 @@ impl<M: WorldModel> World<M> {
             return None;
         }
         let loc = self.locations.locate(entity)?;
-        if loc.store as usize >= self.declared() {
+        let declared = if (loc.store as usize) < self.declared() {
+            match self.tables.slot_or_insert(loc.store, C::ID) {
+                Ok(_) => return None,
+                Err(t) => t,
+            }
+        } else if self.slot_index(loc.store, C::ID).is_some() {
             return None;
-        }
-        let Err(Some(t)) = self.tables.slot_or_insert(loc.store, C::ID) else {
-            return None;
+        } else {
+            None
         };
-        self.stores[t.to as usize].reserve(1);
         let (entities, values, len) = items.rest();
         let stride = size_of::<(Entity, C)>();
         let batch = MoveBatch::new(entities, stride, values.cast(), stride, len);
+        let Some(t) = declared else {
+            let edge = self.edge(loc.store, C::ID)?;
+            // SAFETY: the edge inserts C::ID from `loc.store` (the entity lacks it, checked
+            // above), where the first item's entity lives at `loc`; the items' entities and
+            // values are readable at the batch's strides, and the values are owned Cs that the
+            // move takes for the items it reports.
+            return Some(unsafe {
+                self.move_along(entity, loc, edge, values.cast(), Some(&batch))
+            });
+        };
         // SAFETY: `t` inserts component C::ID into `loc.store`, where the first item's entity
-        // lives at `loc`; the target has room for a row; the items' entities and values are
-        // readable at the batch's strides, and the values are owned Cs that the move takes
-        // for the items it reports (`Items` then treats them as moved).
-        Some(unsafe {
-            (t.run)(
-                self.stores.as_mut_ptr(),
-                &mut self.locations,
-                entity,
-                loc,
-                values.cast(),
-                C::ID,
-                Some(&batch),
-            )
-        })
+        // lives at `loc`; the items' entities and values are readable at the batch's strides,
+        // and the values are owned Cs that the move takes for the items it reports (`Items`
+        // then treats them as moved).
+        Some(unsafe { self.move_entity(entity, loc, t, C::ID, values.cast(), Some(&batch)) })
     }
 
     /// Takes the `C` of each entity as [`World::remove`] would, in order, appending the
     /// removed values to `removed` (whose capacity can be kept from frame to frame).
-    /// Consecutive entities of one declared signature move together, which makes a batch
-    /// faster than a loop of `remove`.
+    /// Consecutive entities of one store move together, which makes a batch faster than a
+    /// loop of `remove`.
     ///
     /// An entity `remove` would refuse (dead, stale, or without a `C`) is skipped and
     /// unchanged; the others are still removed, and the first refusal is returned once every
@@ -116,9 +121,11 @@ impl<M: WorldModel> World<M> {
         first_error.map_or(Ok(()), Err)
     }
 
-    /// The run of `entities` from the first along the declared move that removes `C` from
-    /// its store, if there is one, appending the values to `removed` (which has room for one
-    /// per entity); returns how many entities it moved.
+    /// The run of `entities` from the first along the move that removes `C` from its store
+    /// (declared, or else the edge to a dynamic store), appending the values to `removed`
+    /// (which has room for one per entity); `None` when the first goes one by one (a sparse
+    /// `C`, a dead entity, one without a `C`, a strict world's undeclared set); else how many
+    /// entities moved.
     #[inline]
     fn remove_run<C: ComponentOf<M>>(
         &mut self,
@@ -130,12 +137,15 @@ impl<M: WorldModel> World<M> {
         }
         let entity = *entities.first()?;
         let loc = self.locations.locate(entity)?;
-        if loc.store as usize >= self.declared() {
-            return None;
+        let declared = if (loc.store as usize) < self.declared() {
+            self.tables.remove_move(loc.store, C::ID)
+        } else {
+            None
+        };
+        if declared.is_none() {
+            self.slot_index(loc.store, C::ID)?;
         }
-        let t = self.tables.remove_move(loc.store, C::ID)?;
         assert!(removed.capacity() - removed.len() >= entities.len());
-        self.stores[t.to as usize].reserve(1);
         // SAFETY: within the capacity (asserted above): room for a value per entity.
         let out = unsafe { removed.as_mut_ptr().add(removed.len()) };
         let batch = MoveBatch::new(
@@ -145,19 +155,17 @@ impl<M: WorldModel> World<M> {
             size_of::<C>(),
             entities.len(),
         );
-        // SAFETY: `t` removes component C::ID from `loc.store`, where the first entity lives
-        // at `loc`; the target has room for a row; the entities are readable, and the move
-        // writes each removed C into the next slot of `removed`'s spare room.
-        let n = unsafe {
-            (t.run)(
-                self.stores.as_mut_ptr(),
-                &mut self.locations,
-                entity,
-                loc,
-                out.cast(),
-                C::ID,
-                Some(&batch),
-            )
+        let n = match declared {
+            // SAFETY: `t` removes component C::ID from `loc.store`, where the first entity
+            // lives at `loc`; the entities are readable, and the move writes each removed C
+            // into the next slot of `removed`'s room.
+            Some(t) => unsafe { self.move_entity(entity, loc, t, C::ID, out.cast(), Some(&batch)) },
+            None => {
+                let edge = self.edge(loc.store, C::ID)?;
+                // SAFETY: the edge removes C::ID from `loc.store` (the entity has it, checked
+                // above), where the first entity lives at `loc`; as above for the batch.
+                unsafe { self.move_along(entity, loc, edge, out.cast(), Some(&batch)) }
+            }
         };
         // SAFETY: the move wrote `n` values into the room after the length.
         unsafe { removed.set_len(removed.len() + n) };

@@ -241,7 +241,7 @@ impl<M: WorldModel> World<M> {
     /// neighbouring set is not declared), made on first use; its index. `None` in a strict
     /// world when the target set is not declared.
     #[inline]
-    fn edge(&mut self, from: u32, c: u32) -> Option<u32> {
+    pub(crate) fn edge(&mut self, from: u32, c: u32) -> Option<u32> {
         let key = edge_key(from, c);
         match self.dynamic.find(key) {
             Some(i) => Some(i),
@@ -273,32 +273,41 @@ impl<M: WorldModel> World<M> {
     }
 
     /// Moves `entity` from `loc` along edge `i` (see [`MoveFn`](crate::model::tables::MoveFn) for
-    /// `value`), and records the move in the dynamic stores' usage.
+    /// `value`), and with a `batch`, each next item of it while its entity lives in the same
+    /// store and the target has room; records the moves in the dynamic stores' usage and
+    /// returns how many items moved.
     ///
     /// # Safety
     /// Edge `i` is an edge of `loc.store`, the live location of `entity`; `value` points to an
     /// owned value of the inserted component (which the caller then treats as moved), or to
-    /// room for the removed one (which the caller then owns).
+    /// room for the removed one (which the caller then owns); a batch is as `MoveFn` says, its
+    /// first item `entity` and `value`.
     #[inline]
-    unsafe fn move_along(&mut self, entity: Entity, loc: Location, i: u32, value: *mut u8) {
+    pub(crate) unsafe fn move_along(
+        &mut self,
+        entity: Entity,
+        loc: Location,
+        i: u32,
+        value: *mut u8,
+        batch: Option<&crate::world::moves::MoveBatch>,
+    ) -> usize {
         let Dynamic { edges, usage, .. } = &mut self.dynamic;
         let edge = &edges[i as usize];
         let to = edge.edge.to;
         debug_assert_ne!(loc.store, to);
         // Room first: nothing may fail once values start to move.
-        let target = &mut self.stores[to as usize];
-        target.reserve(1);
-        let rows = target.len() + 1;
+        self.stores[to as usize].reserve(1);
         // SAFETY: the edge was made from the two stores' slots (`Edge::between`) for a move of
         // its component from `loc.store`, where `entity` lives; the target has room for a row;
-        // `value` is as the caller guarantees.
-        unsafe {
-            crate::__private::move_row(
+        // `value` and the batch are as the caller guarantees.
+        let moved = unsafe {
+            crate::__private::move_rows(
                 self.stores.as_mut_ptr(),
                 &mut self.locations,
                 entity,
                 loc,
                 value,
+                batch,
                 [loc.store, to],
                 &edge.edge.carried,
                 edge.edge.from_width(),
@@ -306,13 +315,14 @@ impl<M: WorldModel> World<M> {
             )
         };
         if let Some(k) = edge.from_dynamic {
-            usage[k as usize].moves += 1;
+            usage[k as usize].moves += moved as u64;
         }
         if let Some(k) = edge.to_dynamic {
             let u = &mut usage[k as usize];
-            u.moves += 1;
-            u.peak = u.peak.max(rows);
+            u.moves += moved as u64;
+            u.peak = u.peak.max(self.stores[to as usize].len());
         }
+        moved
     }
 
     /// Inserts `value` (of component `c`, at `value`) into the entity at `loc`, which lacks
@@ -333,7 +343,7 @@ impl<M: WorldModel> World<M> {
         };
         // SAFETY: edge `i` is the move of `c` from `loc.store`; `value` as the caller
         // guarantees.
-        unsafe { self.move_along(entity, loc, i, value) };
+        unsafe { self.move_along(entity, loc, i, value, None) };
         Ok(())
     }
 
@@ -355,7 +365,7 @@ impl<M: WorldModel> World<M> {
         };
         // SAFETY: edge `i` is the move of `c` from `loc.store`; `value` as the caller
         // guarantees.
-        unsafe { self.move_along(entity, loc, i, value) };
+        unsafe { self.move_along(entity, loc, i, value, None) };
         Ok(())
     }
 

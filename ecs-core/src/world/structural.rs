@@ -4,6 +4,7 @@
 //! component, no lookup per component. It is written once here instead of once per
 //! (component, signature) pair in the generated code.
 
+use super::moves::MoveBatch;
 use super::{Change, Location, World, WorldError};
 use crate::entity::Entity;
 use crate::model::{ComponentOf, MoveRef, WorldModel};
@@ -105,7 +106,14 @@ impl<M: WorldModel> World<M> {
                     // SAFETY: `t` adds component C::ID, and `value` is a C, moved into the
                     // target store by the call and never used or dropped here again.
                     unsafe {
-                        self.move_entity(entity, loc, t, C::ID, (&mut *value as *mut C).cast())
+                        self.move_entity(
+                            entity,
+                            loc,
+                            t,
+                            C::ID,
+                            (&mut *value as *mut C).cast(),
+                            None,
+                        )
                     };
                     return Ok(None);
                 }
@@ -190,7 +198,7 @@ impl<M: WorldModel> World<M> {
             if let Some(t) = self.tables.remove_move(loc.store, c) {
                 // SAFETY: `t` removes component c from the entity's store; the move writes the
                 // removed value into `value` (the caller's room).
-                unsafe { self.move_entity(entity, loc, t, c, value) };
+                unsafe { self.move_entity(entity, loc, t, c, value, None) };
                 return Ok(());
             }
         }
@@ -255,7 +263,7 @@ impl<M: WorldModel> World<M> {
         let moved = unsafe {
             match declared {
                 Some(t) => {
-                    self.move_entity(entity, loc, t, c, raw.cast::<u8>());
+                    self.move_entity(entity, loc, t, c, raw.cast::<u8>(), None);
                     Ok(())
                 }
                 None => self.insert_undeclared(entity, loc, c, raw.cast::<u8>()),
@@ -304,28 +312,31 @@ impl<M: WorldModel> World<M> {
     /// benchmark): one indirect call to a move with static types and constant store ids, found
     /// in the (store, component) entry itself. The whole move runs inside that call, so that
     /// nothing here stays live across it: with the ids and locations updated here after the
-    /// call, its registers were spilled and reloaded, which made a move 1.3× slower.
+    /// call, its registers were spilled and reloaded, which made a move 1.3× slower. With a
+    /// `batch` (whose first item is `entity` and `value`), the move goes on with each next item
+    /// while its entity lives in the same store; returns how many items moved.
     ///
     /// # Safety
     /// `t` is the move of component `c` from `loc.store`; for an insert `value` points to an
     /// owned value of the inserted component, which the caller then treats as moved; for a
     /// remove it points to room for the removed component's value, which the caller then
-    /// owns.
+    /// owns; a batch is as [`MoveFn`](crate::model::tables::MoveFn) says.
     #[inline(always)]
-    unsafe fn move_entity(
+    pub(super) unsafe fn move_entity(
         &mut self,
         entity: Entity,
         loc: Location,
         t: MoveRef<'_>,
         c: u32,
         value: *mut u8,
-    ) {
+        batch: Option<&MoveBatch>,
+    ) -> usize {
         debug_assert!(loc.store != t.to);
         // Room first, here rather than in the move, which then calls nothing and saves no
         // registers: nothing may fail once values start to move.
         self.stores[t.to as usize].reserve(1);
-        // SAFETY: `t` is a move from `loc.store`, the live location of `entity`; `value` is as
-        // the caller guarantees (the `MoveFn` contract).
+        // SAFETY: `t` is a move from `loc.store`, the live location of `entity`; `value` and
+        // the batch are as the caller guarantees (the `MoveFn` contract).
         unsafe {
             (t.run)(
                 self.stores.as_mut_ptr(),
@@ -334,9 +345,9 @@ impl<M: WorldModel> World<M> {
                 loc,
                 value,
                 c,
-                None,
+                batch,
             )
-        };
+        }
     }
 
     #[cold]

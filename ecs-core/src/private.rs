@@ -115,8 +115,8 @@ pub fn run_once<'e>(entities: &'e EntityManager, body: impl FnOnce(&mut Commands
 
 // The tables a generated world describes itself with, and the types its moves name.
 pub use crate::model::tables::{
-    column_slots, column_types, sub_slice, ComponentInfo, CopyOp, Edge, MoveFn, MoveRef, Slot,
-    StoreInfo, SystemInfo, Tables, Transition, TypedMove, GAINED,
+    column_slots, column_types, sub_slice, ComponentInfo, CopyOp, Edge, MoveBatch, MoveFn, MoveRef,
+    Slot, StoreInfo, SystemInfo, Tables, Transition, TypedMove, GAINED,
 };
 pub use crate::storage::{ColumnType, Store};
 // World states: what an opted-in world's generated code names.
@@ -126,7 +126,7 @@ pub use crate::state::ops::{
 };
 pub use crate::world::locations::{EntityLocations, Location};
 pub(crate) use crate::world::moves::{erased_body, erased_move};
-pub use crate::world::moves::{move_row, move_rows, MoveBatch, RowMove};
+pub use crate::world::moves::{move_row, move_rows, RowMove};
 
 use crate::entity::{Entity, EntityManager};
 use crate::model::WorldModel;

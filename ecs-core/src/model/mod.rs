@@ -19,7 +19,7 @@ use crate::Component;
 pub(crate) mod tables;
 
 pub(crate) use tables::{
-    ComponentInfo, Edge, MoveRef, Slot, StoreInfo, SystemInfo, Tables, TypedMove,
+    ComponentInfo, Edge, MoveBatch, MoveRef, Slot, StoreInfo, SystemInfo, Tables, TypedMove,
 };
 
 /// The static description of a generated world. Implemented by generated code only.

@@ -9,7 +9,6 @@ use crate::set::AnyComponentBits;
 use crate::stats::Layout;
 use crate::storage::ColumnType;
 use crate::storage::Store;
-use crate::world::moves::MoveBatch;
 use crate::world::{EntityLocations, Location};
 use rustc_hash::FxHashMap;
 use std::any::TypeId;
@@ -167,6 +166,70 @@ pub type MoveFn = unsafe fn(
     component: u32,
     batch: Option<&MoveBatch>,
 ) -> usize;
+
+/// The items of one move call: item `i`'s entity is at `entities + i * entity_stride`, and its
+/// value at `values + i * value_stride` (the value to insert, or room for the removed one).
+/// Strides let a batch read the entities and values of `(Entity, C)` pairs in place, or an
+/// entity slice beside an output buffer. Made only inside the crate; a generated move passes it
+/// on to [`move_rows`](crate::__private::move_rows).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct MoveBatch {
+    entities: *const u8,
+    entity_stride: usize,
+    values: *mut u8,
+    value_stride: usize,
+    len: usize,
+}
+
+impl MoveBatch {
+    /// `len` items (at least one) laid out as the type's description says; the pointers are
+    /// only read or written by a move, under its contract.
+    #[inline]
+    pub(crate) fn new(
+        entities: *const Entity,
+        entity_stride: usize,
+        values: *mut u8,
+        value_stride: usize,
+        len: usize,
+    ) -> Self {
+        debug_assert!(len > 0);
+        MoveBatch {
+            entities: entities.cast(),
+            entity_stride,
+            values,
+            value_stride,
+            len,
+        }
+    }
+
+    /// Item `i`'s entity.
+    ///
+    /// # Safety
+    /// `i < len`, and the batch's entities are readable (the move's contract).
+    #[inline(always)]
+    pub(crate) unsafe fn entity(&self, i: usize) -> Entity {
+        // SAFETY: item `i` exists and its entity is readable (the caller).
+        unsafe {
+            self.entities
+                .add(i * self.entity_stride)
+                .cast::<Entity>()
+                .read_unaligned()
+        }
+    }
+
+    /// How many items.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Where item `i`'s value is.
+    #[inline(always)]
+    pub(crate) fn value(&self, i: usize) -> *mut u8 {
+        self.values.wrapping_add(i * self.value_stride)
+    }
+}
 
 /// A [`MoveFn`] for the transition from store `from` when `component` is inserted or removed.
 #[derive(Clone, Copy, Debug)]

@@ -4,9 +4,9 @@
 //! row's body in a loop ([`move_rows`](super::moves::move_rows)): the transition lookup, the
 //! indirect call and its register saves are paid once per run instead of once per entity.
 
-use super::moves::MoveBatch;
 use super::{World, WorldError};
 use crate::entity::Entity;
+use crate::model::MoveBatch;
 use crate::model::{ComponentOf, WorldModel};
 use std::mem::size_of;
 

@@ -27,7 +27,7 @@
 
 use super::{Change, Location, World, WorldError};
 use crate::entity::Entity;
-use crate::model::{Edge, Slot, StoreInfo, WorldModel};
+use crate::model::{Edge, MoveBatch, Slot, StoreInfo, WorldModel};
 use crate::plural::count;
 use crate::rules::matches;
 use crate::set::AnyComponentBits;
@@ -289,7 +289,7 @@ impl<M: WorldModel> World<M> {
         loc: Location,
         i: u32,
         value: *mut u8,
-        batch: Option<&crate::world::moves::MoveBatch>,
+        batch: Option<&MoveBatch>,
     ) -> usize {
         let Dynamic { edges, usage, .. } = &mut self.dynamic;
         let edge = &edges[i as usize];

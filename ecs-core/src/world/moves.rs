@@ -1,11 +1,11 @@
 //! The moves' shared half: what every insert/remove move does around its values, written once.
 //! A generated typed move (one per declared transition) names only its stores, slots and
 //! types, and [`move_rows`] does the rest; the byte-wise [`erased_move`] serves every other
-//! transition. A move takes a [`MoveBatch`]: consecutive entities of one store that gain or
+//! transition. A move may take a [`MoveBatch`]: consecutive entities of one store that gain or
 //! lose the same component move in one call, one row after another, each row's body inlined.
 
 use crate::entity::Entity;
-use crate::model::tables::Edge;
+use crate::model::tables::{Edge, MoveBatch};
 use crate::model::WorldModel;
 use crate::storage::{copy_bytes, Store};
 use crate::world::locations::{EntityLocations, Location};
@@ -158,64 +158,6 @@ impl RowMove<'_> {
     }
 }
 
-/// The items of one move call: item `i`'s entity is at `entities + i * entity_stride`, and its
-/// value at `values + i * value_stride` (the value to insert, or room for the removed one).
-/// Strides let a batch read the entities and values of `(Entity, C)` pairs in place, or an
-/// entity slice beside an output buffer. Made only inside the crate; a generated move passes it
-/// on to [`move_rows`].
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug)]
-pub struct MoveBatch {
-    entities: *const u8,
-    entity_stride: usize,
-    values: *mut u8,
-    value_stride: usize,
-    len: usize,
-}
-
-impl MoveBatch {
-    /// `len` items (at least one) laid out as the type's description says; the pointers are
-    /// only read or written by a move, under its contract.
-    #[inline]
-    pub(crate) fn new(
-        entities: *const Entity,
-        entity_stride: usize,
-        values: *mut u8,
-        value_stride: usize,
-        len: usize,
-    ) -> Self {
-        debug_assert!(len > 0);
-        MoveBatch {
-            entities: entities.cast(),
-            entity_stride,
-            values,
-            value_stride,
-            len,
-        }
-    }
-
-    /// Item `i`'s entity.
-    ///
-    /// # Safety
-    /// `i < len`, and the batch's entities are readable (the move's contract).
-    #[inline(always)]
-    unsafe fn entity(&self, i: usize) -> Entity {
-        // SAFETY: item `i` exists and its entity is readable (the caller).
-        unsafe {
-            self.entities
-                .add(i * self.entity_stride)
-                .cast::<Entity>()
-                .read_unaligned()
-        }
-    }
-
-    /// Where item `i`'s value is.
-    #[inline(always)]
-    fn value(&self, i: usize) -> *mut u8 {
-        self.values.wrapping_add(i * self.value_stride)
-    }
-}
-
 /// Every move of one [`MoveFn`](crate::model::tables::MoveFn) call: without a batch, the one
 /// row of `entity` at `loc` (with its value at `value`); with one, [`move_row`] for the batch's
 /// first item (at `loc`), then for each next item while its entity is live in the same source
@@ -277,7 +219,7 @@ pub unsafe fn move_rows(
             )
         };
         i += 1;
-        if i == batch.len {
+        if i == batch.len() {
             return i;
         }
         // SAFETY: `i < len`.

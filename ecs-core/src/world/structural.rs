@@ -4,9 +4,9 @@
 //! component, no lookup per component. It is written once here instead of once per
 //! (component, signature) pair in the generated code.
 
-use super::moves::MoveBatch;
 use super::{Change, Location, World, WorldError};
 use crate::entity::Entity;
+use crate::model::MoveBatch;
 use crate::model::{ComponentOf, MoveRef, WorldModel};
 use crate::set::AnyComponentBits;
 use crate::storage::Column;

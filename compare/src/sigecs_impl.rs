@@ -228,6 +228,17 @@ fn add_remove_world(n: usize) -> (ar::World, Vec<Entity>) {
     (world, entities)
 }
 
+/// What add_remove observes when `B` moves between declared signatures: every `A` and `B`.
+fn declared_observation(world: &ar::World) -> Observation {
+    assert!(
+        world.undeclared().is_empty(),
+        "B moves between declared signatures only"
+    );
+    let a: Vec<f64> = world.query::<&ar::A>().map(|a| a.0 as f64).collect();
+    let b: Vec<f64> = world.query::<&ar::B>().map(|b| b.0 as f64).collect();
+    add_remove_observation(a, b)
+}
+
 /// add_remove: `insert` and `remove` of `B` between the two declared signatures `JustA` and
 /// `AWithB`, through the generated transition table.
 pub struct AddRemove {
@@ -247,13 +258,7 @@ impl Workload for AddRemove {
     }
 
     fn observe(&mut self) -> Observation {
-        assert!(
-            self.world.undeclared().is_empty(),
-            "B moves between declared signatures only"
-        );
-        let a: Vec<f64> = self.world.query::<&ar::A>().map(|a| a.0 as f64).collect();
-        let b: Vec<f64> = self.world.query::<&ar::B>().map(|b| b.0 as f64).collect();
-        add_remove_observation(a, b)
+        declared_observation(&self.world)
     }
 }
 
@@ -297,13 +302,7 @@ impl Workload for AddRemoveBatch {
     }
 
     fn observe(&mut self) -> Observation {
-        assert!(
-            self.world.undeclared().is_empty(),
-            "B moves between declared signatures only"
-        );
-        let a: Vec<f64> = self.world.query::<&ar::A>().map(|a| a.0 as f64).collect();
-        let b: Vec<f64> = self.world.query::<&ar::B>().map(|b| b.0 as f64).collect();
-        add_remove_observation(a, b)
+        declared_observation(&self.world)
     }
 }
 

@@ -130,7 +130,7 @@ pub use crate::world::moves::{move_row, move_rows, RowMove};
 
 use crate::entity::{Entity, EntityManager};
 use crate::model::WorldModel;
-use crate::storage::{field_index, Column, ColumnBase, Watch, HOT_COLUMNS};
+use crate::storage::{column_base, field_index, Column, ColumnBase, Watch, HOT_COLUMNS};
 
 /// A generated pass: one system's, or one stage's fused systems, over every store they
 /// match; returns the commands its systems requested, which the runner applies.
@@ -1031,24 +1031,17 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
     #[inline]
     pub fn col<T: Sync + 'static>(&mut self, k: usize) -> &'w [T] {
         self.claim(k, false);
-        let c = self.column::<T>(k);
+        // The column's type check (or, trusted, its debug check).
+        self.column::<T>(k);
         // SAFETY: the column holds `len` initialised T (store invariant; the type checked by
         // `column`, or promised to `StoresMut::trusted` by a trusted view's maker); no
         // mutable slice of it was handed out (checked), and the store's `&'w mut` borrow held
         // by the pass excludes every other access.
-        unsafe { std::slice::from_raw_parts(self.base(k, c).cast::<T>(), self.len) }
-    }
-
-    /// Column `k`'s data address, from the store's hot bases for its first columns (no read
-    /// of the column array, which a pass over many small stores pays for each store).
-    #[inline(always)]
-    fn base(&self, k: usize, c: &Column) -> *mut u8 {
-        match self.bases.get(k) {
-            Some(b) => {
-                debug_assert_eq!(b.get(), c.base(), "column {k}'s hot base is stale");
-                b.get()
-            }
-            None => c.base(),
+        unsafe {
+            std::slice::from_raw_parts(
+                column_base(self.bases, self.columns, k).cast::<T>(),
+                self.len,
+            )
         }
     }
 
@@ -1064,7 +1057,12 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
         c.mark_written(self.tick);
         // SAFETY: as in `col`; this is the only slice of the column (checked), and the data is
         // a separate allocation from the `Column` struct the shared borrow points at.
-        unsafe { std::slice::from_raw_parts_mut(self.base(k, c).cast::<T>(), self.len) }
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                column_base(self.bases, self.columns, k).cast::<T>(),
+                self.len,
+            )
+        }
     }
 
     /// Column `k` (of a `rows` store's row structs) as a mutable slice of `T`, of which the
@@ -1086,7 +1084,12 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
             c.mark_field(field_index(self.slots, slot), self.tick);
         }
         // SAFETY: as in `col_mut`.
-        unsafe { std::slice::from_raw_parts_mut(self.base(k, c).cast::<T>(), self.len) }
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                column_base(self.bases, self.columns, k).cast::<T>(),
+                self.len,
+            )
+        }
     }
 
     /// Records a borrow of component `c`'s field in the row structs of column `k`.

@@ -15,10 +15,10 @@ pub use column::ColumnType;
 pub(crate) use column::{copy_bytes, Column, RawColumn};
 pub(crate) use sparse::{SparseImage, SparseSet, StagedSet};
 pub use store::Store;
+pub(crate) use store::{column_base, ColumnBase, HOT_COLUMNS};
 pub(crate) use store::{
     field_index, slot_plans, Graveyard, LoadPlan, SlotPlan, Staged, StoreImage,
 };
-pub(crate) use store::{ColumnBase, HOT_COLUMNS};
 pub(crate) use versions::Watch;
 pub use versions::CHUNK;
 pub(crate) use versions::{tick, TICK_BITS};

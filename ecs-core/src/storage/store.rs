@@ -34,11 +34,24 @@ unsafe impl Send for ColumnBase {}
 // SAFETY: as above.
 unsafe impl Sync for ColumnBase {}
 
-impl ColumnBase {
-    /// The address.
-    #[inline(always)]
-    pub(crate) fn get(self) -> *mut u8 {
-        self.0
+/// Column `k`'s data address, from a store's hot `bases` for its first columns (one load, no
+/// read of the column array, which a pass over many small stores pays for each store), else
+/// from the column.
+///
+/// # Panics
+/// When `k` is not a column of `columns` (past the hot bases).
+#[inline(always)]
+pub(crate) fn column_base(
+    bases: &[ColumnBase; HOT_COLUMNS],
+    columns: &[Column],
+    k: usize,
+) -> *mut u8 {
+    match bases.get(k) {
+        Some(b) => {
+            debug_assert_eq!(b.0, columns[k].base(), "column {k}'s hot base is stale");
+            b.0
+        }
+        None => columns[k].base(),
     }
 }
 
@@ -117,6 +130,12 @@ impl Store {
     #[inline(always)]
     pub(crate) fn bases(&self) -> &[ColumnBase; HOT_COLUMNS] {
         &self.bases
+    }
+
+    /// Column `k`'s data address ([`column_base`]).
+    #[inline(always)]
+    pub(crate) fn column_base(&self, k: usize) -> *mut u8 {
+        column_base(&self.bases, &self.columns, k)
     }
 
     /// Do the hot bases match their columns (`check_invariants`)?

@@ -49,15 +49,9 @@ impl<'a> RowMove<'a> {
 /// The column exists and its elements are `T`s.
 #[inline(always)]
 unsafe fn element<T>(store: &Store, col: usize, row: usize) -> *mut T {
-    // The first columns' addresses are in the store itself (its hot bases): one load fewer.
-    let base = match store.bases().get(col) {
-        Some(b) => b.get(),
-        // SAFETY: the column exists (the caller).
-        None => unsafe { store.columns().get_unchecked(col).base() },
-    };
     // `wrapping_add` needs no in-bounds proof, and the callers only dereference rows within
     // the capacity.
-    base.cast::<T>().wrapping_add(row)
+    store.column_base(col).cast::<T>().wrapping_add(row)
 }
 
 /// Address of byte `offset` of row `row`'s element of column `col` of `store`, whose elements

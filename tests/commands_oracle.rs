@@ -957,7 +957,8 @@ fn systems_with_commands_match_the_model_at_any_thread_count() {
 }
 
 /// The stages the test relies on: `tick` shares a stage with `damage`, which reads the
-/// entities it marks; `breed` shares one with `grow`, which reads the children it renames.
+/// entities it marks; `breed` shares one with `grow`, which reads the children it renames;
+/// `drift` runs row by row before `damage` in their stage.
 #[test]
 fn commands_systems_share_stages_with_earlier_readers() {
     let stages: Vec<Vec<&str>> = World::schedule()
@@ -968,8 +969,7 @@ fn commands_systems_share_stages_with_earlier_readers() {
     assert_eq!(
         stages,
         [
-            vec!["drift"],
-            vec!["damage", "tick"],
+            vec!["drift", "damage", "tick"],
             vec!["reap"],
             vec!["grow", "breed"],
             vec!["age"]

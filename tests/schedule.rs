@@ -16,20 +16,24 @@ fn stages_follow_conflicts_and_commands() {
     assert_eq!(
         stages,
         [
-            vec!["advance", "grow", "wear"],
-            vec!["slow"],
+            vec!["advance", "grow", "slow", "wear"],
             vec!["total"],
             vec!["reap"],
             vec!["pull_back", "rust"]
         ],
-        "slow conflicts with advance and grow; total writes a resource, so it runs alone; \
-         reap has commands, so it follows every earlier system and precedes every later one"
+        "slow conflicts with advance and grow but takes only its row: it runs after them row \
+         by row, in their stage; total writes a resource, so it runs alone; reap has commands, \
+         so it follows every earlier system and precedes every later one"
     );
-    assert!(plan.stages[0].parallel);
-    assert!(!plan.stages[2].parallel, "total writes a resource");
+    assert!(plan.stages[0].parallel && plan.stages[0].ordered);
+    assert!(!plan.stages[1].parallel, "total writes a resource");
     assert!(
-        plan.stages[3].parallel,
+        plan.stages[2].parallel,
         "only the resource writer's stage is one-threaded"
+    );
+    assert!(
+        !plan.stages[3].ordered,
+        "pull_back and rust do not conflict"
     );
     let unit = plan.stages[0]
         .stores
@@ -38,13 +42,17 @@ fn stages_follow_conflicts_and_commands() {
         .unwrap();
     assert_eq!(
         unit.1,
-        ["advance", "wear"],
-        "one fused pass runs both systems on Unit rows"
+        ["advance", "slow", "wear"],
+        "one fused pass runs the three systems on Unit rows, in run order"
     );
     let text = plan.to_string();
-    assert!(text.contains("stage 4: pull_back, rust\n"), "{text}");
     assert!(
-        text.contains("stage 2: total (one thread: writes a resource)\n"),
+        text.contains("stage 0: advance, grow, slow, wear (row by row, in this order)\n"),
+        "{text}"
+    );
+    assert!(text.contains("stage 3: pull_back, rust\n"), "{text}");
+    assert!(
+        text.contains("stage 1: total (one thread: writes a resource)\n"),
         "{text}"
     );
 }
@@ -57,6 +65,10 @@ enum Spawn {
     Unit(f32, f32, i32),
     Wreck(i32),
     Weight(f32),
+    /// A mover that also has an `Age`, and one that has a `W` and an `Hp` too: component sets
+    /// no signature declares (dynamic stores), visited by the fused stage's group passes.
+    AgedMover(f32, f32),
+    AgedHeavyUnit(f32, f32, f32, i32),
 }
 
 fn spawn_strategy() -> impl Strategy<Value = Spawn> {
@@ -67,6 +79,9 @@ fn spawn_strategy() -> impl Strategy<Value = Spawn> {
         (f.clone(), -5.0f32..5.0, -2i32..20).prop_map(|(p, v, h)| Spawn::Unit(p, v, h)),
         (-3i32..10).prop_map(Spawn::Wreck),
         (0.0f32..10.0).prop_map(Spawn::Weight),
+        (f.clone(), -5.0f32..5.0).prop_map(|(p, v)| Spawn::AgedMover(p, v)),
+        (f.clone(), -5.0f32..5.0, 0.0f32..10.0, -2i32..20)
+            .prop_map(|(p, v, w, h)| Spawn::AgedHeavyUnit(p, v, w, h)),
     ]
 }
 
@@ -90,6 +105,21 @@ fn build(spawns: &[Spawn]) -> World {
                 age: Age(0),
             }),
             Spawn::Weight(x) => w.spawn(Weight { w: W(x) }),
+            Spawn::AgedMover(p, v) => {
+                let e = w.spawn(Mover { p: P(p), v: V(v) });
+                w.insert(e, Age(1)).unwrap();
+                e
+            }
+            Spawn::AgedHeavyUnit(p, v, x, h) => {
+                let e = w.spawn(Heavy {
+                    p: P(p),
+                    v: V(v),
+                    w: W(x),
+                });
+                w.insert(e, Hp(h)).unwrap();
+                w.insert(e, Age(2)).unwrap();
+                e
+            }
         };
     }
     w

@@ -33,12 +33,8 @@ fn schedule_with_commands_equals_declaration_order() {
     let stages: Vec<&[&str]> = World::schedule().stages.iter().map(|s| s.systems).collect();
     assert_eq!(
         stages,
-        [
-            &["regen"][..],
-            &["take_damage", "expire"][..],
-            &["run_script"][..]
-        ],
-        "expire follows take_damage"
+        [&["regen", "take_damage", "expire"][..], &["run_script"][..]],
+        "expire follows take_damage; regen runs before it row by row"
     );
 }
 

@@ -303,7 +303,8 @@ impl Access {
 ///   thread), and so does a frame-level system (it runs once, not over rows); no other
 ///   system joins such a stage.
 ///
-/// Returns the stage index of each system.
+/// Returns the stage index of each system. (The builder then fuses consecutive stages whose
+/// systems take only their rows: `fusion::fuse_stages`.)
 pub fn place_in_stages(access: &[Access]) -> Vec<usize> {
     let mut stage_of: Vec<usize> = Vec::with_capacity(access.len());
     // Per stage: does it hold an exclusive (resource-writing) system; is it non-empty.
@@ -443,8 +444,11 @@ pub struct Analysis {
     /// Systems in the order `run_all` runs them: declaration order (depth-first at each `mod`
     /// line, as rustc reads the modules), rearranged only as `after(..)`/`before(..)` require.
     pub(crate) systems: Vec<System>,
-    /// System indices per stage, in execution order.
+    /// System indices per stage, in execution order; a stage's systems in run order.
     pub(crate) stages: Vec<Vec<usize>>,
+    /// Per stage, the groups of systems it runs: one when its systems do not conflict, else
+    /// the stages [`fusion::fuse_stages`] fused into it (each row goes through them in order).
+    pub(crate) groups: Vec<Vec<Vec<usize>>>,
     /// Structs of `#[derive(SoaManager)]` managers that levels may hold (kept outside
     /// the stores), sorted by name.
     pub(crate) kept_outside: Vec<KeptOutside>,
@@ -808,6 +812,7 @@ pub fn analyze(scan: &Scan, strict: bool) -> Result<Analysis, Vec<Diagnostic>> {
             events,
             readers,
             systems,
+            groups: stages.iter().map(|stage| vec![stage.clone()]).collect(),
             stages,
             kept_outside,
             strict,
@@ -1441,6 +1446,7 @@ mod tests {
 
 #[cfg(test)]
 mod conflict_oracle;
+pub(crate) mod fusion;
 mod order;
 mod report;
 pub use report::{AnalyzedComponent, AnalyzedSignature, AnalyzedSystem};

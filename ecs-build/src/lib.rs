@@ -243,6 +243,7 @@ impl Builder {
         let mut analysis =
             analyze::analyze(&scanned, strict).map_err(|diagnostics| BuildError { diagnostics })?;
         analysis.rollback = self.rollback;
+        analyze::fusion::fuse_stages(&mut analysis, self.table_from);
         Ok((analysis, scanned.read))
     }
 

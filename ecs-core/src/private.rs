@@ -146,6 +146,26 @@ pub fn run_one<M: WorldModel>(
     world.apply_commands(pending)
 }
 
+/// Runs a stage whose systems conflict, in an open world: `declared`, its pass over the
+/// declared stores (each row through every system in run order), then when the world has
+/// dynamic stores each of `groups`, the pass of a group of its systems that do not conflict
+/// over the dynamic stores, in order. Returns their commands in that order, which is the
+/// order the stage's systems gave them in (only the last group can have a system with
+/// `Commands`, and a pass gives its declared stores' commands before its dynamic stores').
+pub fn run_groups<M: WorldModel>(
+    world: &mut crate::World<M>,
+    declared: PassFn<M>,
+    groups: &[PassFn<M>],
+) -> Pending {
+    let mut pending = declared(world);
+    if world.has_dynamic_stores() {
+        for group in groups {
+            pending.0.extend(group(world).0);
+        }
+    }
+    pending
+}
+
 /// Runs `passes` in order (every system, or every stage) as one frame: starts the frame for
 /// the events, then runs each pass and applies its commands before the next runs; collects
 /// the commands that could not be applied.

@@ -21,6 +21,11 @@
 //! cuts the parts into jobs for rayon's pool. So a generated pass is its types, its bindings
 //! and its loops.
 //!
+//! A stage whose systems conflict (stages fused by `analyze::fusion`) runs each row through
+//! them in order in one pass over its declared stores; in an open world its dynamic stores
+//! then go through one pass per group of systems that do not conflict ([`fused_stage`]),
+//! since a dynamic store's part is taken per system.
+//!
 //! Two kinds of system have passes of another form: a frame-level system is called once
 //! ([`frame_pass`]), and a system whose components are all sparse walks the packed values of
 //! its lead component's sparse set, one slice cut into jobs like a store ([`walk_pass`]).
@@ -46,7 +51,16 @@ pub(super) fn generate(model: &Analysis, table_from: usize) -> TokenStream {
             };
         }
         let d = doc(format!("The pass of system `{name}`."));
-        pass(model, &[i], system_fn(i), d, i, table_from, None)
+        pass(
+            model,
+            &[i],
+            system_fn(i),
+            d,
+            i,
+            table_from,
+            None,
+            Visit::All,
+        )
     });
     // A stage of one system runs that system's pass (see `stage_fn`).
     let stages = model
@@ -65,17 +79,118 @@ pub(super) fn generate(model: &Analysis, table_from: usize) -> TokenStream {
                 names.join(", ")
             ));
             let hosting = hosts.iter().any(|h| h.is_some_and(|(host, _)| host == k));
+            let index = model.systems.len() + fused;
+            let groups = &model.groups[k];
+            let name = stage_fn(model, k);
+            match (groups.len(), model.strict) {
+                (1, _) => {
+                    let host = hosting.then(|| stage_for(k));
+                    pass(model, stage, name, d, index, table_from, host, Visit::All)
+                }
+                (_, true) => pass(
+                    model,
+                    stage,
+                    name,
+                    d,
+                    index,
+                    table_from,
+                    None,
+                    Visit::Declared,
+                ),
+                (_, false) => fused_stage(model, k, d, index, table_from),
+            }
+        });
+    let mut next = pass_count(model) - dynamic_group_passes(model);
+    let groups = (0..model.stages.len())
+        .filter(|&k| model.stages[k].len() > 1 && model.groups[k].len() > 1 && !model.strict)
+        .flat_map(|k| (0..model.groups[k].len()).map(move |g| (k, g)))
+        .map(|(k, g)| {
+            let d = doc(format!(
+                "Group {g} of stage {k} over the dynamic stores its systems match."
+            ));
+            next += 1;
+            let systems = &model.groups[k][g];
             pass(
                 model,
-                stage,
-                stage_fn(model, k),
+                systems,
+                group_fn(k, g),
                 d,
-                model.systems.len() + fused,
+                next - 1,
                 table_from,
-                hosting.then(|| stage_for(k)),
+                None,
+                Visit::Dynamic,
             )
         });
-    quote!(#(#systems)* #(#stages)*)
+    let groups: Vec<TokenStream> = groups.collect();
+    quote!(#(#systems)* #(#stages)* #(#groups)*)
+}
+
+/// Which stores a pass visits.
+#[derive(Clone, Copy, PartialEq)]
+enum Visit {
+    /// The declared stores, then in an open world the dynamic ones.
+    All,
+    /// The declared stores only.
+    Declared,
+    /// The dynamic stores only.
+    Dynamic,
+}
+
+/// The pass function of group `g` of fused stage `k` over the dynamic stores.
+fn group_fn(k: usize, g: usize) -> Ident {
+    format_ident!("stage_{}_group_{}", k, g)
+}
+
+/// The pass function of fused stage `k` over its declared stores.
+fn rows_fn(k: usize) -> Ident {
+    format_ident!("stage_{}_declared", k)
+}
+
+/// The passes over dynamic stores of the groups of an open world's stages whose systems
+/// conflict ([`fused_stage`]).
+fn dynamic_group_passes(model: &Analysis) -> usize {
+    if model.strict {
+        return 0;
+    }
+    (0..model.stages.len())
+        .filter(|&k| model.stages[k].len() > 1 && model.groups[k].len() > 1)
+        .map(|k| model.groups[k].len())
+        .sum()
+}
+
+/// An open world's stage whose systems conflict (stages fused by
+/// `analyze::fusion::fuse_stages`): one pass over the declared stores in which each row goes
+/// through every system in run order, then each group's pass over the dynamic stores, group
+/// after group. A dynamic store's part is taken per system, so systems that conflict cannot
+/// share a pass over it; a group's systems never conflict.
+fn fused_stage(
+    model: &Analysis,
+    k: usize,
+    d: TokenStream,
+    index: usize,
+    table_from: usize,
+) -> TokenStream {
+    let stage = &model.stages[k];
+    let (name, rows) = (stage_fn(model, k), rows_fn(k));
+    let groups = (0..model.groups[k].len()).map(|g| group_fn(k, g));
+    let rows_doc = doc(format!("Stage {k} over its declared stores."));
+    let declared = pass(
+        model,
+        stage,
+        rows.clone(),
+        rows_doc,
+        index,
+        table_from,
+        None,
+        Visit::Declared,
+    );
+    quote! {
+        #d
+        fn #name(world: &mut ::sigecs::World<Model>) -> ::sigecs::__private::Pending {
+            ::sigecs::__private::run_groups(world, #rows, &[#(#groups),*])
+        }
+        #declared
+    }
 }
 
 /// The pass function of fused stage `k` that takes which of its systems to run alone.
@@ -94,7 +209,7 @@ fn stage_for(k: usize) -> Ident {
 fn hosts(model: &Analysis, table_from: usize) -> Vec<Option<(usize, usize)>> {
     let mut hosts = vec![None; model.systems.len()];
     for (k, stage) in model.stages.iter().enumerate() {
-        if stage.len() < 2 {
+        if stage.len() < 2 || model.groups[k].len() > 1 {
             continue;
         }
         let stores = (0..model.signatures.len())
@@ -156,16 +271,21 @@ enum Take {
 /// of a line of code per store (see `docs/build-scale.md` for the measurements behind it).
 pub const TABLE_FROM: usize = 32;
 
-/// The number of pass functions: one per system, one per stage that fuses several.
+/// The number of pass functions: one per system, one per stage that fuses several, and one
+/// per group of an open world's stage whose systems conflict ([`fused_stage`]).
 pub(super) fn pass_count(model: &Analysis) -> usize {
-    model.systems.len() + model.stages.iter().filter(|s| s.len() > 1).count()
+    model.systems.len()
+        + model.stages.iter().filter(|s| s.len() > 1).count()
+        + dynamic_group_passes(model)
 }
 
 /// The pass function running `systems` (in declaration order) over every store any of them
 /// matches; `index` is its place in the world's record of pass costs. A pass over
 /// `table_from` stores or more reaches them through a table ([`table_form`]), a smaller one
 /// with a line per store ([`per_store_form`]). With `host`, the pass is that function, which
-/// takes which system to run alone ([`hosts`]), and `name` runs it for all. The pass's `Part`
+/// takes which system to run alone ([`hosts`]), and `name` runs it for all. `visit` says
+/// which stores it visits; only a pass over all of them, whose systems do not conflict, may
+/// use a table. The pass's `Part`
 /// enum and its `PassParts` impl are written by `sigecs::__pass!` from the part types, the
 /// constants and the column takes given here; the pass itself is its bindings and its loops.
 #[allow(clippy::too_many_arguments)]
@@ -177,6 +297,7 @@ fn pass(
     index: usize,
     table_from: usize,
     host: Option<Ident>,
+    visit: Visit,
 ) -> TokenStream {
     if let [only] = systems {
         if model.systems[*only].frame() {
@@ -188,9 +309,10 @@ fn pass(
     }
     let stores: Vec<usize> = (0..model.signatures.len())
         .filter(|s| {
-            systems
-                .iter()
-                .any(|&i| model.systems[i].matches.contains(s))
+            visit != Visit::Dynamic
+                && systems
+                    .iter()
+                    .any(|&i| model.systems[i].matches.contains(s))
         })
         .collect();
     // A change-filtered system runs alone in its pass and visits only the changed chunks.
@@ -198,7 +320,9 @@ fn pass(
         [only] if model.systems[*only].access.filtered => Some(*only),
         _ => None,
     };
-    let table = stores.len() >= table_from;
+    // A table takes each store once per system: only for a pass whose systems do not
+    // conflict (whatever `table_from` the stages were fused with), over declared stores.
+    let table = visit == Visit::All && stores.len() >= table_from;
     let mut shapes = shapes(model, systems, &stores, table, filtered);
     let (static_table, each) = if table {
         let systems = if host.is_some() {
@@ -221,7 +345,7 @@ fn pass(
     // An open world's pass also visits the dynamic stores its systems match: one part per
     // system (a typed loop over columns taken by component id), after the declared stores;
     // `sigecs` walks them (`PassStores`), the pass says how a part is taken.
-    let dynamic = if model.strict {
+    let dynamic = if model.strict || visit == Visit::Declared {
         quote!()
     } else {
         consts.extend(dynamic_constants(model, systems, filtered));
@@ -274,8 +398,9 @@ struct PassShapes {
 /// What each part of a store runs: in a `table`, a store of a fused stage has a part per
 /// system (the same store once for each, in a row), so its shapes are its systems' (a few
 /// each) and not one per combination of systems (nearly one per store in a large stage). The
-/// systems of a stage never write what another reads, so running them one after the other
-/// over a store gives what running them row by row does. In a table a `rows` store's
+/// systems of a table's stage never write what another reads (a stage whose systems conflict
+/// never takes a table), so running them one after the other over a store gives what running
+/// them row by row does. In a table a `rows` store's
 /// components are taken as fields of its row structs (strided views), so that it shares the
 /// shape of every store holding the same components instead of being one of its own.
 fn shapes(
@@ -1082,11 +1207,14 @@ fn call(model: &Analysis, index: usize, store: usize, sources: &[Source]) -> Tok
             let by_binding = sig.layout == LayoutDecl::Columns || sources.iter().any(|s| s.field);
             let v = match sig.layout {
                 _ if by_binding => {
-                    // Bound by `iter_mut` when a system of the pass writes the column (then
-                    // this is its only user), by `iter` otherwise.
+                    // Bound by `iter_mut` when a system of the pass writes the column, by
+                    // `iter` otherwise. In a fused stage a later system may take the same
+                    // value, so a writer's `Option` gets a reborrow (an argument of type
+                    // `&mut` reborrows by itself).
                     let b = value(id);
                     let written = sources.iter().any(|s| s.binding == b && s.mutable);
                     match (mutable, written) {
+                        (true, _) if optional => quote!(&mut *#b),
                         (true, _) | (false, false) => quote!(#b),
                         (false, true) => quote!(&*#b),
                     }

@@ -342,7 +342,7 @@ fn column_types(analysis: &Analysis, sig: &Signature) -> Vec<TokenStream> {
 
 /// The schedule as a static `Schedule` value.
 fn schedule(analysis: &Analysis) -> TokenStream {
-    let stages = analysis.stages.iter().map(|stage| {
+    let stages = analysis.stages.iter().enumerate().map(|(k, stage)| {
         let names: Vec<String> = stage
             .iter()
             .map(|&i| name(&analysis.systems[i].ident))
@@ -368,7 +368,8 @@ fn schedule(analysis: &Analysis) -> TokenStream {
         let parallel = !stage.iter().any(|&i| analysis.systems[i].sequential());
         let frame = stage.iter().any(|&i| analysis.systems[i].frame());
         let spawns = stage.iter().any(|&i| analysis.systems[i].spawns);
-        quote!(::sigecs::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], walks: #walks, parallel: #parallel, frame: #frame, spawns: #spawns })
+        let ordered = analysis.groups[k].len() > 1;
+        quote!(::sigecs::schedule::Stage { systems: &[#(#names),*], stores: &[#(#stores),*], walks: #walks, parallel: #parallel, frame: #frame, spawns: #spawns, ordered: #ordered })
     });
     let order = analysis.systems.iter().map(|s| {
         let (name, at, constraints) = (name(&s.ident), &s.location, &s.constraints);

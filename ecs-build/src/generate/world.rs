@@ -134,9 +134,9 @@ pub(super) fn generate(analysis: &Analysis) -> TokenStream {
                 #end
             }
 
-            /// Runs every system once, stage by stage: systems of a stage share no conflicting
-            /// access and run as one fused pass, split across rayon's pool when large enough;
-            /// commands apply at the end of each stage. Gives the same world as
+            /// Runs every system once, stage by stage: a stage is one fused pass in which each
+            /// row goes through the stage's systems in order, split across rayon's pool when
+            /// large enough; commands apply at the end of each stage. Gives the same world as
             /// [`World::run_all`].
             pub fn run_schedule(&mut self) #ret {
                 let errors = ::sigecs::__private::run_passes(&mut self.0, &STAGE_PASSES);

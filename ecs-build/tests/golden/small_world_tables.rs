@@ -147,7 +147,8 @@ mod sigecs_world {
                 walks: ::core::option::Option::None,
                 parallel: true,
                 frame: false,
-                spawns: false
+                spawns: false,
+                ordered: false
             },
             ::sigecs::schedule::Stage {
                 systems: &["total"],
@@ -155,7 +156,8 @@ mod sigecs_world {
                 walks: ::core::option::Option::None,
                 parallel: false,
                 frame: false,
-                spawns: false
+                spawns: false,
+                ordered: false
             },
             ::sigecs::schedule::Stage {
                 systems: &["rename", "mark"],
@@ -163,7 +165,8 @@ mod sigecs_world {
                 walks: ::core::option::Option::None,
                 parallel: true,
                 frame: false,
-                spawns: false
+                spawns: false,
+                ordered: false
             }
         ]
     };
@@ -410,9 +413,9 @@ mod sigecs_world {
             let errors = ::sigecs::__private::run_passes(&mut self.0, &SYSTEM_PASSES);
             ::sigecs::CommandErrors::into_result(errors)
         }
-        /// Runs every system once, stage by stage: systems of a stage share no conflicting
-        /// access and run as one fused pass, split across rayon's pool when large enough;
-        /// commands apply at the end of each stage. Gives the same world as
+        /// Runs every system once, stage by stage: a stage is one fused pass in which each
+        /// row goes through the stage's systems in order, split across rayon's pool when
+        /// large enough; commands apply at the end of each stage. Gives the same world as
         /// [`World::run_all`].
         pub fn run_schedule(&mut self) -> ::core::result::Result<(), ::sigecs::CommandErrors> {
             let errors = ::sigecs::__private::run_passes(&mut self.0, &STAGE_PASSES);

@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-/// One stage of a generated schedule: systems that share no conflicting access, run as one
-/// fused pass over the stores they visit.
+/// One stage of a generated schedule: systems run as one fused pass over the stores they
+/// visit, each row going through them in the listed order (their run order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stage {
     /// The stage's systems, in declaration order.
@@ -22,6 +22,10 @@ pub struct Stage {
     /// True when one of its systems may spawn through `Commands`: in a deterministic world
     /// (see [`crate::World::set_deterministic`]) the stage runs on one thread.
     pub spawns: bool,
+    /// True when some of its systems conflict (one writes what a later one reads or writes).
+    /// They take only their row's components and read-only resources, so a row going
+    /// through them in order gets what running them one after the other over all rows gives.
+    pub ordered: bool,
 }
 
 /// The generated schedule: the systems in the order `run_all` runs them, and the stages
@@ -66,6 +70,9 @@ impl fmt::Display for Schedule {
             } else if stage.spawns {
                 notes.push("one thread in a deterministic world: may spawn".to_string());
             }
+            if stage.ordered {
+                notes.push("row by row, in this order".to_string());
+            }
             if !notes.is_empty() {
                 write!(f, " ({})", notes.join("; "))?;
             }
@@ -102,6 +109,7 @@ mod tests {
                     parallel: true,
                     frame: false,
                     spawns: false,
+                    ordered: true,
                 },
                 Stage {
                     systems: &["c"],
@@ -110,6 +118,7 @@ mod tests {
                     parallel: false,
                     frame: false,
                     spawns: false,
+                    ordered: false,
                 },
                 Stage {
                     systems: &["clock"],
@@ -118,6 +127,7 @@ mod tests {
                     parallel: false,
                     frame: true,
                     spawns: false,
+                    ordered: false,
                 },
                 Stage {
                     systems: &["hatch"],
@@ -126,6 +136,7 @@ mod tests {
                     parallel: true,
                     frame: false,
                     spawns: true,
+                    ordered: false,
                 },
                 Stage {
                     systems: &["heal"],
@@ -134,6 +145,7 @@ mod tests {
                     parallel: true,
                     frame: false,
                     spawns: false,
+                    ordered: false,
                 },
             ],
         };
@@ -150,7 +162,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("stage 2: clock (once per run)\n"), "{text}");
-        assert!(text.contains("stage 0: a, b\n"), "{text}");
+        assert!(
+            text.contains("stage 0: a, b (row by row, in this order)\n"),
+            "{text}"
+        );
         assert!(text.ends_with("(a despawn takes the entity's hierarchy subtree along)\n"));
         assert!(text.contains("Body                   a + b"), "{text}");
         assert!(

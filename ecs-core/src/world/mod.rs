@@ -527,6 +527,12 @@ impl<M: WorldModel> World<M> {
         self.locations.locate(entity)
     }
 
+    /// The world has made a store for a component set no signature declares.
+    #[inline]
+    pub(crate) fn has_dynamic_stores(&self) -> bool {
+        self.dynamic.len() > 0
+    }
+
     /// Number of stores, declared and dynamic.
     #[inline]
     pub(crate) fn store_count(&self) -> usize {

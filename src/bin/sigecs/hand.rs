@@ -1,6 +1,6 @@
 //! The floor of the main job's parallel passes: the same systems called by hand over one `Vec`
-//! per component, with the same rows in the same two stages, each stage one fork-join on
-//! rayon's pool. The job runs a frame of it after each of its own, then as long a stretch of
+//! per component, with the same rows in the schedule's one stage (each row through its
+//! systems in order), one fork-join on rayon's pool. The job runs a frame of it after each of its own, then as long a stretch of
 //! work on the calling thread as its own frame's commands and respawns (while that lasts the
 //! other threads go to sleep, and waking them costs the next stage some µs). So both meet the
 //! machine at the same moments: on a shared machine, what N threads give moves from one
@@ -61,37 +61,28 @@ impl HandWorld {
         }
     }
 
-    /// One frame: stage 0 (`integrate`, `age`), then stage 1 (`apply_gravity`, `drift`,
-    /// `expire`). Returns how many particles `expire` would despawn (nothing is despawned).
+    /// One frame: the schedule's one stage, each row going through its systems in run order
+    /// (`integrate` then `apply_gravity`; `drift`, `age` then `expire`), one fork-join over
+    /// the three groups of rows. Returns how many particles `expire` would despawn (nothing is
+    /// despawned).
     pub(crate) fn frame(&mut self, time: &Time, gravity: &Gravity) -> usize {
         let threads = rayon::current_num_threads();
         let chunk = |rows: usize| rows.div_ceil(threads * CHUNKS_PER_THREAD).max(1);
         let (pos, vel, acc) = &mut self.accelerated;
         let (ppos, pvel, life) = &mut self.particles;
         let (epos, evel) = &mut self.escorts;
-        rayon::join(
+        let ((), ((), expired)) = rayon::join(
             || {
                 let c = chunk(pos.len());
                 pos.par_chunks_mut(c)
                     .zip(vel.par_chunks_mut(c))
-                    .zip(acc.par_chunks(c))
+                    .zip(acc.par_chunks_mut(c))
                     .for_each(|((p, v), a)| {
                         for ((p, v), a) in p.iter_mut().zip(v).zip(a) {
                             integrate(p, v, a, time);
+                            apply_gravity(a, gravity);
                         }
                     })
-            },
-            || {
-                let c = chunk(life.len());
-                life.par_chunks_mut(c)
-                    .for_each(|l| l.iter_mut().for_each(|l| age(l, time)))
-            },
-        );
-        let ((), ((), expired)) = rayon::join(
-            || {
-                let c = chunk(acc.len());
-                acc.par_chunks_mut(c)
-                    .for_each(|a| a.iter_mut().for_each(|a| apply_gravity(a, gravity)))
             },
             || {
                 rayon::join(
@@ -107,11 +98,12 @@ impl HandWorld {
                         let c = chunk(ppos.len());
                         ppos.par_chunks_mut(c)
                             .zip(pvel.par_chunks(c))
-                            .zip(life.par_chunks(c))
+                            .zip(life.par_chunks_mut(c))
                             .map(|((p, v), l)| {
                                 let mut expired = 0;
                                 for ((p, v), l) in p.iter_mut().zip(v).zip(l) {
                                     drift(p, v, time);
+                                    age(l, time);
                                     expired += usize::from(l.0 <= 0.0);
                                 }
                                 expired

@@ -391,7 +391,7 @@ pub(crate) fn run(opts: &Options) -> Result<(), String> {
             "; none of the job's passes split".to_string()
         };
         println!(
-            "the machine at the same moments: the same systems written by hand over one Vec per component ({} + {} + {} rows, 2 rayon stages), a frame after each of the job's in paired runs (median of {} on 1 thread and on {}), took {:.2} ms and {:.2} ms: {:.2}x{against}",
+            "the machine at the same moments: the same systems written by hand over one Vec per component ({} + {} + {} rows, one rayon fork-join), a frame after each of the job's in paired runs (median of {} on 1 thread and on {}), took {:.2} ms and {:.2} ms: {:.2}x{against}",
             hand_rows.0,
             hand_rows.1,
             hand_rows.2,

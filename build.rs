@@ -6,5 +6,9 @@ fn main() {
         .scan("components", "crate::components")
         // The world saves, loads and hashes its state (`sigecs::state`).
         .rollback(true)
+        // `SIGECS_FUSE_STAGES=0` builds the schedule with its stages apart, to measure what
+        // fusing them gives (docs/benchmarks.md, "More cores").
+        .fuse_stages(std::env::var_os("SIGECS_FUSE_STAGES").is_none_or(|v| v != "0"))
         .generate_or_exit();
+    println!("cargo:rerun-if-env-changed=SIGECS_FUSE_STAGES");
 }

@@ -87,6 +87,7 @@ pub struct Builder {
     warn_dynamic_only: bool,
     table_from: usize,
     rollback: bool,
+    fuse_stages: bool,
 }
 
 /// What a world does with a component set that no signature declares ([`Builder::undeclared`]).
@@ -134,7 +135,17 @@ impl Builder {
             warn_dynamic_only: true,
             table_from: generate::TABLE_FROM,
             rollback: false,
+            fuse_stages: true,
         }
+    }
+
+    /// Whether consecutive stages whose systems read and write only their own rows run as one
+    /// pass, each row going through their systems in order (default `true`; see
+    /// `sigecs::schedule`). With `false` each stage waits for the whole previous one on every
+    /// store: both give the same world, so this is for measuring what fusing gives a world.
+    pub fn fuse_stages(mut self, fuse: bool) -> Self {
+        self.fuse_stages = fuse;
+        self
     }
 
     /// From how many stores a system's (or stage's) pass reaches them through a static table
@@ -243,7 +254,9 @@ impl Builder {
         let mut analysis =
             analyze::analyze(&scanned, strict).map_err(|diagnostics| BuildError { diagnostics })?;
         analysis.rollback = self.rollback;
-        analyze::fusion::fuse_stages(&mut analysis, self.table_from);
+        if self.fuse_stages {
+            analyze::fusion::fuse_stages(&mut analysis, self.table_from);
+        }
         Ok((analysis, scanned.read))
     }
 

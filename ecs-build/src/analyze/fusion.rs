@@ -89,6 +89,11 @@ mod tests {
 
     /// The stages and groups of a world of `P`, `V`, `Hp` and the given systems.
     fn fused(systems: &str, table_from: usize) -> (Vec<Vec<String>>, Vec<usize>) {
+        built(systems, Builder::new().store_tables_from(table_from))
+    }
+
+    /// [`fused`] with `builder`'s settings.
+    fn built(systems: &str, builder: Builder) -> (Vec<Vec<String>>, Vec<usize>) {
         let decls = format!(
             "use sigecs::prelude::*;\n\
              #[derive(Component)] pub struct P(pub f32);\n\
@@ -102,10 +107,9 @@ mod tests {
         );
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("mod.rs"), decls).unwrap();
-        let analysis = Builder::new()
+        let analysis = builder
             .scan(dir.path(), "crate::components")
             .rerun_if_changed(false)
-            .store_tables_from(table_from)
             .analyze()
             .unwrap();
         let groups = analysis.groups.iter().map(Vec::len).collect();
@@ -132,6 +136,13 @@ mod tests {
             [2],
             "integrate; then gravity and clamp, which do not conflict"
         );
+    }
+
+    #[test]
+    fn the_builder_can_keep_stages_apart() {
+        let (stages, groups) = built(MOVE, Builder::new().fuse_stages(false));
+        assert_eq!(stages, names(&[&["integrate"], &["gravity", "clamp"]]));
+        assert_eq!(groups, [1, 1]);
     }
 
     #[test]

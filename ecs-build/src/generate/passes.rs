@@ -100,28 +100,25 @@ pub(super) fn generate(model: &Analysis, table_from: usize) -> TokenStream {
                 (_, false) => fused_stage(model, k, d, index, table_from),
             }
         });
-    let mut next = pass_count(model) - dynamic_group_passes(model);
-    let groups = (0..model.stages.len())
-        .filter(|&k| model.stages[k].len() > 1 && model.groups[k].len() > 1 && !model.strict)
-        .flat_map(|k| (0..model.groups[k].len()).map(move |g| (k, g)))
-        .map(|(k, g)| {
-            let d = doc(format!(
-                "Group {g} of stage {k} over the dynamic stores its systems match."
-            ));
-            next += 1;
-            let systems = &model.groups[k][g];
-            pass(
-                model,
-                systems,
-                group_fn(k, g),
-                d,
-                next - 1,
-                table_from,
-                None,
-                Visit::Dynamic,
-            )
-        });
-    let groups: Vec<TokenStream> = groups.collect();
+    // The groups' passes over dynamic stores come last in the world's record of pass costs.
+    let first = pass_count(model) - dynamic_group_passes(model);
+    let groups = dynamic_groups(model).enumerate().map(|(n, (k, g))| {
+        let d = doc(format!(
+            "Group {g} of stage {k} over the dynamic stores its systems match."
+        ));
+        let systems = &model.groups[k][g];
+        let (name, index) = (group_fn(k, g), first + n);
+        pass(
+            model,
+            systems,
+            name,
+            d,
+            index,
+            table_from,
+            None,
+            Visit::Dynamic,
+        )
+    });
     quote!(#(#systems)* #(#stages)* #(#groups)*)
 }
 
@@ -146,16 +143,17 @@ fn rows_fn(k: usize) -> Ident {
     format_ident!("stage_{}_declared", k)
 }
 
-/// The passes over dynamic stores of the groups of an open world's stages whose systems
-/// conflict ([`fused_stage`]).
-fn dynamic_group_passes(model: &Analysis) -> usize {
-    if model.strict {
-        return 0;
-    }
+/// Each group (stage, group) of an open world's stages whose systems conflict, in order:
+/// each has a pass over the dynamic stores ([`fused_stage`]).
+fn dynamic_groups(model: &Analysis) -> impl Iterator<Item = (usize, usize)> + '_ {
     (0..model.stages.len())
-        .filter(|&k| model.stages[k].len() > 1 && model.groups[k].len() > 1)
-        .map(|k| model.groups[k].len())
-        .sum()
+        .filter(|&k| !model.strict && model.groups[k].len() > 1)
+        .flat_map(|k| (0..model.groups[k].len()).map(move |g| (k, g)))
+}
+
+/// The number of [`dynamic_groups`].
+fn dynamic_group_passes(model: &Analysis) -> usize {
+    dynamic_groups(model).count()
 }
 
 /// An open world's stage whose systems conflict (stages fused by
@@ -285,9 +283,9 @@ pub(super) fn pass_count(model: &Analysis) -> usize {
 /// with a line per store ([`per_store_form`]). With `host`, the pass is that function, which
 /// takes which system to run alone ([`hosts`]), and `name` runs it for all. `visit` says
 /// which stores it visits; only a pass over all of them, whose systems do not conflict, may
-/// use a table. The pass's `Part`
-/// enum and its `PassParts` impl are written by `sigecs::__pass!` from the part types, the
-/// constants and the column takes given here; the pass itself is its bindings and its loops.
+/// use a table. The pass's `Part` enum and its `PassParts` impl are written by
+/// `sigecs::__pass!` from the part types, the constants and the column takes given here; the
+/// pass itself is its bindings and its loops.
 #[allow(clippy::too_many_arguments)]
 fn pass(
     model: &Analysis,

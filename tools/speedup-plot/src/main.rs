@@ -1,6 +1,8 @@
-//! `sigecs-speedup-plot CURVES.csv OUT.png`: the speedup over one core of the main job's frame
-//! under global stages and under a task graph by store, as `sigecs simulate -o CURVES.csv`
-//! computed them (`cores,stages_ns,graph_ns`), with the ideal line; log-2 core axis.
+//! `sigecs-speedup-plot CURVES.csv [FUSED.csv] OUT.png`: the speedup over one core of the main
+//! job's frame under global stages and under a task graph by store, as `sigecs simulate -o
+//! CURVES.csv` computed them (`cores,stages_ns,graph_ns`), with the ideal line; log-2 core
+//! axis. With `FUSED.csv` (the curves of a recording whose stages are fused), its stages'
+//! curve too, as "fused stages".
 
 use plotters::prelude::*;
 
@@ -21,7 +23,12 @@ fn parse(text: &str) -> Result<Vec<Point>, String> {
     lines
         .enumerate()
         .map(|(n, line)| {
-            let bad = || format!("line {}: expected cores,stages_ns,graph_ns: `{line}`", n + 2);
+            let bad = || {
+                format!(
+                    "line {}: expected cores,stages_ns,graph_ns: `{line}`",
+                    n + 2
+                )
+            };
             let f: Vec<&str> = line.split(',').collect();
             let [c, s, g] = f.as_slice() else {
                 return Err(bad());
@@ -59,22 +66,68 @@ fn register_font() -> Result<(), String> {
     Err("no font found: install fonts-dejavu-core or set PLOT_FONT to a .ttf file".into())
 }
 
-fn draw(points: &[Point], out: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let one = points
+/// The 1-core frame of the curves under global stages.
+fn one_core(points: &[Point]) -> Result<f64, String> {
+    points
         .iter()
         .find(|p| p.cores == 1)
-        .ok_or("the curves need a 1-core row")?;
+        .map(|p| p.stages_ns)
+        .ok_or_else(|| "the curves need a 1-core row".to_string())
+}
+
+/// The speedup of each point's `ns` over a frame of `base` nanoseconds.
+fn speedups(points: &[Point], ns: fn(&Point) -> f64, base: f64) -> Vec<(usize, f64)> {
+    points.iter().map(|p| (p.cores, base / ns(p))).collect()
+}
+
+fn draw(
+    points: &[Point],
+    fused: Option<&[Point]>,
+    out: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    // Every curve against the first file's 1-core frame under its stages, so that a fused
+    // schedule's gain on one core shows too.
+    let base = one_core(points)?;
+    let (stages, graph) = if fused.is_some() {
+        ("stages apart", "task graph by store, stages apart")
+    } else {
+        ("global stages", "task graph by store")
+    };
+    let mut series = vec![
+        (
+            stages,
+            RGBColor(31, 119, 180),
+            speedups(points, |p| p.stages_ns, base),
+        ),
+        (
+            graph,
+            RGBColor(214, 39, 40),
+            speedups(points, |p| p.graph_ns, base),
+        ),
+    ];
+    if let Some(fused) = fused {
+        one_core(fused)?;
+        series.push((
+            "fused stages",
+            RGBColor(44, 160, 44),
+            speedups(fused, |p| p.stages_ns, base),
+        ));
+    }
     let max_cores = points.iter().map(|p| p.cores).max().unwrap_or(1) as f64;
     let log = |c: usize| (c as f64).log2();
     let root = BitMapBackend::new(out, (1000, 620)).into_drawing_area();
     root.fill(&WHITE)?;
-    let top = points
+    let top = series
         .iter()
-        .map(|p| (one.stages_ns / p.stages_ns).max(one.graph_ns / p.graph_ns))
+        .flat_map(|(_, _, line)| line.iter().map(|&(_, s)| s))
         .fold(1.0f64, f64::max);
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            "sigecs main job: simulated speedup of a frame over 1 core",
+            if fused.is_some() {
+                "sigecs main job: simulated speedup of a frame over 1 core, stages apart"
+            } else {
+                "sigecs main job: simulated speedup of a frame over 1 core"
+            },
             ("sans-serif", 24),
         )
         .margin(20)
@@ -100,19 +153,8 @@ fn draw(points: &[Point], out: &str) -> Result<(), Box<dyn std::error::Error>> {
         ))?
         .label("ideal (cores)")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RGBColor(170, 170, 170)));
-    let series = [
-        ("global stages", RGBColor(31, 119, 180), true),
-        ("task graph by store", RGBColor(214, 39, 40), false),
-    ];
-    for (name, color, stages) in series {
-        let speedup = |p: &Point| {
-            if stages {
-                one.stages_ns / p.stages_ns
-            } else {
-                one.graph_ns / p.graph_ns
-            }
-        };
-        let line: Vec<(f64, f64)> = points.iter().map(|p| (log(p.cores), speedup(p))).collect();
+    for (name, color, speedups) in series {
+        let line: Vec<(f64, f64)> = speedups.iter().map(|&(c, s)| (log(c), s)).collect();
         chart
             .draw_series(LineSeries::new(
                 line.clone(),
@@ -120,7 +162,10 @@ fn draw(points: &[Point], out: &str) -> Result<(), Box<dyn std::error::Error>> {
             ))?
             .label(name)
             .legend(move |(x, y)| {
-                PathElement::new([(x, y), (x + 20, y)], ShapeStyle::from(&color).stroke_width(3))
+                PathElement::new(
+                    [(x, y), (x + 20, y)],
+                    ShapeStyle::from(&color).stroke_width(3),
+                )
             });
         chart.draw_series(line.iter().map(|&p| Circle::new(p, 5, color.filled())))?;
     }
@@ -137,17 +182,24 @@ fn draw(points: &[Point], out: &str) -> Result<(), Box<dyn std::error::Error>> {
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [curves, out] = args.as_slice() else {
-        eprintln!("usage: sigecs-speedup-plot CURVES.csv OUT.png");
-        return std::process::ExitCode::from(2);
+    let (curves, fused, out) = match args.as_slice() {
+        [curves, out] => (curves, None, out),
+        [curves, fused, out] => (curves, Some(fused), out),
+        _ => {
+            eprintln!("usage: sigecs-speedup-plot CURVES.csv [FUSED.csv] OUT.png");
+            return std::process::ExitCode::from(2);
+        }
     };
-    let result = std::fs::read_to_string(curves)
-        .map_err(|e| format!("{curves}: {e}"))
-        .and_then(|text| parse(&text).map_err(|e| format!("{curves}: {e}")))
-        .and_then(|points| {
-            register_font()?;
-            draw(&points, out).map_err(|e| e.to_string())
-        });
+    let read = |path: &String| {
+        std::fs::read_to_string(path)
+            .map_err(|e| format!("{path}: {e}"))
+            .and_then(|text| parse(&text).map_err(|e| format!("{path}: {e}")))
+    };
+    let result = read(curves).and_then(|points| {
+        let fused = fused.map(read).transpose()?;
+        register_font()?;
+        draw(&points, fused.as_deref(), out).map_err(|e| e.to_string())
+    });
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
@@ -179,5 +231,22 @@ mod tests {
             "line 2: expected cores,stages_ns,graph_ns: `1,200`"
         );
         assert!(parse("cores,stages_ns,graph_ns\n0,1,1\n").is_err());
+    }
+
+    #[test]
+    fn speedups_are_over_the_one_core_frame_under_stages() {
+        let points = parse("cores,stages_ns,graph_ns\n1,200,300\n4,50,100\n").unwrap();
+        let base = one_core(&points).unwrap();
+        assert_eq!(base, 200.0);
+        assert_eq!(
+            speedups(&points, |p| p.stages_ns, base),
+            [(1, 1.0), (4, 4.0)]
+        );
+        assert_eq!(
+            speedups(&points, |p| p.graph_ns, base),
+            [(1, 200.0 / 300.0), (4, 2.0)]
+        );
+        let no_one = parse("cores,stages_ns,graph_ns\n2,100,100\n").unwrap();
+        assert!(one_core(&no_one).is_err());
     }
 }

@@ -614,8 +614,11 @@ impl<'w> Printer<'w> {
             self.out.push_str(close);
             return;
         }
-        if delim == Delimiter::None || !braced && !has_separator(self.words, inner, false) {
-            // One element: it hugs the delimiters and breaks inside (`f({` … `})`).
+        let one = !braced && !has_separator(self.words, inner, false);
+        let head_room = WIDTH.saturating_sub(self.column() + usize::from(space) + 2);
+        if delim == Delimiter::None || one && head_len(self.words, inner) <= head_room {
+            // One element whose start fits: it hugs the delimiters and breaks inside (`f({` …
+            // `})`). One that does not goes on a line of its own, like a list's elements.
             let mut seq = Seq::new();
             let mut last = None;
             for (i, atom) in inner.iter().enumerate() {
@@ -1069,6 +1072,17 @@ mod tests {
             a
         })));
         assert_eq!(text, "f({\n    let a = 1;\n    a\n})\n");
+        // One element whose start does not fit goes on a line of its own.
+        let text = printed(quote!(
+            static EVENTS: [Info; 1] = [::sigecs::__private::EventInfo::of::<
+                crate::long::module::path::Event,
+            >("Event")];
+        ));
+        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
+        assert!(
+            text.contains("= [\n    ::sigecs::__private::EventInfo::of::<"),
+            "{text}"
+        );
     }
 
     /// A generic argument list or a statement's right side that does not fit breaks: the

@@ -17,22 +17,24 @@ fn stages_follow_conflicts_and_commands() {
         stages,
         [
             vec!["advance", "grow", "slow", "wear"],
+            vec!["push"],
             vec!["total"],
             vec!["reap"],
             vec!["pull_back", "rust"]
         ],
         "slow conflicts with advance and grow but takes only its row: it runs after them row \
-         by row, in their stage; total writes a resource, so it runs alone; reap has commands, \
-         so it follows every earlier system and precedes every later one"
+         by row, in their stage; push reads events, so its stage stays apart; total writes a \
+         resource, so it runs alone; reap has commands, so it follows every earlier system \
+         and precedes every later one"
     );
     assert!(plan.stages[0].parallel && plan.stages[0].ordered);
-    assert!(!plan.stages[1].parallel, "total writes a resource");
+    assert!(!plan.stages[2].parallel, "total writes a resource");
     assert!(
-        plan.stages[2].parallel,
+        plan.stages[3].parallel,
         "only the resource writer's stage is one-threaded"
     );
     assert!(
-        !plan.stages[3].ordered,
+        !plan.stages[4].ordered,
         "pull_back and rust do not conflict"
     );
     let unit = plan.stages[0]
@@ -50,9 +52,9 @@ fn stages_follow_conflicts_and_commands() {
         text.contains("stage 0: advance, grow, slow, wear (row by row, in this order)\n"),
         "{text}"
     );
-    assert!(text.contains("stage 3: pull_back, rust\n"), "{text}");
+    assert!(text.contains("stage 4: pull_back, rust\n"), "{text}");
     assert!(
-        text.contains("stage 1: total (one thread: writes a resource)\n"),
+        text.contains("stage 2: total (one thread: writes a resource)\n"),
         "{text}"
     );
 }
@@ -183,7 +185,11 @@ proptest! {
         let mut reference = build(&spawns);
         let built: Vec<Entity> = reference.entities().collect();
         let mut failed = 0;
-        for _ in 0..frames {
+        for frame in 0..frames {
+            // A push every other frame, read by `push` on every row it matches.
+            if frame % 2 == 0 {
+                reference.send_event(Push(frame as f32 + 0.5));
+            }
             failed += failures(reference.run_all());
         }
         let expected = snapshot(&mut reference, &built, failed);
@@ -195,7 +201,10 @@ proptest! {
             w.set_deterministic(false);
             let mut failed = 0;
             pool.install(|| {
-                for _ in 0..frames {
+                for frame in 0..frames {
+                    if frame % 2 == 0 {
+                        w.send_event(Push(frame as f32 + 0.5));
+                    }
                     failed += failures(w.run_schedule());
                 }
             });

@@ -6,6 +6,8 @@
 //!   hand-written baseline (parallelism must never make it slower than a sequential loop),
 //!   in steady state and over the first 100 frames of a fresh world
 //!   (`generated_2_threads_first_100_frames` against `hand_sequential_first_100_frames`).
+//!   `generated_stages_apart_1_thread` runs the same world built with its stages apart (two
+//!   passes instead of one fused pass).
 //! - `heavy_compute`: 10,000 entities whose Mat4 is inverted 100 times. Target: within 2% of
 //!   the hand-written rayon loop, and close to 2× the single-thread time on 2 cores.
 //! - `min_chunk`: a light system (position += velocity) over growing stores, run inline (one
@@ -110,6 +112,11 @@ fn schedule(c: &mut Criterion) {
     });
     group.bench_function("generated_2_threads", |b| {
         two.install(|| b.iter(|| black_box(&mut w).run_schedule()))
+    });
+    // The same world with its stages apart (`ab` and `cd`, then `ce`): what fusing them gives.
+    let mut apart = sigecs_fixtures::bench::schedule_apart::world(N);
+    group.bench_function("generated_stages_apart_1_thread", |b| {
+        one.install(|| b.iter(|| black_box(&mut apart).run_schedule()))
     });
     // The first 100 frames of a fresh world (made outside the timing): the cold first
     // frames must not make the passes split for good.

@@ -4,19 +4,20 @@
 //! or writes) in different stages, and each stage waits for the whole previous one on every
 //! store. For most systems that wait is not needed: a system that takes only its row's
 //! components, its entity and resources it reads computes the same values for a row whatever
-//! the other rows hold, and so does every later system of such a run. Two
-//! stages of such systems, the first without commands (its changes would have to apply in
-//! between), give the same world run one after the other over all rows as run row by row,
-//! each row going through the first stage's systems and then the second's. So such stages
-//! fuse into one: a row's work waits only for the earlier work on the same row, there is one
-//! pass over each store instead of one per stage, and one hand-off to the pool less.
+//! the other rows hold, and so does every later system of such a run. Two stages of such
+//! systems, the first without commands (its changes would have to apply in between), give the
+//! same world run one after the other over all rows as run row by row, each row going through
+//! the first stage's systems and then the second's. So such stages fuse into one: a row's work
+//! waits only for the earlier work on the same row, there is one pass over each store instead
+//! of one per stage, and one hand-off to the pool less.
 //!
 //! A stage does not fuse with its neighbours when one of its systems writes a resource, runs
 //! once per frame, is change-filtered or walks a sparse set (alone in its stage: the others'
 //! rows are not its inputs), takes a sparse component (found by entity, outside the row's
-//! store) or reads events (see [`row_local`]); nor when the fused pass would visit `table_from` stores or more (such passes take
-//! each store once per system), nor into a stage that may spawn (in a deterministic world that
-//! stage runs on one thread, and so would the fused one).
+//! store) or reads events (see [`row_local`]); nor when the fused pass would visit
+//! `table_from` stores or more (such passes take each store once per system), nor into a stage
+//! that may spawn (in a deterministic world that stage runs on one thread, and so would the
+//! fused one).
 
 use super::{Analysis, Param, System};
 
@@ -50,15 +51,12 @@ pub(crate) fn fuse_stages(analysis: &mut Analysis, table_from: usize) {
 
 /// Can `next` run row by row after the stages in `groups` (one fused stage)?
 fn fuses(analysis: &Analysis, groups: &[Vec<usize>], next: &[usize], table_from: usize) -> bool {
-    let systems = |stages: &[Vec<usize>]| -> Vec<&System> {
-        stages
-            .iter()
-            .flatten()
-            .map(|&i| &analysis.systems[i])
-            .collect()
-    };
-    let before = systems(groups);
-    let after = systems(std::slice::from_ref(&next.to_vec()));
+    let before: Vec<&System> = groups
+        .iter()
+        .flatten()
+        .map(|&i| &analysis.systems[i])
+        .collect();
+    let after: Vec<&System> = next.iter().map(|&i| &analysis.systems[i]).collect();
     let stores = (0..analysis.signatures.len())
         .filter(|s| {
             before

@@ -6,7 +6,7 @@ use std::fmt;
 /// visit, each row going through them in the listed order (their run order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stage {
-    /// The stage's systems, in declaration order.
+    /// The stage's systems, in run order.
     pub systems: &'static [&'static str],
     /// Per store the stage visits: the signature name and the systems that run on its rows.
     pub stores: &'static [(&'static str, &'static [&'static str])],

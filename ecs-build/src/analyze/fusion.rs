@@ -139,6 +139,56 @@ mod tests {
         );
     }
 
+    /// The generated form: in an open world the fused stage runs one pass over its declared
+    /// stores, each row through both systems, then one pass per group over the dynamic stores;
+    /// a strict world has the one pass.
+    #[test]
+    fn a_fused_stage_runs_its_groups_over_the_dynamic_stores() {
+        let systems = "#[system] pub fn integrate(p: &mut P, v: &V) {}\n\
+                       #[system] pub fn gravity(v: &mut V, g: &Gravity) {}\n";
+        let generated = |undeclared: crate::Undeclared| {
+            let dir = tempfile::tempdir().unwrap();
+            let decls = format!(
+                "use sigecs::prelude::*;\n\
+                 #[derive(Component)] pub struct P(pub f32);\n\
+                 #[derive(Component)] pub struct V(pub f32);\n\
+                 #[derive(Resource, Default)] pub struct Gravity(pub f32);\n\
+                 #[derive(Signature)] pub struct Body {{ pub p: P, pub v: V }}\n{systems}"
+            );
+            std::fs::write(dir.path().join("mod.rs"), decls).unwrap();
+            Builder::new()
+                .scan(dir.path(), "crate::components")
+                .rerun_if_changed(false)
+                .undeclared(undeclared)
+                .generate_string()
+                .unwrap()
+        };
+        let open = generated(crate::Undeclared::Dynamic);
+        let count = |text: &str, what: &str| text.matches(what).count();
+        assert_eq!(count(&open, "fn stage_0("), 1, "{open}");
+        assert_eq!(
+            count(&open, "::sigecs::__private::run_groups("),
+            1,
+            "{open}"
+        );
+        assert_eq!(count(&open, "fn stage_0_declared("), 1);
+        assert_eq!(count(&open, "fn stage_0_group_0("), 1);
+        assert_eq!(count(&open, "fn stage_0_group_1("), 1);
+        // One loop over Body's rows calls both systems, `gravity` after `integrate`.
+        let declared = &open[open.find("fn stage_0_declared(").unwrap()..];
+        let declared = &declared[..declared.find("\n    }\n").unwrap()];
+        let (i, g) = (
+            declared.find("integrate(").unwrap(),
+            declared.find("gravity(").unwrap(),
+        );
+        assert!(i < g, "{declared}");
+        assert_eq!(count(declared, "dynamic(s)"), 0, "{declared}");
+        let strict = generated(crate::Undeclared::Error);
+        assert_eq!(count(&strict, "run_groups("), 0);
+        assert_eq!(count(&strict, "_group_"), 0);
+        assert_eq!(count(&strict, "fn stage_0("), 1);
+    }
+
     #[test]
     fn the_builder_can_keep_stages_apart() {
         let (stages, groups) = built(MOVE, Builder::new().fuse_stages(false));

@@ -16,25 +16,24 @@ fn stages_follow_conflicts_and_commands() {
     assert_eq!(
         stages,
         [
-            vec!["advance", "grow", "slow", "wear"],
-            vec!["push"],
+            vec!["advance", "grow", "slow", "push", "wear"],
             vec!["total"],
             vec!["reap"],
             vec!["pull_back", "rust"]
         ],
-        "slow conflicts with advance and grow but takes only its row: it runs after them row \
-         by row, in their stage; push reads events, so its stage stays apart; total writes a \
+        "slow conflicts with advance and grow, and push with slow, but they take only their \
+         rows (and events): they run after them row by row, in their stage; total writes a \
          resource, so it runs alone; reap has commands, so it follows every earlier system \
          and precedes every later one"
     );
     assert!(plan.stages[0].parallel && plan.stages[0].ordered);
-    assert!(!plan.stages[2].parallel, "total writes a resource");
+    assert!(!plan.stages[1].parallel, "total writes a resource");
     assert!(
-        plan.stages[3].parallel,
+        plan.stages[2].parallel,
         "only the resource writer's stage is one-threaded"
     );
     assert!(
-        !plan.stages[4].ordered,
+        !plan.stages[3].ordered,
         "pull_back and rust do not conflict"
     );
     let unit = plan.stages[0]
@@ -44,17 +43,17 @@ fn stages_follow_conflicts_and_commands() {
         .unwrap();
     assert_eq!(
         unit.1,
-        ["advance", "slow", "wear"],
-        "one fused pass runs the three systems on Unit rows, in run order"
+        ["advance", "slow", "push", "wear"],
+        "one fused pass runs the four systems on Unit rows, in run order"
     );
     let text = plan.to_string();
     assert!(
-        text.contains("stage 0: advance, grow, slow, wear (row by row, in this order)\n"),
+        text.contains("stage 0: advance, grow, slow, push, wear (row by row, in this order)\n"),
         "{text}"
     );
-    assert!(text.contains("stage 4: pull_back, rust\n"), "{text}");
+    assert!(text.contains("stage 3: pull_back, rust\n"), "{text}");
     assert!(
-        text.contains("stage 2: total (one thread: writes a resource)\n"),
+        text.contains("stage 1: total (one thread: writes a resource)\n"),
         "{text}"
     );
 }

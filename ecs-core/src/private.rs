@@ -152,16 +152,24 @@ pub fn run_one<M: WorldModel>(
 /// over the dynamic stores, in order. Returns their commands in that order, which is the
 /// order the stage's systems gave them in (only the last group can have a system with
 /// `Commands`, and a pass gives its declared stores' commands before its dynamic stores').
+///
+/// A pass takes each event reader's unseen events when it starts and moves its cursor past
+/// them, so the group passes start from the readers' cursors as the stage found them: a
+/// reader's rows in dynamic stores see the events its rows in declared stores saw (none is
+/// sent during a stage: sends are commands).
 pub fn run_groups<M: WorldModel>(
     world: &mut crate::World<M>,
     declared: PassFn<M>,
     groups: &[PassFn<M>],
 ) -> Pending {
+    if !world.has_dynamic_stores() {
+        return declared(world);
+    }
+    let cursors = world.reader_cursors();
     let mut pending = declared(world);
-    if world.has_dynamic_stores() {
-        for group in groups {
-            pending.0.extend(group(world).0);
-        }
+    world.set_reader_cursors(&cursors);
+    for group in groups {
+        pending.0.extend(group(world).0);
     }
     pending
 }

@@ -3,8 +3,8 @@
 //! [`super::place_in_stages`] puts two systems that conflict (one writes what the other reads
 //! or writes) in different stages, and each stage waits for the whole previous one on every
 //! store. For most systems that wait is not needed: a system that takes only its row's
-//! components, its entity and resources it reads computes the same values for a row whatever
-//! the other rows hold, and so does every later system of such a run. Two stages of such
+//! components, its entity, resources it reads and events it reads computes the same values
+//! for a row whatever the other rows hold, and so does every later system of such a run. Two stages of such
 //! systems, the first without commands (its changes would have to apply in between), give the
 //! same world run one after the other over all rows as run row by row, each row going through
 //! the first stage's systems and then the second's. So such stages fuse into one: a row's work
@@ -13,8 +13,8 @@
 //!
 //! A stage does not fuse with its neighbours when one of its systems writes a resource, runs
 //! once per frame, is change-filtered or walks a sparse set (alone in its stage: the others'
-//! rows are not its inputs), takes a sparse component (found by entity, outside the row's
-//! store) or reads events (see [`row_local`]); nor when the fused pass would visit
+//! rows are not its inputs) or takes a sparse component (found by entity, outside the row's
+//! store); nor when the fused pass would visit
 //! `table_from` stores or more (such passes take each store once per system), nor into a stage
 //! that may spawn (in a deterministic world that stage runs on one thread, and so would the
 //! fused one).
@@ -72,12 +72,11 @@ fn fuses(analysis: &Analysis, groups: &[Vec<usize>], next: &[usize], table_from:
 }
 
 /// A system whose values for a row depend only on that row and on what no system of its
-/// stage can write: it takes no sparse component and is not alone in its stage. It reads no
-/// events either: a pass takes a reader's events once, when it starts, and a fused stage of
-/// an open world has a second pass for its dynamic stores, which would find none left.
+/// stage can write: it takes no sparse component and is not alone in its stage. (The events
+/// it reads are the same for every row: none is sent during a stage, and a fused stage's
+/// passes over dynamic stores start from the readers' cursors as the stage found them.)
 fn row_local(analysis: &Analysis, system: &System) -> bool {
     !system.access.alone()
-        && system.readers().next().is_none()
         && !system
             .params
             .iter()
@@ -226,12 +225,13 @@ mod tests {
     }
 
     #[test]
-    fn an_event_reader_does_not_fuse() {
+    fn an_event_reader_fuses() {
         let systems = "#[derive(Event)] pub struct Push(pub f32);\n\
              #[system] pub fn integrate(p: &mut P, v: &V) {}\n\
              #[system] pub fn push(v: &mut V, pushes: &EventReader<Push>) {}\n";
-        let (stages, _) = fused(systems, 32);
-        assert_eq!(stages, names(&[&["integrate"], &["push"]]));
+        let (stages, groups) = fused(systems, 32);
+        assert_eq!(stages, names(&[&["integrate", "push"]]));
+        assert_eq!(groups, [2]);
     }
 
     #[test]

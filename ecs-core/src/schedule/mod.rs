@@ -16,8 +16,8 @@
 //! in its stage, on one thread. A stage runs as one fused pass: each row runs every system of
 //! the stage that matches its store, in run order, reading the row once. Then consecutive
 //! stages fuse into one when their systems take only their row's components and resources
-//! they read (none writes a resource, runs once per frame, is change-filtered, takes a
-//! sparse component or reads events) and the earlier ones have no `Commands`: a system's
+//! and events they read (none writes a resource, runs once per frame, is change-filtered or
+//! takes a sparse component) and the earlier ones have no `Commands`: a system's
 //! values for a row then depend on nothing another row's systems write, so a row going
 //! through all their systems in order gets what the stages one after the other give, and its
 //! work waits only for the earlier work on the same row instead of the whole previous stage

@@ -527,6 +527,16 @@ impl<M: WorldModel> World<M> {
         self.locations.locate(entity)
     }
 
+    /// Where each event reader of the model stands in its queue.
+    pub(crate) fn reader_cursors(&self) -> Box<[u64]> {
+        self.cursors.clone()
+    }
+
+    /// Puts each event reader back where [`World::reader_cursors`] found it.
+    pub(crate) fn set_reader_cursors(&mut self, cursors: &[u64]) {
+        self.cursors.copy_from_slice(cursors);
+    }
+
     /// The world has made a store for a component set no signature declares.
     #[inline]
     pub(crate) fn has_dynamic_stores(&self) -> bool {

@@ -23,8 +23,9 @@ pub struct Stage {
     /// (see [`crate::World::set_deterministic`]) the stage runs on one thread.
     pub spawns: bool,
     /// True when some of its systems conflict (one writes what a later one reads or writes).
-    /// They take only their row's components and read-only resources, so a row going
-    /// through them in order gets what running them one after the other over all rows gives.
+    /// They take only their row's components, its entity, and resources and events they
+    /// read, so a row going through them in order gets what running them one after the other
+    /// over all rows gives.
     pub ordered: bool,
 }
 

@@ -101,7 +101,7 @@ pub(super) fn generate(model: &Analysis, table_from: usize) -> TokenStream {
             }
         });
     // The groups' passes over dynamic stores come last in the world's record of pass costs.
-    let first = pass_count(model) - dynamic_group_passes(model);
+    let first = first_group_pass(model);
     let groups = dynamic_groups(model).enumerate().map(|(n, (k, g))| {
         let d = doc(format!(
             "Group {g} of stage {k} over the dynamic stores its systems match."
@@ -149,11 +149,6 @@ fn dynamic_groups(model: &Analysis) -> impl Iterator<Item = (usize, usize)> + '_
     (0..model.stages.len())
         .filter(|&k| !model.strict && model.groups[k].len() > 1)
         .flat_map(|k| (0..model.groups[k].len()).map(move |g| (k, g)))
-}
-
-/// The number of [`dynamic_groups`].
-fn dynamic_group_passes(model: &Analysis) -> usize {
-    dynamic_groups(model).count()
 }
 
 /// An open world's stage whose systems conflict (stages fused by
@@ -272,9 +267,13 @@ pub const TABLE_FROM: usize = 32;
 /// The number of pass functions: one per system, one per stage that fuses several, and one
 /// per group of an open world's stage whose systems conflict ([`fused_stage`]).
 pub(super) fn pass_count(model: &Analysis) -> usize {
-    model.systems.len()
-        + model.stages.iter().filter(|s| s.len() > 1).count()
-        + dynamic_group_passes(model)
+    first_group_pass(model) + dynamic_groups(model).count()
+}
+
+/// The index of the first group's pass over dynamic stores: after one pass per system and one
+/// per stage that fuses several.
+fn first_group_pass(model: &Analysis) -> usize {
+    model.systems.len() + model.stages.iter().filter(|s| s.len() > 1).count()
 }
 
 /// The pass function running `systems` (in declaration order) over every store any of them

@@ -170,8 +170,9 @@ pub type MoveFn = unsafe fn(
 /// The items of one move call: item `i`'s entity is at `entities + i * entity_stride`, and its
 /// value at `values + i * value_stride` (the value to insert, or room for the removed one).
 /// Strides let a batch read the entities and values of `(Entity, C)` pairs in place, or an
-/// entity slice beside an output buffer. Made only inside the crate; a generated move passes it
-/// on to [`move_rows`](crate::__private::move_rows).
+/// entity slice beside an output buffer. `vacated` is room for one source row per item: the
+/// rows the run leaves, filled in one pass once it is over. Made only inside the crate; a
+/// generated move passes it on to [`move_rows`](crate::__private::move_rows).
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct MoveBatch {
@@ -179,28 +180,40 @@ pub struct MoveBatch {
     entity_stride: usize,
     values: *mut u8,
     value_stride: usize,
+    vacated: *mut u32,
     len: usize,
 }
 
 impl MoveBatch {
-    /// `len` items (at least one) laid out as the type's description says; the pointers are
-    /// only read or written by a move, under its contract.
+    /// `len` items (at least one) laid out as the type's description says, with room for `len`
+    /// rows in `vacated` (cleared); the pointers are only read or written by a move, under its
+    /// contract.
     #[inline]
     pub(crate) fn new(
         entities: *const Entity,
         entity_stride: usize,
         values: *mut u8,
         value_stride: usize,
+        vacated: &mut Vec<u32>,
         len: usize,
     ) -> Self {
         debug_assert!(len > 0);
+        vacated.clear();
+        vacated.reserve(len);
         MoveBatch {
             entities: entities.cast(),
             entity_stride,
             values,
             value_stride,
+            vacated: vacated.as_mut_ptr(),
             len,
         }
+    }
+
+    /// The room for the source rows a run vacates, one per item.
+    #[inline(always)]
+    pub(crate) fn vacated(&self) -> *mut u32 {
+        self.vacated
     }
 
     /// Item `i`'s entity.

@@ -412,6 +412,41 @@ impl Store {
         }
     }
 
+    /// Moves live row `from` into row `to`, whose values were all moved out (nothing is
+    /// dropped): the row keeps its adds and counts as written at `stamp`. Returns its entity.
+    /// Row `from` is left as `to` was, for [`Store::truncate_vacated`].
+    ///
+    /// # Safety
+    /// `from` and `to` are distinct live rows, and every value in row `to` was moved out.
+    #[inline]
+    pub(crate) unsafe fn fill_row(&mut self, from: usize, to: usize, stamp: u64) -> Entity {
+        debug_assert!(from != to && from.max(to) < self.len());
+        for c in self.columns.iter() {
+            // SAFETY: distinct live elements of the column (the caller).
+            unsafe { copy_bytes(c.ptr_at(from), c.ptr_at(to), c.elem_size()) };
+        }
+        // SAFETY: both rows are live; the width is the store's number of slots.
+        unsafe {
+            self.versions
+                .move_within(from, to, stamp, self.info.slots.len())
+        };
+        let moved = self.entities[from];
+        self.entities[to] = moved;
+        moved
+    }
+
+    /// Shrinks the store to its first `keep` rows, whose values are all live: the rows past
+    /// them were moved out or into rows before `keep` ([`Store::fill_row`]), so nothing is
+    /// dropped.
+    ///
+    /// # Safety
+    /// Every value of rows `keep..` was moved out or copied into a live row.
+    #[inline]
+    pub(crate) unsafe fn truncate_vacated(&mut self, keep: usize) {
+        self.versions.truncate_rows(keep);
+        self.entities.truncate(keep);
+    }
+
     /// Appends `entity` as a new row whose values the caller has already written at row
     /// `len()` of every slot, without a capacity check: the row a move brings in from row
     /// `from` of `src`, which counts as written at `stamp`, keeps the adds of the components

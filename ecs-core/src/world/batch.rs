@@ -25,9 +25,10 @@ impl<M: WorldModel> World<M> {
         items: impl IntoIterator<Item = (Entity, C)>,
     ) -> Result<(), WorldError> {
         let mut items = Items::new(items.into_iter().collect());
+        let mut vacated = Vec::new();
         let mut first_error = None;
         while let Some(entity) = items.next_entity() {
-            if let Some(n) = self.insert_run(&mut items, entity) {
+            if let Some(n) = self.insert_run(&mut items, entity, &mut vacated) {
                 items.next += n;
                 continue;
             }
@@ -46,12 +47,13 @@ impl<M: WorldModel> World<M> {
     /// inserts `C` into the entity's store: the declared one, typed or byte-wise, or else the
     /// edge to the dynamic store of its set plus `C`. `None` when the item goes one by one (a
     /// sparse `C`, a dead entity, one that has a `C`, a strict world's undeclared set);
-    /// else how many items moved.
+    /// else how many items moved. `vacated` is the moves' scratch room (see [`MoveBatch`]).
     #[inline]
     fn insert_run<C: ComponentOf<M>>(
         &mut self,
         items: &mut Items<C>,
         entity: Entity,
+        vacated: &mut Vec<u32>,
     ) -> Option<usize> {
         if C::SPARSE {
             return None;
@@ -69,7 +71,7 @@ impl<M: WorldModel> World<M> {
         };
         let (entities, values, len) = items.rest();
         let stride = size_of::<(Entity, C)>();
-        let batch = MoveBatch::new(entities, stride, values.cast(), stride, len);
+        let batch = MoveBatch::new(entities, stride, values.cast(), stride, vacated, len);
         let Some(t) = declared else {
             let edge = self.edge(loc.store, C::ID)?;
             // SAFETY: the edge inserts C::ID from `loc.store` (the entity lacks it, checked
@@ -103,10 +105,11 @@ impl<M: WorldModel> World<M> {
     ) -> Result<(), WorldError> {
         // Each entity adds at most one value: the moves below write into this room.
         removed.reserve(entities.len());
+        let mut vacated = Vec::new();
         let mut first_error = None;
         let mut i = 0;
         while i < entities.len() {
-            if let Some(n) = self.remove_run(&entities[i..], removed) {
+            if let Some(n) = self.remove_run(&entities[i..], removed, &mut vacated) {
                 i += n;
                 continue;
             }
@@ -125,12 +128,13 @@ impl<M: WorldModel> World<M> {
     /// (declared, or else the edge to a dynamic store), appending the values to `removed`
     /// (which has room for one per entity); `None` when the first goes one by one (a sparse
     /// `C`, a dead entity, one without a `C`, a strict world's undeclared set); else how many
-    /// entities moved.
+    /// entities moved. `vacated` is the moves' scratch room (see [`MoveBatch`]).
     #[inline]
     fn remove_run<C: ComponentOf<M>>(
         &mut self,
         entities: &[Entity],
         removed: &mut Vec<C>,
+        vacated: &mut Vec<u32>,
     ) -> Option<usize> {
         if C::SPARSE {
             return None;
@@ -153,6 +157,7 @@ impl<M: WorldModel> World<M> {
             size_of::<Entity>(),
             out.cast(),
             size_of::<C>(),
+            vacated,
             entities.len(),
         );
         let n = match declared {

@@ -153,11 +153,11 @@ impl RowMove<'_> {
 }
 
 /// Every move of one [`MoveFn`](crate::model::tables::MoveFn) call: without a batch, the one
-/// row of `entity` at `loc` (with its value at `value`); with one, [`move_row`] for the batch's
-/// first item (at `loc`), then for each next item while its entity is live in the same source
-/// store and the target has room. Returns how many items moved. The row's `body` is inlined
-/// into the batch's loop, so a batch pays the transition lookup, the call and its register
-/// saves once; the single move keeps its own straight copy, with no loop state to keep.
+/// row of `entity` at `loc` (with its value at `value`), swap-removed at once ([`move_row`]);
+/// with one, the batch's first item (at `loc`), then each next item while its entity is live in
+/// the same source store and the target has room ([`move_run`]). Returns how many items moved.
+/// The row's `body` is inlined either way, so a batch pays the transition lookup, the call and
+/// its register saves once.
 ///
 /// # Safety
 /// As [`MoveFn`](crate::model::tables::MoveFn), and as [`move_row`] for the other arguments.
@@ -193,40 +193,128 @@ pub unsafe fn move_rows(
         };
         return 1;
     };
+    // SAFETY: as the `MoveFn` contract says for a batch.
+    unsafe { move_run(stores, locations, loc, batch, [from, to], carried, body) }
+}
+
+/// A batch's run of moves from store `from` to store `to`: each item's row is copied to the end
+/// of `to` and its entity relocated there, but the source row is only vacated; once the run is
+/// over, [`fill_vacated`] fills the source's vacated rows from its surviving last rows in one
+/// pass. A run that empties a store then copies no row back, where swap-removing each row
+/// would move half of them twice.
+///
+/// # Safety
+/// As [`move_rows`] with a batch: `loc` is the live location of the batch's first entity in
+/// `from`, `to` is another store of the model with room for a row, and `body` moves every value
+/// of the row as the transition says (its fills do nothing when the row is its own last row,
+/// as here).
+#[inline(always)]
+unsafe fn move_run(
+    stores: *mut Store,
+    locations: &mut EntityLocations,
+    loc: Location,
+    batch: &MoveBatch,
+    [from, to]: [u32; 2],
+    carried: &[u32],
+    body: impl Fn(&RowMove<'_>),
+) -> usize {
+    debug_assert!(from == loc.store && from != to);
+    // SAFETY: both are store ids of the model (the caller), so in bounds; they are distinct,
+    // so the two references do not alias.
+    let (src, dst) = unsafe {
+        (
+            &mut *stores.add(from as usize),
+            &mut *stores.add(to as usize),
+        )
+    };
+    let stamp = locations.stamp();
+    let limit = batch.len().min(dst.capacity() - dst.len());
+    let vacated = batch.vacated();
     let mut loc = loc;
     let mut i = 0;
     loop {
-        // SAFETY: item `i` exists; it is live at `loc` in `from` (the caller's for the first
-        // item, checked below for the others) and the target has room (likewise); its value is
-        // as the `MoveFn` contract says.
+        let row = loc.row();
+        let to_row = dst.len();
+        // SAFETY: item `i` exists (`i < limit <= len`).
+        let entity = unsafe { batch.entity(i) };
+        // `last: row`: the body's fills do nothing, and the row stays in place, vacated.
+        body(&RowMove {
+            from: src,
+            to: dst,
+            row,
+            to_row,
+            last: row,
+            value: batch.value(i),
+        });
+        // SAFETY: `body` wrote every slot of row `to_row`, within the room counted in `limit`;
+        // `row` is a live row of `src` (vacated rows stay in its length until the fill), and
+        // `carried` is the transition's table (the caller). Room for one row per item at
+        // `vacated`, and `i < len`.
         unsafe {
-            move_row(
-                stores,
-                locations,
-                batch.entity(i),
-                loc,
-                batch.value(i),
-                [from, to],
-                carried,
-                from_width,
-                &body,
-            )
-        };
+            dst.commit_row_reserved(entity, stamp, src, row, carried);
+            vacated.add(i).write(row as u32);
+        }
+        locations.relocate(entity, Location::new(to, to_row));
         i += 1;
-        if i == batch.len() {
-            return i;
+        if i == limit {
+            break;
         }
-        // SAFETY: `i < len`.
-        let Some(next) = locations.locate(unsafe { batch.entity(i) }) else {
-            return i;
-        };
-        // SAFETY: `to` is a store id of the model (the caller); no other reference to it lives.
-        let target = unsafe { &*stores.add(to as usize) };
-        if next.store != from || target.len() == target.capacity() {
-            return i;
+        // SAFETY: `i < len`. A moved entity is located in `to` now, so a vacated row is never
+        // reached twice: every row met is live and distinct.
+        match locations.locate(unsafe { batch.entity(i) }) {
+            Some(next) if next.store == from => loc = next,
+            _ => break,
         }
-        loc = next;
     }
+    // SAFETY: the `i` rows written at `vacated` are distinct live rows of `src` whose values
+    // were all moved out above, and their entities are located in `to` now.
+    unsafe {
+        let rows = std::slice::from_raw_parts(vacated, i);
+        fill_vacated(src, from, locations, rows, stamp)
+    };
+    i
+}
+
+/// Removes the rows `vacated` (in any order) from store `from` (`src`) once a run moved their
+/// entities out: the rows among the last `vacated.len()` whose entities are still located in
+/// `from` fill the vacated rows before them, and the store shrinks by `vacated.len()`. A
+/// vacated row's entity is known by its location, so no set of rows is sorted or kept.
+///
+/// # Safety
+/// The rows of `vacated` are distinct live rows of `src` whose values were all moved out, and
+/// their entities are located outside `from`; every other row's entity is located at its row.
+unsafe fn fill_vacated(
+    src: &mut Store,
+    from: u32,
+    locations: &mut EntityLocations,
+    vacated: &[u32],
+    stamp: u64,
+) {
+    let keep = src.len() - vacated.len();
+    if keep == 0 {
+        // The run emptied the store: nothing to fill.
+        // SAFETY: every row was vacated.
+        unsafe { src.truncate_vacated(0) };
+        return;
+    }
+    let mut survivor = keep;
+    for &hole in vacated {
+        let hole = hole as usize;
+        if hole >= keep {
+            continue;
+        }
+        // As many rows from `keep` on are survivors as vacated rows lie before `keep`.
+        while !matches!(locations.locate(src.entities()[survivor]), Some(l) if l.store == from) {
+            survivor += 1;
+        }
+        // SAFETY: `survivor` is a live row past `keep` that was not vacated, `hole` a vacated
+        // row before `keep` (the caller).
+        let moved = unsafe { src.fill_row(survivor, hole, stamp) };
+        locations.relocate(moved, Location::new(from, hole));
+        survivor += 1;
+    }
+    // SAFETY: rows `keep..` were vacated or copied into the holes above.
+    unsafe { src.truncate_vacated(keep) };
 }
 
 /// The whole of one insert/remove move, written once for every [`MoveFn`](crate::model::tables::MoveFn):

@@ -239,10 +239,10 @@ proptest! {
     }
 }
 
-/// A run longer than the target store's room: the move stops at its capacity, the store
-/// grows, and the next call goes on, with every value where it belongs.
+/// A run longer than the target store's room: the store grows to take the run, with every
+/// value where it belongs.
 #[test]
-fn a_long_run_grows_the_target_store_between_calls() {
+fn a_long_run_grows_the_target_store() {
     let mut w = fixture::World::new();
     let es: Vec<Entity> = (0..LONG_RUN).map(|i| w.spawn(JustA { a: A(i) })).collect();
     w.insert_batch(es.iter().map(|&e| (e, B(f64::from(e.index()) / 2.0))))

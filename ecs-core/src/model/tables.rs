@@ -138,11 +138,11 @@ pub struct SystemInfo {
 /// transition's target store: copy every component the two stores share from the source row
 /// to the target row (bitwise, as the transition's [`CopyOp`]s would); for an insert write the
 /// new component's value from the item's value into the target row, for a remove move the
-/// removed value out to it; move the source's last row into the source row (the swap-remove);
-/// then update the two stores' entity ids and the moved entities' locations, through
-/// [`move_rows`](crate::__private::move_rows), which all moves share. It moves the first item,
-/// then each next one while that entity is live in the same source store and the target has
-/// room, and returns how many it moved. Generated worlds write one with static types (and
+/// removed value out to it; fill the vacated source row from the source's last rows (a single
+/// move at once, a batch's run once it is over); then update the two stores' entity ids and the
+/// moved entities' locations, through [`move_rows`](crate::__private::move_rows), which all
+/// moves share. It moves the first item, then each next one while that entity is live in the
+/// same source store and the target has room, and returns how many it moved. Generated worlds write one with static types (and
 /// constant store ids) per declared transition; any other transition uses a byte-wise one,
 /// which finds the transition's [`CopyOp`]s by `component` (the caller passes a constant rather
 /// than looking the transition up for every move, which a typed move does not need). The moves

@@ -2,7 +2,10 @@
 //! [`World::remove`] would do, in order; a run of consecutive entities of one store moves in
 //! one call of the transition's move (declared, or the edge to a dynamic store), with the
 //! row's body in a loop ([`move_rows`](super::moves::move_rows)): the transition lookup, the
-//! indirect call and its register saves are paid once per run instead of once per entity.
+//! indirect call and its register saves are paid once per run instead of once per entity, and
+//! the rows the run vacates are filled once it is over, each at most once. Every entity ends
+//! with the values the one-by-one calls would give it; a store's rows may come in another
+//! order.
 
 use super::{World, WorldError};
 use crate::entity::Entity;
@@ -319,6 +322,34 @@ mod tests {
                 Some((5, None, None))
             ]
         );
+        w.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_run_fills_the_rows_it_vacated_from_the_surviving_last_rows() {
+        use crate::test_model::{JustA, Model};
+        let mut w = crate::World::<Model>::new();
+        let es: Vec<Entity> = (0..6).map(|i| w.spawn(JustA(A(i)))).collect();
+        let store = |w: &crate::World<Model>, e| w.locations.locate(e).unwrap().store as usize;
+        let rows = |w: &crate::World<Model>, s: usize| w.stores[s].entities().to_vec();
+        let just_a = store(&w, es[0]);
+        // es[1] and es[4] leave: row 1 takes row 5 (row 4 left too), and 4 rows stay.
+        w.insert_batch([(es[1], B(10)), (es[4], B(40))]).unwrap();
+        assert_eq!(rows(&w, just_a), [es[0], es[5], es[2], es[3]]);
+        let ab = store(&w, es[1]);
+        assert_eq!(rows(&w, ab), [es[1], es[4]]);
+        assert_eq!(w.get::<A>(es[5]), Some(&A(5)));
+        assert_eq!(
+            (w.get::<A>(es[4]), w.get::<B>(es[4])),
+            (Some(&A(4)), Some(&B(40)))
+        );
+        w.check_invariants().unwrap();
+        // A run that empties its store: both come back, in the batch's order.
+        let mut removed = Vec::new();
+        w.remove_batch::<B>(&[es[4], es[1]], &mut removed).unwrap();
+        assert_eq!(removed, [B(40), B(10)]);
+        assert!(rows(&w, ab).is_empty());
+        assert_eq!(rows(&w, just_a), [es[0], es[5], es[2], es[3], es[4], es[1]]);
         w.check_invariants().unwrap();
     }
 

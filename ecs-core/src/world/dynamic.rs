@@ -291,12 +291,13 @@ impl<M: WorldModel> World<M> {
         value: *mut u8,
         batch: Option<&MoveBatch>,
     ) -> usize {
+        let rows = self.run_room(loc, batch);
         let Dynamic { edges, usage, .. } = &mut self.dynamic;
         let edge = &edges[i as usize];
         let to = edge.edge.to;
         debug_assert_ne!(loc.store, to);
         // Room first: nothing may fail once values start to move.
-        self.stores[to as usize].reserve(1);
+        self.stores[to as usize].reserve(rows);
         // SAFETY: the edge was made from the two stores' slots (`Edge::between`) for a move of
         // its component from `loc.store`, where `entity` lives; the target has room for a row;
         // `value` and the batch are as the caller guarantees.

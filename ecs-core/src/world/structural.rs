@@ -334,7 +334,8 @@ impl<M: WorldModel> World<M> {
         debug_assert!(loc.store != t.to);
         // Room first, here rather than in the move, which then calls nothing and saves no
         // registers: nothing may fail once values start to move.
-        self.stores[t.to as usize].reserve(1);
+        let rows = self.run_room(loc, batch);
+        self.stores[t.to as usize].reserve(rows);
         // SAFETY: `t` is a move from `loc.store`, the live location of `entity`; `value` and
         // the batch are as the caller guarantees (the `MoveFn` contract).
         unsafe {
@@ -348,6 +349,14 @@ impl<M: WorldModel> World<M> {
                 batch,
             )
         }
+    }
+
+    /// The rows a move from `loc` makes room for in its target: one, or for a batch as many
+    /// as its run can move (no more items than it has, no more rows than the source holds),
+    /// so that the run is not cut at the target's capacity.
+    #[inline(always)]
+    pub(super) fn run_room(&self, loc: Location, batch: Option<&MoveBatch>) -> usize {
+        batch.map_or(1, |b| b.len().min(self.stores[loc.store as usize].len()))
     }
 
     #[cold]

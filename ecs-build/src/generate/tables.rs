@@ -477,8 +477,8 @@ fn typed_moves(analysis: &Analysis) -> (Vec<TokenStream>, Vec<TokenStream>) {
                 #move_safety
                 unsafe {
                     ::sigecs::__private::move_rows(
-                        stores, locations, entity, loc, value, batch, [#sid, #tid], &[#(#carried),*],
-                        #from_width,
+                        stores, locations, entity, loc, value, batch,
+                        || ([#sid, #tid], &[#(#carried),*], #from_width),
                         |m| { #(#copies)* #changed #(#fills)* },
                     )
                 }

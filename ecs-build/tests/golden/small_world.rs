@@ -196,9 +196,7 @@ mod sigecs_world {
                 loc,
                 value,
                 batch,
-                [0u32, 1u32],
-                &[0u32, ::sigecs::__private::GAINED],
-                1usize,
+                || ([0u32, 1u32], &[0u32, ::sigecs::__private::GAINED], 1usize),
                 |m| {
                     m.copy::<crate::bare::Mass, crate::bare::Mass, TaggedRow>(
                         0,
@@ -237,9 +235,7 @@ mod sigecs_world {
                 loc,
                 value,
                 batch,
-                [1u32, 0u32],
-                &[0u32],
-                2usize,
+                || ([1u32, 0u32], &[0u32], 2usize),
                 |m| {
                     m.copy::<crate::bare::Mass, TaggedRow, crate::bare::Mass>(
                         0,

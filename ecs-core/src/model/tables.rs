@@ -244,6 +244,13 @@ impl MoveBatch {
     }
 }
 
+/// What a move needs to know of its transition besides the values: the source and target
+/// store ids, per slot of the target which source slot's add the row keeps (or [`GAINED`]),
+/// and the source's number of slots. A typed move returns literals from the closure it passes
+/// to [`move_rows`](crate::__private::move_rows), so they are constants in every function the
+/// closure's body is inlined into, the batch's own loop included.
+pub(crate) type MoveShape<'a> = ([u32; 2], &'a [u32], usize);
+
 /// A [`MoveFn`] for the transition from store `from` when `component` is inserted or removed.
 #[derive(Clone, Copy, Debug)]
 pub struct TypedMove {
@@ -296,6 +303,12 @@ pub struct Edge {
 }
 
 impl Edge {
+    /// The edge's [`MoveShape`] from store `from`.
+    #[inline]
+    pub(crate) fn shape(&self, from: u32) -> MoveShape<'_> {
+        ([from, self.to], &self.carried, self.from_width())
+    }
+
     /// The source store's number of slots: one fewer than the target's for an insert.
     #[inline]
     pub fn from_width(&self) -> usize {

@@ -309,9 +309,7 @@ impl<M: WorldModel> World<M> {
                 loc,
                 value,
                 batch,
-                [loc.store, to],
-                &edge.edge.carried,
-                edge.edge.from_width(),
+                || edge.edge.shape(loc.store),
                 |m| crate::__private::erased_body(m, &edge.edge),
             )
         };

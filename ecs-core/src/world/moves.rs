@@ -5,7 +5,7 @@
 //! lose the same component move in one call, one row after another, each row's body inlined.
 
 use crate::entity::Entity;
-use crate::model::tables::{Edge, MoveBatch};
+use crate::model::tables::{Edge, MoveBatch, MoveShape};
 use crate::model::WorldModel;
 use crate::storage::{copy_bytes, Store};
 use crate::world::locations::{EntityLocations, Location};
@@ -155,28 +155,29 @@ impl RowMove<'_> {
 /// Every move of one [`MoveFn`](crate::model::tables::MoveFn) call: without a batch, the one
 /// row of `entity` at `loc` (with its value at `value`), swap-removed at once ([`move_row`]);
 /// with one, the batch's first item (at `loc`), then each next item while its entity is live in
-/// the same source store and the target has room ([`move_run`]). Returns how many items moved.
-/// The row's `body` is inlined either way, so a batch pays the transition lookup, the call and
-/// its register saves once.
+/// the same source store and the target has room ([`move_run`], a function of its own, so that
+/// its loop's registers cost a single move nothing). Returns how many items moved. `shape`
+/// returns the transition's `([from, to], carried, from_width)` ([`MoveShape`]). The row's
+/// `body` and the `shape` are inlined either way, so a batch pays the transition lookup, the
+/// call and its register saves once.
 ///
 /// # Safety
-/// As [`MoveFn`](crate::model::tables::MoveFn), and as [`move_row`] for the other arguments.
+/// As [`MoveFn`](crate::model::tables::MoveFn), and as [`move_row`] for the shape and body.
 #[doc(hidden)]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn move_rows(
+pub unsafe fn move_rows<'s>(
     stores: *mut Store,
     locations: &mut EntityLocations,
     entity: Entity,
     loc: Location,
     value: *mut u8,
     batch: Option<&MoveBatch>,
-    [from, to]: [u32; 2],
-    carried: &[u32],
-    from_width: usize,
+    shape: impl Fn() -> MoveShape<'s>,
     body: impl Fn(&RowMove<'_>),
 ) -> usize {
     let Some(batch) = batch else {
+        let ([from, to], carried, from_width) = shape();
         // SAFETY: as the `MoveFn` contract says for a single move.
         unsafe {
             move_row(
@@ -194,7 +195,7 @@ pub unsafe fn move_rows(
         return 1;
     };
     // SAFETY: as the `MoveFn` contract says for a batch.
-    unsafe { move_run(stores, locations, loc, batch, [from, to], carried, body) }
+    unsafe { move_run(stores, locations, loc, batch, shape, body) }
 }
 
 /// A batch's run of moves from store `from` to store `to`: each item's row is copied to the end
@@ -208,19 +209,16 @@ pub unsafe fn move_rows(
 /// `from`, `to` is another store of the model with room for a row, and `body` moves every value
 /// of the row as the transition says (its fills do nothing when the row is its own last row,
 /// as here).
-// Inlined, so that the store ids, `carried` and the body are constants in the loop (1.5x the
-// instructions when called); the single move pays for the loop's registers with two more
-// saves in the shared prologue.
-#[inline(always)]
-unsafe fn move_run(
+#[inline(never)]
+unsafe fn move_run<'s>(
     stores: *mut Store,
     locations: &mut EntityLocations,
     loc: Location,
     batch: &MoveBatch,
-    [from, to]: [u32; 2],
-    carried: &[u32],
+    shape: impl Fn() -> MoveShape<'s>,
     body: impl Fn(&RowMove<'_>),
 ) -> usize {
+    let ([from, to], carried, _) = shape();
     debug_assert!(from == loc.store && from != to);
     // SAFETY: both are store ids of the model (the caller), so in bounds; they are distinct,
     // so the two references do not alias.
@@ -405,9 +403,7 @@ pub(crate) unsafe fn erased_move<M: WorldModel>(
             loc,
             value,
             batch,
-            [loc.store, edge.to],
-            &edge.carried,
-            edge.from_width(),
+            || edge.shape(loc.store),
             |m| erased_body(m, edge),
         )
     }

@@ -18,7 +18,9 @@ impl<M: WorldModel> World<M> {
     /// that already has a `C` gets the new value (the old one is dropped), one that lacks it
     /// moves to the store of its components plus `C`. Consecutive entities of one store move
     /// together, which makes a batch faster than a loop of `insert`
-    /// (`docs/benchmarks.md`, add_remove).
+    /// (`docs/benchmarks.md`, add_remove: half the time). Each entity ends with the values the
+    /// loop would give it; the rows of a store may come in another order than the loop's
+    /// (the same one on every run).
     ///
     /// An item `insert` would refuse (a dead or stale entity, or an undeclared set in a
     /// world that allows none) is skipped and its value dropped; the others are still
@@ -95,7 +97,8 @@ impl<M: WorldModel> World<M> {
     /// Takes the `C` of each entity as [`World::remove`] would, in order, appending the
     /// removed values to `removed` (whose capacity can be kept from frame to frame).
     /// Consecutive entities of one store move together, which makes a batch faster than a
-    /// loop of `remove`.
+    /// loop of `remove`; as for [`World::insert_batch`], a store's rows may come in another
+    /// order than the loop's.
     ///
     /// An entity `remove` would refuse (dead, stale, or without a `C`) is skipped and
     /// unchanged; the others are still removed, and the first refusal is returned once every

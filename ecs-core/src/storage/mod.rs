@@ -19,6 +19,6 @@ pub(crate) use store::{column_base, ColumnBase, HOT_COLUMNS};
 pub(crate) use store::{
     field_index, slot_plans, Graveyard, LoadPlan, SlotPlan, Staged, StoreImage,
 };
-pub(crate) use versions::Watch;
 pub use versions::CHUNK;
 pub(crate) use versions::{tick, TICK_BITS};
+pub(crate) use versions::{RunRecords, Watch};

@@ -13,7 +13,7 @@ pub(crate) use image::{
 };
 
 use super::column::{copy_bytes, Column};
-use super::versions::{tick, Versions, Watch};
+use super::versions::{tick, RunRecords, Versions, Watch};
 use crate::entity::Entity;
 use crate::model::{ComponentInfo, Slot, StoreInfo};
 use std::any::TypeId;
@@ -466,14 +466,53 @@ impl Store {
         from: usize,
         carried: &[u32],
     ) {
-        let len = self.entities.len();
-        debug_assert!(len < self.cap);
+        debug_assert!(self.len() < self.cap);
         // SAFETY: `from` is a live row of `src` and `carried` is the move's table from it to
         // this store (the caller); `reserve` reserved the row's adds with its capacity.
         unsafe {
             self.versions
-                .enter_row(len, stamp, &src.versions, from, carried)
-        };
+                .enter_row(self.len(), stamp, &src.versions, from, carried);
+            self.push_entity_reserved(entity);
+        }
+    }
+
+    /// [`Store::commit_row_reserved`] for one row of a run of moves: the rows' chunk records
+    /// may wait in `run` for [`Store::end_run`] ([`Versions::enter_run_row`]).
+    ///
+    /// # Safety
+    /// As [`Store::commit_row_reserved`].
+    #[inline(always)]
+    pub(crate) unsafe fn commit_run_row(
+        &mut self,
+        entity: Entity,
+        stamp: u64,
+        src: &Store,
+        from: usize,
+        carried: &[u32],
+        run: &mut RunRecords,
+    ) {
+        debug_assert!(self.len() < self.cap);
+        // SAFETY: as in `commit_row_reserved`.
+        unsafe {
+            self.versions
+                .enter_run_row(self.len(), stamp, &src.versions, from, carried, run);
+            self.push_entity_reserved(entity);
+        }
+    }
+
+    /// A run of [`Store::commit_run_row`] at `stamp` is over: the chunk records still waiting.
+    #[inline]
+    pub(crate) fn end_run(&mut self, stamp: u64, run: &mut RunRecords) {
+        self.versions.end_run(self.len(), stamp, run);
+    }
+
+    /// Appends `entity` to the entity ids without a capacity check.
+    ///
+    /// # Safety
+    /// `len() < capacity()`.
+    #[inline(always)]
+    unsafe fn push_entity_reserved(&mut self, entity: Entity) {
+        let len = self.entities.len();
         // SAFETY: `cap` never exceeds the entity vector's capacity (`grow`), so slot `len`
         // is allocated; writing it and growing the length by one initialises it.
         unsafe {

@@ -7,7 +7,7 @@
 use crate::entity::Entity;
 use crate::model::tables::{Edge, MoveBatch, MoveShape};
 use crate::model::WorldModel;
-use crate::storage::{copy_bytes, Store};
+use crate::storage::{copy_bytes, RunRecords, Store};
 use crate::world::locations::{EntityLocations, Location};
 
 /// One insert/remove move in progress, as [`move_row`] hands it to the move's body: the source
@@ -231,6 +231,7 @@ unsafe fn move_run<'s>(
     let stamp = locations.stamp();
     let limit = batch.len().min(dst.capacity() - dst.len());
     let vacated = batch.vacated();
+    let mut records = RunRecords::default();
     let mut loc = loc;
     let mut i = 0;
     loop {
@@ -252,7 +253,7 @@ unsafe fn move_run<'s>(
         // `carried` is the transition's table (the caller). Room for one row per item at
         // `vacated`, and `i < len`.
         unsafe {
-            dst.commit_row_reserved(entity, stamp, src, row, carried);
+            dst.commit_run_row(entity, stamp, src, row, carried, &mut records);
             vacated.add(i).write(row as u32);
         }
         locations.relocate(entity, Location::new(to, to_row));
@@ -267,6 +268,7 @@ unsafe fn move_run<'s>(
             _ => break,
         }
     }
+    dst.end_run(stamp, &mut records);
     // SAFETY: the `i` rows written at `vacated` are distinct live rows of `src` whose values
     // were all moved out above, and their entities are located in `to` now.
     unsafe {

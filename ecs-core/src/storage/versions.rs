@@ -340,7 +340,7 @@ impl Versions {
     /// [`Versions::enter_row`] for one row of a run of moves into consecutive rows. Where no
     /// [`UNIFORM`] bits are kept, a chunk's records are written once, when the run enters its
     /// last row or ends ([`Versions::end_run`]), and `run` keeps the newest add meanwhile: a
-    /// record written by every row made each row wait on the last row's write (0.9x the time
+    /// record written by every row made each row wait on the last row's write (0.92x the time
     /// of a batched `add_remove` without it). Elsewhere they are written now, as `enter_row`
     /// does.
     ///

@@ -615,7 +615,7 @@ fn op_strategy() -> impl Strategy<Value = Op> {
 // ---------------------------------------------------------------------------------------------
 
 fn aligned_ok(a: &Aligned) -> bool {
-    (a as *const Aligned as usize) % 16 == 0
+    (a as *const Aligned as usize).is_multiple_of(16)
 }
 
 fn world_get(w: &World, e: Entity, k: Kind) -> Option<V> {

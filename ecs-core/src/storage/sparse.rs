@@ -583,7 +583,7 @@ mod tests {
     static COUNTED: ColumnType = ColumnType::of::<Counted>();
 
     fn push(s: &mut SparseSet, e: Entity, v: u32, armed: bool) {
-        if e.index() % 2 == 0 {
+        if e.index().is_multiple_of(2) {
             // SAFETY: the set holds Counted values; `e` is new to it.
             unsafe { s.push_typed(e, Counted(v, armed), 7) };
             return;
@@ -601,7 +601,7 @@ mod tests {
 
     fn take(s: &mut SparseSet, e: Entity) -> Option<u32> {
         let at = s.position(e)?;
-        if e.index() % 2 == 0 {
+        if e.index().is_multiple_of(2) {
             // Both paths, typed and by bytes, alike.
             // SAFETY: `at` is a position; the set holds Counted values.
             let v = unsafe { s.take_typed::<Counted>(at) };

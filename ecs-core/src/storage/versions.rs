@@ -267,7 +267,7 @@ impl Versions {
         }
         let r = self.chunk_mut(chunk(row));
         // The chunk's first place starts it afresh.
-        let uniform = row % CHUNK == 0 || r.added == marked(now, true);
+        let uniform = row.is_multiple_of(CHUNK) || r.added == marked(now, true);
         ChunkRecords {
             row: stamp,
             added: marked(now, uniform),
@@ -330,7 +330,7 @@ impl Versions {
         };
         let r = self.chunk_mut(chunk(row));
         r.set_row(stamp);
-        if row % CHUNK == 0 {
+        if row.is_multiple_of(CHUNK) {
             r.added = marked(newest, theirs & UNIFORM != 0);
         } else {
             r.joined(newest, theirs);
@@ -363,7 +363,7 @@ impl Versions {
         // SAFETY: as this function's contract.
         let newest = unsafe { self.enter_adds(row, stamp, src, from, carried) };
         run.newest = run.newest.max(newest);
-        if (row + 1) % CHUNK == 0 {
+        if (row + 1).is_multiple_of(CHUNK) {
             self.record_run(row, stamp, run);
         }
     }
@@ -372,7 +372,7 @@ impl Versions {
     /// its last rows takes its records, unless the last row ended the chunk (already done).
     #[inline]
     pub(crate) fn end_run(&mut self, len: usize, stamp: u64, run: &mut RunRecords) {
-        if !self.keep_uniform && len % CHUNK != 0 {
+        if !self.keep_uniform && !len.is_multiple_of(CHUNK) {
             self.record_run(len - 1, stamp, run);
         }
     }

@@ -101,6 +101,7 @@ pub use crate::schedule::parts::{
     job_rows, plan, run_jobs, run_parts, run_parts_inline, Parts, PassCost, Pending, Plan,
     SplitRows, Timer, Weights,
 };
+pub use crate::schedule::rows_macro::{Columns, RowBlocks};
 pub use crate::schedule::sparse::{SparseSets, SparseView};
 pub use crate::schedule::Commands;
 
@@ -1166,7 +1167,9 @@ impl<'w, const TRUSTED: bool> StoreColumns<'w, TRUSTED> {
         assert!(
             offset + std::mem::size_of::<T>() <= column.elem_size()
                 && offset % std::mem::align_of::<T>() == 0
-                && column.elem_align() % std::mem::align_of::<T>() == 0,
+                && column
+                    .elem_align()
+                    .is_multiple_of(std::mem::align_of::<T>()),
             "component {c} is not a {} field of column {k}",
             std::any::type_name::<T>()
         );

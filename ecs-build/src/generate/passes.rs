@@ -1127,58 +1127,56 @@ fn slot_of(model: &Analysis, store: usize, c: usize) -> usize {
         .expect("the store holds the component")
 }
 
+/// The most column slices the runtime's `__rows!` takes (`MAX_COLUMNS` there).
+const MAX_ROWS_COLUMNS: usize = 16;
+
 /// The loop of `calls` over the rows of a part whose column slices are `slices`, each row's
-/// values bound as its source says. One column: a plain `iter`/`iter_mut` loop. Several: an
-/// index loop over slices cut to the first one's length, which optimizes as a zip does (the
-/// cut proves every index in bounds) and compiles no iterator adapter per combination of
-/// column types (a `Zip` per pass, thousands in a large world).
+/// values bound as its source says: the runtime's `__rows!` (blocks of 8 and 4 rows, then the
+/// last ones). A strided view of a `rows` store's field has no blocks, and `__rows!` takes at
+/// most [`MAX_ROWS_COLUMNS`] slices: such a part takes an index loop over slices cut to the
+/// first one's length, which optimizes as a zip does (the cut proves every index in bounds)
+/// and compiles no iterator adapter per combination of column types.
 fn row_loop(sources: &[Source], slices: &[Ident], calls: &[TokenStream]) -> TokenStream {
-    if let ([src], [c]) = (sources, slices) {
-        if src.field {
-            // A strided view has no slice iterator: index it (each access bounds-checked).
+    if sources.iter().any(|src| src.field) || slices.len() > MAX_ROWS_COLUMNS {
+        let first = &slices[0];
+        let mut cuts = Vec::new();
+        let mut rows = Vec::new();
+        for (k, (src, c)) in sources.iter().zip(slices).enumerate() {
             let b = &src.binding;
-            let row = if src.mutable {
+            // A strided view cannot be cut like a slice; its accesses are bounds-checked.
+            if k > 0 && !src.field {
+                cuts.push(if src.mutable {
+                    quote!(let #c = &mut #c[..n];)
+                } else {
+                    quote!(let #c = &#c[..n];)
+                });
+            }
+            rows.push(if src.mutable {
                 quote!(let #b = &mut #c[i];)
             } else {
                 quote!(let #b = &#c[i];)
-            };
-            return quote!(for i in 0..#c.len() { #row #(#calls)* });
-        }
-        let b = &src.binding;
-        let iter = if src.mutable {
-            quote!(#c.iter_mut())
-        } else {
-            quote!(#c.iter())
-        };
-        return quote!(for #b in #iter { #(#calls)* });
-    }
-    let first = &slices[0];
-    let mut cuts = Vec::new();
-    let mut rows = Vec::new();
-    for (k, (src, c)) in sources.iter().zip(slices).enumerate() {
-        let b = &src.binding;
-        // A strided view cannot be cut like a slice; its accesses are bounds-checked.
-        if k > 0 && !src.field {
-            cuts.push(if src.mutable {
-                quote!(let #c = &mut #c[..n];)
-            } else {
-                quote!(let #c = &#c[..n];)
             });
         }
-        rows.push(if src.mutable {
-            quote!(let #b = &mut #c[i];)
-        } else {
-            quote!(let #b = &#c[i];)
-        });
+        return quote! {{
+            let n = #first.len();
+            #(#cuts)*
+            for i in 0..n {
+                #(#rows)*
+                #(#calls)*
+            }
+        }};
     }
-    quote! {{
-        let n = #first.len();
-        #(#cuts)*
-        for i in 0..n {
-            #(#rows)*
-            #(#calls)*
+    let columns = sources.iter().zip(slices).map(|(src, c)| {
+        let b = &src.binding;
+        if src.mutable {
+            quote!(mut #c => #b)
+        } else {
+            quote!(ref #c => #b)
         }
-    }}
+    });
+    quote!({
+        ::sigecs::__rows!([#(#columns),*] { #(#calls)* });
+    })
 }
 
 /// The call of system `index` on one row of `store`.
@@ -1427,5 +1425,48 @@ fn min_chunk(model: &Analysis, systems: &[usize]) -> Option<TokenStream> {
         // A constant: `Ord::min` is not a `const fn`.
         Some(&m) => Some(quote!(if #m < #default { #m } else { #default })),
         None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` columns of `f32`, every other one written.
+    fn columns(n: usize) -> (Vec<Source>, Vec<Ident>) {
+        let sources = (0..n)
+            .map(|k| Source {
+                column: k,
+                ty: quote!(f32),
+                mutable: k % 2 == 0,
+                binding: format_ident!("v{}", k),
+                field: false,
+                writes: Vec::new(),
+            })
+            .collect();
+        (sources, (0..n).map(|k| format_ident!("c{}", k)).collect())
+    }
+
+    #[test]
+    fn a_part_of_up_to_16_columns_walks_blocks_and_a_wider_one_an_index_loop() {
+        let call = [quote!(f();)];
+        let (sources, slices) = columns(MAX_ROWS_COLUMNS);
+        let blocks = row_loop(&sources, &slices, &call).to_string();
+        assert!(blocks.contains("__rows !"), "{blocks}");
+        assert!(blocks.contains("mut c0 => v0 , ref c1 => v1"), "{blocks}");
+        let (sources, slices) = columns(MAX_ROWS_COLUMNS + 1);
+        let index = row_loop(&sources, &slices, &call).to_string();
+        assert!(!index.contains("__rows"), "{index}");
+        assert!(index.contains("for i in 0 .. n"), "{index}");
+        assert!(index.contains("let c16 = & mut c16 [.. n] ;"), "{index}");
+    }
+
+    #[test]
+    fn a_strided_field_takes_an_index_loop() {
+        let (mut sources, slices) = columns(2);
+        sources[1].field = true;
+        let index = row_loop(&sources, &slices, &[quote!(f();)]).to_string();
+        assert!(!index.contains("__rows"), "{index}");
+        assert!(index.contains("let v1 = & c1 [i] ;"), "{index}");
     }
 }

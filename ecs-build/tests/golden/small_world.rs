@@ -462,21 +462,19 @@ mod sigecs_world {
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
-            Part::Shape0((c0,)) => for v0 in c0.iter_mut() {
-                crate::bare::scale(v0, ::core::option::Option::None, r1);
+            Part::Shape0((c0,)) => {
+                ::sigecs::__rows!([mut c0 => v0] {
+                    crate::bare::scale(v0, ::core::option::Option::None, r1);
+                });
             }
             Part::Shape1((c0, c1,)) => {
-                let n = c0.len();
-                let c1 = &c1[..n];
-                for i in 0..n {
-                    let row = &mut c0[i];
-                    let cold = &c1[i];
+                ::sigecs::__rows!([mut c0 => row, ref c1 => cold] {
                     crate::bare::scale(
                         &mut row.mass,
                         ::core::option::Option::Some(&cold.tag),
                         r1
                     );
-                }
+                });
             }
             Part::Dynamic0((entities, d0, d1,)) => {
                 let n = entities.len();
@@ -516,22 +514,14 @@ mod sigecs_world {
         let r2 = &mut pass.resources.sum;
         let mut body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
             Part::Shape0((c0, c1,)) => {
-                let n = c0.len();
-                let c1 = &c1[..n];
-                for i in 0..n {
-                    let v0 = &c0[i];
-                    let entity = &c1[i];
+                ::sigecs::__rows!([ref c0 => v0, ref c1 => entity] {
                     crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
-                }
+                });
             }
             Part::Shape1((c0, c1,)) => {
-                let n = c0.len();
-                let c1 = &c1[..n];
-                for i in 0..n {
-                    let row = &c0[i];
-                    let entity = &c1[i];
+                ::sigecs::__rows!([ref c0 => row, ref c1 => entity] {
                     crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
-                }
+                });
             }
             Part::Dynamic0((entities, d0,)) => {
                 let n = entities.len();
@@ -561,8 +551,10 @@ mod sigecs_world {
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
-            Part::Shape0((c0,)) => for cold in c0.iter_mut() {
-                crate::bare::rename(&mut cold.tag, r1);
+            Part::Shape0((c0,)) => {
+                ::sigecs::__rows!([mut c0 => cold] {
+                    crate::bare::rename(&mut cold.tag, r1);
+                });
             }
             Part::Dynamic0((entities, d0,)) => {
                 let n = entities.len();
@@ -595,13 +587,9 @@ mod sigecs_world {
         let r0 = &pass.resources.limit;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
             Part::Shape0((c0, c1,)) => {
-                let n = c0.len();
-                let c1 = &c1[..n];
-                for i in 0..n {
-                    let v0 = &c0[i];
-                    let entity = &c1[i];
+                ::sigecs::__rows!([ref c0 => v0, ref c1 => entity] {
                     crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
-                }
+                });
             }
             Part::Dynamic0((entities, d0,)) => {
                 let n = entities.len();
@@ -646,16 +634,14 @@ mod sigecs_world {
         let r0 = &pass.resources.limit;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
             Part::Shape0((c0, c1,)) => {
-                let n = c0.len();
-                let c1 = &c1[..n];
-                for i in 0..n {
-                    let v0 = &c0[i];
-                    let entity = &c1[i];
+                ::sigecs::__rows!([ref c0 => v0, ref c1 => entity] {
                     crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
-                }
+                });
             }
-            Part::Shape1((c0,)) => for cold in c0.iter_mut() {
-                crate::bare::rename(&mut cold.tag, r1);
+            Part::Shape1((c0,)) => {
+                ::sigecs::__rows!([mut c0 => cold] {
+                    crate::bare::rename(&mut cold.tag, r1);
+                });
             }
             Part::Dynamic0((entities, d0,)) => {
                 let n = entities.len();

@@ -474,8 +474,10 @@ mod sigecs_world {
         let stores = unsafe { pass.stores.trusted() };
         let r1 = &pass.resources.scale;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
-            Part::Shape0((c0,)) => for v0 in c0.iter_mut() {
-                crate::bare::scale(v0, ::core::option::Option::None, r1);
+            Part::Shape0((c0,)) => {
+                ::sigecs::__rows!([mut c0 => v0] {
+                    crate::bare::scale(v0, ::core::option::Option::None, r1);
+                });
             }
             Part::Shape1((mut c0, c1,)) => {
                 let n = c0.len();
@@ -535,13 +537,9 @@ mod sigecs_world {
         let r2 = &mut pass.resources.sum;
         let mut body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
             Part::Shape0((c0, c1,)) => {
-                let n = c0.len();
-                let c1 = &c1[..n];
-                for i in 0..n {
-                    let v0 = &c0[i];
-                    let entity = &c1[i];
+                ::sigecs::__rows!([ref c0 => v0, ref c1 => entity] {
                     crate::bare::total(*entity, v0, &mut *r2, &mut *commands);
-                }
+                });
             }
             Part::Shape1((c0, c1,)) => {
                 let n = c0.len();
@@ -619,17 +617,16 @@ mod sigecs_world {
         let r0 = &pass.resources.limit;
         let body = |part: Part<'_>, commands: &mut ::sigecs::Commands<'_>| match part {
             Part::Shape0((c0, c1,)) => {
-                let n = c0.len();
-                let c1 = &c1[..n];
-                for i in 0..n {
-                    let v0 = &c0[i];
-                    let entity = &c1[i];
+                ::sigecs::__rows!([ref c0 => v0, ref c1 => entity] {
                     crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
-                }
+                });
             }
-            Part::Shape1((mut c0,)) => for i in 0..c0.len() {
-                let v1 = &mut c0[i];
-                crate::bare::rename(v1, r1);
+            Part::Shape1((mut c0,)) => {
+                let n = c0.len();
+                for i in 0..n {
+                    let v1 = &mut c0[i];
+                    crate::bare::rename(v1, r1);
+                }
             }
             Part::Dynamic0((entities, d0,)) => {
                 let n = entities.len();

@@ -30,6 +30,7 @@ pub(crate) mod fields;
 pub(crate) mod parts;
 mod pass_macro;
 mod plan;
+pub(crate) mod rows_macro;
 // A measuring tool of the runner's cost model (the main job's `--record`), not an API for
 // games: hidden.
 #[cfg(feature = "record")]

@@ -186,7 +186,7 @@ pub const NOTES: &[Note] = &[
         implementation: "floor_per_set",
         workload: Some("frag_iter"),
         runs: true,
-        text: "26 `Vec`s of 20 `Data` values (one per component set), a loop over each: what an archetype design must at least do",
+        text: "26 `Vec`s of 20 `Data` values (one per component set), a loop over each in blocks of 4 values: what an archetype design must at least do",
     },
     Note {
         implementation: "floor_per_set",

@@ -99,6 +99,9 @@ impl Workload for SimpleIter {
 /// position += velocity in blocks of 4 rows, which the compiler vectorises whole (sigecs's
 /// passes walk rows so): the least work, where a plain zip of the two `Vec`s leaves each row
 /// scalar. The slices are arguments of their own, so the compiler knows they do not overlap.
+// Not inlined: inlined into a loop over one struct's fields, the slices lose their
+// no-overlap guarantee and the blocks stay scalar.
+#[inline(never)]
 fn advance_in_blocks(positions: &mut [Vec3], velocities: &[Vec3]) {
     let velocities = &velocities[..positions.len()];
     let (p_blocks, p_rest) = positions.as_chunks_mut::<4>();

@@ -101,7 +101,7 @@ pub use crate::schedule::parts::{
     job_rows, plan, run_jobs, run_parts, run_parts_inline, Parts, PassCost, Pending, Plan,
     SplitRows, Timer, Weights,
 };
-pub use crate::schedule::rows_macro::{Columns, RowBlocks};
+pub use crate::schedule::rows_macro::{out_of_line, Columns, RowBlocks};
 pub use crate::schedule::sparse::{SparseSets, SparseView};
 pub use crate::schedule::Commands;
 

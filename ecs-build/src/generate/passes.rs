@@ -1035,10 +1035,28 @@ struct DynamicPart {
 fn dynamic_part(model: &Analysis, index: usize, k: usize) -> DynamicPart {
     let system = &model.systems[index];
     let variant = format_ident!("Dynamic{}", k);
+    // The store's component columns the system takes: `__rows!` takes slices, not optional
+    // ones, and at most MAX_ROWS_COLUMNS of them (the entity column is one); otherwise an
+    // index loop.
+    let columns: Vec<bool> = system
+        .params
+        .iter()
+        .filter_map(|p| match *p {
+            Param::Component { id, optional, .. } if !model.components[id].sparse => Some(optional),
+            _ => None,
+        })
+        .collect();
+    let blocks = !columns.contains(&true) && columns.len() < MAX_ROWS_COLUMNS;
+    let entity = if blocks {
+        quote!(*entity)
+    } else {
+        quote!(entities[i])
+    };
     let mut types = vec![quote!(&'a [::sigecs::Entity])];
     let mut bindings = vec![quote!(entities)];
     let mut takes = vec![quote!(s.entities())];
     let mut hoists = Vec::new();
+    let mut rows = vec![quote!(ref entities => entity)];
     let mut column = 0usize;
     let mut lookups = Vec::new();
     let args: Vec<TokenStream> = system
@@ -1051,10 +1069,11 @@ fn dynamic_part(model: &Analysis, index: usize, k: usize) -> DynamicPart {
                     mutable,
                     optional,
                 } if !model.components[id].sparse => (id, mutable, optional),
-                _ => return row_arg(model, p, quote!(entities[i]), &mut lookups),
+                _ => return row_arg(model, p, entity.clone(), &mut lookups),
             };
             let path = &model.components[id].path;
             let c = format_ident!("d{}", column);
+            let b = format_ident!("w{}", column);
             column += 1;
             let cid = id as u32;
             let (ty, take, hoist, arg) = match (mutable, optional) {
@@ -1087,24 +1106,40 @@ fn dynamic_part(model: &Analysis, index: usize, k: usize) -> DynamicPart {
             bindings.push(quote!(#c));
             takes.push(take);
             hoists.push(hoist);
-            arg
+            rows.push(if mutable {
+                quote!(mut #c => #b)
+            } else {
+                quote!(ref #c => #b)
+            });
+            if blocks {
+                quote!(#b)
+            } else {
+                arg
+            }
         })
         .collect();
-    let call = guarded_call(model, index, &args, lookups, quote!(entities[i]));
+    let call = guarded_call(model, index, &args, lookups, entity);
     let (ty, pattern, take) = (nest(types), nest(bindings), nest(takes));
     let k = Literal::usize_unsuffixed(k);
-    DynamicPart {
-        variant: quote!(#variant(#ty)),
+    let rows = if blocks {
+        quote!(::sigecs::__rows!([#(#rows),*] { #call });)
+    } else {
         // Every column is cut to the entity column's length first, so the loop's indexing
         // needs no bounds check.
-        arm: quote! {
-            Part::#variant(#pattern) => {
-                let n = entities.len();
-                #(#hoists)*
-                for i in 0..n {
-                    #call
-                }
+        quote! {
+            let n = entities.len();
+            #(#hoists)*
+            for i in 0..n {
+                #call
             }
+        }
+    };
+    DynamicPart {
+        variant: quote!(#variant(#ty)),
+        // In a function of its own: inlined, a dynamic store's loop would make the pass's
+        // body too large for the compiler to inline into each declared store's line.
+        arm: quote! {
+            Part::#variant(#pattern) => ::sigecs::__private::out_of_line(|| { #rows }),
         },
         take: quote!(#k => #variant(#take),),
     }

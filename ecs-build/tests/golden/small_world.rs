@@ -476,7 +476,7 @@ mod sigecs_world {
                     );
                 });
             }
-            Part::Dynamic0((entities, d0, d1,)) => {
+            Part::Dynamic0((entities, d0, d1,)) => ::sigecs::__private::out_of_line(|| {
                 let n = entities.len();
                 let d0 = &mut d0[..n];
                 let d1 = ::core::option::Option::map(d1, |c| &c[..n]);
@@ -487,7 +487,7 @@ mod sigecs_world {
                         r1
                     );
                 }
-            }
+            }),
         };
         pass.run.parts::<Part>(stores, 0, &body)
     }
@@ -523,13 +523,11 @@ mod sigecs_world {
                     crate::bare::total(*entity, &row.mass, &mut *r2, &mut *commands);
                 });
             }
-            Part::Dynamic0((entities, d0,)) => {
-                let n = entities.len();
-                let d0 = &d0[..n];
-                for i in 0..n {
-                    crate::bare::total(entities[i], &d0[i], &mut *r2, &mut *commands);
-                }
-            }
+            Part::Dynamic0((entities, d0,)) => ::sigecs::__private::out_of_line(|| {
+                ::sigecs::__rows!([ref entities => entity, ref d0 => w0] {
+                    crate::bare::total(*entity, w0, &mut *r2, &mut *commands);
+                });
+            }),
         };
         pass.run.inline::<Part>(stores, 0, &mut body)
     }
@@ -556,13 +554,11 @@ mod sigecs_world {
                     crate::bare::rename(&mut cold.tag, r1);
                 });
             }
-            Part::Dynamic0((entities, d0,)) => {
-                let n = entities.len();
-                let d0 = &mut d0[..n];
-                for i in 0..n {
-                    crate::bare::rename(&mut d0[i], r1);
-                }
-            }
+            Part::Dynamic0((entities, d0,)) => ::sigecs::__private::out_of_line(|| {
+                ::sigecs::__rows!([ref entities => entity, mut d0 => w0] {
+                    crate::bare::rename(w0, r1);
+                });
+            }),
         };
         pass.run.parts::<Part>(stores, 0, &body)
     }
@@ -591,13 +587,11 @@ mod sigecs_world {
                     crate::bare::mark(*entity, v0, r1, r0, &mut *commands);
                 });
             }
-            Part::Dynamic0((entities, d0,)) => {
-                let n = entities.len();
-                let d0 = &d0[..n];
-                for i in 0..n {
-                    crate::bare::mark(entities[i], &d0[i], r1, r0, &mut *commands);
-                }
-            }
+            Part::Dynamic0((entities, d0,)) => ::sigecs::__private::out_of_line(|| {
+                ::sigecs::__rows!([ref entities => entity, ref d0 => w0] {
+                    crate::bare::mark(*entity, w0, r1, r0, &mut *commands);
+                });
+            }),
         };
         pass.run.parts::<Part>(stores, 0, &body)
     }
@@ -643,20 +637,16 @@ mod sigecs_world {
                     crate::bare::rename(&mut cold.tag, r1);
                 });
             }
-            Part::Dynamic0((entities, d0,)) => {
-                let n = entities.len();
-                let d0 = &mut d0[..n];
-                for i in 0..n {
-                    crate::bare::rename(&mut d0[i], r1);
-                }
-            }
-            Part::Dynamic1((entities, d0,)) => {
-                let n = entities.len();
-                let d0 = &d0[..n];
-                for i in 0..n {
-                    crate::bare::mark(entities[i], &d0[i], r1, r0, &mut *commands);
-                }
-            }
+            Part::Dynamic0((entities, d0,)) => ::sigecs::__private::out_of_line(|| {
+                ::sigecs::__rows!([ref entities => entity, mut d0 => w0] {
+                    crate::bare::rename(w0, r1);
+                });
+            }),
+            Part::Dynamic1((entities, d0,)) => ::sigecs::__private::out_of_line(|| {
+                ::sigecs::__rows!([ref entities => entity, ref d0 => w0] {
+                    crate::bare::mark(*entity, w0, r1, r0, &mut *commands);
+                });
+            }),
         };
         pass.run.parts::<Part>(stores, 0, &body)
     }

@@ -74,6 +74,14 @@ columns!(A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11, N 12, O 1
 columns!(A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11, N 12, O 13, P 14);
 columns!(A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11, N 12, O 13, P 14, Q 15);
 
+/// Runs `f` in a function of its own, never inlined: a generated pass's loop over a dynamic
+/// store, which, inlined, would make the pass's body too large for the compiler to inline into
+/// the line of each declared store.
+#[inline(never)]
+pub fn out_of_line<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
 /// Runs `body` once per row of the part's column slices, in row order, each row's value of
 /// column `c` bound to `b` (`&mut` for `mut`, `&` for `ref`):
 ///
@@ -81,7 +89,8 @@ columns!(A 0, B 1, C 2, D 3, E 4, G 5, H 6, I 7, J 8, K 9, L 10, M 11, N 12, O 1
 /// __rows!([mut c0 => position, ref c1 => velocity] { advance(position, velocity); })
 /// ```
 ///
-/// Every column is cut to the first one's length first, so no access is bounds-checked.
+/// Every column is cut to the first one's length first, so no access is bounds-checked. A
+/// binding the body does not use is allowed (a dynamic store's part always takes its entities).
 /// `body` is expanded twice (the blocks of 4, the last rows). At most 16 columns (the
 /// generator's `MAX_ROWS_COLUMNS`).
 #[macro_export]
@@ -93,7 +102,7 @@ macro_rules! __rows {
             $(let $c = $crate::__rows!(@ref $m $c[..n]);)+
             $crate::__rows!(@blocks 4 [$($m $c => $b),+] $body);
             for i in 0..$crate::__rows!(@first $($c),+).len() {
-                $(let $b = $crate::__rows!(@ref $m $c[i]);)+
+                $(#[allow(unused_variables)] let $b = $crate::__rows!(@ref $m $c[i]);)+
                 $body
             }
         })
@@ -102,9 +111,9 @@ macro_rules! __rows {
     (@blocks $size:literal [$($m:tt $c:ident => $b:ident),+] $body:block) => {
         $(let $c = $crate::__private::RowBlocks::blocks::<$size>($c);)+
         for j in 0..$crate::__rows!(@first $($c.0),+).len() {
-            $(let $b = $crate::__rows!(@ref $m $c.0[j]);)+
+            $(#[allow(unused_variables)] let $b = $crate::__rows!(@ref $m $c.0[j]);)+
             for k in 0..$size {
-                $(let $b = $crate::__rows!(@ref $m $b[k]);)+
+                $(#[allow(unused_variables)] let $b = $crate::__rows!(@ref $m $b[k]);)+
                 $body
             }
         }

@@ -1,6 +1,7 @@
 //! The floor of the main job's parallel passes: the same systems called by hand over one `Vec`
 //! per component, with the same rows in the schedule's one stage (each row through its
-//! systems in order), one fork-join on rayon's pool. The job runs a frame of it after each of its own, then as long a stretch of
+//! systems in order, in blocks of 4 rows as the passes walk them), one fork-join on rayon's
+//! pool. The job runs a frame of it after each of its own, then as long a stretch of
 //! work on the calling thread as its own frame's commands and respawns (while that lasts the
 //! other threads go to sleep, and waking them costs the next stage some µs). So both meet the
 //! machine at the same moments: on a shared machine, what N threads give moves from one
@@ -77,12 +78,7 @@ impl HandWorld {
                 pos.par_chunks_mut(c)
                     .zip(vel.par_chunks_mut(c))
                     .zip(acc.par_chunks_mut(c))
-                    .for_each(|((p, v), a)| {
-                        for ((p, v), a) in p.iter_mut().zip(v).zip(a) {
-                            integrate(p, v, a, time);
-                            apply_gravity(a, gravity);
-                        }
-                    })
+                    .for_each(|((p, v), a)| accelerated_rows(p, v, a, time, gravity))
             },
             || {
                 rayon::join(
@@ -90,24 +86,14 @@ impl HandWorld {
                         let c = chunk(epos.len());
                         epos.par_chunks_mut(c)
                             .zip(evel.par_chunks(c))
-                            .for_each(|(p, v)| {
-                                p.iter_mut().zip(v).for_each(|(p, v)| drift(p, v, time))
-                            })
+                            .for_each(|(p, v)| escort_rows(p, v, time))
                     },
                     || {
                         let c = chunk(ppos.len());
                         ppos.par_chunks_mut(c)
                             .zip(pvel.par_chunks(c))
                             .zip(life.par_chunks_mut(c))
-                            .map(|((p, v), l)| {
-                                let mut expired = 0;
-                                for ((p, v), l) in p.iter_mut().zip(v).zip(l) {
-                                    drift(p, v, time);
-                                    age(l, time);
-                                    expired += usize::from(l.0 <= 0.0);
-                                }
-                                expired
-                            })
+                            .map(|((p, v), l)| particle_rows(p, v, l, time))
                             .sum::<usize>()
                     },
                 )
@@ -115,6 +101,74 @@ impl HandWorld {
         );
         expired
     }
+}
+
+// Each chunk's rows in blocks of 4 then one by one, as the generated passes walk them (the
+// compiler vectorises a block whole), in a function of its own: the slices are its arguments,
+// so the compiler knows they do not overlap, which it cannot see once inlined.
+
+/// `integrate` then `apply_gravity` over a chunk of `Body` and `Ship` rows.
+#[inline(never)]
+fn accelerated_rows(
+    p: &mut [Position],
+    v: &mut [Velocity],
+    a: &mut [Acceleration],
+    time: &Time,
+    gravity: &Gravity,
+) {
+    let row = |p: &mut Position, v: &mut Velocity, a: &mut Acceleration| {
+        integrate(p, v, a, time);
+        apply_gravity(a, gravity);
+    };
+    let (pb, pr) = p.as_chunks_mut::<4>();
+    let (vb, vr) = v.as_chunks_mut::<4>();
+    let (ab, ar) = a.as_chunks_mut::<4>();
+    for ((p, v), a) in pb.iter_mut().zip(vb).zip(ab) {
+        for k in 0..4 {
+            row(&mut p[k], &mut v[k], &mut a[k]);
+        }
+    }
+    for ((p, v), a) in pr.iter_mut().zip(vr).zip(ar) {
+        row(p, v, a);
+    }
+}
+
+/// `drift` over a chunk of `Escort` rows.
+#[inline(never)]
+fn escort_rows(p: &mut [Position], v: &[Velocity], time: &Time) {
+    let (pb, pr) = p.as_chunks_mut::<4>();
+    let (vb, vr) = v.as_chunks::<4>();
+    for (p, v) in pb.iter_mut().zip(vb) {
+        for k in 0..4 {
+            drift(&mut p[k], &v[k], time);
+        }
+    }
+    for (p, v) in pr.iter_mut().zip(vr) {
+        drift(p, v, time);
+    }
+}
+
+/// `drift`, `age` and `expire`'s test over a chunk of `Particle` rows: how many expire.
+#[inline(never)]
+fn particle_rows(p: &mut [Position], v: &[Velocity], l: &mut [Lifetime], time: &Time) -> usize {
+    let mut expired = 0;
+    let mut row = |p: &mut Position, v: &Velocity, l: &mut Lifetime| {
+        drift(p, v, time);
+        age(l, time);
+        expired += usize::from(l.0 <= 0.0);
+    };
+    let (pb, pr) = p.as_chunks_mut::<4>();
+    let (vb, vr) = v.as_chunks::<4>();
+    let (lb, lr) = l.as_chunks_mut::<4>();
+    for ((p, v), l) in pb.iter_mut().zip(vb).zip(lb) {
+        for k in 0..4 {
+            row(&mut p[k], &v[k], &mut l[k]);
+        }
+    }
+    for ((p, v), l) in pr.iter_mut().zip(vr).zip(lr) {
+        row(p, v, l);
+    }
+    expired
 }
 
 #[cfg(test)]

@@ -1162,12 +1162,12 @@ fn slot_of(model: &Analysis, store: usize, c: usize) -> usize {
         .expect("the store holds the component")
 }
 
-/// The most column slices the runtime's `__rows!` takes (`MAX_COLUMNS` there).
+/// The most column slices the runtime's `__rows!` takes (its `Columns` tuples: 1 to 16).
 const MAX_ROWS_COLUMNS: usize = 16;
 
 /// The loop of `calls` over the rows of a part whose column slices are `slices`, each row's
-/// values bound as its source says: the runtime's `__rows!` (blocks of 8 and 4 rows, then the
-/// last ones). A strided view of a `rows` store's field has no blocks, and `__rows!` takes at
+/// values bound as its source says: the runtime's `__rows!` (blocks of 4 rows, then the last
+/// ones). A strided view of a `rows` store's field has no blocks, and `__rows!` takes at
 /// most [`MAX_ROWS_COLUMNS`] slices: such a part takes an index loop over slices cut to the
 /// first one's length, which optimizes as a zip does (the cut proves every index in bounds)
 /// and compiles no iterator adapter per combination of column types.
